@@ -1,0 +1,321 @@
+// rtprov's command line: the only code that reads argv and the environment, prints,
+// or exits. Everything it does is a call into the library folders.
+#include "provisioner/cli/render.hpp"
+#include "provisioner/core/error.hpp"
+#include "provisioner/core/sha256.hpp"
+#include "provisioner/profile/profile_loader.hpp"
+#include "provisioner/target/journal.hpp"
+#include "provisioner/target/probe.hpp"
+
+#include <CLI/CLI.hpp>
+
+#include <unistd.h>
+
+#include <chrono>
+#include <csignal>
+#include <cstdlib>
+#include <ctime>
+#include <filesystem>
+#include <iostream>
+
+namespace fs = std::filesystem;
+using namespace rtprov;
+
+namespace {
+
+constexpr int k_exit_ok = 0;
+constexpr int k_exit_failed = 1;
+constexpr int k_exit_usage = 2;
+
+const char* const k_exit_codes = R"(Exit codes:
+  0  success (for plan: the plan was made, whether or not it changes anything)
+  1  failure, or a plan with refusals; the message says why and what to do
+  2  wrong usage (unknown option, missing --root)
+
+See rtprov(1) and docs/profile-format.md for the profile format.)";
+
+struct Options {
+    std::string root;
+    bool live = false;
+    std::string profile;
+    std::vector<std::string> profile_dirs;
+    std::vector<std::string> sets;
+    bool json = false;
+    bool force = false;
+    std::string show_name;
+};
+
+// Built-in profiles sit in ../share/rtprov/profiles next to the binary, both where
+// it is installed and in the build tree, which mirrors the install layout.
+std::string data_profile_dir() {
+    std::error_code ec;
+    fs::path exe = fs::read_symlink("/proc/self/exe", ec);
+    return (exe.parent_path().parent_path() / "share/rtprov/profiles").string();
+}
+
+profile::SearchPath search_path(const Options& o, const target::Root* root) {
+    profile::SearchPath path;
+    for (const std::string& dir : o.profile_dirs)
+        path.push_back({dir, "--profile-dir " + dir});
+    if (root) {
+        std::string dir = root->resolve("/etc/rtprov/profiles");
+        if (root->is_directory(dir))
+            path.push_back({root->host_path(dir), "target /etc/rtprov/profiles"});
+    }
+    path.push_back({data_profile_dir(), "built-in"});
+    return path;
+}
+
+std::vector<profile::Override> overrides(const Options& o) {
+    std::vector<profile::Override> out;
+    for (const std::string& set : o.sets)
+        out.push_back({set});
+    return out;
+}
+
+// The target, refusing the running system unless --live says so.
+std::unique_ptr<target::Root> open_root(const Options& o, bool required) {
+    if (o.live) {
+        if (!o.root.empty() && fs::weakly_canonical(o.root) != "/")
+            throw Error("--live works on this machine's '/'; drop --root " + quoted(o.root) +
+                        " or --live");
+        return std::make_unique<target::Root>("/");
+    }
+    if (o.root.empty()) {
+        if (required)
+            throw CLI::ValidationError("--root", "give --root DIR for an image root, or --live "
+                                                 "for this machine");
+        return nullptr;
+    }
+    std::error_code ec;
+    if (fs::weakly_canonical(o.root, ec) == "/")
+        throw Error("refusing --root " + quoted(o.root) +
+                    ": that is the running system; pass --live to change it");
+    return std::make_unique<target::Root>(o.root);
+}
+
+std::string now_utc() {
+    // SOURCE_DATE_EPOCH makes image builds reproducible
+    // (https://reproducible-builds.org/specs/source-date-epoch/).
+    std::time_t t = std::time(nullptr);
+    if (const char* epoch = std::getenv("SOURCE_DATE_EPOCH"))
+        t = std::time_t(std::strtoll(epoch, nullptr, 10));
+    std::tm tm{};
+    gmtime_r(&t, &tm);
+    char buffer[32];
+    std::strftime(buffer, sizeof buffer, "%Y-%m-%dT%H:%M:%SZ", &tm);
+    return buffer;
+}
+
+// Test hook (documented in docs/ARCHITECTURE.md): RTPROV_TEST_KILL_AT_STEP=N makes
+// rtprov SIGKILL itself before its Nth durable step, to prove that an interrupted run
+// converges.
+void install_kill_hook(target::Root& root) {
+    const char* at = std::getenv("RTPROV_TEST_KILL_AT_STEP");
+    if (!at)
+        return;
+    long target_step = std::strtol(at, nullptr, 10);
+    root.set_step_hook([target_step, count = 0L]() mutable {
+        if (++count == target_step)
+            std::raise(SIGKILL);
+    });
+}
+
+void print_findings_to_stderr(const core::Plan& plan) {
+    for (const core::Finding& f : plan.findings)
+        if (f.severity != core::Severity::info)
+            std::cerr << "rtprov: " << core::to_string(f.severity) << ": " << f.message << "\n";
+}
+
+struct Planned {
+    core::Profile profile;
+    std::string profile_yaml;
+    core::Plan plan;
+};
+
+Planned make_plan(const Options& o, const target::Root& root) {
+    if (o.profile.empty())
+        throw CLI::ValidationError("--profile", "name a profile: --profile NAME (see 'rtprov profiles')");
+    Planned p{profile::load_profile(o.profile, search_path(o, &root), overrides(o)), "", {}};
+    p.profile_yaml = profile::to_yaml(p.profile);
+    auto mode = o.live ? core::TargetMode::live : core::TargetMode::offline;
+    core::TargetFacts facts = target::probe(root, p.profile, mode);
+    p.plan = core::plan(p.profile, p.profile_yaml, facts);
+    return p;
+}
+
+int run_profiles(const Options& o, bool show) {
+    auto root = open_root(o, false);
+    auto path = search_path(o, root.get());
+    if (show) {
+        std::cout << profile::to_yaml(profile::load_profile(o.show_name, path, overrides(o)));
+        return k_exit_ok;
+    }
+    auto entries = profile::list_profiles(path);
+    std::cout << (o.json ? cli::profiles_json(entries) : cli::profiles_text(entries));
+    return k_exit_ok;
+}
+
+int run_plan(const Options& o) {
+    auto root = open_root(o, true);
+    target::check_is_system_root(*root);
+    Planned p = make_plan(o, *root);
+    cli::PlanView view{p.profile.name, root->path(), o.live, &p.plan};
+    std::cout << (o.json ? cli::plan_json(view) : cli::plan_text(view));
+    return p.plan.refused() ? k_exit_failed : k_exit_ok;
+}
+
+int run_apply(const Options& o) {
+    auto root = open_root(o, true);
+    target::check_is_system_root(*root);
+    Planned p = make_plan(o, *root);
+    if (p.plan.refused()) {
+        cli::PlanView view{p.profile.name, root->path(), o.live, &p.plan};
+        std::cerr << cli::plan_text(view);
+        throw Error("apply refused: the plan has errors (above); nothing was written");
+    }
+    print_findings_to_stderr(p.plan);
+    install_kill_hook(*root);
+    target::ApplyInfo info{p.profile.name, core::sha256_hex(p.profile_yaml), now_utc()};
+    target::ApplyResult result = target::apply_plan(*root, p.plan, info);
+    if (result.stale_temporaries_removed > 0)
+        std::cerr << "rtprov: info: removed " << result.stale_temporaries_removed
+                  << " temporary file(s) left by an interrupted run\n";
+    if (result.nothing_to_do) {
+        std::cout << "nothing to change: " << (o.live ? "this machine" : "root '" + root->path() + "'")
+                  << " already matches profile '" << p.profile.name << "'\n";
+        return k_exit_ok;
+    }
+    for (const std::string& path : result.written)
+        std::cout << "wrote " << path << "\n";
+    std::cout << "applied profile '" << p.profile.name << "': " << result.written.size()
+              << (result.written.size() == 1 ? " file" : " files") << " changed; 'rtprov rollback "
+              << (o.live ? "--live" : "--root " + root->path()) << "' undoes it\n";
+    return k_exit_ok;
+}
+
+int run_status(const Options& o) {
+    auto root = open_root(o, true);
+    target::Status status = target::read_status(*root);
+    std::cout << (o.json ? cli::status_json(status, root->path())
+                         : cli::status_text(status, root->path()));
+    return k_exit_ok;
+}
+
+int run_rollback(const Options& o) {
+    auto root = open_root(o, true);
+    install_kill_hook(*root);
+    auto result = target::rollback(
+        *root, o.force ? target::DriftPolicy::overwrite : target::DriftPolicy::refuse);
+    if (result.nothing_to_do) {
+        std::cout << "nothing to roll back: rtprov has not applied anything to "
+                  << (o.live ? "this machine" : "root '" + root->path() + "'") << "\n";
+        return k_exit_ok;
+    }
+    for (const std::string& path : result.restored)
+        std::cout << "restored " << path << "\n";
+    for (const std::string& path : result.removed)
+        std::cout << "removed " << path << "\n";
+    for (const std::string& path : result.kept_dirs)
+        std::cerr << "rtprov: warning: kept folder " << path
+                  << ": it holds files rtprov did not write\n";
+    std::cout << "rolled back: every file rtprov changed is as it was before\n";
+    return k_exit_ok;
+}
+
+void add_target_options(CLI::App* cmd, Options& o) {
+    cmd->add_option("--root", o.root, "Root of the target image (a mounted image or folder)")
+        ->type_name("DIR");
+    cmd->add_flag("--live", o.live, "Work on this running machine ('/')");
+}
+
+void add_profile_options(CLI::App* cmd, Options& o) {
+    cmd->add_option("--profile-dir", o.profile_dirs,
+                    "Also look for profiles here, before the target's and the built-in ones")
+        ->type_name("DIR");
+    cmd->add_option("--set", o.sets, "Override one profile key, e.g. tuning.cores.reserved=2-3")
+        ->type_name("KEY=VALUE");
+}
+
+} // namespace
+
+int main(int argc, char** argv) {
+    CLI::App app{"rtprov makes Linux audio machines real-time ready and proves it: it applies "
+                 "a board profile (reserved cores, pinning, real-time priorities, boot "
+                 "parameters) to an image root or this machine, and can undo it byte for byte.",
+                 "rtprov"};
+    app.set_version_flag("--version", std::string("rtprov ") + RTPROV_VERSION);
+    app.footer(k_exit_codes);
+    app.require_subcommand(1);
+    Options o;
+
+    auto* profiles = app.add_subcommand("profiles", "List the profiles rtprov can find");
+    add_target_options(profiles, o);
+    add_profile_options(profiles, o);
+    profiles->add_flag("--json", o.json, "Print JSON");
+    auto* show = profiles->add_subcommand("show", "Print a profile fully resolved (extends, --set)");
+    show->add_option("name", o.show_name, "Profile name or .yaml file")->required();
+
+    auto* plan = app.add_subcommand("plan", "Show what apply would change; writes nothing");
+    auto* apply = app.add_subcommand("apply", "Make the planned changes (a second run changes nothing)");
+    for (auto* cmd : {plan, apply}) {
+        add_target_options(cmd, o);
+        cmd->add_option("--profile", o.profile, "Profile name (see 'rtprov profiles') or .yaml file")
+            ->type_name("NAME");
+        add_profile_options(cmd, o);
+    }
+    plan->add_flag("--json", o.json, "Print the plan as JSON");
+
+    auto* status = app.add_subcommand("status", "Which profile is applied, when, and drift since");
+    add_target_options(status, o);
+    status->add_flag("--json", o.json, "Print JSON");
+
+    auto* rollback = app.add_subcommand(
+        "rollback", "Restore every file rtprov changed and remove what it created");
+    add_target_options(rollback, o);
+    rollback->add_flag("--force", o.force, "Roll back even files changed by hand since");
+
+    try {
+        app.parse(argc, argv);
+    } catch (const CLI::CallForHelp& e) {
+        return app.exit(e);
+    } catch (const CLI::CallForAllHelp& e) {
+        return app.exit(e);
+    } catch (const CLI::CallForVersion& e) {
+        return app.exit(e);
+    } catch (const CLI::ParseError& e) {
+        app.exit(e);
+        return k_exit_usage;
+    }
+
+    try {
+        if (*profiles)
+            return run_profiles(o, bool(*show));
+        if (*plan)
+            return run_plan(o);
+        if (*apply)
+            return run_apply(o);
+        if (*status)
+            return run_status(o);
+        if (*rollback)
+            return run_rollback(o);
+    } catch (const CLI::ValidationError& e) {
+        std::cerr << "rtprov: error: " << e.what() << "\n";
+        return k_exit_usage;
+    } catch (const Error& e) {
+        std::string message = e.what();
+        std::size_t start = 0;
+        while (start < message.size()) {
+            std::size_t nl = message.find('\n', start);
+            if (nl == std::string::npos)
+                nl = message.size();
+            std::cerr << "rtprov: error: " << message.substr(start, nl - start) << "\n";
+            start = nl + 1;
+        }
+        return k_exit_failed;
+    } catch (const std::exception& e) {
+        std::cerr << "rtprov: error: " << e.what() << "\n";
+        return k_exit_failed;
+    }
+    return k_exit_usage;
+}

@@ -1,0 +1,203 @@
+#include "provisioner/cli/render.hpp"
+
+#include "provisioner/cli/json.hpp"
+#include "provisioner/core/sha256.hpp"
+#include "provisioner/core/unified_diff.hpp"
+
+#include <algorithm>
+
+namespace rtprov::cli {
+
+namespace {
+
+std::string diff_of(const core::FileChange& change) {
+    std::string rel = change.path.substr(1);
+    std::string diff = core::unified_diff(change.old ? std::optional(change.old->content)
+                                                     : std::nullopt,
+                                          change.next.content, "a/" + rel, "b/" + rel);
+    if (diff.empty() && change.old) // same bytes, other mode or owner
+        diff = "--- a/" + rel + "\n+++ b/" + rel + "\n";
+    return diff;
+}
+
+std::string octal(unsigned mode) {
+    char buffer[8];
+    std::snprintf(buffer, sizeof buffer, "%04o", mode);
+    return buffer;
+}
+
+std::string plural(std::size_t n, const char* one, const char* many) {
+    return std::to_string(n) + " " + (n == 1 ? one : many);
+}
+
+} // namespace
+
+std::string plan_text(const PlanView& view) {
+    const core::Plan& plan = *view.plan;
+    std::string out = "rtprov plan: profile '" + view.profile + "' on " +
+                      (view.live ? std::string("this machine (live)")
+                                 : "root '" + view.root + "' (offline)") +
+                      "\n";
+    for (const core::FileChange& change : plan.changes) {
+        out += "\n# " + change.path + ": " + change.reason + "\n";
+        if (change.old && (change.old->mode != change.next.mode ||
+                           change.old->uid != change.next.uid || change.old->gid != change.next.gid))
+            out += "# mode " + octal(change.old->mode) + " -> " + octal(change.next.mode) +
+                   ", owner " + std::to_string(change.old->uid) + ":" +
+                   std::to_string(change.old->gid) + " -> " + std::to_string(change.next.uid) +
+                   ":" + std::to_string(change.next.gid) + "\n";
+        out += diff_of(change);
+    }
+    if (!plan.findings.empty()) {
+        out += "\nfindings:\n";
+        for (const core::Finding& finding : plan.findings)
+            out += "  " + core::to_string(finding.severity) + ": " + finding.message + "\n";
+    }
+    out += "\n";
+    if (plan.refused())
+        out += "refused: fix the errors above; apply would write nothing\n";
+    else if (plan.changes.empty())
+        out += "nothing to change: " + plural(plan.unchanged.size(), "managed file is", "managed files are") +
+               " already as planned\n";
+    else
+        out += plural(plan.changes.size(), "file", "files") + " to change, " +
+               std::to_string(plan.unchanged.size()) +
+               " unchanged; 'rtprov apply' with the same options makes these changes\n";
+    return out;
+}
+
+std::string plan_json(const PlanView& view) {
+    const core::Plan& plan = *view.plan;
+    std::string out = "{\n  \"profile\": " + json_string(view.profile) +
+                      ",\n  \"root\": " + json_string(view.root) +
+                      ",\n  \"mode\": " + json_string(view.live ? "live" : "offline") +
+                      ",\n  \"refused\": " + (plan.refused() ? "true" : "false") +
+                      ",\n  \"changes\": [";
+    for (std::size_t i = 0; i < plan.changes.size(); ++i) {
+        const core::FileChange& c = plan.changes[i];
+        out += std::string(i ? "," : "") + "\n    {\"path\": " + json_string(c.path) +
+               ", \"action\": " + json_string(c.old ? "modify" : "create") +
+               ", \"reason\": " + json_string(c.reason) + ", \"mode\": " + json_string(octal(c.next.mode)) +
+               ", \"uid\": " + std::to_string(c.next.uid) + ", \"gid\": " + std::to_string(c.next.gid) +
+               ", \"sha256\": " + json_string(core::sha256_hex(c.next.content)) +
+               ", \"diff\": " + json_string(diff_of(c)) + "}";
+    }
+    out += std::string(plan.changes.empty() ? "" : "\n  ") + "],\n  \"unchanged\": [";
+    for (std::size_t i = 0; i < plan.unchanged.size(); ++i)
+        out += std::string(i ? ", " : "") + json_string(plan.unchanged[i]);
+    out += "],\n  \"findings\": [";
+    for (std::size_t i = 0; i < plan.findings.size(); ++i) {
+        const core::Finding& f = plan.findings[i];
+        out += std::string(i ? "," : "") + "\n    {\"severity\": " +
+               json_string(core::to_string(f.severity)) + ", \"code\": " + json_string(f.code) +
+               ", \"message\": " + json_string(f.message) + "}";
+    }
+    out += std::string(plan.findings.empty() ? "" : "\n  ") + "]\n}\n";
+    return out;
+}
+
+namespace {
+
+const char* drift_text(target::Drift drift) {
+    switch (drift) {
+    case target::Drift::none:
+        return "as written";
+    case target::Drift::modified:
+        return "changed by hand";
+    case target::Drift::missing:
+        return "missing";
+    }
+    return "?";
+}
+
+const char* drift_code(target::Drift drift) {
+    switch (drift) {
+    case target::Drift::none:
+        return "none";
+    case target::Drift::modified:
+        return "modified";
+    case target::Drift::missing:
+        return "missing";
+    }
+    return "?";
+}
+
+} // namespace
+
+std::string status_text(const target::Status& status, const std::string& root) {
+    if (!status.state)
+        return "no rtprov profile is applied to root '" + root + "'\n";
+    const target::State& s = *status.state;
+    std::string out = "profile:     " + s.profile + " (sha256 " + s.profile_sha256.substr(0, 12) +
+                      ")\napplied at:  " + s.applied_at + "\nstate:       " +
+                      (s.status == target::ApplyStatus::applied
+                           ? "applied"
+                           : "interrupted: an apply stopped half way; run 'rtprov apply' again "
+                             "or 'rtprov rollback'") +
+                      "\nfiles:\n";
+    std::size_t drifted = 0;
+    for (const target::FileStatus& f : status.files) {
+        out += std::string("  ") + (f.file.created ? "created  " : "changed  ") + f.file.path +
+               "  " + drift_text(f.drift) + "\n";
+        drifted += f.drift != target::Drift::none;
+    }
+    out += drifted == 0 ? "no drift: every managed file is as rtprov wrote it\n"
+                        : plural(drifted, "managed file differs", "managed files differ") +
+                              " from what rtprov wrote; 'rtprov plan' shows how\n";
+    return out;
+}
+
+std::string status_json(const target::Status& status, const std::string& root) {
+    std::string out = "{\n  \"root\": " + json_string(root) +
+                      ",\n  \"applied\": " + (status.state ? "true" : "false");
+    if (status.state) {
+        const target::State& s = *status.state;
+        out += ",\n  \"profile\": " + json_string(s.profile) +
+               ",\n  \"profile_sha256\": " + json_string(s.profile_sha256) +
+               ",\n  \"applied_at\": " + json_string(s.applied_at) + ",\n  \"status\": " +
+               json_string(s.status == target::ApplyStatus::applied ? "applied" : "interrupted") +
+               ",\n  \"files\": [";
+        for (std::size_t i = 0; i < status.files.size(); ++i) {
+            const target::FileStatus& f = status.files[i];
+            out += std::string(i ? "," : "") + "\n    {\"path\": " + json_string(f.file.path) +
+                   ", \"created\": " + (f.file.created ? "true" : "false") +
+                   ", \"sha256\": " + json_string(f.file.sha256) +
+                   ", \"drift\": " + json_string(drift_code(f.drift)) + "}";
+        }
+        out += std::string(status.files.empty() ? "" : "\n  ") + "]";
+    }
+    return out + "\n}\n";
+}
+
+std::string profiles_text(const std::vector<profile::ProfileEntry>& entries) {
+    if (entries.empty())
+        return "no profiles found\n";
+    std::size_t name_width = 4, label_width = 6;
+    for (const auto& e : entries) {
+        name_width = std::max(name_width, e.name.size());
+        label_width = std::max(label_width, e.label.size());
+    }
+    auto pad = [](std::string s, std::size_t width) {
+        s.resize(std::max(width, s.size()), ' ');
+        return s;
+    };
+    std::string out = pad("NAME", name_width) + "  " + pad("SOURCE", label_width) + "  DESCRIPTION\n";
+    for (const auto& e : entries)
+        out += pad(e.name, name_width) + "  " + pad(e.label, label_width) + "  " +
+               (e.hidden ? "(hidden by the one above) " : "") + e.description + "\n";
+    return out;
+}
+
+std::string profiles_json(const std::vector<profile::ProfileEntry>& entries) {
+    std::string out = "[";
+    for (std::size_t i = 0; i < entries.size(); ++i) {
+        const auto& e = entries[i];
+        out += std::string(i ? "," : "") + "\n  {\"name\": " + json_string(e.name) +
+               ", \"path\": " + json_string(e.path) + ", \"source\": " + json_string(e.label) +
+               ", \"hidden\": " + (e.hidden ? "true" : "false") +
+               ", \"description\": " + json_string(e.description) + "}";
+    }
+    return out + (entries.empty() ? "" : "\n") + "]\n";
+}
+
+} // namespace rtprov::cli

@@ -1,0 +1,135 @@
+#include "provisioner/core/cpu_list.hpp"
+
+#include <algorithm>
+#include <charconv>
+
+namespace rtprov::core {
+
+CpuList::CpuList(std::vector<unsigned> cpus) : m_cpus(std::move(cpus)) {
+    std::sort(m_cpus.begin(), m_cpus.end());
+    m_cpus.erase(std::unique(m_cpus.begin(), m_cpus.end()), m_cpus.end());
+}
+
+CpuList CpuList::range(unsigned first, unsigned last) {
+    std::vector<unsigned> cpus;
+    for (unsigned cpu = first; cpu <= last; ++cpu)
+        cpus.push_back(cpu);
+    return CpuList(std::move(cpus));
+}
+
+bool CpuList::contains(unsigned cpu) const {
+    return std::binary_search(m_cpus.begin(), m_cpus.end(), cpu);
+}
+
+std::optional<unsigned> CpuList::max() const {
+    if (m_cpus.empty())
+        return std::nullopt;
+    return m_cpus.back();
+}
+
+CpuList CpuList::intersection(const CpuList& other) const {
+    std::vector<unsigned> out;
+    std::set_intersection(m_cpus.begin(), m_cpus.end(), other.m_cpus.begin(), other.m_cpus.end(),
+                          std::back_inserter(out));
+    return CpuList(std::move(out));
+}
+
+CpuList CpuList::union_with(const CpuList& other) const {
+    std::vector<unsigned> out;
+    std::set_union(m_cpus.begin(), m_cpus.end(), other.m_cpus.begin(), other.m_cpus.end(),
+                   std::back_inserter(out));
+    return CpuList(std::move(out));
+}
+
+CpuList CpuList::minus(const CpuList& other) const {
+    std::vector<unsigned> out;
+    std::set_difference(m_cpus.begin(), m_cpus.end(), other.m_cpus.begin(), other.m_cpus.end(),
+                        std::back_inserter(out));
+    return CpuList(std::move(out));
+}
+
+std::string CpuList::to_string() const {
+    std::string out;
+    std::size_t i = 0;
+    while (i < m_cpus.size()) {
+        std::size_t j = i;
+        while (j + 1 < m_cpus.size() && m_cpus[j + 1] == m_cpus[j] + 1)
+            ++j;
+        if (!out.empty())
+            out += ',';
+        out += std::to_string(m_cpus[i]);
+        if (j > i)
+            out += '-' + std::to_string(m_cpus[j]);
+        i = j + 1;
+    }
+    return out;
+}
+
+namespace {
+
+std::string_view trim(std::string_view s) {
+    while (!s.empty() && (s.front() == ' ' || s.front() == '\t'))
+        s.remove_prefix(1);
+    while (!s.empty() && (s.back() == ' ' || s.back() == '\t'))
+        s.remove_suffix(1);
+    return s;
+}
+
+std::optional<unsigned> parse_cpu(std::string_view text, std::string& error) {
+    unsigned value = 0;
+    auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+    if (text.empty() || ec != std::errc() || end != text.data() + text.size()) {
+        error = "'" + std::string(text) + "' is not a CPU number";
+        return std::nullopt;
+    }
+    if (value > CpuList::k_max_cpu) {
+        error = "CPU " + std::string(text) + " is beyond the kernel's limit of " +
+                std::to_string(CpuList::k_max_cpu);
+        return std::nullopt;
+    }
+    return value;
+}
+
+} // namespace
+
+std::optional<CpuList> parse_cpu_list(std::string_view text, std::string& error) {
+    std::vector<unsigned> cpus;
+    text = trim(text);
+    if (text.empty())
+        return CpuList();
+    std::size_t start = 0;
+    while (start <= text.size()) {
+        std::size_t comma = text.find(',', start);
+        if (comma == std::string_view::npos)
+            comma = text.size();
+        std::string_view item = trim(text.substr(start, comma - start));
+        if (item.empty()) {
+            error = "empty item in CPU list '" + std::string(text) + "'";
+            return std::nullopt;
+        }
+        std::size_t dash = item.find('-');
+        if (dash == std::string_view::npos) {
+            auto cpu = parse_cpu(item, error);
+            if (!cpu)
+                return std::nullopt;
+            cpus.push_back(*cpu);
+        } else {
+            auto first = parse_cpu(trim(item.substr(0, dash)), error);
+            if (!first)
+                return std::nullopt;
+            auto last = parse_cpu(trim(item.substr(dash + 1)), error);
+            if (!last)
+                return std::nullopt;
+            if (*last < *first) {
+                error = "range '" + std::string(item) + "' runs backwards";
+                return std::nullopt;
+            }
+            for (unsigned cpu = *first; cpu <= *last; ++cpu)
+                cpus.push_back(cpu);
+        }
+        start = comma + 1;
+    }
+    return CpuList(std::move(cpus));
+}
+
+} // namespace rtprov::core

@@ -1,0 +1,167 @@
+#pragma once
+
+#include "provisioner/core/cpu_list.hpp"
+#include "provisioner/core/origin.hpp"
+
+#include <optional>
+#include <string>
+#include <vector>
+
+// The typed board profile. The schema, with every key and default, is documented in
+// docs/profile-format.md; profile/profile_loader.cpp reads it from YAML and is the only
+// code that knows YAML.
+namespace rtprov::core {
+
+enum class BootLoader { rpi_firmware, grub, systemd_boot };
+enum class ReserveMethod { isolcpus, cpuset, none };
+enum class KernelFeature { automatic, on, off }; // auto: only where every kernel has it
+enum class MissingKernelConfig { require, assume };
+enum class SchedPolicy { app, other, batch, idle, fifo, rr }; // app: leave it to the app
+enum class IoClass { none, realtime, best_effort, idle };
+enum class MissingService { skip, write };
+enum class CpuTargetKind { reserved, housekeeping, all, list };
+
+// Facts about the hardware and its OS image.
+struct BoardMatch {
+    std::vector<std::string> device_tree_model; // globs against /proc/device-tree/model
+    std::vector<std::string> dmi_product_name;  // globs against DMI product_name
+    std::vector<std::string> os_id;             // ID or ID_LIKE from os-release
+    std::optional<unsigned> cpu_count;
+    friend bool operator==(const BoardMatch&, const BoardMatch&) = default;
+};
+
+struct BootConfig {
+    BootLoader loader = BootLoader::grub;
+    std::string firmware_dir = "/boot/firmware"; // rpi-firmware only
+    std::string cmdline_file = "cmdline.txt";    // rpi-firmware only
+    friend bool operator==(const BootConfig&, const BootConfig&) = default;
+};
+
+struct KernelPackages {
+    std::vector<std::string> packages;    // the standard kernel
+    std::vector<std::string> rt_packages; // the PREEMPT_RT variant
+    std::string rt_image;                 // rpi-firmware: kernel= value, e.g. kernel8_rt.img
+    friend bool operator==(const KernelPackages&, const KernelPackages&) = default;
+};
+
+struct Board {
+    std::string model;
+    BoardMatch match;
+    std::optional<unsigned> cpus; // nullopt: 'auto', counted on the running machine
+    Origin cpus_origin;
+    BootConfig boot;
+    KernelPackages kernel;
+    friend bool operator==(const Board&, const Board&) = default;
+};
+
+// A CPU list, or nullopt for 'auto' (resolved from the CPU count).
+struct CoreLayout {
+    std::optional<CpuList> housekeeping;
+    std::optional<CpuList> reserved;
+    Origin housekeeping_origin;
+    Origin reserved_origin;
+    friend bool operator==(const CoreLayout&, const CoreLayout&) = default;
+};
+
+struct KernelParams {
+    bool realtime = false;                                         // boot a PREEMPT_RT kernel
+    std::vector<std::string> isolcpus_flags = {"managed_irq", "domain"}; // isolcpus= flags
+    KernelFeature nohz_full = KernelFeature::automatic;
+    KernelFeature rcu_nocbs = KernelFeature::automatic;
+    bool irqaffinity = true; // irqaffinity= housekeeping cores
+    MissingKernelConfig missing_config = MissingKernelConfig::require;
+    std::vector<std::string> extra; // further tokens, written as given
+    friend bool operator==(const KernelParams&, const KernelParams&) = default;
+};
+
+struct CpuTarget {
+    CpuTargetKind kind = CpuTargetKind::reserved;
+    CpuList list; // kind == list
+    friend bool operator==(const CpuTarget&, const CpuTarget&) = default;
+};
+
+struct ServiceTuning {
+    std::string name; // key in the profile; app knowledge is looked up by it
+    std::string unit; // systemd unit, default '<name>.service'
+    std::optional<CpuTarget> cpus;
+    SchedPolicy policy = SchedPolicy::app;
+    std::optional<int> priority;
+    std::optional<bool> reset_on_fork;
+    std::optional<int> limit_rtprio;
+    std::optional<std::string> limit_memlock; // 'infinity' or a size like '512M'
+    std::optional<int> nice;
+    IoClass io_class = IoClass::none;
+    bool force_priority = false; // allow a unit-wide priority that inverts the app's own
+    MissingService if_missing = MissingService::skip;
+    Origin origin;          // the service's key
+    Origin priority_origin; // the priority value (or the service key)
+    friend bool operator==(const ServiceTuning&, const ServiceTuning&) = default;
+};
+
+struct SelftestThresholds {
+    unsigned duration_s = 10;
+    unsigned interval_us = 100;
+    unsigned max_latency_reserved_us = 500;
+    unsigned max_latency_housekeeping_us = 10000;
+    friend bool operator==(const SelftestThresholds&, const SelftestThresholds&) = default;
+};
+
+struct Tuning {
+    CoreLayout cores;
+    ReserveMethod reserve_method = ReserveMethod::isolcpus;
+    KernelParams kernel;
+    std::vector<ServiceTuning> services;
+    bool rt_push_ipi_guard = true;
+    bool hold_cpu_dma_latency = false;
+    std::optional<std::string> cpu_governor;
+    SelftestThresholds selftest;
+    friend bool operator==(const Tuning&, const Tuning&) = default;
+};
+
+struct Profile {
+    std::string name;
+    std::string description;
+    std::vector<std::string> sources; // files read, base first (extends chain)
+    Board board;
+    Tuning tuning;
+    friend bool operator==(const Profile&, const Profile&) = default;
+};
+
+// The two CPU sets a profile resolves to on a machine with a known CPU count.
+struct ResolvedCores {
+    CpuList housekeeping;
+    CpuList reserved;
+    friend bool operator==(const ResolvedCores&, const ResolvedCores&) = default;
+};
+
+// One validation problem, pointing at the value to change.
+struct ProfileProblem {
+    Origin origin;
+    std::string message;
+};
+
+// Checks the rules that span keys: CPU lists that overlap, leave a CPU out, leave no
+// housekeeping core or go beyond the CPU count ('cpu_count', when known, else the
+// profile's own board.cpus); priorities and policies that do not fit together.
+// Pure; returns every problem found, in profile order.
+std::vector<ProfileProblem> validate(const Profile& profile,
+                                     std::optional<unsigned> cpu_count = std::nullopt);
+
+// Resolves 'auto' core lists on 'cpu_count' CPUs: the upper half (at least one core) is
+// reserved, the rest is housekeeping; given lists are kept and the other list is
+// their complement. Returns nullopt when the count is unknown (board.cpus 'auto' and no
+// count given). Call validate() first: this does not check the layout.
+std::optional<ResolvedCores> resolve_cores(const Profile& profile,
+                                           std::optional<unsigned> cpu_count);
+
+// Names used in the YAML schema and messages.
+std::string to_string(BootLoader value);
+std::string to_string(ReserveMethod value);
+std::string to_string(KernelFeature value);
+std::string to_string(MissingKernelConfig value);
+std::string to_string(SchedPolicy value);
+std::string to_string(IoClass value);
+std::string to_string(MissingService value);
+std::string to_string(const CpuTarget& value);
+
+} // namespace rtprov::core

@@ -1,0 +1,87 @@
+#include "provisioner/target/backup_archive.hpp"
+
+#include "provisioner/core/error.hpp"
+
+#include <archive.h>
+#include <archive_entry.h>
+
+#include <memory>
+
+namespace rtprov::target {
+
+namespace {
+
+using ArchivePtr = std::unique_ptr<archive, int (*)(archive*)>;
+using EntryPtr = std::unique_ptr<archive_entry, void (*)(archive_entry*)>;
+
+la_ssize_t append(archive*, void* client, const void* buffer, size_t length) {
+    static_cast<std::string*>(client)->append(static_cast<const char*>(buffer), length);
+    return la_ssize_t(length);
+}
+
+} // namespace
+
+std::string write_backup_archive(const Backups& backups) {
+    std::string bytes;
+    ArchivePtr writer(archive_write_new(), archive_write_free);
+    archive_write_set_format_pax_restricted(writer.get());
+    archive_write_set_bytes_per_block(writer.get(), 0); // no padding to 10 KiB blocks
+    if (archive_write_open(writer.get(), &bytes, nullptr, append, nullptr) != ARCHIVE_OK)
+        throw Error(std::string("cannot write backup archive: ") +
+                    archive_error_string(writer.get()));
+    for (const auto& [path, state] : backups) {
+        EntryPtr entry(archive_entry_new(), archive_entry_free);
+        archive_entry_set_pathname(entry.get(), path.substr(1).c_str()); // relative in tar
+        archive_entry_set_filetype(entry.get(), AE_IFREG);
+        archive_entry_set_perm(entry.get(), state.mode);
+        archive_entry_set_uid(entry.get(), state.uid);
+        archive_entry_set_gid(entry.get(), state.gid);
+        archive_entry_set_mtime(entry.get(), state.mtime, 0);
+        archive_entry_set_size(entry.get(), la_int64_t(state.content.size()));
+        if (archive_write_header(writer.get(), entry.get()) != ARCHIVE_OK ||
+            archive_write_data(writer.get(), state.content.data(), state.content.size()) !=
+                la_ssize_t(state.content.size()))
+            throw Error(std::string("cannot write backup archive: ") +
+                        archive_error_string(writer.get()));
+    }
+    if (archive_write_close(writer.get()) != ARCHIVE_OK)
+        throw Error(std::string("cannot write backup archive: ") +
+                    archive_error_string(writer.get()));
+    return bytes;
+}
+
+Backups read_backup_archive(const std::string& bytes, const std::string& label) {
+    Backups backups;
+    ArchivePtr reader(archive_read_new(), archive_read_free);
+    archive_read_support_format_tar(reader.get());
+    auto damaged = [&](const std::string& why) {
+        return Error(label + ": backup archive is damaged (" + why +
+                     "); rollback cannot restore originals from it");
+    };
+    if (archive_read_open_memory(reader.get(), bytes.data(), bytes.size()) != ARCHIVE_OK)
+        throw damaged(archive_error_string(reader.get()));
+    archive_entry* entry = nullptr;
+    while (true) {
+        int result = archive_read_next_header(reader.get(), &entry);
+        if (result == ARCHIVE_EOF)
+            break;
+        if (result != ARCHIVE_OK)
+            throw damaged(archive_error_string(reader.get()));
+        if (archive_entry_filetype(entry) != AE_IFREG)
+            throw damaged(std::string("entry '") + archive_entry_pathname(entry) +
+                          "' is not a regular file");
+        core::FileState state;
+        state.mode = archive_entry_perm(entry);
+        state.uid = unsigned(archive_entry_uid(entry));
+        state.gid = unsigned(archive_entry_gid(entry));
+        state.mtime = archive_entry_mtime(entry);
+        la_int64_t size = archive_entry_size(entry);
+        state.content.resize(std::size_t(size));
+        if (archive_read_data(reader.get(), state.content.data(), state.content.size()) != size)
+            throw damaged("short entry '" + std::string(archive_entry_pathname(entry)) + "'");
+        backups["/" + std::string(archive_entry_pathname(entry))] = std::move(state);
+    }
+    return backups;
+}
+
+} // namespace rtprov::target

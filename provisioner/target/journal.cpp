@@ -1,0 +1,254 @@
+#include "provisioner/target/journal.hpp"
+
+#include "provisioner/core/error.hpp"
+#include "provisioner/core/sha256.hpp"
+#include "provisioner/target/backup_archive.hpp"
+
+#include <algorithm>
+#include <set>
+
+namespace rtprov::target {
+
+namespace {
+
+constexpr unsigned k_private_mode = 0600; // backups may hold anything the target holds
+
+core::FileState private_file(std::string content) {
+    core::FileState state;
+    state.content = std::move(content);
+    state.mode = k_private_mode;
+    return state;
+}
+
+// Temporaries left by a killed run sit next to the files it was writing.
+int remove_stale_temporaries(Root& root, const std::vector<std::string>& paths) {
+    std::set<std::string> dirs = {"/var/lib", k_state_dir};
+    for (const std::string& path : paths)
+        dirs.insert(split_parent(root.resolve(path)).first);
+    int removed = 0;
+    for (const std::string& dir : dirs)
+        if (root.is_directory(dir))
+            removed += root.remove_stale_temporaries(dir);
+    return removed;
+}
+
+void write_state(Root& root, const State& state) {
+    root.write(k_state_file, private_file(serialize_state(state)));
+}
+
+} // namespace
+
+void check_is_system_root(const Root& root) {
+    for (const char* dir : {"/etc", "/var/lib"})
+        if (!root.is_directory(dir))
+            throw Error("target root " + quoted(root.path()) + " has no " + quoted(dir) +
+                        ", so it is not the root of an installed system; pass the folder that "
+                        "holds etc/, usr/ and var/ (in a pi-gen stage: \"${ROOTFS_DIR}\")");
+}
+
+std::optional<State> read_state(const Root& root) {
+    auto file = root.read(k_state_file);
+    if (!file)
+        return std::nullopt;
+    return parse_state(file->content, root.host_path(k_state_file));
+}
+
+ApplyResult apply_plan(Root& root, const core::Plan& plan, const ApplyInfo& info) {
+    if (plan.refused())
+        throw Error("the plan has refusals (see 'rtprov plan'); nothing was written");
+    check_is_system_root(root);
+    ApplyResult result;
+    std::optional<State> previous = read_state(root);
+
+    std::vector<std::string> paths;
+    for (const core::FileChange& change : plan.changes)
+        paths.push_back(change.path);
+    result.stale_temporaries_removed = remove_stale_temporaries(root, paths);
+
+    State next = previous.value_or(State{});
+    next.profile = info.profile;
+    next.profile_sha256 = info.profile_sha256;
+    next.applied_at = info.applied_at;
+
+    if (plan.changes.empty()) {
+        result.nothing_to_do = true;
+        // A run killed after its last write still has to record that it finished.
+        if (previous && (previous->status != ApplyStatus::applied ||
+                         previous->profile_sha256 != info.profile_sha256)) {
+            next.status = ApplyStatus::applied;
+            write_state(root, next);
+        }
+        return result;
+    }
+
+    // 1. Record every file about to change, and keep its original.
+    Backups backups;
+    bool new_backups = false;
+    if (previous && root.exists(k_backup_file))
+        backups = read_backup_archive(root.read(k_backup_file)->content,
+                                      root.host_path(k_backup_file));
+    std::vector<std::string> resolved;
+    for (const core::FileChange& change : plan.changes) {
+        std::string path = root.resolve(change.path);
+        resolved.push_back(path);
+        for (const std::string& dir : root.missing_directories(split_parent(path).first))
+            if (std::find(next.created_dirs.begin(), next.created_dirs.end(), dir) ==
+                next.created_dirs.end())
+                next.created_dirs.push_back(dir);
+        std::string sha = core::sha256_hex(change.next.content);
+        auto known = std::find_if(next.files.begin(), next.files.end(),
+                                  [&](const ManagedFile& f) { return f.path == path; });
+        if (known != next.files.end()) {
+            known->sha256 = sha; // the original stays the one from before rtprov
+            continue;
+        }
+        ManagedFile file{path, !change.old, sha, ""};
+        if (change.old) {
+            file.original_sha256 = core::sha256_hex(change.old->content);
+            backups[path] = *change.old;
+            new_backups = true;
+        }
+        next.files.push_back(std::move(file));
+    }
+    // Entries from an attempt killed before it recorded them are not ours to keep.
+    for (auto it = backups.begin(); it != backups.end();) {
+        const ManagedFile* file = next.find(it->first);
+        it = file && !file->created ? std::next(it) : backups.erase(it);
+    }
+    next.status = ApplyStatus::applying;
+
+    if (!root.exists(k_state_dir)) {
+        // The state folder appears whole or not at all: built under a temporary name,
+        // then renamed, so a kill leaves no half-made state behind.
+        next.state_dir_created = true;
+        std::string temp = root.temporary_name("/var/lib");
+        root.make_directories(temp);
+        if (!backups.empty())
+            root.write(temp + "/backup.tar", private_file(write_backup_archive(backups)));
+        root.write(temp + "/state", private_file(serialize_state(next)));
+        root.rename(temp, k_state_dir);
+    } else {
+        if (new_backups)
+            root.write(k_backup_file, private_file(write_backup_archive(backups)));
+        write_state(root, next);
+    }
+
+    // 2. Write every file, each atomically.
+    for (std::size_t i = 0; i < plan.changes.size(); ++i) {
+        root.make_directories(split_parent(resolved[i]).first);
+        root.write(resolved[i], plan.changes[i].next);
+        result.written.push_back(resolved[i]);
+    }
+
+    // 3. Done.
+    next.status = ApplyStatus::applied;
+    write_state(root, next);
+    return result;
+}
+
+namespace {
+
+std::optional<std::string> current_sha(const Root& root, const std::string& path) {
+    auto file = root.read(path);
+    if (!file)
+        return std::nullopt;
+    return core::sha256_hex(file->content);
+}
+
+} // namespace
+
+RollbackResult rollback(Root& root, DriftPolicy drift) {
+    RollbackResult result;
+    std::optional<State> state = read_state(root);
+    if (!state) {
+        result.nothing_to_do = true;
+        return result;
+    }
+    std::vector<std::string> paths;
+    for (const ManagedFile& file : state->files)
+        paths.push_back(file.path);
+    remove_stale_temporaries(root, paths);
+
+    std::vector<std::string> drifted;
+    for (const ManagedFile& file : state->files) {
+        auto sha = current_sha(root, file.path);
+        bool ours = file.created ? (!sha || *sha == file.sha256)
+                                 : (sha && (*sha == file.sha256 || *sha == file.original_sha256));
+        if (!ours)
+            drifted.push_back(file.path);
+    }
+    if (!drifted.empty() && drift == DriftPolicy::refuse) {
+        std::string list;
+        for (const std::string& path : drifted)
+            list += (list.empty() ? "" : ", ") + quoted(root.host_path(path));
+        throw Error("rollback refused: " + list + (drifted.size() == 1 ? " was" : " were") +
+                    " changed by hand since rtprov wrote " + (drifted.size() == 1 ? "it" : "them") +
+                    ", and rolling back would lose those changes; save them, then run "
+                    "'rtprov rollback --force'. Nothing was changed");
+    }
+
+    std::optional<Backups> backups;
+    for (auto it = state->files.rbegin(); it != state->files.rend(); ++it) {
+        const ManagedFile& file = *it;
+        if (file.created) {
+            if (root.remove_file(file.path))
+                result.removed.push_back(file.path);
+            continue;
+        }
+        if (!backups) {
+            auto archive = root.read(k_backup_file);
+            backups = archive ? read_backup_archive(archive->content, root.host_path(k_backup_file))
+                              : Backups{};
+        }
+        auto original = backups->find(file.path);
+        if (original == backups->end() ||
+            core::sha256_hex(original->second.content) != file.original_sha256) {
+            auto current = root.read(file.path);
+            if (current && core::sha256_hex(current->content) == file.original_sha256)
+                continue; // never changed (a run killed before writing it)
+            throw Error(root.host_path(k_backup_file) + ": the original of " +
+                        quoted(root.host_path(file.path)) +
+                        " is missing or damaged; it cannot be restored. The state is kept; "
+                        "restore the file from a copy of the image");
+        }
+        auto current = root.read(file.path);
+        if (current && current->same_as(original->second))
+            continue;
+        root.write(file.path, original->second);
+        result.restored.push_back(file.path);
+    }
+    for (auto it = state->created_dirs.rbegin(); it != state->created_dirs.rend(); ++it) {
+        if (!root.exists(*it))
+            continue;
+        if (root.remove_directory(*it))
+            result.removed.push_back(*it);
+        else
+            result.kept_dirs.push_back(*it);
+    }
+
+    // The state goes last: until then a killed rollback can simply run again.
+    if (state->state_dir_created) {
+        std::string temp = root.temporary_name("/var/lib");
+        root.rename(k_state_dir, temp);
+        root.remove_tree(temp);
+    } else {
+        root.remove_file(k_backup_file);
+        root.remove_file(k_state_file);
+    }
+    return result;
+}
+
+Status read_status(const Root& root) {
+    Status status;
+    status.state = read_state(root);
+    if (!status.state)
+        return status;
+    for (const ManagedFile& file : status.state->files) {
+        auto sha = current_sha(root, file.path);
+        Drift drift = !sha ? Drift::missing : *sha != file.sha256 ? Drift::modified : Drift::none;
+        status.files.push_back({file, drift});
+    }
+    return status;
+}
+
+} // namespace rtprov::target

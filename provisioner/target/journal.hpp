@@ -1,0 +1,71 @@
+#pragma once
+
+#include "provisioner/core/plan.hpp"
+#include "provisioner/target/root.hpp"
+#include "provisioner/target/state_file.hpp"
+
+#include <optional>
+#include <string>
+#include <vector>
+
+// Applying a plan so that it can always be undone, and undoing it. The protocol, and
+// why an apply killed at any point converges, is described in docs/ARCHITECTURE.md
+// ("Journal and rollback").
+namespace rtprov::target {
+
+// Reads <root>/var/lib/rtprov/state. nullopt when rtprov never applied anything here.
+// Throws rtprov::Error for a damaged or foreign state file.
+std::optional<State> read_state(const Root& root);
+
+struct ApplyInfo {
+    std::string profile;
+    std::string profile_sha256;
+    std::string applied_at; // UTC, ISO 8601
+};
+
+struct ApplyResult {
+    std::vector<std::string> written; // paths, in order
+    bool nothing_to_do = false;       // the target already matched the plan
+    int stale_temporaries_removed = 0;
+};
+
+// Carries out 'plan' on 'root': originals into the backup archive, the state marked
+// 'applying', every file written atomically, then the state marked 'applied' with the
+// checksums written. Throws rtprov::Error when the plan is refused or a write fails;
+// what was done so far stays recorded, so 'rtprov rollback' or a new apply converges.
+ApplyResult apply_plan(Root& root, const core::Plan& plan, const ApplyInfo& info);
+
+enum class DriftPolicy { refuse, overwrite };
+
+struct RollbackResult {
+    std::vector<std::string> restored;    // changed files put back
+    std::vector<std::string> removed;     // created files and folders removed
+    std::vector<std::string> kept_dirs;   // created folders left because they are not empty
+    bool nothing_to_do = false;           // no state: nothing was applied here
+};
+
+// Puts every file rtprov changed back to its original bytes, mode and owner, removes
+// what it created, then its own state. Files changed by hand since rtprov wrote them
+// are refused (rtprov::Error naming them) unless 'drift' is overwrite.
+RollbackResult rollback(Root& root, DriftPolicy drift);
+
+enum class Drift { none, modified, missing };
+
+struct FileStatus {
+    ManagedFile file;
+    Drift drift = Drift::none;
+};
+
+struct Status {
+    std::optional<State> state;
+    std::vector<FileStatus> files;
+};
+
+// What is applied and which managed files changed since (checksums).
+Status read_status(const Root& root);
+
+// Refuses a root that is not an installed system's root (no /etc or /var/lib), with a
+// message that says which folder to pass instead.
+void check_is_system_root(const Root& root);
+
+} // namespace rtprov::target

@@ -1,0 +1,99 @@
+#pragma once
+
+#include "provisioner/core/file_state.hpp"
+
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace rtprov::target {
+
+// The file system rtprov works on: an image root offline, or '/' on the running
+// machine. Every path is given as seen inside the target ("/etc/fstab") and resolved as
+// if the root were '/': symlinks are followed inside the root (an absolute link points
+// into the image), and anything that would leave it — '..' above the root, a link
+// pointing out, a link loop — is an error. Writes are atomic and durable.
+class Root {
+public:
+    // Opens 'host_path' as the root. Throws rtprov::Error when it is not a directory.
+    explicit Root(const std::string& host_path);
+    ~Root();
+    Root(const Root&) = delete;
+    Root& operator=(const Root&) = delete;
+
+    // The root as given, for messages.
+    const std::string& path() const { return m_path; }
+
+    // Host path of an in-root path, for messages and for handing to other programs.
+    std::string host_path(const std::string& path) const;
+
+    // The canonical in-root path of 'path': symlinks resolved, '.' and '..' applied.
+    // Missing components are kept as written, so a file about to be created resolves.
+    // Throws rtprov::Error on an escape, a loop, or a relative 'path'.
+    std::string resolve(const std::string& path) const;
+
+    // Reads a regular file. nullopt when it does not exist. Throws rtprov::Error when it
+    // exists but is not a regular file or cannot be read.
+    std::optional<core::FileState> read(const std::string& path) const;
+
+    bool is_directory(const std::string& path) const;
+    bool exists(const std::string& path) const;
+
+    // Names in directory 'path' (no '.' or '..'); empty when it does not exist.
+    std::vector<std::string> list(const std::string& path) const;
+
+    // Replaces or creates 'path' with 'state' (bytes, mode, owner, mtime when non-zero):
+    // temp file in the same directory, fsync, rename, fsync of the directory. The
+    // parent must exist. Unchanged content is not rewritten. Throws rtprov::Error.
+    void write(const std::string& path, const core::FileState& state);
+
+    // Creates the missing directories of 'path' (mode 0755) and returns them, parents
+    // first. Throws rtprov::Error.
+    std::vector<std::string> make_directories(const std::string& path);
+
+    // The directories of 'path' that do not exist yet, parents first (no change made).
+    std::vector<std::string> missing_directories(const std::string& path) const;
+
+    // Removes a file (true) or reports it was not there (false). Durable.
+    bool remove_file(const std::string& path);
+
+    // Removes an empty directory. Returns false, changing nothing, when it is not empty
+    // or not there.
+    bool remove_directory(const std::string& path);
+
+    // Atomically renames 'from' to 'to' in the same directory tree, then fsyncs both parents.
+    void rename(const std::string& from, const std::string& to);
+
+    // Removes 'path' and everything below it. Used only for rtprov's own folders.
+    void remove_tree(const std::string& path);
+
+    // Removes leftovers of interrupted writes (names starting k_temp_prefix) in 'dir'.
+    // Returns how many were removed.
+    int remove_stale_temporaries(const std::string& dir);
+
+    // A fresh, unused name for a temporary in 'dir'.
+    std::string temporary_name(const std::string& dir) const;
+
+    // Called before every durable step (fsync, rename, unlink, mkdir). Tests use it to
+    // kill rtprov between any two steps; it does nothing otherwise.
+    void set_step_hook(std::function<void()> hook) { m_step_hook = std::move(hook); }
+
+    static constexpr const char* k_temp_prefix = ".rtprov-tmp-";
+
+private:
+    int open_directory(const std::string& resolved) const; // no symlinks, beneath the root
+    void step() const {
+        if (m_step_hook)
+            m_step_hook();
+    }
+
+    std::string m_path;
+    int m_fd = -1;
+    std::function<void()> m_step_hook;
+};
+
+// Splits an absolute in-root path into its parent and last name: "/etc/x" -> "/etc", "x".
+std::pair<std::string, std::string> split_parent(const std::string& path);
+
+} // namespace rtprov::target

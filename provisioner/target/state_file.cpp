@@ -1,0 +1,195 @@
+#include "provisioner/target/state_file.hpp"
+
+#include "provisioner/core/error.hpp"
+#include "provisioner/core/sha256.hpp"
+
+#include <algorithm>
+#include <sstream>
+
+namespace rtprov::target {
+
+namespace {
+
+constexpr const char* k_magic = "format rtprov-state 1";
+
+// Paths are written with %XX for bytes that would break the line format.
+std::string encode(const std::string& path) {
+    static const char k_hex[] = "0123456789ABCDEF";
+    std::string out;
+    for (unsigned char c : path) {
+        if (c <= 0x20 || c == '%' || c >= 0x7f) {
+            out += '%';
+            out += k_hex[c >> 4];
+            out += k_hex[c & 15];
+        } else {
+            out += char(c);
+        }
+    }
+    return out;
+}
+
+std::optional<std::string> decode(const std::string& text) {
+    std::string out;
+    for (std::size_t i = 0; i < text.size(); ++i) {
+        if (text[i] != '%') {
+            out += text[i];
+            continue;
+        }
+        if (i + 2 >= text.size())
+            return std::nullopt;
+        unsigned value = 0;
+        for (int k = 1; k <= 2; ++k) {
+            char c = text[i + std::size_t(k)];
+            value <<= 4;
+            if (c >= '0' && c <= '9')
+                value |= unsigned(c - '0');
+            else if (c >= 'A' && c <= 'F')
+                value |= unsigned(c - 'A' + 10);
+            else
+                return std::nullopt;
+        }
+        out += char(value);
+        i += 2;
+    }
+    return out;
+}
+
+bool is_sha256(const std::string& text) {
+    return text.size() == 64 && std::all_of(text.begin(), text.end(), [](char c) {
+               return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f');
+           });
+}
+
+std::vector<std::string> words(const std::string& line) {
+    std::vector<std::string> out;
+    std::istringstream in(line);
+    std::string word;
+    while (in >> word)
+        out.push_back(word);
+    return out;
+}
+
+} // namespace
+
+const ManagedFile* State::find(const std::string& path) const {
+    for (const ManagedFile& file : files)
+        if (file.path == path)
+            return &file;
+    return nullptr;
+}
+
+std::string serialize_state(const State& state) {
+    std::string body;
+    body += std::string(k_magic) + "\n";
+    body += std::string("status ") + (state.status == ApplyStatus::applied ? "applied" : "applying") +
+            "\n";
+    body += "profile " + encode(state.profile) + "\n";
+    body += "profile-sha256 " + state.profile_sha256 + "\n";
+    body += "applied-at " + state.applied_at + "\n";
+    body += std::string("state-dir ") + (state.state_dir_created ? "created" : "existing") + "\n";
+    for (const std::string& dir : state.created_dirs)
+        body += "dir " + encode(dir) + "\n";
+    for (const ManagedFile& file : state.files) {
+        body += "file " + encode(file.path) + (file.created ? " created " : " changed ") +
+                file.sha256;
+        if (!file.created)
+            body += " " + file.original_sha256;
+        body += "\n";
+    }
+    return "# rtprov state: do not edit; see 'rtprov status' and 'rtprov rollback'\n" + body +
+           "checksum " + core::sha256_hex(body) + "\n";
+}
+
+State parse_state(const std::string& text, const std::string& label) {
+    const std::string fix =
+        "; if the target was never provisioned by rtprov, move the file away; otherwise "
+        "restore it from a copy of the image";
+    std::istringstream in(text);
+    std::string line;
+    std::vector<std::string> lines;
+    while (std::getline(in, line))
+        lines.push_back(line);
+    std::size_t first = 0;
+    while (first < lines.size() && (lines[first].empty() || lines[first][0] == '#'))
+        ++first;
+    if (first >= lines.size() || lines[first] != k_magic) {
+        if (first < lines.size() && lines[first].rfind("format rtprov-state ", 0) == 0)
+            throw Error(label + ":" + std::to_string(first + 1) + ": state file has " +
+                        quoted(lines[first]) +
+                        ", written by a newer rtprov; use that version to roll back or update "
+                        "rtprov");
+        throw Error(label + ": not an rtprov state file (no " + quoted(k_magic) +
+                    " line)" + fix);
+    }
+    if (text.empty() || text.back() != '\n')
+        throw Error(label + ": state file is truncated (no final newline)" + fix);
+
+    std::string body;
+    State state;
+    bool have_status = false, have_checksum = false, have_state_dir = false;
+    for (std::size_t i = first; i < lines.size(); ++i) {
+        const std::string where = label + ":" + std::to_string(i + 1) + ": ";
+        auto w = words(lines[i]);
+        if (have_checksum)
+            throw Error(where + "text after the checksum line; the state file is damaged" + fix);
+        if (w.empty())
+            throw Error(where + "empty line; the state file is damaged" + fix);
+        if (w[0] == "checksum") {
+            if (w.size() != 2 || w[1] != core::sha256_hex(body))
+                throw Error(where + "checksum does not match the contents: the state file was "
+                                    "damaged or edited by hand" + fix);
+            have_checksum = true;
+            continue;
+        }
+        body += lines[i] + "\n";
+        auto bad = [&](const std::string& why) {
+            return Error(where + why + " in " + quoted(lines[i]) + fix);
+        };
+        if (i == first)
+            continue; // the magic line
+        if (w[0] == "status" && w.size() == 2 && (w[1] == "applied" || w[1] == "applying")) {
+            state.status = w[1] == "applied" ? ApplyStatus::applied : ApplyStatus::applying;
+            have_status = true;
+        } else if (w[0] == "profile" && w.size() == 2) {
+            auto name = decode(w[1]);
+            if (!name)
+                throw bad("bad escape");
+            state.profile = *name;
+        } else if (w[0] == "profile-sha256" && w.size() == 2 && is_sha256(w[1])) {
+            state.profile_sha256 = w[1];
+        } else if (w[0] == "applied-at" && w.size() == 2) {
+            state.applied_at = w[1];
+        } else if (w[0] == "state-dir" && w.size() == 2 && (w[1] == "created" || w[1] == "existing")) {
+            state.state_dir_created = w[1] == "created";
+            have_state_dir = true;
+        } else if (w[0] == "dir" && w.size() == 2) {
+            auto dir = decode(w[1]);
+            if (!dir || dir->empty() || dir->front() != '/')
+                throw bad("bad folder path");
+            state.created_dirs.push_back(*dir);
+        } else if (w[0] == "file" && w.size() >= 4 && (w[2] == "created" || w[2] == "changed")) {
+            ManagedFile file;
+            auto path = decode(w[1]);
+            if (!path || path->empty() || path->front() != '/')
+                throw bad("bad file path");
+            file.path = *path;
+            file.created = w[2] == "created";
+            if (!is_sha256(w[3]) || (file.created ? w.size() != 4
+                                                  : w.size() != 5 || !is_sha256(w[4])))
+                throw bad("bad checksums");
+            file.sha256 = w[3];
+            if (!file.created)
+                file.original_sha256 = w[4];
+            state.files.push_back(std::move(file));
+        } else {
+            throw bad("unknown entry");
+        }
+    }
+    if (!have_checksum)
+        throw Error(label + ": state file has no checksum line; it is truncated or damaged" + fix);
+    if (!have_status || !have_state_dir || state.profile.empty())
+        throw Error(label + ": state file lacks its status, state-dir or profile line" + fix);
+    return state;
+}
+
+} // namespace rtprov::target

@@ -1,0 +1,47 @@
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace rtprov::target {
+
+// What rtprov did to a target, kept in <root>/var/lib/rtprov/state: enough to tell
+// which profile is applied, to find drift, and to roll every change back.
+struct ManagedFile {
+    std::string path;
+    bool created = false;       // true: did not exist before rtprov; rollback removes it
+    std::string sha256;         // content rtprov wrote last
+    std::string original_sha256; // content before rtprov (changed files only; in backup.tar)
+    friend bool operator==(const ManagedFile&, const ManagedFile&) = default;
+};
+
+enum class ApplyStatus { applying, applied };
+
+struct State {
+    ApplyStatus status = ApplyStatus::applying;
+    std::string profile;
+    std::string profile_sha256;
+    std::string applied_at; // UTC, ISO 8601
+    bool state_dir_created = false;
+    std::vector<std::string> created_dirs; // parents first
+    std::vector<ManagedFile> files;        // in the order they were first written
+
+    const ManagedFile* find(const std::string& path) const;
+    friend bool operator==(const State&, const State&) = default;
+};
+
+inline constexpr const char* k_state_dir = "/var/lib/rtprov";
+inline constexpr const char* k_state_file = "/var/lib/rtprov/state";
+inline constexpr const char* k_backup_file = "/var/lib/rtprov/backup.tar";
+
+// The state as text: a line per fact, then a checksum line over all of them, so that a
+// damaged or hand-edited file is recognised instead of trusted.
+std::string serialize_state(const State& state);
+
+// Parses serialize_state() output. 'label' (the file's path) names the file in errors.
+// Throws rtprov::Error saying the file is foreign, from a newer rtprov, or damaged, with
+// the line, and what to do.
+State parse_state(const std::string& text, const std::string& label);
+
+} // namespace rtprov::target

@@ -1,0 +1,56 @@
+#include "provisioner/core/cpu_list.hpp"
+
+#include "tests/unit/catch.hpp"
+
+using rtprov::core::CpuList;
+using rtprov::core::parse_cpu_list;
+
+namespace {
+
+std::string roundtrip(const std::string& text) {
+    std::string error;
+    auto list = parse_cpu_list(text, error);
+    REQUIRE(list);
+    return list->to_string();
+}
+
+std::string error_of(const std::string& text) {
+    std::string error;
+    REQUIRE_FALSE(parse_cpu_list(text, error));
+    return error;
+}
+
+} // namespace
+
+TEST_CASE("CPU lists are normalised to the kernel's ascending range form") {
+    CHECK(roundtrip("3") == "3");
+    CHECK(roundtrip("2-3") == "2-3");
+    CHECK(roundtrip("3,1,2") == "1-3");
+    CHECK(roundtrip("0-1, 3") == "0-1,3");
+    CHECK(roundtrip("5,0-2,2-3") == "0-3,5");
+    CHECK(roundtrip("") == "");
+    CHECK(roundtrip("7-7") == "7");
+}
+
+TEST_CASE("malformed CPU lists say what is wrong") {
+    CHECK(error_of("3-1") == "range '3-1' runs backwards");
+    CHECK(error_of("a") == "'a' is not a CPU number");
+    CHECK(error_of("1,,2") == "empty item in CPU list '1,,2'");
+    CHECK(error_of("1-") == "'' is not a CPU number");
+    CHECK(error_of("-1") == "'' is not a CPU number");
+    CHECK(error_of("2.5") == "'2.5' is not a CPU number");
+    CHECK(error_of("5000") == "CPU 5000 is beyond the kernel's limit of 4095");
+}
+
+TEST_CASE("CPU list set operations") {
+    CpuList a({0, 1, 2});
+    CpuList b({2, 3});
+    CHECK(a.intersection(b).to_string() == "2");
+    CHECK(a.union_with(b).to_string() == "0-3");
+    CHECK(a.minus(b).to_string() == "0-1");
+    CHECK(CpuList::range(2, 3) == b);
+    CHECK(b.contains(3));
+    CHECK_FALSE(b.contains(1));
+    CHECK(b.max() == 3u);
+    CHECK_FALSE(CpuList().max());
+}

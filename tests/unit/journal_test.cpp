@@ -1,0 +1,203 @@
+#include "provisioner/target/journal.hpp"
+
+#include "provisioner/core/error.hpp"
+#include "tests/unit/catch.hpp"
+#include "tests/unit/temp_dir.hpp"
+
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <filesystem>
+
+using namespace rtprov;
+using namespace rtprov::target;
+namespace fs = std::filesystem;
+
+namespace {
+
+// A minimal system root with one file rtprov will change and none it will create.
+void make_system(const TempDir& dir) {
+    dir.write("etc/default/grub", "GRUB_CMDLINE_LINUX_DEFAULT=\"quiet\"\n");
+    fs::create_directories(dir.path() + "/var/lib");
+    ::chmod((dir.path() + "/etc/default/grub").c_str(), 0640);
+    if (::geteuid() == 0)
+        REQUIRE(::chown((dir.path() + "/etc/default/grub").c_str(), 123, 456) == 0);
+}
+
+core::Plan two_changes(const Root& root) {
+    core::Plan plan;
+    core::FileState grub = *root.read("/etc/default/grub");
+    core::FileState next = grub;
+    next.content = "GRUB_CMDLINE_LINUX_DEFAULT=\"quiet isolcpus=3\"\n";
+    plan.changes.push_back({"/etc/default/grub", grub, next, "test"});
+    plan.changes.push_back(
+        {"/etc/rtprov/sub/owned.conf", std::nullopt, {"owned\n", 0644, 0, 0, 0}, "test"});
+    return plan;
+}
+
+const ApplyInfo k_info{"test", std::string(64, 'f'), "2026-11-29T00:00:00Z"};
+
+// path -> "type mode uid gid content" for every entry below 'dir'.
+std::map<std::string, std::string> snapshot(const std::string& dir) {
+    std::map<std::string, std::string> out;
+    for (const auto& entry : fs::recursive_directory_iterator(dir)) {
+        struct stat st {};
+        ::lstat(entry.path().c_str(), &st);
+        std::string line = std::to_string(st.st_mode) + " " + std::to_string(st.st_uid) + " " +
+                           std::to_string(st.st_gid);
+        if (S_ISREG(st.st_mode)) {
+            std::ifstream in(entry.path(), std::ios::binary);
+            line += " " + std::string(std::istreambuf_iterator<char>(in), {});
+        }
+        out[entry.path().string().substr(dir.size())] = line;
+    }
+    return out;
+}
+
+} // namespace
+
+TEST_CASE("apply then rollback leaves the tree byte-identical, mode and owner included") {
+    TempDir dir;
+    make_system(dir);
+    auto before = snapshot(dir.path());
+    Root root(dir.path());
+    ApplyResult applied = apply_plan(root, two_changes(root), k_info);
+    CHECK(applied.written.size() == 2);
+    CHECK(dir.read("etc/rtprov/sub/owned.conf") == "owned\n");
+    CHECK(snapshot(dir.path()) != before);
+
+    RollbackResult rolled = rollback(root, DriftPolicy::refuse);
+    CHECK(rolled.restored == std::vector<std::string>{"/etc/default/grub"});
+    CHECK(snapshot(dir.path()) == before);
+}
+
+TEST_CASE("the state records the profile, created folders and checksums") {
+    TempDir dir;
+    make_system(dir);
+    Root root(dir.path());
+    apply_plan(root, two_changes(root), k_info);
+    auto state = read_state(root);
+    REQUIRE(state);
+    CHECK(state->status == ApplyStatus::applied);
+    CHECK(state->profile == "test");
+    CHECK(state->state_dir_created);
+    CHECK(state->created_dirs == std::vector<std::string>{"/etc/rtprov", "/etc/rtprov/sub"});
+    REQUIRE(state->files.size() == 2);
+    CHECK_FALSE(state->files[0].created);
+    CHECK(state->files[1].created);
+}
+
+TEST_CASE("a second apply of the same plan changes nothing") {
+    TempDir dir;
+    make_system(dir);
+    Root root(dir.path());
+    apply_plan(root, two_changes(root), k_info);
+    auto after_first = snapshot(dir.path());
+    core::Plan empty; // what plan() gives once the target matches
+    ApplyResult again = apply_plan(root, empty, k_info);
+    CHECK(again.nothing_to_do);
+    CHECK(snapshot(dir.path()) == after_first);
+}
+
+TEST_CASE("a later apply keeps the original from before the first apply") {
+    TempDir dir;
+    make_system(dir);
+    auto before = snapshot(dir.path());
+    Root root(dir.path());
+    apply_plan(root, two_changes(root), k_info);
+    core::Plan second;
+    core::FileState grub = *root.read("/etc/default/grub");
+    core::FileState next = grub;
+    next.content = "GRUB_CMDLINE_LINUX_DEFAULT=\"quiet isolcpus=2-3\"\n";
+    second.changes.push_back({"/etc/default/grub", grub, next, "test"});
+    apply_plan(root, second, k_info);
+    rollback(root, DriftPolicy::refuse);
+    CHECK(snapshot(dir.path()) == before);
+}
+
+TEST_CASE("rollback refuses to lose hand edits unless forced") {
+    TempDir dir;
+    make_system(dir);
+    auto before = snapshot(dir.path());
+    Root root(dir.path());
+    apply_plan(root, two_changes(root), k_info);
+    dir.write("etc/rtprov/sub/owned.conf", "edited by hand\n");
+    auto edited = snapshot(dir.path());
+    try {
+        rollback(root, DriftPolicy::refuse);
+        FAIL("rollback did not refuse");
+    } catch (const Error& e) {
+        CHECK(std::string(e.what()) ==
+              "rollback refused: '" + dir.path() +
+                  "/etc/rtprov/sub/owned.conf' was changed by hand since rtprov wrote it, and "
+                  "rolling back would lose those changes; save them, then run 'rtprov rollback "
+                  "--force'. Nothing was changed");
+    }
+    CHECK(snapshot(dir.path()) == edited);
+    rollback(root, DriftPolicy::overwrite);
+    CHECK(snapshot(dir.path()) == before);
+}
+
+TEST_CASE("status reports drift by checksum") {
+    TempDir dir;
+    make_system(dir);
+    Root root(dir.path());
+    apply_plan(root, two_changes(root), k_info);
+    CHECK(read_status(root).files[0].drift == Drift::none);
+    dir.write("etc/default/grub", "changed\n");
+    fs::remove(dir.path() + "/etc/rtprov/sub/owned.conf");
+    Status status = read_status(root);
+    CHECK(status.files[0].drift == Drift::modified);
+    CHECK(status.files[1].drift == Drift::missing);
+}
+
+TEST_CASE("an existing state folder is kept by rollback") {
+    TempDir dir;
+    make_system(dir);
+    dir.write("var/lib/rtprov/selftest/keep.json", "{}");
+    auto before = snapshot(dir.path());
+    Root root(dir.path());
+    apply_plan(root, two_changes(root), k_info);
+    CHECK_FALSE(read_state(root)->state_dir_created);
+    rollback(root, DriftPolicy::refuse);
+    CHECK(snapshot(dir.path()) == before);
+}
+
+TEST_CASE("a corrupted state file stops apply and rollback and is left as it is") {
+    TempDir dir;
+    make_system(dir);
+    Root root(dir.path());
+    apply_plan(root, two_changes(root), k_info);
+    std::string state = dir.read("var/lib/rtprov/state");
+    state[state.find("status applied") + 7] = 'X';
+    dir.write("var/lib/rtprov/state", state);
+    auto corrupted = snapshot(dir.path());
+    CHECK_THROWS_AS(rollback(root, DriftPolicy::overwrite), Error);
+    CHECK_THROWS_AS(apply_plan(root, two_changes(root), k_info), Error);
+    CHECK_THROWS_AS(read_status(root), Error);
+    CHECK(snapshot(dir.path()) == corrupted);
+}
+
+TEST_CASE("a root without /etc or /var/lib is refused") {
+    TempDir dir;
+    fs::create_directories(dir.path() + "/etc");
+    Root root(dir.path());
+    try {
+        apply_plan(root, core::Plan{}, k_info);
+        FAIL("no error");
+    } catch (const Error& e) {
+        CHECK(std::string(e.what()) ==
+              "target root '" + dir.path() +
+                  "' has no '/var/lib', so it is not the root of an installed system; pass the "
+                  "folder that holds etc/, usr/ and var/ (in a pi-gen stage: \"${ROOTFS_DIR}\")");
+    }
+}
+
+TEST_CASE("rollback with nothing applied does nothing") {
+    TempDir dir;
+    make_system(dir);
+    auto before = snapshot(dir.path());
+    Root root(dir.path());
+    CHECK(rollback(root, DriftPolicy::refuse).nothing_to_do);
+    CHECK(snapshot(dir.path()) == before);
+}

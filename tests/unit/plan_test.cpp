@@ -1,0 +1,92 @@
+#include "provisioner/core/plan.hpp"
+
+#include "tests/unit/catch.hpp"
+
+using namespace rtprov::core;
+
+namespace {
+
+Profile four_cores() {
+    Profile p;
+    p.name = "t";
+    p.board.cpus = 4;
+    p.board.match.os_id = {"debian"};
+    return p;
+}
+
+TargetFacts debian() {
+    TargetFacts facts;
+    facts.os = OsRelease{"debian", {}, "13", "Debian GNU/Linux 13 (trixie)"};
+    return facts;
+}
+
+bool has_finding(const Plan& plan, const std::string& code, Severity severity) {
+    for (const Finding& f : plan.findings)
+        if (f.code == code && f.severity == severity)
+            return true;
+    return false;
+}
+
+} // namespace
+
+TEST_CASE("plan writes the resolved profile with rtprov's header") {
+    Plan p = plan(four_cores(), "name: t\n", debian());
+    REQUIRE(p.changes.size() == 1);
+    CHECK(p.changes[0].path == "/etc/rtprov/profile.yaml");
+    CHECK_FALSE(p.changes[0].old);
+    CHECK(p.changes[0].next.content ==
+          "# Written by rtprov from profile 't'. Do not edit; change the profile and run "
+          "rtprov.\nname: t\n");
+    CHECK(p.changes[0].next.mode == 0644);
+    CHECK_FALSE(p.refused());
+}
+
+TEST_CASE("plan leaves a file that already matches alone") {
+    TargetFacts facts = debian();
+    facts.files["/etc/rtprov/profile.yaml"] =
+        FileState{owned_file_header("t") + "name: t\n", 0644, 0, 0, 0};
+    Plan p = plan(four_cores(), "name: t\n", facts);
+    CHECK(p.changes.empty());
+    CHECK(p.unchanged == std::vector<std::string>{"/etc/rtprov/profile.yaml"});
+}
+
+TEST_CASE("plan keeps the mode and owner of a file it replaces") {
+    TargetFacts facts = debian();
+    facts.files["/etc/rtprov/profile.yaml"] = FileState{"old\n", 0600, 0, 4, 0};
+    Plan p = plan(four_cores(), "name: t\n", facts);
+    REQUIRE(p.changes.size() == 1);
+    CHECK(p.changes[0].next.mode == 0600);
+    CHECK(p.changes[0].next.gid == 4u);
+}
+
+TEST_CASE("plan refuses a layout beyond the running machine's CPUs") {
+    Profile prof = four_cores();
+    prof.board.cpus.reset();
+    prof.tuning.cores.reserved = CpuList({3});
+    prof.tuning.cores.reserved_origin = {"p.yaml", 5, 15};
+    TargetFacts facts = debian();
+    facts.mode = TargetMode::live;
+    facts.cpu_count = 2;
+    Plan p = plan(prof, "", facts);
+    CHECK(p.refused());
+    CHECK(p.findings.back().message == "p.yaml:5:15: CPU 3 is beyond the board's 2 CPUs (0-1)");
+}
+
+TEST_CASE("an auto layout offline is deferred to first boot, and said so") {
+    Profile prof = four_cores();
+    prof.board.cpus.reset();
+    Plan p = plan(prof, "", debian());
+    CHECK_FALSE(p.refused());
+    CHECK(has_finding(p, "cores-auto", Severity::info));
+}
+
+TEST_CASE("a profile for another OS gets a warning") {
+    TargetFacts facts;
+    facts.os = OsRelease{"ubuntu", {"debian"}, "24.04", "Ubuntu"};
+    Profile prof = four_cores();
+    prof.board.match.os_id = {"raspbian"};
+    CHECK(has_finding(plan(prof, "", facts), "os-mismatch", Severity::warning));
+    prof.board.match.os_id = {"debian"}; // ID_LIKE counts
+    CHECK_FALSE(has_finding(plan(prof, "", facts), "os-mismatch", Severity::warning));
+    CHECK(has_finding(plan(prof, "", TargetFacts{}), "os-unknown", Severity::warning));
+}

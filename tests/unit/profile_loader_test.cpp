@@ -1,0 +1,210 @@
+#include "provisioner/profile/profile_loader.hpp"
+
+#include "provisioner/core/error.hpp"
+#include "tests/unit/catch.hpp"
+#include "tests/unit/temp_dir.hpp"
+
+using namespace rtprov;
+using profile::load_profile;
+using profile::Override;
+using profile::SearchPath;
+
+namespace {
+
+const std::string k_builtin = std::string(RTPROV_SOURCE_DIR) + "/board-profiles";
+
+// The error text load_profile() throws for 'yaml' saved as t.yaml in 'dir'.
+std::string error_for(const TempDir& dir, const std::string& yaml,
+                      const std::vector<Override>& overrides = {}) {
+    std::string file = dir.write("t.yaml", yaml);
+    try {
+        load_profile(file, {{dir.path(), "test"}}, overrides);
+    } catch (const Error& e) {
+        std::string message = e.what();
+        // Make paths stable: the temp dir differs per run.
+        for (std::size_t at; (at = message.find(dir.path() + "/")) != std::string::npos;)
+            message.erase(at, dir.path().size() + 1);
+        return message;
+    }
+    FAIL("no error for:\n" << yaml);
+    return "";
+}
+
+} // namespace
+
+TEST_CASE("the built-in profiles load and validate") {
+    SearchPath path{{k_builtin, "built-in"}};
+    core::Profile pi4 = load_profile("pi4", path);
+    CHECK(pi4.name == "pi4");
+    CHECK(pi4.board.cpus == 4u);
+    CHECK(pi4.board.boot.loader == core::BootLoader::rpi_firmware);
+    CHECK(pi4.tuning.cores.reserved == core::CpuList({3}));
+    CHECK(pi4.tuning.cores.housekeeping == core::CpuList({0, 1, 2}));
+    CHECK(pi4.tuning.kernel.nohz_full == core::KernelFeature::off);
+    CHECK(pi4.board.kernel.rt_packages == std::vector<std::string>{"linux-image-rpi-v8-rt"});
+
+    core::Profile x86 = load_profile("x86-debian13", path);
+    CHECK_FALSE(x86.board.cpus);
+    CHECK_FALSE(x86.tuning.cores.reserved);
+    CHECK(x86.board.boot.loader == core::BootLoader::grub);
+    REQUIRE(x86.tuning.services.size() == 1);
+    CHECK(x86.tuning.services[0].unit == "mpd.service");
+    CHECK(x86.tuning.services[0].policy == core::SchedPolicy::app);
+    auto cores = core::resolve_cores(x86, 4u);
+    REQUIRE(cores);
+    CHECK(cores->reserved.to_string() == "2-3");
+}
+
+TEST_CASE("an unknown key is refused with a did-you-mean") {
+    TempDir dir;
+    CHECK(error_for(dir, "tuning:\n  kernel:\n    isolcpu: [domain]\n") ==
+          "t.yaml:3:5: unknown key 'isolcpu', did you mean 'isolcpus'?");
+    CHECK(error_for(dir, "board:\n  frobnicate: 1\n") ==
+          "t.yaml:2:3: unknown key 'frobnicate'; known keys: model, match, cpus, boot, kernel");
+}
+
+TEST_CASE("wrong types name the key and the expected type") {
+    TempDir dir;
+    CHECK(error_for(dir, "board:\n  cpus: four\n") ==
+          "t.yaml:2:9: 'board.cpus' must be a whole number, not 'four'");
+    CHECK(error_for(dir, "tuning:\n  rt_push_ipi_guard: yes please\n") ==
+          "t.yaml:2:22: 'tuning.rt_push_ipi_guard' must be true or false, not 'yes please'");
+    CHECK(error_for(dir, "tuning:\n  reserve_method: isolate\n") ==
+          "t.yaml:2:19: 'tuning.reserve_method' must be one of 'isolcpus', 'cpuset', 'none', "
+          "not 'isolate'");
+    CHECK(error_for(dir, "board: [1, 2]\n") == "t.yaml:1:8: 'board' must be a map of keys");
+}
+
+TEST_CASE("malformed CPU lists point at the value") {
+    TempDir dir;
+    CHECK(error_for(dir, "tuning:\n  cores:\n    reserved: 3-1\n") ==
+          "t.yaml:3:15: malformed CPU list in 'tuning.cores.reserved': range '3-1' runs "
+          "backwards");
+}
+
+TEST_CASE("overlapping cores, a missing housekeeping core and the CPU count are refused") {
+    TempDir dir;
+    CHECK(error_for(dir, "board:\n  cpus: 4\ntuning:\n  cores:\n    housekeeping: 0-2\n"
+                         "    reserved: 2-3\n") ==
+          "t.yaml:6:15: reserved CPUs '2-3' overlap housekeeping CPUs '0-2' on CPU 2; a core is "
+          "either housekeeping or reserved");
+    CHECK(error_for(dir, "board:\n  cpus: 4\ntuning:\n  cores:\n    housekeeping: ''\n"
+                         "    reserved: 0-3\n") ==
+          "t.yaml:5:19: no housekeeping core: keep at least one core for the system, "
+          "interrupts and kernel housekeeping");
+    CHECK(error_for(dir, "board:\n  cpus: 4\ntuning:\n  cores:\n    reserved: 3-4\n") ==
+          "t.yaml:5:15: CPU 4 is beyond the board's 4 CPUs (0-3)");
+}
+
+TEST_CASE("priorities outside 1-99 are refused") {
+    TempDir dir;
+    CHECK(error_for(dir, "tuning:\n  services:\n    jackd:\n      policy: fifo\n"
+                         "      priority: 100\n") ==
+          "t.yaml:5:17: priority 100 is outside 1-99 (the range of SCHED_FIFO and SCHED_RR)");
+}
+
+TEST_CASE("every problem is reported, not just the first") {
+    TempDir dir;
+    CHECK(error_for(dir, "board:\n  cpus: x\n  modle: y\n") ==
+          "t.yaml:3:3: unknown key 'modle', did you mean 'model'?\n"
+          "t.yaml:2:9: 'board.cpus' must be a whole number, not 'x'");
+}
+
+TEST_CASE("YAML syntax errors and duplicate keys carry file, line and column") {
+    TempDir dir;
+    CHECK(error_for(dir, "board:\n  cpus: [1, 2\n") ==
+          "t.yaml:3:1: end of sequence flow not found");
+    CHECK(error_for(dir, "board:\n  cpus: 4\n  cpus: 2\n") == "t.yaml:3:3: key 'cpus' appears twice");
+}
+
+TEST_CASE("extends merges the base first and the child's keys win") {
+    TempDir dir;
+    dir.write("base.yaml", "description: base\nboard:\n  cpus: 4\n  model: Base\n"
+                           "tuning:\n  cores:\n    reserved: 3\n  services:\n    mpd: {}\n");
+    dir.write("child.yaml", "extends: base\nboard:\n  model: Child\ntuning:\n  cores:\n"
+                            "    reserved: 2-3\n  services:\n    mpd: ~\n    jackd: {}\n");
+    core::Profile p = load_profile("child", {{dir.path(), "test"}});
+    CHECK(p.name == "child");
+    CHECK(p.description == "base");
+    CHECK(p.board.model == "Child");
+    CHECK(p.board.cpus == 4u);
+    CHECK(p.tuning.cores.reserved == core::CpuList({2, 3}));
+    REQUIRE(p.tuning.services.size() == 1);
+    CHECK(p.tuning.services[0].name == "jackd");
+    CHECK(p.sources.size() == 2);
+    CHECK(p.sources[0].ends_with("base.yaml"));
+}
+
+TEST_CASE("a user profile can extend the built-in profile of the same name") {
+    TempDir dir;
+    dir.write("pi4.yaml", "extends: pi4\ndescription: my pi\n");
+    core::Profile p = load_profile("pi4", {{dir.path(), "user"}, {k_builtin, "built-in"}});
+    CHECK(p.description == "my pi");
+    CHECK(p.board.cpus == 4u);
+    CHECK(p.tuning.cores.reserved == core::CpuList({3}));
+}
+
+TEST_CASE("an extends loop is an error, not a hang") {
+    TempDir dir;
+    dir.write("a.yaml", "extends: b\n");
+    dir.write("b.yaml", "extends: a\n");
+    CHECK_THROWS_AS(load_profile("a", {{dir.path(), "test"}}), Error);
+}
+
+TEST_CASE("--set overrides single keys and its errors name the option") {
+    TempDir dir;
+    dir.write("t.yaml", "board:\n  cpus: 4\n");
+    core::Profile p = load_profile(
+        "t", {{dir.path(), "test"}},
+        {{"tuning.cores.reserved=2-3"}, {"tuning.services.mpd.limit_rtprio=50"}, {"board.model=X"}});
+    CHECK(p.tuning.cores.reserved == core::CpuList({2, 3}));
+    REQUIRE(p.tuning.services.size() == 1);
+    CHECK(p.tuning.services[0].limit_rtprio == 50);
+    CHECK(p.board.model == "X");
+
+    CHECK(error_for(dir, "board:\n  cpus: 4\n", {{"tuning.cores.reserved=2-x"}}) ==
+          "--set 'tuning.cores.reserved=2-x': malformed CPU list in 'tuning.cores.reserved': "
+          "'x' is not a CPU number");
+    CHECK(error_for(dir, "{}\n", {{"tuning.kernel.isolcpu=[domain]"}}) ==
+          "--set 'tuning.kernel.isolcpu=[domain]': unknown key 'isolcpu', did you mean "
+          "'isolcpus'?");
+    CHECK(error_for(dir, "{}\n", {{"no-equals-sign"}}) ==
+          "--set 'no-equals-sign': expected KEY=VALUE, e.g. 'tuning.cores.reserved=2-3'");
+}
+
+TEST_CASE("an unknown profile name says where it looked") {
+    TempDir dir;
+    try {
+        load_profile("nope", {{dir.path(), "test"}});
+        FAIL("no error");
+    } catch (const Error& e) {
+        CHECK(std::string(e.what()) == "no profile 'nope' in '" + dir.path() +
+                                           "'; 'rtprov profiles' lists the known ones");
+    }
+}
+
+TEST_CASE("to_yaml round-trips every built-in profile") {
+    SearchPath path{{k_builtin, "built-in"}};
+    for (const char* name : {"pi4", "x86-debian13"}) {
+        core::Profile p = load_profile(name, path);
+        std::string yaml = profile::to_yaml(p);
+        core::Profile again = profile::parse_profile(yaml, "profile.yaml");
+        CHECK(profile::to_yaml(again) == yaml);
+        CHECK(again.tuning.cores == core::CoreLayout{p.tuning.cores.housekeeping,
+                                                     p.tuning.cores.reserved,
+                                                     again.tuning.cores.housekeeping_origin,
+                                                     again.tuning.cores.reserved_origin});
+    }
+}
+
+TEST_CASE("list_profiles marks a profile hidden by an earlier folder") {
+    TempDir dir;
+    dir.write("pi4.yaml", "description: mine\n");
+    auto entries = profile::list_profiles({{dir.path(), "user"}, {k_builtin, "built-in"}});
+    REQUIRE(entries.size() >= 3);
+    CHECK(entries[0].name == "pi4");
+    CHECK(entries[0].label == "user");
+    CHECK_FALSE(entries[0].hidden);
+    CHECK(entries[1].name == "pi4");
+    CHECK(entries[1].hidden);
+}

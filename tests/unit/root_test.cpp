@@ -1,0 +1,190 @@
+#include "provisioner/target/root.hpp"
+
+#include "provisioner/core/error.hpp"
+#include "tests/unit/catch.hpp"
+#include "tests/unit/temp_dir.hpp"
+
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <filesystem>
+
+using rtprov::Error;
+using rtprov::core::FileState;
+using rtprov::target::Root;
+namespace fs = std::filesystem;
+
+namespace {
+
+std::string error_of(const Root& root, const std::string& path, const std::string& prefix) {
+    try {
+        root.resolve(path);
+    } catch (const Error& e) {
+        std::string message = e.what();
+        for (std::size_t at; (at = message.find(prefix)) != std::string::npos;)
+            message.replace(at, prefix.size(), "ROOT");
+        return message;
+    }
+    return "no error";
+}
+
+struct stat stat_of(const std::string& path) {
+    struct stat st {};
+    REQUIRE(::lstat(path.c_str(), &st) == 0);
+    return st;
+}
+
+} // namespace
+
+TEST_CASE("absolute symlinks resolve inside the root, as when the image boots") {
+    TempDir dir;
+    dir.write("usr/lib/os-release", "ID=debian\n");
+    fs::create_directories(dir.path() + "/etc");
+    fs::create_symlink("/usr/lib/os-release", dir.path() + "/etc/os-release");
+    fs::create_symlink("/usr/lib", dir.path() + "/lib");
+    Root root(dir.path());
+    CHECK(root.resolve("/etc/os-release") == "/usr/lib/os-release");
+    CHECK(root.resolve("/lib/os-release") == "/usr/lib/os-release");
+    CHECK(root.resolve("/lib/new-file") == "/usr/lib/new-file");
+    CHECK(root.read("/etc/os-release")->content == "ID=debian\n");
+}
+
+TEST_CASE("relative symlinks and '..' that stay inside are followed") {
+    TempDir dir;
+    dir.write("boot/firmware/overlays/README", "x");
+    fs::create_symlink("firmware/overlays", dir.path() + "/boot/overlays");
+    Root root(dir.path());
+    CHECK(root.resolve("/boot/overlays/README") == "/boot/firmware/overlays/README");
+    CHECK(root.resolve("/boot/./firmware/../firmware//overlays") == "/boot/firmware/overlays");
+    CHECK(root.resolve("/") == "/");
+}
+
+TEST_CASE("escapes through '..' and symlinks are refused") {
+    TempDir dir;
+    fs::create_directories(dir.path() + "/etc");
+    fs::create_symlink("../../../../../tmp", dir.path() + "/etc/out");
+    fs::create_symlink("/../escape", dir.path() + "/etc/abs-out");
+    Root root(dir.path());
+    CHECK(error_of(root, "/../etc/passwd", dir.path()) ==
+          "path '/../etc/passwd' escapes the target root 'ROOT' through '..'");
+    CHECK(error_of(root, "/etc/../../x", dir.path()) ==
+          "path '/etc/../../x' escapes the target root 'ROOT' through '..'");
+    CHECK(error_of(root, "/etc/out/x", dir.path()) ==
+          "path '/etc/out/x' escapes the target root 'ROOT' through symlink '/etc/out' -> "
+          "'../../../../../tmp'");
+    CHECK(error_of(root, "/etc/abs-out", dir.path()) ==
+          "path '/etc/abs-out' escapes the target root 'ROOT' through symlink '/etc/abs-out' "
+          "-> '/../escape'");
+    CHECK(error_of(root, "etc/passwd", dir.path()) ==
+          "path 'etc/passwd' must be absolute inside the target root");
+}
+
+TEST_CASE("symlink loops are refused") {
+    TempDir dir;
+    fs::create_directories(dir.path() + "/etc");
+    fs::create_symlink("b", dir.path() + "/etc/a");
+    fs::create_symlink("a", dir.path() + "/etc/b");
+    fs::create_symlink("self", dir.path() + "/etc/self");
+    Root root(dir.path());
+    CHECK(error_of(root, "/etc/a", dir.path()) ==
+          "path '/etc/a' in the target root 'ROOT' has too many levels of symbolic links (a "
+          "link loop?)");
+    CHECK(error_of(root, "/etc/self/x", dir.path()) ==
+          "path '/etc/self/x' in the target root 'ROOT' has too many levels of symbolic links "
+          "(a link loop?)");
+}
+
+TEST_CASE("a write through an absolute symlink lands inside the root") {
+    TempDir dir;
+    TempDir outside;
+    fs::create_directories(dir.path() + "/etc");
+    fs::create_directories(dir.path() + "/data");
+    // The host's outside.path() must never be touched: inside the root, this link
+    // means <root><outside.path()>.
+    fs::create_symlink(outside.path(), dir.path() + "/etc/link");
+    fs::create_directories(dir.path() + outside.path());
+    Root root(dir.path());
+    root.write("/etc/link/file", FileState{"hello\n", 0644, 0, 0, 0});
+    CHECK(dir.read(outside.path().substr(1) + "/file") == "hello\n");
+    CHECK_FALSE(fs::exists(outside.path() + "/file"));
+}
+
+TEST_CASE("a write is atomic, keeps the requested mode and owner, and leaves no temporary") {
+    TempDir dir;
+    fs::create_directories(dir.path() + "/etc");
+    Root root(dir.path());
+    root.write("/etc/f", FileState{"one\n", 0640, 0, 0, 0});
+    struct stat st = stat_of(dir.path() + "/etc/f");
+    CHECK((st.st_mode & 07777) == 0640);
+    CHECK(dir.read("etc/f") == "one\n");
+
+    if (::geteuid() == 0) {
+        root.write("/etc/f", FileState{"two\n", 0600, 1234, 5678, 0});
+        st = stat_of(dir.path() + "/etc/f");
+        CHECK(st.st_uid == 1234u);
+        CHECK(st.st_gid == 5678u);
+        CHECK((st.st_mode & 07777) == 0600);
+    }
+    std::size_t entries = 0;
+    for (const auto& entry : fs::directory_iterator(dir.path() + "/etc")) {
+        (void)entry;
+        ++entries;
+    }
+    CHECK(entries == 1);
+}
+
+TEST_CASE("writing unchanged content does not rewrite the file") {
+    TempDir dir;
+    fs::create_directories(dir.path() + "/etc");
+    Root root(dir.path());
+    FileState state{"same\n", 0644, ::geteuid(), ::getegid(), 0};
+    root.write("/etc/f", state);
+    ino_t before = stat_of(dir.path() + "/etc/f").st_ino;
+    root.write("/etc/f", state);
+    CHECK(stat_of(dir.path() + "/etc/f").st_ino == before);
+}
+
+TEST_CASE("reading a folder as a file is an error; a missing file is nullopt") {
+    TempDir dir;
+    fs::create_directories(dir.path() + "/etc/d");
+    Root root(dir.path());
+    CHECK_FALSE(root.read("/etc/missing"));
+    CHECK_THROWS_AS(root.read("/etc/d"), Error);
+}
+
+TEST_CASE("make_directories reports what it created, parents first") {
+    TempDir dir;
+    fs::create_directories(dir.path() + "/etc");
+    Root root(dir.path());
+    CHECK(root.make_directories("/etc/a/b") == std::vector<std::string>{"/etc/a", "/etc/a/b"});
+    CHECK(root.make_directories("/etc/a/b").empty());
+}
+
+TEST_CASE("remove_tree removes links as links and never follows them") {
+    TempDir dir;
+    TempDir victim;
+    victim.write("keep", "x");
+    fs::create_directories(dir.path() + "/var/own");
+    fs::create_symlink(victim.path(), dir.path() + "/var/own/link");
+    Root root(dir.path());
+    root.remove_tree("/var/own");
+    CHECK_FALSE(fs::exists(dir.path() + "/var/own"));
+    CHECK(victim.read("keep") == "x");
+}
+
+TEST_CASE("stale temporaries of a killed run are removed") {
+    TempDir dir;
+    dir.write("etc/.rtprov-tmp-abc", "half");
+    dir.write("etc/keep", "x");
+    Root root(dir.path());
+    CHECK(root.remove_stale_temporaries("/etc") == 1);
+    CHECK_FALSE(dir.exists("etc/.rtprov-tmp-abc"));
+    CHECK(dir.exists("etc/keep"));
+}
+
+TEST_CASE("a root that is not a directory is refused") {
+    TempDir dir;
+    std::string file = dir.write("file", "");
+    CHECK_THROWS_AS(Root(file), Error);
+    CHECK_THROWS_AS(Root(dir.path() + "/missing"), Error);
+}

@@ -1,0 +1,74 @@
+#include "provisioner/target/state_file.hpp"
+
+#include "provisioner/core/error.hpp"
+#include "tests/unit/catch.hpp"
+
+using namespace rtprov::target;
+using rtprov::Error;
+
+namespace {
+
+State sample() {
+    State s;
+    s.status = ApplyStatus::applied;
+    s.profile = "pi4";
+    s.profile_sha256 = std::string(64, 'a');
+    s.applied_at = "2026-11-29T12:00:00Z";
+    s.state_dir_created = true;
+    s.created_dirs = {"/etc/rtprov", "/etc/with space"};
+    s.files = {{"/etc/rtprov/profile.yaml", true, std::string(64, 'b'), ""},
+               {"/boot/firmware/cmdline.txt", false, std::string(64, 'c'), std::string(64, 'd')},
+               {"/etc/with space/100%", true, std::string(64, 'e'), ""}};
+    return s;
+}
+
+std::string error_of(const std::string& text) {
+    try {
+        parse_state(text, "state");
+    } catch (const Error& e) {
+        return e.what();
+    }
+    return "no error";
+}
+
+const std::string k_fix = "; if the target was never provisioned by rtprov, move the file away; "
+                          "otherwise restore it from a copy of the image";
+
+} // namespace
+
+TEST_CASE("the state file round-trips, odd paths included") {
+    State s = sample();
+    CHECK(parse_state(serialize_state(s), "state") == s);
+}
+
+TEST_CASE("a foreign file is recognised as foreign") {
+    CHECK(error_of("hello world\n") ==
+          "state: not an rtprov state file (no 'format rtprov-state 1' line)" + k_fix);
+    CHECK(error_of("") == "state: not an rtprov state file (no 'format rtprov-state 1' line)" +
+                              k_fix);
+}
+
+TEST_CASE("a state file from a newer rtprov says so") {
+    CHECK(error_of("format rtprov-state 2\n") ==
+          "state:1: state file has 'format rtprov-state 2', written by a newer rtprov; use "
+          "that version to roll back or update rtprov");
+}
+
+TEST_CASE("a damaged or hand-edited state file is refused, never trusted") {
+    std::string text = serialize_state(sample());
+    std::string edited = text;
+    edited.replace(edited.find("profile pi4"), 11, "profile pi5");
+    CHECK(error_of(edited) == "state:13: checksum does not match the contents: the state file "
+                              "was damaged or edited by hand" + k_fix);
+    std::string truncated = text.substr(0, text.size() / 2);
+    CHECK_THROWS_AS(parse_state(truncated, "state"), Error);
+    std::string no_checksum = text.substr(0, text.find("checksum"));
+    CHECK(error_of(no_checksum) ==
+          "state: state file has no checksum line; it is truncated or damaged" + k_fix);
+}
+
+TEST_CASE("every truncation of a state file is an error") {
+    std::string text = serialize_state(sample());
+    for (std::size_t n = 0; n < text.size(); ++n)
+        CHECK_THROWS_AS(parse_state(text.substr(0, n), "state"), Error);
+}
