@@ -254,6 +254,7 @@ int main(int argc, char** argv) {
     add_profile_options(profiles, o);
     profiles->add_flag("--json", o.json, "Print JSON");
     auto* show = profiles->add_subcommand("show", "Print a profile fully resolved (extends, --set)");
+    show->fallthrough(); // --root, --set and --profile-dir belong to "profiles"
     show->add_option("name", o.show_name, "Profile name or .yaml file")->required();
 
     auto* plan = app.add_subcommand("plan", "Show what apply would change; writes nothing");

@@ -76,6 +76,8 @@ ApplyResult apply_plan(Root& root, const core::Plan& plan, const ApplyInfo& info
         if (previous && (previous->status != ApplyStatus::applied ||
                          previous->profile_sha256 != info.profile_sha256)) {
             next.status = ApplyStatus::applied;
+            for (ManagedFile& file : next.files)
+                file.previous_sha256.clear();
             write_state(root, next);
         }
         return result;
@@ -99,10 +101,14 @@ ApplyResult apply_plan(Root& root, const core::Plan& plan, const ApplyInfo& info
         auto known = std::find_if(next.files.begin(), next.files.end(),
                                   [&](const ManagedFile& f) { return f.path == path; });
         if (known != next.files.end()) {
-            known->sha256 = sha; // the original stays the one from before rtprov
+            // The original stays the one from before rtprov. Until this apply ends, the
+            // file may still hold what the last one wrote.
+            if (known->sha256 != sha)
+                known->previous_sha256 = known->sha256;
+            known->sha256 = sha;
             continue;
         }
-        ManagedFile file{path, !change.old, sha, ""};
+        ManagedFile file{path, !change.old, sha, "", ""};
         if (change.old) {
             file.original_sha256 = core::sha256_hex(change.old->content);
             backups[path] = *change.old;
@@ -142,6 +148,8 @@ ApplyResult apply_plan(Root& root, const core::Plan& plan, const ApplyInfo& info
 
     // 3. Done.
     next.status = ApplyStatus::applied;
+    for (ManagedFile& file : next.files)
+        file.previous_sha256.clear();
     write_state(root, next);
     return result;
 }
@@ -160,23 +168,21 @@ std::optional<std::string> current_sha(const Root& root, const std::string& path
 RollbackResult rollback(Root& root, DriftPolicy drift) {
     RollbackResult result;
     std::optional<State> state = read_state(root);
+    std::vector<std::string> paths;
+    for (const ManagedFile& file : state ? state->files : std::vector<ManagedFile>{})
+        paths.push_back(file.path);
+    // Also when there is no state: a killed first apply or a killed rollback leaves its
+    // temporary state folder in /var/lib.
+    remove_stale_temporaries(root, paths);
     if (!state) {
         result.nothing_to_do = true;
         return result;
     }
-    std::vector<std::string> paths;
-    for (const ManagedFile& file : state->files)
-        paths.push_back(file.path);
-    remove_stale_temporaries(root, paths);
 
     std::vector<std::string> drifted;
-    for (const ManagedFile& file : state->files) {
-        auto sha = current_sha(root, file.path);
-        bool ours = file.created ? (!sha || *sha == file.sha256)
-                                 : (sha && (*sha == file.sha256 || *sha == file.original_sha256));
-        if (!ours)
+    for (const ManagedFile& file : state->files)
+        if (!file.is_ours(current_sha(root, file.path)))
             drifted.push_back(file.path);
-    }
     if (!drifted.empty() && drift == DriftPolicy::refuse) {
         std::string list;
         for (const std::string& path : drifted)
@@ -245,7 +251,11 @@ Status read_status(const Root& root) {
         return status;
     for (const ManagedFile& file : status.state->files) {
         auto sha = current_sha(root, file.path);
-        Drift drift = !sha ? Drift::missing : *sha != file.sha256 ? Drift::modified : Drift::none;
+        // After an interrupted apply a file may also hold what came before it.
+        bool applying = status.state->status == ApplyStatus::applying;
+        Drift drift = !sha                                                ? Drift::missing
+                      : *sha == file.sha256 || (applying && file.is_ours(sha)) ? Drift::none
+                                                                          : Drift::modified;
         status.files.push_back({file, drift});
     }
     return status;

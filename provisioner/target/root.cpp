@@ -332,6 +332,8 @@ std::vector<std::string> Root::make_directories(const std::string& path) {
 bool Root::remove_file(const std::string& path) {
     std::string resolved = resolve(path);
     auto [parent, name] = split_parent(resolved);
+    if (!is_directory(parent))
+        return false;
     int dir_fd = open_directory(parent);
     step();
     if (::unlinkat(dir_fd, name.c_str(), 0) != 0) {
@@ -349,6 +351,8 @@ bool Root::remove_file(const std::string& path) {
 bool Root::remove_directory(const std::string& path) {
     std::string resolved = resolve(path);
     auto [parent, name] = split_parent(resolved);
+    if (!is_directory(parent))
+        return false;
     int dir_fd = open_directory(parent);
     step();
     bool removed = ::unlinkat(dir_fd, name.c_str(), AT_REMOVEDIR) == 0;

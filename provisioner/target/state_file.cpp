@@ -71,6 +71,13 @@ std::vector<std::string> words(const std::string& line) {
 
 } // namespace
 
+bool ManagedFile::is_ours(const std::optional<std::string>& sha) const {
+    if (!sha)
+        return created; // a created file may be gone, or not written yet
+    return *sha == sha256 || (!previous_sha256.empty() && *sha == previous_sha256) ||
+           (!created && *sha == original_sha256);
+}
+
 const ManagedFile* State::find(const std::string& path) const {
     for (const ManagedFile& file : files)
         if (file.path == path)
@@ -94,6 +101,8 @@ std::string serialize_state(const State& state) {
                 file.sha256;
         if (!file.created)
             body += " " + file.original_sha256;
+        if (!file.previous_sha256.empty())
+            body += " previous " + file.previous_sha256;
         body += "\n";
     }
     return "# rtprov state: do not edit; see 'rtprov status' and 'rtprov rollback'\n" + body +
@@ -174,12 +183,17 @@ State parse_state(const std::string& text, const std::string& label) {
                 throw bad("bad file path");
             file.path = *path;
             file.created = w[2] == "created";
-            if (!is_sha256(w[3]) || (file.created ? w.size() != 4
-                                                  : w.size() != 5 || !is_sha256(w[4])))
+            std::size_t fixed = file.created ? 4 : 5; // words before an optional 'previous'
+            bool has_previous = w.size() == fixed + 2 && w[fixed] == "previous";
+            if (!is_sha256(w[3]) || (!file.created && (w.size() < 5 || !is_sha256(w[4]))) ||
+                (w.size() != fixed && !has_previous) ||
+                (has_previous && !is_sha256(w[fixed + 1])))
                 throw bad("bad checksums");
             file.sha256 = w[3];
             if (!file.created)
                 file.original_sha256 = w[4];
+            if (has_previous)
+                file.previous_sha256 = w[fixed + 1];
             state.files.push_back(std::move(file));
         } else {
             throw bad("unknown entry");

@@ -13,6 +13,12 @@ struct ManagedFile {
     bool created = false;       // true: did not exist before rtprov; rollback removes it
     std::string sha256;         // content rtprov wrote last
     std::string original_sha256; // content before rtprov (changed files only; in backup.tar)
+    // While an apply is under way: what rtprov wrote in the apply before, which the file
+    // may still hold if that apply is interrupted. Empty otherwise.
+    std::string previous_sha256;
+
+    // True when 'sha' (nullopt: no file) is a content rtprov put there or kept there.
+    bool is_ours(const std::optional<std::string>& sha) const;
     friend bool operator==(const ManagedFile&, const ManagedFile&) = default;
 };
 

@@ -16,9 +16,11 @@ State sample() {
     s.applied_at = "2026-11-29T12:00:00Z";
     s.state_dir_created = true;
     s.created_dirs = {"/etc/rtprov", "/etc/with space"};
-    s.files = {{"/etc/rtprov/profile.yaml", true, std::string(64, 'b'), ""},
-               {"/boot/firmware/cmdline.txt", false, std::string(64, 'c'), std::string(64, 'd')},
-               {"/etc/with space/100%", true, std::string(64, 'e'), ""}};
+    s.files = {{"/etc/rtprov/profile.yaml", true, std::string(64, 'b'), "", ""},
+               {"/boot/firmware/cmdline.txt", false, std::string(64, 'c'), std::string(64, 'd'),
+                std::string(64, '1')},
+               {"/etc/x", true, std::string(64, 'c'), "", std::string(64, '2')},
+               {"/etc/with space/100%", true, std::string(64, 'e'), "", ""}};
     return s;
 }
 
@@ -41,6 +43,19 @@ TEST_CASE("the state file round-trips, odd paths included") {
     CHECK(parse_state(serialize_state(s), "state") == s);
 }
 
+TEST_CASE("a managed file is ours with what rtprov wrote, kept or is about to replace") {
+    ManagedFile changed{"/f", false, "new", "orig", "prev"};
+    CHECK(changed.is_ours(std::string("new")));
+    CHECK(changed.is_ours(std::string("orig")));
+    CHECK(changed.is_ours(std::string("prev")));
+    CHECK_FALSE(changed.is_ours(std::string("hand")));
+    CHECK_FALSE(changed.is_ours(std::nullopt));
+    ManagedFile created{"/g", true, "new", "", ""};
+    CHECK(created.is_ours(std::nullopt));
+    CHECK_FALSE(created.is_ours(std::string("")));
+    CHECK_FALSE(created.is_ours(std::string("hand")));
+}
+
 TEST_CASE("a foreign file is recognised as foreign") {
     CHECK(error_of("hello world\n") ==
           "state: not an rtprov state file (no 'format rtprov-state 1' line)" + k_fix);
@@ -58,7 +73,7 @@ TEST_CASE("a damaged or hand-edited state file is refused, never trusted") {
     std::string text = serialize_state(sample());
     std::string edited = text;
     edited.replace(edited.find("profile pi4"), 11, "profile pi5");
-    CHECK(error_of(edited) == "state:13: checksum does not match the contents: the state file "
+    CHECK(error_of(edited) == "state:14: checksum does not match the contents: the state file "
                               "was damaged or edited by hand" + k_fix);
     std::string truncated = text.substr(0, text.size() / 2);
     CHECK_THROWS_AS(parse_state(truncated, "state"), Error);

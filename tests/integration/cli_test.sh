@@ -1,0 +1,181 @@
+#!/usr/bin/env bash
+# The built rtprov against fixture roots shaped like real ones: plan writes nothing,
+# apply, idempotency, status and drift, rollback byte for byte, and bad input that must
+# leave every file as it was. Usage: cli_test.sh RTPROV SOURCE_DIR
+set -uo pipefail
+rtprov=$1
+src=$2
+# shellcheck source=tests/integration/lib.sh
+. "$src/tests/integration/lib.sh"
+make_workdir
+
+fresh() { # fresh NAME FIXTURE: a copy of a fixture root at $work/NAME
+    rm -rf "${work:?}/$1"
+    cp -a "$src/tests/fixtures/roots/$2" "$work/$1"
+}
+
+# run: rtprov with output captured in $out, $err and exit code in $rc
+run() {
+    out=$("$rtprov" "$@" 2>"$work/stderr")
+    rc=$?
+    err=$(cat "$work/stderr")
+}
+
+# -- plan writes nothing ---------------------------------------------------------------
+for fixture in pi4-trixie debian13; do
+    fresh r "$fixture"
+    before=$(tree_sum "$work/r")
+    profile=pi4
+    [ "$fixture" = debian13 ] && profile=x86-debian13
+    run plan --root "$work/r" --profile "$profile"
+    check "plan on $fixture succeeds" [ "$rc" -eq 0 ]
+    check "plan on $fixture shows the profile file as a diff" \
+        grep -q '^+++ b/etc/rtprov/profile.yaml$' <<<"$out"
+    run plan --root "$work/r" --profile "$profile" --json
+    check "plan --json on $fixture is valid JSON" python3 -m json.tool <<<"$out" >/dev/null
+    check "plan on $fixture wrote nothing" [ "$(tree_sum "$work/r")" = "$before" ]
+done
+
+# -- apply, idempotency, status, rollback --------------------------------------------------
+fresh r pi4-trixie
+original=$(tree_sum "$work/r")
+run apply --root "$work/r" --profile pi4
+check "apply succeeds" [ "$rc" -eq 0 ]
+check "apply says what it wrote" grep -q '^wrote /etc/rtprov/profile.yaml$' <<<"$out"
+check "the resolved profile carries rtprov's header" \
+    grep -q "^# Written by rtprov from profile 'pi4'. Do not edit" "$work/r/etc/rtprov/profile.yaml"
+applied=$(tree_sum "$work/r")
+run apply --root "$work/r" --profile pi4
+check "a second apply changes nothing and says so" \
+    [ "$out" = "nothing to change: root '$work/r' already matches profile 'pi4'" ]
+check "a second apply leaves the tree as it was" [ "$(tree_sum "$work/r")" = "$applied" ]
+run plan --root "$work/r" --profile pi4
+check "plan after apply has nothing to change" grep -q '^nothing to change' <<<"$out"
+
+run status --root "$work/r"
+check "status names the profile" grep -q '^profile:     pi4 ' <<<"$out"
+check "status shows no drift" grep -q '^no drift' <<<"$out"
+run status --root "$work/r" --json
+check "status --json is valid JSON" python3 -m json.tool <<<"$out" >/dev/null
+
+echo "edited: true" >>"$work/r/etc/rtprov/profile.yaml"
+run status --root "$work/r"
+check "status reports a file changed by hand" \
+    grep -q '^  created  /etc/rtprov/profile.yaml  changed by hand$' <<<"$out"
+drifted=$(tree_sum "$work/r")
+run rollback --root "$work/r"
+check "rollback refuses to lose a hand edit" [ "$rc" -eq 1 ]
+check "the refusal says what to do" grep -q "run 'rtprov rollback --force'" <<<"$err"
+check "a refused rollback changes nothing" [ "$(tree_sum "$work/r")" = "$drifted" ]
+run rollback --root "$work/r" --force
+check "rollback --force succeeds" [ "$rc" -eq 0 ]
+check "rollback restores the tree byte for byte" [ "$(tree_sum "$work/r")" = "$original" ]
+run rollback --root "$work/r"
+check "a second rollback has nothing to do" grep -q '^nothing to roll back' <<<"$out"
+
+# A file that existed before: its bytes, mode and owner come back.
+fresh r debian13
+mkdir -p "$work/r/etc/rtprov"
+printf 'hand-made\n' >"$work/r/etc/rtprov/profile.yaml"
+chmod 0600 "$work/r/etc/rtprov/profile.yaml"
+chown 1234:5678 "$work/r/etc/rtprov/profile.yaml"
+original=$(tree_sum "$work/r")
+run apply --root "$work/r" --profile x86-debian13 --set board.cpus=4
+check "apply over an existing file succeeds" [ "$rc" -eq 0 ]
+check "apply keeps the owner of a file it replaces" \
+    [ "$(stat -c '%a %u %g' "$work/r/etc/rtprov/profile.yaml")" = "600 1234 5678" ]
+check "the backup archive holds the original" \
+    tar -tf "$work/r/var/lib/rtprov/backup.tar" etc/rtprov/profile.yaml >/dev/null
+run rollback --root "$work/r"
+check "rollback puts back bytes, mode and owner" [ "$(tree_sum "$work/r")" = "$original" ]
+
+# -- profiles -----------------------------------------------------------------------------
+fresh r pi4-trixie
+mkdir -p "$work/r/etc/rtprov/profiles"
+printf 'extends: pi4\ndescription: my studio pi\ntuning:\n  cores:\n    housekeeping: 0-1\n    reserved: 2-3\n' \
+    >"$work/r/etc/rtprov/profiles/pi4.yaml"
+run profiles --root "$work/r"
+check "profiles lists the target's profile" \
+    grep -Eq '^pi4 +target /etc/rtprov/profiles +my studio pi$' <<<"$out"
+check "profiles shows the built-in one as hidden" \
+    grep -Eq '^pi4 +built-in +\(hidden by the one above\)' <<<"$out"
+run profiles show pi4 --root "$work/r" --set tuning.selftest.duration_s=30
+check "profiles show resolves extends" grep -q '^    reserved: 2-3$' <<<"$out"
+check "profiles show applies --set" grep -q '^    duration_s: 30$' <<<"$out"
+run apply --root "$work/r" --profile pi4
+check "apply uses the target's own profile" grep -q '^    reserved: 2-3$' "$work/r/etc/rtprov/profile.yaml"
+
+# -- symlinks inside the image --------------------------------------------------------------
+fresh r pi4-trixie
+mkdir -p "$work/r/srv/config"
+ln -s /srv/config "$work/r/etc/rtprov"
+run apply --root "$work/r" --profile pi4
+check "an absolute symlink in the image is followed inside the image" \
+    [ -f "$work/r/srv/config/profile.yaml" ]
+check "the symlink itself is kept" [ -L "$work/r/etc/rtprov" ]
+run rollback --root "$work/r"
+check "rollback through the symlink removes the file" [ ! -e "$work/r/srv/config/profile.yaml" ]
+
+fresh r pi4-trixie
+mkdir -p "$work/outside"
+ln -s ../../../../../../../../../../.."$work/outside" "$work/r/etc/rtprov"
+before=$(tree_sum "$work/r")
+run apply --root "$work/r" --profile pi4
+check "a symlink out of the image is refused" [ "$rc" -eq 1 ]
+check "the refusal names the link" grep -q "escapes the target root '$work/r' through symlink '/etc/rtprov'" <<<"$err"
+check "nothing was written outside" [ -z "$(ls -A "$work/outside")" ]
+check "nothing was written inside" [ "$(tree_sum "$work/r")" = "$before" ]
+
+# -- bad input leaves every file as it was ----------------------------------------------
+fresh r pi4-trixie
+before=$(tree_sum "$work/r")
+mkdir -p "$work/profiles"
+printf 'extends: pi4\ntuning:\n  kernel:\n    isolcpu: [domain]\n' >"$work/profiles/bad.yaml"
+run apply --root "$work/r" --profile bad --profile-dir "$work/profiles"
+check "a malformed profile fails" [ "$rc" -eq 1 ]
+check "the error names file, line, column and the fix" [ "$err" = \
+    "rtprov: error: $work/profiles/bad.yaml:4:5: unknown key 'isolcpu', did you mean 'isolcpus'?" ]
+run apply --root "$work/r" --profile pi4 --set tuning.cores.reserved=2-3
+check "an overlapping layout fails" [ "$rc" -eq 1 ]
+check "the overlap error names the --set" [ "$err" = \
+    "rtprov: error: --set 'tuning.cores.reserved=2-3': reserved CPUs '2-3' overlap housekeeping CPUs '0-2' on CPU 2; a core is either housekeeping or reserved" ]
+run apply --root "$work/r" --profile pi4 --set board.cpus=2
+check "a layout beyond the CPU count fails" grep -q "CPU 3 is beyond the board's 2 CPUs" <<<"$err"
+run apply --root "$work/r" --profile nosuch
+check "an unknown profile fails" grep -q "^rtprov: error: no profile 'nosuch' in " <<<"$err"
+check "bad profiles wrote nothing" [ "$(tree_sum "$work/r")" = "$before" ]
+
+run apply --root / --profile pi4
+check "--root / is refused without --live" [ "$rc" -eq 1 ]
+check "the refusal says to pass --live" [ "$err" = \
+    "rtprov: error: refusing --root '/': that is the running system; pass --live to change it" ]
+run apply --profile pi4
+check "a missing --root is a usage error" [ "$rc" -eq 2 ]
+run apply --root "$work/missing" --profile pi4
+check "a missing root fails" grep -q "^rtprov: error: target root '$work/missing' is not a directory" <<<"$err"
+mkdir -p "$work/notaroot"
+run apply --root "$work/notaroot" --profile pi4
+check "a folder that is not a system root is refused" \
+    grep -q "has no '/etc', so it is not the root of an installed system" <<<"$err"
+check "nothing was written to it" [ -z "$(ls -A "$work/notaroot")" ]
+run frobnicate
+check "an unknown command is a usage error" [ "$rc" -eq 2 ]
+
+# A corrupted state file: clear error, nothing touched.
+fresh r pi4-trixie
+"$rtprov" apply --root "$work/r" --profile pi4 >/dev/null
+sed -i 's/^status applied$/status applieD/' "$work/r/var/lib/rtprov/state"
+before=$(tree_sum "$work/r")
+for command in apply status rollback; do
+    if [ "$command" = apply ]; then
+        run apply --root "$work/r" --profile pi4
+    else
+        run "$command" --root "$work/r"
+    fi
+    check "$command with a corrupted state file fails" [ "$rc" -eq 1 ]
+    check "$command names the state file and the problem" \
+        grep -q "^rtprov: error: $work/r/var/lib/rtprov/state:3: unknown entry in 'status applieD'" <<<"$err"
+done
+check "a corrupted state file is left as it was" [ "$(tree_sum "$work/r")" = "$before" ]
+
+finish

@@ -1,0 +1,44 @@
+# Shared helpers for the integration tests (sourced).
+# shellcheck shell=bash
+
+pass=0
+fail=0
+
+# check DESCRIPTION COMMAND...: runs COMMAND, counts and reports the outcome.
+check() {
+    local description=$1
+    shift
+    if "$@"; then
+        pass=$((pass + 1))
+    else
+        fail=$((fail + 1))
+        echo "FAIL: $description" >&2
+    fi
+}
+
+# A temporary folder for the whole script, removed at exit unless RTPROV_KEEP_TESTDIR is set.
+make_workdir() {
+    work=$(mktemp -d "${TMPDIR:-/tmp}/rtprov-it-XXXXXX")
+    if [ -n "${RTPROV_KEEP_TESTDIR:-}" ]; then
+        trap 'echo "kept test folder $work" >&2' EXIT
+    else
+        trap 'rm -rf "$work"' EXIT
+    fi
+}
+
+# tree_sum DIR [EXCLUDE_PATTERN]: one checksum over every entry's path, type, mode,
+# owner, link target and file content; mtimes are left out.
+tree_sum() {
+    local dir=$1 exclude=${2:-^$}
+    (
+        cd "$dir" || exit 1
+        find . -printf '%p %y %m %U %G %l\n' | LC_ALL=C sort | grep -Ev "$exclude"
+        find . -type f -print0 | LC_ALL=C sort -z | xargs -0 -r sha256sum | grep -Ev "$exclude"
+    ) | sha256sum | cut -d' ' -f1
+}
+
+# Prints the pass/fail line ctest and CI read, and exits non-zero on failure.
+finish() {
+    echo "$pass passed, $fail failed"
+    [ "$fail" -eq 0 ]
+}
