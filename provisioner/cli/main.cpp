@@ -135,7 +135,8 @@ struct Planned {
 
 Planned make_plan(const Options& o, const target::Root& root) {
     if (o.profile.empty())
-        throw CLI::ValidationError("--profile", "name a profile: --profile NAME (see 'rtprov profiles')");
+        throw CLI::ValidationError("--profile",
+                                   "name a profile: --profile NAME (see 'rtprov profiles')");
     Planned p{profile::load_profile(o.profile, search_path(o, &root), overrides(o)), "", {}};
     p.profile_yaml = profile::to_yaml(p.profile);
     auto mode = o.live ? core::TargetMode::live : core::TargetMode::offline;
@@ -182,7 +183,8 @@ int run_apply(const Options& o) {
         std::cerr << "rtprov: info: removed " << result.stale_temporaries_removed
                   << " temporary file(s) left by an interrupted run\n";
     if (result.nothing_to_do) {
-        std::cout << "nothing to change: " << (o.live ? "this machine" : "root '" + root->path() + "'")
+        std::cout << "nothing to change: "
+                  << (o.live ? "this machine" : "root '" + root->path() + "'")
                   << " already matches profile '" << p.profile.name << "'\n";
         return k_exit_ok;
     }
@@ -205,8 +207,8 @@ int run_status(const Options& o) {
 int run_rollback(const Options& o) {
     auto root = open_root(o, true);
     install_kill_hook(*root);
-    auto result = target::rollback(
-        *root, o.force ? target::DriftPolicy::overwrite : target::DriftPolicy::refuse);
+    auto result = target::rollback(*root, o.force ? target::DriftPolicy::overwrite
+                                                  : target::DriftPolicy::refuse);
     if (result.nothing_to_do) {
         std::cout << "nothing to roll back: rtprov has not applied anything to "
                   << (o.live ? "this machine" : "root '" + root->path() + "'") << "\n";
@@ -253,15 +255,18 @@ int main(int argc, char** argv) {
     add_target_options(profiles, o);
     add_profile_options(profiles, o);
     profiles->add_flag("--json", o.json, "Print JSON");
-    auto* show = profiles->add_subcommand("show", "Print a profile fully resolved (extends, --set)");
+    auto* show =
+        profiles->add_subcommand("show", "Print a profile fully resolved (extends, --set)");
     show->fallthrough(); // --root, --set and --profile-dir belong to "profiles"
     show->add_option("name", o.show_name, "Profile name or .yaml file")->required();
 
     auto* plan = app.add_subcommand("plan", "Show what apply would change; writes nothing");
-    auto* apply = app.add_subcommand("apply", "Make the planned changes (a second run changes nothing)");
+    auto* apply =
+        app.add_subcommand("apply", "Make the planned changes (a second run changes nothing)");
     for (auto* cmd : {plan, apply}) {
         add_target_options(cmd, o);
-        cmd->add_option("--profile", o.profile, "Profile name (see 'rtprov profiles') or .yaml file")
+        cmd->add_option("--profile", o.profile,
+                        "Profile name (see 'rtprov profiles') or .yaml file")
             ->type_name("NAME");
         add_profile_options(cmd, o);
     }

@@ -12,9 +12,9 @@ namespace {
 
 std::string diff_of(const core::FileChange& change) {
     std::string rel = change.path.substr(1);
-    std::string diff = core::unified_diff(change.old ? std::optional(change.old->content)
-                                                     : std::nullopt,
-                                          change.next.content, "a/" + rel, "b/" + rel);
+    std::string diff =
+        core::unified_diff(change.old ? std::optional(change.old->content) : std::nullopt,
+                           change.next.content, "a/" + rel, "b/" + rel);
     if (diff.empty() && change.old) // same bytes, other mode or owner
         diff = "--- a/" + rel + "\n+++ b/" + rel + "\n";
     return diff;
@@ -34,14 +34,15 @@ std::string plural(std::size_t n, const char* one, const char* many) {
 
 std::string plan_text(const PlanView& view) {
     const core::Plan& plan = *view.plan;
-    std::string out = "rtprov plan: profile '" + view.profile + "' on " +
-                      (view.live ? std::string("this machine (live)")
-                                 : "root '" + view.root + "' (offline)") +
-                      "\n";
+    std::string out =
+        "rtprov plan: profile '" + view.profile + "' on " +
+        (view.live ? std::string("this machine (live)") : "root '" + view.root + "' (offline)") +
+        "\n";
     for (const core::FileChange& change : plan.changes) {
         out += "\n# " + change.path + ": " + change.reason + "\n";
-        if (change.old && (change.old->mode != change.next.mode ||
-                           change.old->uid != change.next.uid || change.old->gid != change.next.gid))
+        if (change.old &&
+            (change.old->mode != change.next.mode || change.old->uid != change.next.uid ||
+             change.old->gid != change.next.gid))
             out += "# mode " + octal(change.old->mode) + " -> " + octal(change.next.mode) +
                    ", owner " + std::to_string(change.old->uid) + ":" +
                    std::to_string(change.old->gid) + " -> " + std::to_string(change.next.uid) +
@@ -57,7 +58,8 @@ std::string plan_text(const PlanView& view) {
     if (plan.refused())
         out += "refused: fix the errors above; apply would write nothing\n";
     else if (plan.changes.empty())
-        out += "nothing to change: " + plural(plan.unchanged.size(), "managed file is", "managed files are") +
+        out += "nothing to change: " +
+               plural(plan.unchanged.size(), "managed file is", "managed files are") +
                " already as planned\n";
     else
         out += plural(plan.changes.size(), "file", "files") + " to change, " +
@@ -77,8 +79,10 @@ std::string plan_json(const PlanView& view) {
         const core::FileChange& c = plan.changes[i];
         out += std::string(i ? "," : "") + "\n    {\"path\": " + json_string(c.path) +
                ", \"action\": " + json_string(c.old ? "modify" : "create") +
-               ", \"reason\": " + json_string(c.reason) + ", \"mode\": " + json_string(octal(c.next.mode)) +
-               ", \"uid\": " + std::to_string(c.next.uid) + ", \"gid\": " + std::to_string(c.next.gid) +
+               ", \"reason\": " + json_string(c.reason) +
+               ", \"mode\": " + json_string(octal(c.next.mode)) +
+               ", \"uid\": " + std::to_string(c.next.uid) +
+               ", \"gid\": " + std::to_string(c.next.gid) +
                ", \"sha256\": " + json_string(core::sha256_hex(c.next.content)) +
                ", \"diff\": " + json_string(diff_of(c)) + "}";
     }
@@ -88,9 +92,10 @@ std::string plan_json(const PlanView& view) {
     out += "],\n  \"findings\": [";
     for (std::size_t i = 0; i < plan.findings.size(); ++i) {
         const core::Finding& f = plan.findings[i];
-        out += std::string(i ? "," : "") + "\n    {\"severity\": " +
-               json_string(core::to_string(f.severity)) + ", \"code\": " + json_string(f.code) +
-               ", \"message\": " + json_string(f.message) + "}";
+        out += std::string(i ? "," : "") +
+               "\n    {\"severity\": " + json_string(core::to_string(f.severity)) +
+               ", \"code\": " + json_string(f.code) + ", \"message\": " + json_string(f.message) +
+               "}";
     }
     out += std::string(plan.findings.empty() ? "" : "\n  ") + "]\n}\n";
     return out;
@@ -181,7 +186,8 @@ std::string profiles_text(const std::vector<profile::ProfileEntry>& entries) {
         s.resize(std::max(width, s.size()), ' ');
         return s;
     };
-    std::string out = pad("NAME", name_width) + "  " + pad("SOURCE", label_width) + "  DESCRIPTION\n";
+    std::string out =
+        pad("NAME", name_width) + "  " + pad("SOURCE", label_width) + "  DESCRIPTION\n";
     for (const auto& e : entries)
         out += pad(e.name, name_width) + "  " + pad(e.label, label_width) + "  " +
                (e.hidden ? "(hidden by the one above) " : "") + e.description + "\n";

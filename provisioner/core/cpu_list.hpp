@@ -11,7 +11,7 @@ namespace rtprov::core {
 // A set of CPU numbers as the kernel writes them in cmdline parameters and sysfs:
 // "0-1,3", "2-3", "" (empty). Ordered, duplicate free.
 class CpuList {
-public:
+  public:
     static constexpr unsigned k_max_cpu = 4095; // NR_CPUS on arm64 and x86 defconfigs
 
     CpuList() = default;
@@ -35,7 +35,7 @@ public:
 
     friend bool operator==(const CpuList&, const CpuList&) = default;
 
-private:
+  private:
     std::vector<unsigned> m_cpus;
 };
 

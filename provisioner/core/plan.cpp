@@ -9,7 +9,9 @@ bool Plan::refused() const {
                        [](const Finding& f) { return f.severity == Severity::error; });
 }
 
-std::vector<std::string> managed_paths(const Profile&) { return {k_applied_profile_path}; }
+std::vector<std::string> managed_paths(const Profile&) {
+    return {k_applied_profile_path};
+}
 
 std::string owned_file_header(const std::string& profile_name) {
     return "# Written by rtprov from profile '" + profile_name +
@@ -50,8 +52,8 @@ void add_file(Plan& plan, const TargetFacts& facts, const std::string& path, Fil
 
 void plan_cores(Plan& plan, const Profile& profile, const TargetFacts& facts) {
     for (const ProfileProblem& problem : validate(profile, facts.cpu_count))
-        plan.findings.push_back(
-            {Severity::error, "profile-invalid", problem.origin.to_string() + ": " + problem.message});
+        plan.findings.push_back({Severity::error, "profile-invalid",
+                                 problem.origin.to_string() + ": " + problem.message});
     auto cores = resolve_cores(profile, facts.cpu_count);
     if (!cores) {
         plan.findings.push_back(

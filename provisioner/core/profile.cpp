@@ -8,7 +8,9 @@ std::optional<unsigned> count_of(const Profile& profile, std::optional<unsigned>
     return cpu_count ? cpu_count : profile.board.cpus;
 }
 
-std::string cpu_noun(const CpuList& list) { return list.size() == 1 ? "CPU " : "CPUs "; }
+std::string cpu_noun(const CpuList& list) {
+    return list.size() == 1 ? "CPU " : "CPUs ";
+}
 
 // "CPU 4 is" / "CPUs 4-5 are"
 std::string cpus_are(const CpuList& list) {
@@ -44,7 +46,8 @@ std::vector<ProfileProblem> validate(const Profile& profile, std::optional<unsig
     std::vector<ProfileProblem> problems;
     const CoreLayout& layout = profile.tuning.cores;
     auto count = count_of(profile, cpu_count);
-    const Origin& count_origin = cpu_count ? Origin{"the running machine"} : profile.board.cpus_origin;
+    const Origin& count_origin =
+        cpu_count ? Origin{"the running machine"} : profile.board.cpus_origin;
 
     if (layout.housekeeping && layout.housekeeping->empty())
         problems.push_back({layout.housekeeping_origin,
@@ -53,12 +56,12 @@ std::vector<ProfileProblem> validate(const Profile& profile, std::optional<unsig
     if (layout.housekeeping && layout.reserved) {
         CpuList both = layout.housekeeping->intersection(*layout.reserved);
         if (!both.empty())
-            problems.push_back({layout.reserved_origin,
-                                "reserved CPUs '" + layout.reserved->to_string() +
-                                    "' overlap housekeeping CPUs '" +
-                                    layout.housekeeping->to_string() + "' on " + cpu_noun(both) +
-                                    both.to_string() +
-                                    "; a core is either housekeeping or reserved"});
+            problems.push_back(
+                {layout.reserved_origin, "reserved CPUs '" + layout.reserved->to_string() +
+                                             "' overlap housekeeping CPUs '" +
+                                             layout.housekeeping->to_string() + "' on " +
+                                             cpu_noun(both) + both.to_string() +
+                                             "; a core is either housekeeping or reserved"});
     }
     if (count) {
         CpuList all = CpuList::range(0, *count - 1);
@@ -67,8 +70,9 @@ std::vector<ProfileProblem> validate(const Profile& profile, std::optional<unsig
                 return;
             CpuList beyond = list->minus(all);
             if (!beyond.empty())
-                problems.push_back({origin, cpus_are(beyond) + " beyond the board's " + std::to_string(*count) +
-                                                " CPUs (" + all.to_string() + ")"});
+                problems.push_back({origin, cpus_are(beyond) + " beyond the board's " +
+                                                std::to_string(*count) + " CPUs (" +
+                                                all.to_string() + ")"});
         };
         check_range(layout.housekeeping, layout.housekeeping_origin);
         check_range(layout.reserved, layout.reserved_origin);
@@ -79,12 +83,12 @@ std::vector<ProfileProblem> validate(const Profile& profile, std::optional<unsig
         if (layout.housekeeping && layout.reserved) {
             CpuList left_out = all.minus(layout.housekeeping->union_with(*layout.reserved));
             if (!left_out.empty())
-                problems.push_back({layout.reserved_origin,
-                                    cpus_are(left_out) + " neither housekeeping nor reserved; add " +
-                                        (left_out.size() == 1 ? "it" : "them") +
-                                        " to one of the two lists"});
-        } else if (layout.reserved && !layout.housekeeping &&
-                   all.minus(*layout.reserved).empty() && *count >= 2) {
+                problems.push_back(
+                    {layout.reserved_origin,
+                     cpus_are(left_out) + " neither housekeeping nor reserved; add " +
+                         (left_out.size() == 1 ? "it" : "them") + " to one of the two lists"});
+        } else if (layout.reserved && !layout.housekeeping && all.minus(*layout.reserved).empty() &&
+                   *count >= 2) {
             problems.push_back({layout.reserved_origin,
                                 "no housekeeping core: reserving CPUs '" +
                                     layout.reserved->to_string() + "' leaves none of the " +

@@ -64,7 +64,7 @@ struct CoreLayout {
 };
 
 struct KernelParams {
-    bool realtime = false;                                         // boot a PREEMPT_RT kernel
+    bool realtime = false;                                               // boot a PREEMPT_RT kernel
     std::vector<std::string> isolcpus_flags = {"managed_irq", "domain"}; // isolcpus= flags
     KernelFeature nohz_full = KernelFeature::automatic;
     KernelFeature rcu_nocbs = KernelFeature::automatic;

@@ -134,7 +134,7 @@ std::string suggestion(const std::string& key, const std::vector<std::string_vie
 // ---- Tree -> Profile --------------------------------------------------------------------
 
 class Converter {
-public:
+  public:
     explicit Converter(Problems& problems) : m_problems(problems) {}
 
     void fail(const Origin& origin, std::string message) {
@@ -151,7 +151,8 @@ public:
         }
         for (const TreeEntry& entry : tree.entries)
             if (std::find(keys.begin(), keys.end(), entry.key) == keys.end())
-                fail(entry.key_origin, "unknown key '" + entry.key + "'" + suggestion(entry.key, keys));
+                fail(entry.key_origin,
+                     "unknown key '" + entry.key + "'" + suggestion(entry.key, keys));
         return true;
     }
 
@@ -298,7 +299,7 @@ public:
             out = *list;
     }
 
-private:
+  private:
     Problems& m_problems;
 };
 
@@ -328,7 +329,8 @@ void read_board(Converter& c, const Tree& tree, core::Board& board) {
     }
 
     const Tree& match = child_or_empty(tree, "match");
-    if (c.map(match, "board.match", {"device_tree_model", "dmi_product_name", "os_id", "cpu_count"})) {
+    if (c.map(match, "board.match",
+              {"device_tree_model", "dmi_product_name", "os_id", "cpu_count"})) {
         c.strings(child(match, "device_tree_model"), "board.match.device_tree_model",
                   board.match.device_tree_model);
         c.strings(child(match, "dmi_product_name"), "board.match.dmi_product_name",
@@ -417,8 +419,10 @@ void read_service(Converter& c, const TreeEntry& entry, core::ServiceTuning& ser
         if (std::regex_match(value, k_size))
             service.limit_memlock = value;
         else if (memlock->kind == Tree::Kind::scalar)
-            c.fail(memlock->origin, "'" + path + ".limit_memlock' must be 'infinity' or a size "
-                                    "such as '512M', not '" + value + "'");
+            c.fail(memlock->origin, "'" + path +
+                                        ".limit_memlock' must be 'infinity' or a size "
+                                        "such as '512M', not '" +
+                                        value + "'");
     }
     c.number(child(tree, "nice"), path + ".nice", -100000, 100000, service.nice);
     c.choice(child(tree, "io_class"), path + ".io_class",
@@ -467,8 +471,9 @@ void read_tuning(Converter& c, const Tree& tree, core::Tuning& tuning) {
         if (const Tree* flags = child(kernel, "isolcpus"))
             for (const std::string& flag : tuning.kernel.isolcpus_flags)
                 if (!k_flags.count(flag))
-                    c.fail(flags->origin, "unknown isolcpus flag '" + flag +
-                                              "'; the kernel knows 'nohz', 'domain', 'managed_irq'");
+                    c.fail(flags->origin,
+                           "unknown isolcpus flag '" + flag +
+                               "'; the kernel knows 'nohz', 'domain', 'managed_irq'");
         const std::vector<std::pair<std::string_view, core::KernelFeature>> features = {
             {"auto", core::KernelFeature::automatic},
             {"on", core::KernelFeature::on},
@@ -517,10 +522,10 @@ void read_tuning(Converter& c, const Tree& tree, core::Tuning& tuning) {
                  tuning.selftest.interval_us);
         const Tree& max = child_or_empty(selftest, "max_latency_us");
         if (c.map(max, "tuning.selftest.max_latency_us", {"reserved", "housekeeping"})) {
-            c.number(child(max, "reserved"), "tuning.selftest.max_latency_us.reserved", 1,
-                     10000000, tuning.selftest.max_latency_reserved_us);
-            c.number(child(max, "housekeeping"), "tuning.selftest.max_latency_us.housekeeping",
-                     1, 10000000, tuning.selftest.max_latency_housekeeping_us);
+            c.number(child(max, "reserved"), "tuning.selftest.max_latency_us.reserved", 1, 10000000,
+                     tuning.selftest.max_latency_reserved_us);
+            c.number(child(max, "housekeeping"), "tuning.selftest.max_latency_us.housekeeping", 1,
+                     10000000, tuning.selftest.max_latency_housekeeping_us);
         }
     }
 }
@@ -545,16 +550,15 @@ core::Profile convert(const Tree& tree, const std::string& default_name, Problem
 [[noreturn]] void throw_problems(const Problems& problems) {
     std::string message;
     for (const ProfileProblem& problem : problems)
-        message += (message.empty() ? "" : "\n") + problem.origin.to_string() + ": " +
-                   problem.message;
+        message +=
+            (message.empty() ? "" : "\n") + problem.origin.to_string() + ": " + problem.message;
     throw Error(message);
 }
 
 // ---- files, extends, overrides ----------------------------------------------------------
 
 bool looks_like_path(const std::string& name) {
-    return name.find('/') != std::string::npos ||
-           (name.size() > 5 && name.ends_with(".yaml"));
+    return name.find('/') != std::string::npos || (name.size() > 5 && name.ends_with(".yaml"));
 }
 
 // The file for profile 'name', searching the folders from 'first_dir' on.
@@ -672,7 +676,8 @@ void apply_override(Tree& tree, const Override& override, Problems& problems) {
     std::size_t start = 0;
     while (true) {
         std::size_t dot = key.find('.', start);
-        std::string part = key.substr(start, dot == std::string::npos ? std::string::npos : dot - start);
+        std::string part =
+            key.substr(start, dot == std::string::npos ? std::string::npos : dot - start);
         if (part.empty()) {
             problems.push_back({origin, "empty part in key '" + key + "'"});
             return;
@@ -690,8 +695,9 @@ void apply_override(Tree& tree, const Override& override, Problems& problems) {
         }
         if (dot == std::string::npos) {
             if (value_tree.kind == Tree::Kind::null) {
-                node->entries.erase(std::find_if(node->entries.begin(), node->entries.end(),
-                                                 [&](const TreeEntry& e) { return e.key == part; }));
+                node->entries.erase(
+                    std::find_if(node->entries.begin(), node->entries.end(),
+                                 [&](const TreeEntry& e) { return e.key == part; }));
             } else {
                 for (TreeEntry& entry : node->entries)
                     if (entry.key == part)

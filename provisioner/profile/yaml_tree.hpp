@@ -16,8 +16,8 @@ struct Tree {
     enum class Kind { null, scalar, sequence, map };
     Kind kind = Kind::null;
     std::string scalar;
-    std::vector<Tree> items;         // sequence
-    std::vector<TreeEntry> entries;  // map, in file order
+    std::vector<Tree> items;        // sequence
+    std::vector<TreeEntry> entries; // map, in file order
     core::Origin origin;
 
     const Tree* find(const std::string& key) const;

@@ -87,8 +87,8 @@ ApplyResult apply_plan(Root& root, const core::Plan& plan, const ApplyInfo& info
     Backups backups;
     bool new_backups = false;
     if (previous && root.exists(k_backup_file))
-        backups = read_backup_archive(root.read(k_backup_file)->content,
-                                      root.host_path(k_backup_file));
+        backups =
+            read_backup_archive(root.read(k_backup_file)->content, root.host_path(k_backup_file));
     std::vector<std::string> resolved;
     for (const core::FileChange& change : plan.changes) {
         std::string path = root.resolve(change.path);
@@ -253,9 +253,9 @@ Status read_status(const Root& root) {
         auto sha = current_sha(root, file.path);
         // After an interrupted apply a file may also hold what came before it.
         bool applying = status.state->status == ApplyStatus::applying;
-        Drift drift = !sha                                                ? Drift::missing
+        Drift drift = !sha                                                     ? Drift::missing
                       : *sha == file.sha256 || (applying && file.is_ours(sha)) ? Drift::none
-                                                                          : Drift::modified;
+                                                                               : Drift::modified;
         status.files.push_back({file, drift});
     }
     return status;

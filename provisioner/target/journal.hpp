@@ -38,10 +38,10 @@ ApplyResult apply_plan(Root& root, const core::Plan& plan, const ApplyInfo& info
 enum class DriftPolicy { refuse, overwrite };
 
 struct RollbackResult {
-    std::vector<std::string> restored;    // changed files put back
-    std::vector<std::string> removed;     // created files and folders removed
-    std::vector<std::string> kept_dirs;   // created folders left because they are not empty
-    bool nothing_to_do = false;           // no state: nothing was applied here
+    std::vector<std::string> restored;  // changed files put back
+    std::vector<std::string> removed;   // created files and folders removed
+    std::vector<std::string> kept_dirs; // created folders left because they are not empty
+    bool nothing_to_do = false;         // no state: nothing was applied here
 };
 
 // Puts every file rtprov changed back to its original bytes, mode and owner, removes

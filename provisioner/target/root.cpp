@@ -20,7 +20,9 @@ namespace {
 
 constexpr int k_max_symlinks = 40; // the kernel's MAXSYMLINKS
 
-std::string errno_text(int err) { return std::strerror(err); }
+std::string errno_text(int err) {
+    return std::strerror(err);
+}
 
 // "/etc/x" -> "etc/x"; "/" -> ".": a path relative to the root's descriptor.
 std::string relative(const std::string& resolved) {
@@ -85,8 +87,8 @@ std::pair<std::string, std::string> split_parent(const std::string& path) {
 Root::Root(const std::string& host_path) : m_path(host_path) {
     m_fd = ::open(host_path.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC);
     if (m_fd < 0)
-        throw Error("target root " + quoted(host_path) + " is not a directory: " +
-                    errno_text(errno));
+        throw Error("target root " + quoted(host_path) +
+                    " is not a directory: " + errno_text(errno));
 }
 
 Root::~Root() {
@@ -118,8 +120,7 @@ std::string Root::resolve(const std::string& path) const {
             continue;
         if (part == "..") {
             if (done.empty())
-                throw Error("path " + quoted(path) + " escapes the target root " +
-                            quoted(m_path) +
+                throw Error("path " + quoted(path) + " escapes the target root " + quoted(m_path) +
                             (via.empty() ? " through '..'" : " through symlink " + via));
             done.pop_back();
             continue;
@@ -165,8 +166,7 @@ std::string Root::resolve(const std::string& path) const {
 int Root::open_directory(const std::string& resolved) const {
     int fd = open_beneath(m_fd, resolved, O_DIRECTORY | O_RDONLY);
     if (fd < 0)
-        throw Error("cannot open folder " + quoted(host_path(resolved)) + ": " +
-                    errno_text(errno));
+        throw Error("cannot open folder " + quoted(host_path(resolved)) + ": " + errno_text(errno));
     return fd;
 }
 
@@ -258,8 +258,8 @@ void Root::write(const std::string& path, const core::FileState& state) {
     auto [parent, name] = split_parent(resolved);
     int dir_fd = open_directory(parent);
     std::string temp = split_parent(temporary_name(parent)).second;
-    int fd = ::openat(dir_fd, temp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW,
-                      0600);
+    int fd =
+        ::openat(dir_fd, temp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
     if (fd < 0) {
         int err = errno;
         ::close(dir_fd);
@@ -284,8 +284,7 @@ void Root::write(const std::string& path, const core::FileState& state) {
             throw Error("cannot sync " + quoted(host_path(resolved)) + ": " + errno_text(errno));
         step();
         if (::renameat(dir_fd, temp.c_str(), dir_fd, name.c_str()) != 0)
-            throw Error("cannot replace " + quoted(host_path(resolved)) + ": " +
-                        errno_text(errno));
+            throw Error("cannot replace " + quoted(host_path(resolved)) + ": " + errno_text(errno));
         step();
         ::fsync(dir_fd);
     } catch (...) {
@@ -320,8 +319,7 @@ std::vector<std::string> Root::make_directories(const std::string& path) {
         if (::mkdirat(dir_fd, name.c_str(), 0755) != 0 && errno != EEXIST) {
             int err = errno;
             ::close(dir_fd);
-            throw Error("cannot create folder " + quoted(host_path(dir)) + ": " +
-                        errno_text(err));
+            throw Error("cannot create folder " + quoted(host_path(dir)) + ": " + errno_text(err));
         }
         ::fsync(dir_fd);
         ::close(dir_fd);

@@ -15,7 +15,7 @@ namespace rtprov::target {
 // into the image), and anything that would leave it — '..' above the root, a link
 // pointing out, a link loop — is an error. Writes are atomic and durable.
 class Root {
-public:
+  public:
     // Opens 'host_path' as the root. Throws rtprov::Error when it is not a directory.
     explicit Root(const std::string& host_path);
     ~Root();
@@ -81,7 +81,7 @@ public:
 
     static constexpr const char* k_temp_prefix = ".rtprov-tmp-";
 
-private:
+  private:
     int open_directory(const std::string& resolved) const; // no symlinks, beneath the root
     void step() const {
         if (m_step_hook)

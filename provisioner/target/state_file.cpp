@@ -88,8 +88,8 @@ const ManagedFile* State::find(const std::string& path) const {
 std::string serialize_state(const State& state) {
     std::string body;
     body += std::string(k_magic) + "\n";
-    body += std::string("status ") + (state.status == ApplyStatus::applied ? "applied" : "applying") +
-            "\n";
+    body += std::string("status ") +
+            (state.status == ApplyStatus::applied ? "applied" : "applying") + "\n";
     body += "profile " + encode(state.profile) + "\n";
     body += "profile-sha256 " + state.profile_sha256 + "\n";
     body += "applied-at " + state.applied_at + "\n";
@@ -97,8 +97,8 @@ std::string serialize_state(const State& state) {
     for (const std::string& dir : state.created_dirs)
         body += "dir " + encode(dir) + "\n";
     for (const ManagedFile& file : state.files) {
-        body += "file " + encode(file.path) + (file.created ? " created " : " changed ") +
-                file.sha256;
+        body +=
+            "file " + encode(file.path) + (file.created ? " created " : " changed ") + file.sha256;
         if (!file.created)
             body += " " + file.original_sha256;
         if (!file.previous_sha256.empty())
@@ -127,8 +127,7 @@ State parse_state(const std::string& text, const std::string& label) {
                         quoted(lines[first]) +
                         ", written by a newer rtprov; use that version to roll back or update "
                         "rtprov");
-        throw Error(label + ": not an rtprov state file (no " + quoted(k_magic) +
-                    " line)" + fix);
+        throw Error(label + ": not an rtprov state file (no " + quoted(k_magic) + " line)" + fix);
     }
     if (text.empty() || text.back() != '\n')
         throw Error(label + ": state file is truncated (no final newline)" + fix);
@@ -145,8 +144,10 @@ State parse_state(const std::string& text, const std::string& label) {
             throw Error(where + "empty line; the state file is damaged" + fix);
         if (w[0] == "checksum") {
             if (w.size() != 2 || w[1] != core::sha256_hex(body))
-                throw Error(where + "checksum does not match the contents: the state file was "
-                                    "damaged or edited by hand" + fix);
+                throw Error(where +
+                            "checksum does not match the contents: the state file was "
+                            "damaged or edited by hand" +
+                            fix);
             have_checksum = true;
             continue;
         }
@@ -168,7 +169,8 @@ State parse_state(const std::string& text, const std::string& label) {
             state.profile_sha256 = w[1];
         } else if (w[0] == "applied-at" && w.size() == 2) {
             state.applied_at = w[1];
-        } else if (w[0] == "state-dir" && w.size() == 2 && (w[1] == "created" || w[1] == "existing")) {
+        } else if (w[0] == "state-dir" && w.size() == 2 &&
+                   (w[1] == "created" || w[1] == "existing")) {
             state.state_dir_created = w[1] == "created";
             have_state_dir = true;
         } else if (w[0] == "dir" && w.size() == 2) {
@@ -186,8 +188,7 @@ State parse_state(const std::string& text, const std::string& label) {
             std::size_t fixed = file.created ? 4 : 5; // words before an optional 'previous'
             bool has_previous = w.size() == fixed + 2 && w[fixed] == "previous";
             if (!is_sha256(w[3]) || (!file.created && (w.size() < 5 || !is_sha256(w[4]))) ||
-                (w.size() != fixed && !has_previous) ||
-                (has_previous && !is_sha256(w[fixed + 1])))
+                (w.size() != fixed && !has_previous) || (has_previous && !is_sha256(w[fixed + 1])))
                 throw bad("bad checksums");
             file.sha256 = w[3];
             if (!file.created)

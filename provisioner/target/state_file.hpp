@@ -10,8 +10,8 @@ namespace rtprov::target {
 // which profile is applied, to find drift, and to roll every change back.
 struct ManagedFile {
     std::string path;
-    bool created = false;       // true: did not exist before rtprov; rollback removes it
-    std::string sha256;         // content rtprov wrote last
+    bool created = false;        // true: did not exist before rtprov; rollback removes it
+    std::string sha256;          // content rtprov wrote last
     std::string original_sha256; // content before rtprov (changed files only; in backup.tar)
     // While an apply is under way: what rtprov wrote in the apply before, which the file
     // may still hold if that apply is interrupted. Empty otherwise.

@@ -8,16 +8,18 @@ set -euo pipefail
 
 cache=${RTPROV_CACHE:-/var/tmp/rtprov-cache}
 mirror=${RTPROV_DEBIAN_MIRROR:-http://deb.debian.org/debian}
-stamp=$(date -u +%Y%m%d)
-root="$cache/trixie-$stamp"
-
 packages=(
   # what the appliance runs
   systemd systemd-sysv udev dbus linux-image-amd64 mpd rt-tests procps util-linux
   # what building rtprov needs (Debian 13 versions: Catch2 3, yaml-cpp 0.8, CLI11 2.4)
   g++ cmake make pkgconf libmount-dev libarchive-dev libyaml-cpp-dev libsystemd-dev
   libcli11-dev catch2
+  # what the integration tests use
+  python3
 )
+# A new day or a new package list makes a new root.
+stamp=$(date -u +%Y%m%d)-$(printf '%s\n' "${packages[@]}" | sha256sum | cut -c1-8)
+root="$cache/trixie-$stamp"
 
 if [ -f "$root/.rtprov-complete" ]; then
   echo "$root"

@@ -45,10 +45,8 @@ std::map<std::string, std::string> snapshot(const std::string& dir) {
         ::lstat(entry.path().c_str(), &st);
         std::string line = std::to_string(st.st_mode) + " " + std::to_string(st.st_uid) + " " +
                            std::to_string(st.st_gid);
-        if (S_ISREG(st.st_mode)) {
-            std::ifstream in(entry.path(), std::ios::binary);
-            line += " " + std::string(std::istreambuf_iterator<char>(in), {});
-        }
+        if (S_ISREG(st.st_mode))
+            line += " " + TempDir::read_host_file(entry.path().string());
         out[entry.path().string().substr(dir.size())] = line;
     }
     return out;

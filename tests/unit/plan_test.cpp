@@ -8,7 +8,7 @@ namespace {
 
 Profile four_cores() {
     Profile p;
-    p.name = "t";
+    p.name = std::string("t"); // not = "t": GCC 12 -Wrestrict false positive (bug 105329)
     p.board.cpus = 4;
     p.board.match.os_id = {"debian"};
     return p;

@@ -114,7 +114,8 @@ TEST_CASE("YAML syntax errors and duplicate keys carry file, line and column") {
     TempDir dir;
     CHECK(error_for(dir, "board:\n  cpus: [1, 2\n") ==
           "t.yaml:3:1: end of sequence flow not found");
-    CHECK(error_for(dir, "board:\n  cpus: 4\n  cpus: 2\n") == "t.yaml:3:3: key 'cpus' appears twice");
+    CHECK(error_for(dir, "board:\n  cpus: 4\n  cpus: 2\n") ==
+          "t.yaml:3:3: key 'cpus' appears twice");
 }
 
 TEST_CASE("extends merges the base first and the child's keys win") {
@@ -154,9 +155,10 @@ TEST_CASE("an extends loop is an error, not a hang") {
 TEST_CASE("--set overrides single keys and its errors name the option") {
     TempDir dir;
     dir.write("t.yaml", "board:\n  cpus: 4\n");
-    core::Profile p = load_profile(
-        "t", {{dir.path(), "test"}},
-        {{"tuning.cores.reserved=2-3"}, {"tuning.services.mpd.limit_rtprio=50"}, {"board.model=X"}});
+    core::Profile p = load_profile("t", {{dir.path(), "test"}},
+                                   {{"tuning.cores.reserved=2-3"},
+                                    {"tuning.services.mpd.limit_rtprio=50"},
+                                    {"board.model=X"}});
     CHECK(p.tuning.cores.reserved == core::CpuList({2, 3}));
     REQUIRE(p.tuning.services.size() == 1);
     CHECK(p.tuning.services[0].limit_rtprio == 50);
@@ -178,8 +180,8 @@ TEST_CASE("an unknown profile name says where it looked") {
         load_profile("nope", {{dir.path(), "test"}});
         FAIL("no error");
     } catch (const Error& e) {
-        CHECK(std::string(e.what()) == "no profile 'nope' in '" + dir.path() +
-                                           "'; 'rtprov profiles' lists the known ones");
+        CHECK(std::string(e.what()) ==
+              "no profile 'nope' in '" + dir.path() + "'; 'rtprov profiles' lists the known ones");
     }
 }
 

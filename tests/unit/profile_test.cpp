@@ -101,9 +101,9 @@ TEST_CASE("service priorities must fit their policy and 1-99") {
     p.tuning.services[0].priority = 99;
     CHECK(messages(p).empty());
     p.tuning.services[0].policy = SchedPolicy::app;
-    CHECK(messages(p) == std::vector<std::string>{
-                             "p.yaml:14:17: service 'mpd': a priority needs policy 'fifo' or "
-                             "'rr', not 'app'"});
+    CHECK(messages(p) ==
+          std::vector<std::string>{"p.yaml:14:17: service 'mpd': a priority needs policy 'fifo' or "
+                                   "'rr', not 'app'"});
     p.tuning.services[0].policy = SchedPolicy::rr;
     p.tuning.services[0].priority.reset();
     CHECK(messages(p) == std::vector<std::string>{

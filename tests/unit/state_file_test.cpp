@@ -59,8 +59,8 @@ TEST_CASE("a managed file is ours with what rtprov wrote, kept or is about to re
 TEST_CASE("a foreign file is recognised as foreign") {
     CHECK(error_of("hello world\n") ==
           "state: not an rtprov state file (no 'format rtprov-state 1' line)" + k_fix);
-    CHECK(error_of("") == "state: not an rtprov state file (no 'format rtprov-state 1' line)" +
-                              k_fix);
+    CHECK(error_of("") ==
+          "state: not an rtprov state file (no 'format rtprov-state 1' line)" + k_fix);
 }
 
 TEST_CASE("a state file from a newer rtprov says so") {
@@ -74,7 +74,8 @@ TEST_CASE("a damaged or hand-edited state file is refused, never trusted") {
     std::string edited = text;
     edited.replace(edited.find("profile pi4"), 11, "profile pi5");
     CHECK(error_of(edited) == "state:14: checksum does not match the contents: the state file "
-                              "was damaged or edited by hand" + k_fix);
+                              "was damaged or edited by hand" +
+                                  k_fix);
     std::string truncated = text.substr(0, text.size() / 2);
     CHECK_THROWS_AS(parse_state(truncated, "state"), Error);
     std::string no_checksum = text.substr(0, text.find("checksum"));

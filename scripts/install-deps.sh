@@ -1,0 +1,29 @@
+#!/usr/bin/env bash
+# Installs what building and testing rtprov needs, from Debian's archive (Debian 12 or
+# 13, as root). Safe to run again: apt-get skips what is there.
+# Usage: install-deps.sh [build|test]
+set -euo pipefail
+what=${1:-build}
+packages=(g++ cmake make pkg-config libmount-dev libarchive-dev libyaml-cpp-dev
+          libsystemd-dev libcli11-dev catch2)
+if [ "$what" = test ]; then
+    # mmdebstrap builds the Debian 13 root; python3 checks JSON; shellcheck and
+    # clang-format keep shell and C++ tidy; tar reads the backup archive.
+    packages+=(mmdebstrap python3 shellcheck clang-format tar util-linux)
+fi
+missing=()
+for p in "${packages[@]}"; do
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'ok installed' || missing+=("$p")
+done
+if [ "${#missing[@]}" -gt 0 ]; then
+    if [ "$(id -u)" != 0 ]; then
+        echo "install-deps: run as root to install: ${missing[*]}" >&2
+        exit 1
+    fi
+    echo "install-deps: installing ${missing[*]}" >&2
+    export DEBIAN_FRONTEND=noninteractive
+    apt-get update -qq
+    # No recommends: some pull in systemd-resolved, which breaks DNS on machines whose
+    # PID 1 is not systemd (reference/machine-notes.md).
+    apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi

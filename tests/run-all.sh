@@ -1,0 +1,46 @@
+#!/usr/bin/env bash
+# The whole test suite, as CI runs it (.ci/run). Installs what it needs (as root), then:
+#   1. build with -Werror and run unit, CLI and crash tests (Debian of this machine)
+#   2. the same unit and CLI tests under AddressSanitizer + UndefinedBehaviorSanitizer
+#   3. build and test inside a Debian 13 root made with mmdebstrap (cached by date)
+#   4. shellcheck and clang-format over the tree
+# Set RTPROV_SKIP_TRIXIE=1 to leave out step 3 (it needs the Debian archive).
+set -euo pipefail
+src=$(dirname "$(dirname "$(realpath "$0")")")
+cd "$src"
+jobs=$(nproc)
+failed=()
+
+step() { printf '\n==== %s\n' "$*"; }
+
+step "dependencies"
+scripts/install-deps.sh test
+
+step "build (-Werror) and test on $(grep -h ^PRETTY_NAME= /etc/os-release | cut -d= -f2)"
+cmake -S . -B build/ci -DRTPROV_WERROR=ON >/dev/null
+cmake --build build/ci -j "$jobs" -- --no-print-directory >/dev/null
+(cd build/ci && ctest --output-on-failure) || failed+=("tests")
+
+step "AddressSanitizer + UndefinedBehaviorSanitizer"
+cmake -S . -B build/asan -DRTPROV_WERROR=ON -DRTPROV_SANITIZE=ON -DCMAKE_BUILD_TYPE=Debug >/dev/null
+cmake --build build/asan -j "$jobs" -- --no-print-directory >/dev/null
+(cd build/asan && ctest --output-on-failure -R '^(unit|cli)$') || failed+=("sanitizers")
+
+if [ -z "${RTPROV_SKIP_TRIXIE:-}" ]; then
+    step "Debian 13 build and tests (mmdebstrap root)"
+    tests/system/build-in-trixie.sh "$src" || failed+=("debian13")
+fi
+
+step "shellcheck and clang-format"
+mapfile -t shell_files < <(git ls-files '*.sh' .ci/run)
+shellcheck "${shell_files[@]}" && echo "shellcheck: ${#shell_files[@]} files clean" || failed+=("shellcheck")
+mapfile -t cxx_files < <(git ls-files '*.cpp' '*.hpp')
+clang-format --dry-run --Werror "${cxx_files[@]}" && echo "clang-format: ${#cxx_files[@]} files clean" ||
+    failed+=("clang-format")
+
+step "summary"
+if [ "${#failed[@]}" -gt 0 ]; then
+    echo "FAILED: ${failed[*]}"
+    exit 1
+fi
+echo "all test stages passed"
