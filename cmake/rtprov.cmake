@@ -1,4 +1,7 @@
 # Dependencies (Debian packages) and the warning set shared by every target.
+# All six are required from the start so that a build environment is proven complete
+# on Debian 12 and 13; each is linked only by the folder that uses it (libmount: boot
+# partition detection; libsystemd: online systemd operations, first boot).
 find_package(PkgConfig REQUIRED)
 pkg_check_modules(YAMLCPP REQUIRED IMPORTED_TARGET yaml-cpp)
 pkg_check_modules(LIBMOUNT REQUIRED IMPORTED_TARGET mount)

@@ -1,0 +1,21 @@
+#!/usr/bin/env bash
+# 'cmake --install' puts the binary, the built-in profiles, the man page and the docs in
+# place, and the installed binary finds its profiles relative to itself.
+# Usage: install_test.sh BUILD_DIR SOURCE_DIR
+set -uo pipefail
+build=$1
+src=$2
+# shellcheck source=tests/integration/lib.sh
+. "$src/tests/integration/lib.sh"
+make_workdir
+prefix="$work/usr"
+check "cmake --install succeeds" cmake --install "$build" --prefix "$prefix" >/dev/null
+for file in bin/rtprov share/rtprov/profiles/pi4.yaml share/rtprov/profiles/x86-debian13.yaml \
+    share/man/man1/rtprov.1 share/doc/rtprov/ARCHITECTURE.md share/doc/rtprov/profile-format.md; do
+    check "installed $file" [ -f "$prefix/$file" ]
+done
+listing=$("$prefix/bin/rtprov" profiles 2>&1)
+check "the installed binary lists its built-in profiles" grep -Eq '^pi4 +built-in ' <<<"$listing"
+check "the installed binary lists them from the install prefix" \
+    grep -q "$prefix/share/rtprov/profiles/pi4.yaml" <<<"$("$prefix/bin/rtprov" profiles --json)"
+finish
