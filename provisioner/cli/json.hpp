@@ -5,13 +5,38 @@
 
 namespace rtprov::cli {
 
-// A JSON string literal for 'text' (RFC 8259 escapes; bytes >= 0x80 pass through, so
-// UTF-8 stays UTF-8).
+// Length of the valid UTF-8 sequence starting at text[i], or 0 when it is not one.
+inline std::size_t utf8_length(std::string_view text, std::size_t i) {
+    auto c = static_cast<unsigned char>(text[i]);
+    std::size_t n = c >= 0xf0 && c <= 0xf4 ? 4 : c >= 0xe0 ? 3 : c >= 0xc2 && c < 0xe0 ? 2 : 0;
+    if (n == 0 || i + n > text.size())
+        return 0;
+    for (std::size_t k = 1; k < n; ++k)
+        if ((static_cast<unsigned char>(text[i + k]) & 0xc0) != 0x80)
+            return 0;
+    return n;
+}
+
+// A JSON string literal for 'text' (RFC 8259 escapes). Valid UTF-8 passes through; a
+// byte that is not part of valid UTF-8 (a file's old content may hold any bytes) is
+// written as the code point of the same number, so the output stays valid JSON.
 inline std::string json_string(std::string_view text) {
     static const char k_hex[] = "0123456789abcdef";
     std::string out = "\"";
-    for (char ch : text) {
+    for (std::size_t i = 0; i < text.size(); ++i) {
+        char ch = text[i];
         auto c = static_cast<unsigned char>(ch);
+        if (c >= 0x80) {
+            if (std::size_t n = utf8_length(text, i)) {
+                out.append(text.substr(i, n));
+                i += n - 1;
+            } else {
+                out += "\\u00";
+                out += k_hex[c >> 4];
+                out += k_hex[c & 15];
+            }
+            continue;
+        }
         switch (c) {
         case '"':
             out += "\\\"";

@@ -3,9 +3,11 @@
 #include "provisioner/cli/render.hpp"
 #include "provisioner/core/error.hpp"
 #include "provisioner/core/sha256.hpp"
+#include "provisioner/planner/planner.hpp"
 #include "provisioner/profile/profile_loader.hpp"
 #include "provisioner/target/journal.hpp"
 #include "provisioner/target/probe.hpp"
+#include "provisioner/target/run_in_root.hpp"
 
 #include <CLI/CLI.hpp>
 
@@ -43,6 +45,9 @@ struct Options {
     bool json = false;
     bool force = false;
     std::string show_name;
+    std::string regenerate; // now | first-boot | never; "" = the mode's default
+    bool install_packages = false;
+    bool packages = false; // plan --packages
 };
 
 // Built-in profiles sit in ../share/rtprov/profiles next to the binary, both where
@@ -77,8 +82,9 @@ std::vector<profile::Override> overrides(const Options& o) {
 std::unique_ptr<target::Root> open_root(const Options& o, bool required) {
     if (o.live) {
         if (!o.root.empty() && fs::weakly_canonical(o.root) != "/")
-            throw Error("--live works on this machine's '/'; drop --root " + quoted(o.root) +
-                        " or --live");
+            throw CLI::ValidationError("--live", "--live works on this machine's '/'; drop "
+                                                 "--root " +
+                                                     quoted(o.root) + " or --live");
         return std::make_unique<target::Root>("/");
     }
     if (o.root.empty()) {
@@ -98,8 +104,14 @@ std::string now_utc() {
     // SOURCE_DATE_EPOCH makes image builds reproducible
     // (https://reproducible-builds.org/specs/source-date-epoch/).
     std::time_t t = std::time(nullptr);
-    if (const char* epoch = std::getenv("SOURCE_DATE_EPOCH"))
-        t = std::time_t(std::strtoll(epoch, nullptr, 10));
+    if (const char* epoch = std::getenv("SOURCE_DATE_EPOCH")) {
+        char* end = nullptr;
+        long long value = std::strtoll(epoch, &end, 10);
+        if (*epoch == '\0' || *end != '\0' || value < 0)
+            throw Error("SOURCE_DATE_EPOCH=" + quoted(epoch) +
+                        " is not a number of seconds since 1970; unset it or fix it");
+        t = std::time_t(value);
+    }
     std::tm tm{};
     gmtime_r(&t, &tm);
     char buffer[32];
@@ -127,6 +139,26 @@ void print_findings_to_stderr(const core::Plan& plan) {
             std::cerr << "rtprov: " << core::to_string(f.severity) << ": " << f.message << "\n";
 }
 
+// --regenerate-boot: offline the default is first boot (update-grub needs the image's
+// devices, reference/debian.md §2); live it is now.
+core::Regenerate regenerate_mode(const Options& o) {
+    if (o.regenerate == "now")
+        return core::Regenerate::now;
+    if (o.regenerate == "never")
+        return core::Regenerate::never;
+    if (o.regenerate == "first-boot")
+        return core::Regenerate::first_boot;
+    return o.live ? core::Regenerate::now : core::Regenerate::first_boot;
+}
+
+target::CommandRunner command_runner(const Options& o, const target::Root& root) {
+    auto mode = o.live ? target::RunMode::live : target::RunMode::chroot;
+    return [&root, mode](const std::vector<std::string>& argv) {
+        std::cerr << "rtprov: running '" << target::command_text(argv) << "' in the target\n";
+        return target::run_in_root(root, argv, mode);
+    };
+}
+
 struct Planned {
     core::Profile profile;
     std::string profile_yaml;
@@ -141,7 +173,10 @@ Planned make_plan(const Options& o, const target::Root& root) {
     p.profile_yaml = profile::to_yaml(p.profile);
     auto mode = o.live ? core::TargetMode::live : core::TargetMode::offline;
     core::TargetFacts facts = target::probe(root, p.profile, mode);
-    p.plan = core::plan(p.profile, p.profile_yaml, facts);
+    core::PlanOptions options;
+    options.regenerate = regenerate_mode(o);
+    options.install_packages = o.install_packages;
+    p.plan = planner::plan(p.profile, p.profile_yaml, facts, options);
     return p;
 }
 
@@ -149,9 +184,15 @@ int run_profiles(const Options& o, bool show) {
     auto root = open_root(o, false);
     auto path = search_path(o, root.get());
     if (show) {
+        if (o.json)
+            throw CLI::ValidationError("--json", "'profiles show' prints YAML; --json is for the "
+                                                 "list");
         std::cout << profile::to_yaml(profile::load_profile(o.show_name, path, overrides(o)));
         return k_exit_ok;
     }
+    if (!o.sets.empty())
+        throw CLI::ValidationError("--set", "--set changes a profile: use it with 'profiles "
+                                            "show NAME', 'plan' or 'apply'");
     auto entries = profile::list_profiles(path);
     std::cout << (o.json ? cli::profiles_json(entries) : cli::profiles_text(entries));
     return k_exit_ok;
@@ -161,6 +202,11 @@ int run_plan(const Options& o) {
     auto root = open_root(o, true);
     target::check_is_system_root(*root);
     Planned p = make_plan(o, *root);
+    if (o.packages) {
+        for (const std::string& package : p.plan.packages)
+            std::cout << package << "\n";
+        return k_exit_ok;
+    }
     cli::PlanView view{p.profile.name, root->path(), o.live, &p.plan};
     std::cout << (o.json ? cli::plan_json(view) : cli::plan_text(view));
     return p.plan.refused() ? k_exit_failed : k_exit_ok;
@@ -178,7 +224,7 @@ int run_apply(const Options& o) {
     print_findings_to_stderr(p.plan);
     install_kill_hook(*root);
     target::ApplyInfo info{p.profile.name, core::sha256_hex(p.profile_yaml), now_utc()};
-    target::ApplyResult result = target::apply_plan(*root, p.plan, info);
+    target::ApplyResult result = target::apply_plan(*root, p.plan, info, command_runner(o, *root));
     if (result.stale_temporaries_removed > 0)
         std::cerr << "rtprov: info: removed " << result.stale_temporaries_removed
                   << " temporary file(s) left by an interrupted run\n";
@@ -190,9 +236,15 @@ int run_apply(const Options& o) {
     }
     for (const std::string& path : result.written)
         std::cout << "wrote " << path << "\n";
+    for (const std::string& command : result.ran)
+        std::cout << "ran " << command << "\n";
     std::cout << "applied profile '" << p.profile.name << "': " << result.written.size()
-              << (result.written.size() == 1 ? " file" : " files") << " changed; 'rtprov rollback "
-              << (o.live ? "--live" : "--root " + root->path()) << "' undoes it\n";
+              << (result.written.size() == 1 ? " file" : " files") << " changed";
+    if (!result.ran.empty())
+        std::cout << ", " << result.ran.size()
+                  << (result.ran.size() == 1 ? " command" : " commands") << " run";
+    std::cout << "; 'rtprov rollback " << (o.live ? "--live" : "--root " + root->path())
+              << "' undoes it\n";
     return k_exit_ok;
 }
 
@@ -218,6 +270,11 @@ int run_rollback(const Options& o) {
         std::cout << "restored " << path << "\n";
     for (const std::string& path : result.removed)
         std::cout << "removed " << path << "\n";
+    for (const std::string& command : result.ran)
+        std::cout << "ran " << command << "\n";
+    for (const std::string& command : result.not_run)
+        std::cerr << "rtprov: warning: not run (--regenerate-boot=never): '" << command
+                  << "'; run it in the target before the next boot\n";
     for (const std::string& path : result.kept_dirs)
         std::cerr << "rtprov: warning: kept folder " << path
                   << ": it holds files rtprov did not write\n";
@@ -271,6 +328,18 @@ int main(int argc, char** argv) {
         add_profile_options(cmd, o);
     }
     plan->add_flag("--json", o.json, "Print the plan as JSON");
+    plan->add_flag("--packages", o.packages,
+                   "Print only the packages the target needs (one per line), for image builders");
+    for (auto* cmd : {plan, apply}) {
+        cmd->add_option("--regenerate-boot", o.regenerate,
+                        "When to regenerate the boot configuration (grub.cfg, systemd-boot "
+                        "entries): now (in the target; offline through a chroot), first-boot "
+                        "(default offline), never. Default live: now")
+            ->check(CLI::IsMember({"now", "first-boot", "never"}));
+        cmd->add_flag("--install-packages", o.install_packages,
+                      "Install missing packages (the PREEMPT_RT kernel) with apt-get in the "
+                      "target; offline through a chroot");
+    }
 
     auto* status = app.add_subcommand("status", "Which profile is applied, when, and drift since");
     add_target_options(status, o);
@@ -280,6 +349,11 @@ int main(int argc, char** argv) {
         "rollback", "Restore every file rtprov changed and remove what it created");
     add_target_options(rollback, o);
     rollback->add_flag("--force", o.force, "Roll back even files changed by hand since");
+    rollback
+        ->add_option("--regenerate-boot", o.regenerate,
+                     "Run the boot regeneration of the apply again after restoring: now "
+                     "(default) or never")
+        ->check(CLI::IsMember({"now", "never"}));
 
     try {
         app.parse(argc, argv);

@@ -5,6 +5,7 @@
 
 #include <map>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -31,13 +32,64 @@ struct OsRelease {
 
 enum class TargetMode { offline, live };
 
+// A kernel installed in the target's /boot.
+struct InstalledKernel {
+    std::string version;     // '6.12.117+deb13-amd64'
+    bool has_image = false;  // /boot/vmlinuz-<version>
+    bool has_initrd = false; // /boot/initrd.img-<version>
+    // CONFIG_* options set in /boot/config-<version> ('y', 'm' or a value); nullopt when
+    // that file is missing or unreadable.
+    std::optional<std::map<std::string, std::string>> config;
+};
+
+// What the target says about the Raspberry Pi boot partition.
+struct FirmwarePartition {
+    std::string dir;                         // folder holding config.txt and cmdline.txt, in-root
+    bool has_boot_files = false;             // config.txt or cmdline.txt is there
+    std::vector<std::string> files;          // names in 'dir'
+    std::optional<std::string> fstab_source; // the fstab entry mounted on 'dir', if any
+    bool mounted = false;                    // something is mounted on it now (mount table)
+};
+
+// How boot configuration is regenerated after the command line changes.
+enum class Regenerate { now, first_boot, never };
+
 // Everything plan() knows about the target, read beforehand by target::probe().
 struct TargetFacts {
     TargetMode mode = TargetMode::offline;
     std::optional<OsRelease> os;
     std::optional<unsigned> cpu_count; // the running machine's, live mode only
-    // Current state of every path in managed_paths(profile); absent when missing.
+    // Current state of every path plan() reads or may write; absent when missing.
     std::map<std::string, FileState> files;
+    // Content before rtprov's first change, for files rtprov changed (from its backup).
+    std::map<std::string, std::string> originals;
+    std::vector<InstalledKernel> kernels;
+    std::optional<FirmwarePartition> firmware; // rpi-firmware profiles
+    std::vector<std::string> executables;      // of those plan() asks about, the ones present
+    std::set<std::string> installed_packages;  // from /var/lib/dpkg/status
+    // Commands an earlier apply planned but did not finish (rtprov's state).
+    std::vector<std::vector<std::string>> pending_commands;
+
+    bool has_executable(const std::string& path) const;
+    // The content before rtprov of 'path': its original if rtprov changed it, else now.
+    std::optional<std::string> original_content(const std::string& path) const;
+};
+
+// What the user asked for on the command line, beyond the profile.
+struct PlanOptions {
+    Regenerate regenerate = Regenerate::first_boot;
+    bool install_packages = false; // run the package manager in the target
+};
+
+// A program run in the target after the files are written (inside the root, through
+// a chroot offline).
+struct Command {
+    std::vector<std::string> argv;
+    std::string reason;
+    // Regenerates boot configuration from files rtprov changes: rollback runs it again
+    // after restoring them. (Installing a package is not undone that way.)
+    bool rerun_on_rollback = true;
+    friend bool operator==(const Command&, const Command&) = default;
 };
 
 // One file to create or replace. 'old' is what is there now (nullopt: nothing).
@@ -52,23 +104,26 @@ struct Plan {
     std::vector<FileChange> changes;    // in the order apply performs them
     std::vector<std::string> unchanged; // managed paths already as planned
     std::vector<Finding> findings;
+    std::vector<std::string> packages; // what the target needs installed (plan --packages)
+    std::vector<Command> commands;     // run by apply after the files, in order
 
     bool refused() const;
 };
 
-// The paths plan() may write for 'profile'; target::probe() reads their current state.
-std::vector<std::string> managed_paths(const Profile& profile);
-
 // Path of the resolved profile that first boot and audit read.
 inline constexpr const char* k_applied_profile_path = "/etc/rtprov/profile.yaml";
 
-// Decides every change for 'profile' on a target described by 'facts'. 'profile_yaml' is
-// the resolved profile as text (profile::to_yaml), written to k_applied_profile_path.
-// Pure: no I/O; the same inputs give the same plan.
-Plan plan(const Profile& profile, const std::string& profile_yaml, const TargetFacts& facts);
+// Marker for the first-boot flow: the boot configuration still has to be regenerated;
+// it holds the commands, one per line.
+inline constexpr const char* k_pending_regeneration_path = "/var/lib/rtprov/regenerate-boot";
 
 // The first line of every file rtprov owns, in the comment syntax '#'.
 std::string owned_file_header(const std::string& profile_name);
+
+// Adds a change making 'path' hold 'next' (keeping the mode and owner of a file that is
+// there), or lists it as unchanged.
+void add_file_change(Plan& plan, const TargetFacts& facts, const std::string& path, FileState next,
+                     std::string reason);
 
 std::string to_string(Severity severity);
 

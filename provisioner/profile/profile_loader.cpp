@@ -33,10 +33,19 @@ Origin origin_of(const YAML::Mark& mark, const std::string& file, const Origin& 
     return Origin{file, unsigned(mark.line + 1), unsigned(mark.column + 1)};
 }
 
+// Deeper than any profile; a self-referencing alias ('a: &x {b: *x}') would recurse
+// forever.
+constexpr int k_max_depth = 32;
+
 Tree to_tree(const YAML::Node& node, const std::string& file, const Origin& fallback,
-             Problems& problems) {
+             Problems& problems, int depth = 0) {
     Tree tree;
     tree.origin = origin_of(node.Mark(), file, fallback);
+    if (depth > k_max_depth) {
+        problems.push_back({tree.origin, "nesting deeper than " + std::to_string(k_max_depth) +
+                                             " levels (a self-referencing alias?)"});
+        return tree;
+    }
     switch (node.Type()) {
     case YAML::NodeType::Undefined:
     case YAML::NodeType::Null:
@@ -49,7 +58,7 @@ Tree to_tree(const YAML::Node& node, const std::string& file, const Origin& fall
     case YAML::NodeType::Sequence:
         tree.kind = Tree::Kind::sequence;
         for (const YAML::Node& item : node)
-            tree.items.push_back(to_tree(item, file, tree.origin, problems));
+            tree.items.push_back(to_tree(item, file, tree.origin, problems, depth + 1));
         break;
     case YAML::NodeType::Map:
         tree.kind = Tree::Kind::map;
@@ -65,20 +74,28 @@ Tree to_tree(const YAML::Node& node, const std::string& file, const Origin& fall
                 continue;
             }
             tree.entries.push_back(
-                {key, key_origin, to_tree(kv.second, file, key_origin, problems)});
+                {key, key_origin, to_tree(kv.second, file, key_origin, problems, depth + 1)});
         }
         break;
     }
     return tree;
 }
 
-Tree parse_yaml(const std::string& text, const std::string& file, Problems& problems) {
+enum class EmptyDocument { empty_map, null };
+
+// One YAML document; more than one is refused (only the first would count).
+Tree parse_yaml(const std::string& text, const std::string& file, Problems& problems,
+                EmptyDocument empty = EmptyDocument::empty_map) {
     try {
-        YAML::Node node = YAML::Load(text);
-        Tree tree = to_tree(node, file, Origin{file, 1, 1}, problems);
-        if (tree.kind == Tree::Kind::null) {
+        std::vector<YAML::Node> documents = YAML::LoadAll(text);
+        if (documents.size() > 1)
+            problems.push_back({origin_of(documents[1].Mark(), file, Origin{file, 1, 1}),
+                                "a profile is one YAML document; remove the '---' and what "
+                                "follows, or put it in its own file"});
+        Tree tree = documents.empty() ? Tree{Tree::Kind::null, {}, {}, {}, Origin{file, 1, 1}}
+                                      : to_tree(documents[0], file, Origin{file, 1, 1}, problems);
+        if (tree.kind == Tree::Kind::null && empty == EmptyDocument::empty_map)
             tree.kind = Tree::Kind::map; // an empty file is an empty profile
-        }
         return tree;
     } catch (const YAML::Exception& e) {
         problems.push_back({origin_of(e.mark, file, Origin{file, 1, 1}), e.msg});
@@ -619,11 +636,16 @@ Tree load_chain(const std::string& file, const SearchPath& search_path,
                 problems.push_back(
                     {extends->origin, "profile file " + quoted(p.string()) + " does not exist"});
         } else {
-            // A profile that extends its own name means the one it hides, further down.
-            std::size_t from = extends->scalar == fs::path(file).stem().string()
-                                   ? dir_index(search_path, file) + 1
-                                   : 0;
+            // A profile that extends its own name means the one it hides: the next file
+            // of that name down the search path.
+            std::size_t from = 0;
+            if (extends->scalar == fs::path(file).stem().string()) {
+                std::size_t at = dir_index(search_path, file);
+                from = at < search_path.size() ? at + 1 : 0;
+            }
             base_file = find_in(search_path, extends->scalar, from);
+            if (base_file && fs::weakly_canonical(*base_file, ec) == fs::weakly_canonical(file, ec))
+                base_file.reset();
             if (!base_file)
                 problems.push_back({extends->origin, not_found(extends->scalar, search_path)});
         }
@@ -651,16 +673,19 @@ void apply_override(Tree& tree, const Override& override, Problems& problems) {
     }
     std::string key = override.text.substr(0, equals);
     std::string value = override.text.substr(equals + 1);
-    Tree value_tree;
+    if (key == "extends" || key == "name") {
+        problems.push_back({origin, "'" + key +
+                                        "' cannot be set with --set; write a profile "
+                                        "file with 'extends:' and pass it to --profile"});
+        return;
+    }
     Problems value_problems;
-    value_tree = parse_yaml(value, "--set", value_problems);
+    // An empty value or '~' is null: it removes the key.
+    Tree value_tree = parse_yaml(value, "--set", value_problems, EmptyDocument::null);
     if (!value_problems.empty()) {
         problems.push_back({origin, "value is not valid YAML: " + value_problems.front().message});
         return;
     }
-    // parse_yaml turns an empty document into an empty map; here it means null.
-    if (value.empty())
-        value_tree = Tree{};
     auto stamp = [&](auto& self, Tree& t) -> void {
         t.origin = origin;
         for (Tree& item : t.items)

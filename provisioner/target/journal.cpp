@@ -53,7 +53,8 @@ std::optional<State> read_state(const Root& root) {
     return parse_state(file->content, root.host_path(k_state_file));
 }
 
-ApplyResult apply_plan(Root& root, const core::Plan& plan, const ApplyInfo& info) {
+ApplyResult apply_plan(Root& root, const core::Plan& plan, const ApplyInfo& info,
+                       const CommandRunner& run) {
     if (plan.refused())
         throw Error("the plan has refusals (see 'rtprov plan'); nothing was written");
     check_is_system_root(root);
@@ -70,15 +71,30 @@ ApplyResult apply_plan(Root& root, const core::Plan& plan, const ApplyInfo& info
     next.profile_sha256 = info.profile_sha256;
     next.applied_at = info.applied_at;
 
-    if (plan.changes.empty()) {
+    // Files already as planned: what is on disk is what rtprov means to be there. This
+    // also settles the checksums a killed apply recorded but never wrote.
+    for (const std::string& path : plan.unchanged) {
+        std::string resolved = root.resolve(path);
+        auto file = std::find_if(next.files.begin(), next.files.end(),
+                                 [&](const ManagedFile& f) { return f.path == resolved; });
+        if (file == next.files.end())
+            continue;
+        if (auto current = root.read(resolved))
+            file->sha256 = core::sha256_hex(current->content);
+        file->previous_sha256.clear();
+    }
+
+    if (plan.changes.empty() && plan.commands.empty()) {
         result.nothing_to_do = true;
         // A run killed after its last write still has to record that it finished.
-        if (previous && (previous->status != ApplyStatus::applied ||
-                         previous->profile_sha256 != info.profile_sha256)) {
+        if (previous) {
+            if (previous->status == ApplyStatus::applied)
+                next.applied_at = previous->applied_at; // nothing was applied now
             next.status = ApplyStatus::applied;
             for (ManagedFile& file : next.files)
                 file.previous_sha256.clear();
-            write_state(root, next);
+            if (!(next == *previous))
+                write_state(root, next);
         }
         return result;
     }
@@ -102,9 +118,10 @@ ApplyResult apply_plan(Root& root, const core::Plan& plan, const ApplyInfo& info
                                   [&](const ManagedFile& f) { return f.path == path; });
         if (known != next.files.end()) {
             // The original stays the one from before rtprov. Until this apply ends, the
-            // file may still hold what the last one wrote.
-            if (known->sha256 != sha)
-                known->previous_sha256 = known->sha256;
+            // file holds what is on disk now (whatever an earlier, maybe killed, apply
+            // left there) or the new content.
+            known->previous_sha256 =
+                change.old ? core::sha256_hex(change.old->content) : std::string();
             known->sha256 = sha;
             continue;
         }
@@ -122,6 +139,11 @@ ApplyResult apply_plan(Root& root, const core::Plan& plan, const ApplyInfo& info
         it = file && !file->created ? std::next(it) : backups.erase(it);
     }
     next.status = ApplyStatus::applying;
+    // Commands are pending from before the first write: a run killed after writing the
+    // files that need them still knows they have to run.
+    for (const core::Command& command : plan.commands)
+        if (std::find(next.pending.begin(), next.pending.end(), command.argv) == next.pending.end())
+            next.pending.push_back(command.argv);
 
     if (!root.exists(k_state_dir)) {
         // The state folder appears whole or not at all: built under a temporary name,
@@ -146,12 +168,38 @@ ApplyResult apply_plan(Root& root, const core::Plan& plan, const ApplyInfo& info
         result.written.push_back(resolved[i]);
     }
 
-    // 3. Done.
+    // 3. The files are done; the commands are pending until each succeeds.
     next.status = ApplyStatus::applied;
     for (ManagedFile& file : next.files)
         file.previous_sha256.clear();
     write_state(root, next);
+
+    // 4. Commands: regenerate boot configuration, install packages.
+    for (const core::Command& command : plan.commands) {
+        if (!run)
+            throw Error("cannot run " + quoted(command_text(command.argv)) +
+                        ": no way to run commands in this target");
+        int status = run(command.argv);
+        if (status != 0)
+            throw Error(quoted(command_text(command.argv)) + " failed in the target (exit " +
+                        std::to_string(status) +
+                        "); the files are written, and the command is planned again by the next "
+                        "'rtprov apply' (or 'rtprov rollback' undoes everything)");
+        next.pending.erase(std::find(next.pending.begin(), next.pending.end(), command.argv));
+        if (command.rerun_on_rollback &&
+            std::find(next.ran.begin(), next.ran.end(), command.argv) == next.ran.end())
+            next.ran.push_back(command.argv);
+        write_state(root, next);
+        result.ran.push_back(command_text(command.argv));
+    }
     return result;
+}
+
+std::string command_text(const std::vector<std::string>& argv) {
+    std::string text;
+    for (const std::string& arg : argv)
+        text += (text.empty() ? "" : " ") + arg;
+    return text;
 }
 
 namespace {
@@ -165,7 +213,7 @@ std::optional<std::string> current_sha(const Root& root, const std::string& path
 
 } // namespace
 
-RollbackResult rollback(Root& root, DriftPolicy drift) {
+RollbackResult rollback(Root& root, DriftPolicy drift, const CommandRunner& run) {
     RollbackResult result;
     std::optional<State> state = read_state(root);
     std::vector<std::string> paths;
@@ -230,6 +278,21 @@ RollbackResult rollback(Root& root, DriftPolicy drift) {
             result.removed.push_back(*it);
         else
             result.kept_dirs.push_back(*it);
+    }
+
+    // Boot configuration made from the files just restored is made again.
+    for (const auto& argv : state->ran) {
+        if (!run) {
+            result.not_run.push_back(command_text(argv));
+            continue;
+        }
+        int status = run(argv);
+        if (status != 0)
+            throw Error(quoted(command_text(argv)) + " failed in the target (exit " +
+                        std::to_string(status) +
+                        "); the files are restored and the state is kept: fix it and run "
+                        "'rtprov rollback' again");
+        result.ran.push_back(command_text(argv));
     }
 
     // The state goes last: until then a killed rollback can simply run again.

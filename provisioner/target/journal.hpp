@@ -4,6 +4,7 @@
 #include "provisioner/target/root.hpp"
 #include "provisioner/target/state_file.hpp"
 
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -25,15 +26,23 @@ struct ApplyInfo {
 
 struct ApplyResult {
     std::vector<std::string> written; // paths, in order
+    std::vector<std::string> ran;     // commands, as text
     bool nothing_to_do = false;       // the target already matched the plan
     int stale_temporaries_removed = 0;
 };
 
+// Runs a command in the target and returns its exit status (target::run_in_root, or a
+// fake in tests).
+using CommandRunner = std::function<int(const std::vector<std::string>& argv)>;
+
 // Carries out 'plan' on 'root': originals into the backup archive, the state marked
-// 'applying', every file written atomically, then the state marked 'applied' with the
-// checksums written. Throws rtprov::Error when the plan is refused or a write fails;
-// what was done so far stays recorded, so 'rtprov rollback' or a new apply converges.
-ApplyResult apply_plan(Root& root, const core::Plan& plan, const ApplyInfo& info);
+// 'applying', every file written atomically, the state marked 'applied' with the
+// checksums written and the plan's commands pending, then each command, recorded as
+// done when it succeeds. Throws rtprov::Error when the plan is refused, a write fails
+// or a command fails; what was done so far stays recorded, so 'rtprov rollback' or a
+// new apply converges (a failed command stays pending and is planned again).
+ApplyResult apply_plan(Root& root, const core::Plan& plan, const ApplyInfo& info,
+                       const CommandRunner& run = {});
 
 enum class DriftPolicy { refuse, overwrite };
 
@@ -41,13 +50,20 @@ struct RollbackResult {
     std::vector<std::string> restored;  // changed files put back
     std::vector<std::string> removed;   // created files and folders removed
     std::vector<std::string> kept_dirs; // created folders left because they are not empty
+    std::vector<std::string> ran;       // regeneration commands run again, as text
+    std::vector<std::string> not_run;   // those that were not (no runner given)
     bool nothing_to_do = false;         // no state: nothing was applied here
 };
 
 // Puts every file rtprov changed back to its original bytes, mode and owner, removes
-// what it created, then its own state. Files changed by hand since rtprov wrote them
-// are refused (rtprov::Error naming them) unless 'drift' is overwrite.
-RollbackResult rollback(Root& root, DriftPolicy drift);
+// what it created, runs the boot regeneration commands of the apply again with 'run'
+// (when given), then removes its own state. Files changed by hand since rtprov wrote
+// them are refused (rtprov::Error naming them) unless 'drift' is overwrite. A failing
+// command stops the rollback with the state kept, so it can run again.
+RollbackResult rollback(Root& root, DriftPolicy drift, const CommandRunner& run = {});
+
+// "update-grub", "kernel-install add 6.12 /boot/vmlinuz-6.12": argv as one line.
+std::string command_text(const std::vector<std::string>& argv);
 
 enum class Drift { none, modified, missing };
 

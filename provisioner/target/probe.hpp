@@ -7,7 +7,10 @@ namespace rtprov::target {
 
 // Reads what plan() needs to know about the target, and nothing else: os-release, the
 // CPU count (live only: offline, the build host's CPUs say nothing about the board),
-// and the current state of every path plan() may write. Read-only.
+// the kernels in /boot and their configs, installed packages, the boot loader's files
+// (for the Pi, where the boot partition is and whether it is mounted), the files plan()
+// may write, and the originals of files rtprov changed before. Read-only. Throws
+// rtprov::Error for a damaged state file or backup.
 core::TargetFacts probe(const Root& root, const core::Profile& profile, core::TargetMode mode);
 
 } // namespace rtprov::target

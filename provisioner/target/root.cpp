@@ -163,6 +163,14 @@ std::string Root::resolve(const std::string& path) const {
     return join(done);
 }
 
+std::string Root::resolve_parent(const std::string& path) const {
+    auto [parent, name] = split_parent(path);
+    if (name.empty() || name == "." || name == "..")
+        throw Error("path " + quoted(path) + " does not name an entry");
+    std::string dir = resolve(parent);
+    return (dir == "/" ? "" : dir) + "/" + name;
+}
+
 int Root::open_directory(const std::string& resolved) const {
     int fd = open_beneath(m_fd, resolved, O_DIRECTORY | O_RDONLY);
     if (fd < 0)
@@ -252,8 +260,11 @@ std::string Root::temporary_name(const std::string& dir) const {
 }
 
 void Root::write(const std::string& path, const core::FileState& state) {
-    std::string resolved = resolve(path);
-    if (auto current = read(resolved); current && current->same_as(state))
+    std::string resolved = resolve_parent(path);
+    struct stat st {};
+    bool regular = ::fstatat(m_fd, relative(resolved).c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+                   S_ISREG(st.st_mode);
+    if (auto current = regular ? read(resolved) : std::nullopt; current && current->same_as(state))
         return;
     auto [parent, name] = split_parent(resolved);
     int dir_fd = open_directory(parent);
@@ -328,7 +339,7 @@ std::vector<std::string> Root::make_directories(const std::string& path) {
 }
 
 bool Root::remove_file(const std::string& path) {
-    std::string resolved = resolve(path);
+    std::string resolved = resolve_parent(path);
     auto [parent, name] = split_parent(resolved);
     if (!is_directory(parent))
         return false;
@@ -347,7 +358,7 @@ bool Root::remove_file(const std::string& path) {
 }
 
 bool Root::remove_directory(const std::string& path) {
-    std::string resolved = resolve(path);
+    std::string resolved = resolve_parent(path);
     auto [parent, name] = split_parent(resolved);
     if (!is_directory(parent))
         return false;
@@ -361,7 +372,7 @@ bool Root::remove_directory(const std::string& path) {
 }
 
 void Root::rename(const std::string& from, const std::string& to) {
-    std::string resolved_from = resolve(from), resolved_to = resolve(to);
+    std::string resolved_from = resolve_parent(from), resolved_to = resolve_parent(to);
     int from_fd = open_directory(split_parent(resolved_from).first);
     int to_fd = open_directory(split_parent(resolved_to).first);
     step();
@@ -399,7 +410,7 @@ void Root::remove_tree(const std::string& path) {
         if (result != 0 && err != ENOENT)
             throw Error("cannot remove " + quoted(host_path(resolved)) + ": " + errno_text(err));
     };
-    remove(remove, resolve(path));
+    remove(remove, resolve_parent(path));
 }
 
 int Root::remove_stale_temporaries(const std::string& dir) {

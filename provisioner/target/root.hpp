@@ -33,6 +33,11 @@ class Root {
     // Throws rtprov::Error on an escape, a loop, or a relative 'path'.
     std::string resolve(const std::string& path) const;
 
+    // 'path' with its folder resolved as resolve() does but its last name taken as it
+    // is: the entry itself, even when it is a symlink. Throws like resolve(), and for a
+    // last name of '.' or '..'.
+    std::string resolve_parent(const std::string& path) const;
+
     // Reads a regular file. nullopt when it does not exist. Throws rtprov::Error when it
     // exists but is not a regular file or cannot be read.
     std::optional<core::FileState> read(const std::string& path) const;
@@ -43,9 +48,12 @@ class Root {
     // Names in directory 'path' (no '.' or '..'); empty when it does not exist.
     std::vector<std::string> list(const std::string& path) const;
 
-    // Replaces or creates 'path' with 'state' (bytes, mode, owner, mtime when non-zero):
-    // temp file in the same directory, fsync, rename, fsync of the directory. The
-    // parent must exist. Unchanged content is not rewritten. Throws rtprov::Error.
+    // Replaces or creates the entry 'path' (its folder resolved, its last name not
+    // followed: a symlink there is replaced, not written through) with 'state' (bytes,
+    // mode, owner, mtime when non-zero): temp file in the same directory, fsync, rename,
+    // fsync of the directory. The parent must exist. A regular file that already holds
+    // 'state' is not rewritten. Callers that mean to write through a link resolve()
+    // first. Throws rtprov::Error.
     void write(const std::string& path, const core::FileState& state);
 
     // Creates the missing directories of 'path' (mode 0755) and returns them, parents
@@ -55,17 +63,20 @@ class Root {
     // The directories of 'path' that do not exist yet, parents first (no change made).
     std::vector<std::string> missing_directories(const std::string& path) const;
 
-    // Removes a file (true) or reports it was not there (false). Durable.
+    // Removes the entry 'path' — a file, or a symlink itself, never its target — (true)
+    // or reports it was not there (false). Durable.
     bool remove_file(const std::string& path);
 
-    // Removes an empty directory. Returns false, changing nothing, when it is not empty
-    // or not there.
+    // Removes an empty directory (not through a symlink). Returns false, changing
+    // nothing, when it is not empty, not a directory, or not there.
     bool remove_directory(const std::string& path);
 
-    // Atomically renames 'from' to 'to' in the same directory tree, then fsyncs both parents.
+    // Atomically renames the entry 'from' to 'to' (last names not followed), then fsyncs
+    // both parents.
     void rename(const std::string& from, const std::string& to);
 
-    // Removes 'path' and everything below it. Used only for rtprov's own folders.
+    // Removes the entry 'path' and, if it is a real folder, everything below it; symlinks
+    // are removed as links, never followed. Used only for rtprov's own folders.
     void remove_tree(const std::string& path);
 
     // Removes leftovers of interrupted writes (names starting k_temp_prefix) in 'dir'.

@@ -105,6 +105,16 @@ std::string serialize_state(const State& state) {
             body += " previous " + file.previous_sha256;
         body += "\n";
     }
+    auto command_line = [](const char* tag, const std::vector<std::string>& argv) {
+        std::string line = tag;
+        for (const std::string& arg : argv)
+            line += " " + encode(arg);
+        return line + "\n";
+    };
+    for (const auto& argv : state.pending)
+        body += command_line("pending", argv);
+    for (const auto& argv : state.ran)
+        body += command_line("ran", argv);
     return "# rtprov state: do not edit; see 'rtprov status' and 'rtprov rollback'\n" + body +
            "checksum " + core::sha256_hex(body) + "\n";
 }
@@ -196,6 +206,15 @@ State parse_state(const std::string& text, const std::string& label) {
             if (has_previous)
                 file.previous_sha256 = w[fixed + 1];
             state.files.push_back(std::move(file));
+        } else if ((w[0] == "pending" || w[0] == "ran") && w.size() >= 2) {
+            std::vector<std::string> argv;
+            for (std::size_t k = 1; k < w.size(); ++k) {
+                auto arg = decode(w[k]);
+                if (!arg)
+                    throw bad("bad escape");
+                argv.push_back(*arg);
+            }
+            (w[0] == "pending" ? state.pending : state.ran).push_back(std::move(argv));
         } else {
             throw bad("unknown entry");
         }

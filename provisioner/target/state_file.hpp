@@ -32,6 +32,10 @@ struct State {
     bool state_dir_created = false;
     std::vector<std::string> created_dirs; // parents first
     std::vector<ManagedFile> files;        // in the order they were first written
+    // Commands (argv) planned by the last apply that have not succeeded yet.
+    std::vector<std::vector<std::string>> pending;
+    // Commands that regenerated boot configuration; rollback runs them again.
+    std::vector<std::vector<std::string>> ran;
 
     const ManagedFile* find(const std::string& path) const;
     friend bool operator==(const State&, const State&) = default;

@@ -126,4 +126,17 @@ scenario() {
 scenario fresh-pi4 pi4-trixie prepare_none --profile pi4
 scenario replace-existing debian13 prepare_existing --profile x86-debian13 --set board.cpus=4
 scenario reapply-other debian13 prepare_applied --profile x86-debian13 --set board.cpus=8
+# Killed applies of other profiles in between: the last complete apply must leave no
+# false drift behind, and rollback must still reach the tree before rtprov.
+r="$work/sequence"
+cp -a "$src/tests/fixtures/roots/pi4-trixie" "$r"
+pristine_sum=$(tree_sum "$r")
+"$rtprov" apply --root "$r" --profile pi4 >/dev/null
+killed_run 4 apply --root "$r" --profile pi4 --set description=two
+killed_run 4 apply --root "$r" --profile pi4 --set description=three
+"$rtprov" apply --root "$r" --profile pi4 >/dev/null
+check "after killed applies, a complete apply leaves no drift" \
+    grep -q '^no drift' <<<"$("$rtprov" status --root "$r")"
+"$rtprov" rollback --root "$r" >/dev/null
+check "and rollback reaches the tree before rtprov" [ "$(tree_sum "$r")" = "$pristine_sum" ]
 finish

@@ -11,6 +11,8 @@ mirror=${RTPROV_DEBIAN_MIRROR:-http://deb.debian.org/debian}
 packages=(
   # what the appliance runs
   systemd systemd-sysv udev dbus linux-image-amd64 mpd rt-tests procps util-linux
+  # GRUB, so that grub-mkconfig shows where rtprov's drop-in lands
+  grub-pc
   # what building rtprov needs (Debian 13 versions: Catch2 3, yaml-cpp 0.8, CLI11 2.4)
   g++ cmake make pkgconf libmount-dev libarchive-dev libyaml-cpp-dev libsystemd-dev
   libcli11-dev catch2

@@ -40,7 +40,7 @@ TEST_CASE("the built-in profiles load and validate") {
     CHECK(pi4.board.boot.loader == core::BootLoader::rpi_firmware);
     CHECK(pi4.tuning.cores.reserved == core::CpuList({3}));
     CHECK(pi4.tuning.cores.housekeeping == core::CpuList({0, 1, 2}));
-    CHECK(pi4.tuning.kernel.nohz_full == core::KernelFeature::off);
+    CHECK(pi4.tuning.kernel.nohz_full == core::KernelFeature::automatic);
     CHECK(pi4.board.kernel.rt_packages == std::vector<std::string>{"linux-image-rpi-v8-rt"});
 
     core::Profile x86 = load_profile("x86-debian13", path);
@@ -209,4 +209,43 @@ TEST_CASE("list_profiles marks a profile hidden by an earlier folder") {
     CHECK_FALSE(entries[0].hidden);
     CHECK(entries[1].name == "pi4");
     CHECK(entries[1].hidden);
+}
+
+TEST_CASE("a self-referencing alias is an error, not a crash") {
+    TempDir dir;
+    CHECK(error_for(dir, "tuning: &t {x: *t}\n")
+              .find("nesting deeper than 32 levels (a "
+                    "self-referencing alias?)") != std::string::npos);
+}
+
+TEST_CASE("a second YAML document is refused, not ignored") {
+    TempDir dir;
+    CHECK(error_for(dir, "description: one\n---\ntuning: {bogus: 1}\n") ==
+          "t.yaml:3:1: a profile is one YAML document; remove the '---' and what follows, or "
+          "put it in its own file");
+}
+
+TEST_CASE("--set KEY=~ removes the key") {
+    TempDir dir;
+    dir.write("t.yaml", "board:\n  cpus: 4\ntuning:\n  cores:\n    reserved: 3\n  services:\n"
+                        "    mpd: {}\n");
+    core::Profile p = load_profile("t", {{dir.path(), "test"}},
+                                   {{"tuning.services.mpd=~"}, {"tuning.cores.reserved=~"}});
+    CHECK(p.tuning.services.empty());
+    CHECK_FALSE(p.tuning.cores.reserved);
+}
+
+TEST_CASE("--set cannot change extends or name") {
+    TempDir dir;
+    CHECK(error_for(dir, "{}\n", {{"extends=pi4"}}) ==
+          "--set 'extends=pi4': 'extends' cannot be set with --set; write a profile file with "
+          "'extends:' and pass it to --profile");
+}
+
+TEST_CASE("a profile outside the search path can extend the built-in one of its name") {
+    TempDir dir;
+    std::string file = dir.write("pi4.yaml", "extends: pi4\ndescription: outside\n");
+    core::Profile p = load_profile(file, {{k_builtin, "built-in"}});
+    CHECK(p.description == "outside");
+    CHECK(p.board.cpus == 4u);
 }

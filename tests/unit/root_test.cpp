@@ -162,14 +162,54 @@ TEST_CASE("make_directories reports what it created, parents first") {
 
 TEST_CASE("remove_tree removes links as links and never follows them") {
     TempDir dir;
-    TempDir victim;
-    victim.write("keep", "x");
+    dir.write("srv/victim/keep", "x");
     fs::create_directories(dir.path() + "/var/own");
-    fs::create_symlink(victim.path(), dir.path() + "/var/own/link");
+    fs::create_symlink("/srv/victim", dir.path() + "/var/own/abs-link");
+    fs::create_symlink("../../srv/victim", dir.path() + "/var/own/rel-link");
+    fs::create_symlink("/srv/victim", dir.path() + "/var/top-link");
     Root root(dir.path());
     root.remove_tree("/var/own");
-    CHECK_FALSE(fs::exists(dir.path() + "/var/own"));
-    CHECK(victim.read("keep") == "x");
+    root.remove_tree("/var/top-link");
+    CHECK_FALSE(dir.exists("var/own"));
+    CHECK_FALSE(dir.exists("var/top-link"));
+    CHECK(dir.read("srv/victim/keep") == "x");
+}
+
+TEST_CASE("a leftover temporary that is a symlink is removed as a link") {
+    TempDir dir;
+    dir.write("home/user/keep", "x");
+    fs::create_directories(dir.path() + "/var/lib");
+    fs::create_symlink("/home", dir.path() + "/var/lib/.rtprov-tmp-evil");
+    fs::create_symlink("/", dir.path() + "/var/lib/.rtprov-tmp-root");
+    Root root(dir.path());
+    CHECK(root.remove_stale_temporaries("/var/lib") == 2);
+    CHECK(dir.read("home/user/keep") == "x");
+    CHECK_FALSE(dir.exists("var/lib/.rtprov-tmp-evil"));
+}
+
+TEST_CASE("remove_file and remove_directory act on a symlink itself, never its target") {
+    TempDir dir;
+    dir.write("etc/fstab", "fstab\n");
+    dir.write("srv/keep/file", "x");
+    fs::create_directories(dir.path() + "/etc/rtprov");
+    fs::create_symlink("/etc/fstab", dir.path() + "/etc/rtprov/profile.yaml");
+    fs::create_symlink("/srv/keep", dir.path() + "/etc/linkdir");
+    Root root(dir.path());
+    CHECK(root.remove_file("/etc/rtprov/profile.yaml"));
+    CHECK(dir.read("etc/fstab") == "fstab\n");
+    CHECK_FALSE(root.remove_directory("/etc/linkdir"));
+    CHECK(dir.read("srv/keep/file") == "x");
+}
+
+TEST_CASE("write replaces a symlink at the last name instead of writing through it") {
+    TempDir dir;
+    dir.write("etc/fstab", "fstab\n");
+    fs::create_symlink("/etc/fstab", dir.path() + "/etc/managed");
+    Root root(dir.path());
+    root.write("/etc/managed", FileState{"restored\n", 0644, ::geteuid(), ::getegid(), 0});
+    CHECK(dir.read("etc/fstab") == "fstab\n");
+    CHECK_FALSE(fs::is_symlink(dir.path() + "/etc/managed"));
+    CHECK(dir.read("etc/managed") == "restored\n");
 }
 
 TEST_CASE("stale temporaries of a killed run are removed") {

@@ -1,0 +1,323 @@
+#include "provisioner/boot/boot_plan.hpp"
+
+#include "provisioner/boot/cmdline.hpp"
+#include "provisioner/boot/grub.hpp"
+#include "provisioner/boot/kernel_params.hpp"
+#include "provisioner/boot/rpi_firmware.hpp"
+
+#include <algorithm>
+
+namespace rtprov::boot {
+
+using namespace rtprov::core;
+
+namespace {
+
+struct Context {
+    Plan& plan;
+    const Profile& profile;
+    const TargetFacts& facts;
+    const PlanOptions& options;
+    std::vector<KernelParam> params;
+    std::vector<std::string> keys;
+};
+
+void error(Plan& plan, const std::string& code, const std::string& message) {
+    plan.findings.push_back({Severity::error, code, message});
+}
+void warning(Plan& plan, const std::string& code, const std::string& message) {
+    plan.findings.push_back({Severity::warning, code, message});
+}
+void info(Plan& plan, const std::string& code, const std::string& message) {
+    plan.findings.push_back({Severity::info, code, message});
+}
+
+std::string content_of(const TargetFacts& facts, const std::string& path) {
+    auto it = facts.files.find(path);
+    return it == facts.files.end() ? std::string() : it->second.content;
+}
+
+bool changes(const Plan& plan, const std::string& path) {
+    return std::any_of(plan.changes.begin(), plan.changes.end(),
+                       [&](const FileChange& c) { return c.path == path; });
+}
+
+// Merges the parameters into a command-line file's text and reports values that were
+// there before rtprov for keys it sets.
+std::vector<CmdlineToken> merge_into(Context& c, const std::string& path) {
+    auto current = parse_cmdline(content_of(c.facts, path));
+    auto original = parse_cmdline(c.facts.original_content(path).value_or(""));
+    MergedCmdline merged = merge_cmdline(current, original, c.params, c.keys);
+    for (const ForeignValue& f : merged.foreign)
+        warning(c.plan, "foreign-value",
+                path + " had '" + f.foreign + "' before rtprov; rtprov's '" + f.ours +
+                    "' replaces it (rollback brings it back)");
+    return merged.tokens;
+}
+
+// Regeneration of the boot loader's configuration after its input changed.
+void regenerate(Context& c, std::vector<std::vector<std::string>> argvs,
+                const std::string& needs_executable, const std::string& what,
+                const std::string& input) {
+    switch (c.options.regenerate) {
+    case Regenerate::now:
+        if (!c.facts.has_executable(needs_executable)) {
+            warning(c.plan, "regenerate-missing",
+                    what + " not regenerated: " + needs_executable +
+                        " is not installed in the target; it picks the change up when it is");
+            return;
+        }
+        for (auto& argv : argvs)
+            c.plan.commands.push_back({std::move(argv), "regenerate " + what, true});
+        return;
+    case Regenerate::first_boot: {
+        FileState marker;
+        marker.content = owned_file_header(c.profile.name);
+        for (const auto& argv : argvs) {
+            std::string line;
+            for (const std::string& word : argv)
+                line += (line.empty() ? "" : " ") + word;
+            marker.content += line + "\n";
+        }
+        add_file_change(c.plan, c.facts, k_pending_regeneration_path, std::move(marker),
+                        "commands the first-boot flow runs to regenerate " + what);
+        // The marker goes before the file that needs it: an apply killed in between
+        // leaves the marker, never a changed file without it.
+        auto marker_change =
+            std::find_if(c.plan.changes.begin(), c.plan.changes.end(),
+                         [](const FileChange& f) { return f.path == k_pending_regeneration_path; });
+        auto input_change = std::find_if(c.plan.changes.begin(), c.plan.changes.end(),
+                                         [&](const FileChange& f) { return f.path == input; });
+        if (marker_change != c.plan.changes.end() && input_change < marker_change)
+            std::rotate(input_change, marker_change, marker_change + 1);
+        info(c.plan, "regenerate-first-boot",
+             what + " is regenerated at first boot (recorded in " + k_pending_regeneration_path +
+                 "; --regenerate-boot=now does it now)");
+        return;
+    }
+    case Regenerate::never:
+        warning(c.plan, "regenerate-never",
+                what + " not regenerated (--regenerate-boot=never): regenerate it before the "
+                       "next boot");
+        return;
+    }
+}
+
+void plan_rpi(Context& c) {
+    const std::optional<FirmwarePartition>& fw = c.facts.firmware;
+    if (!fw) {
+        error(c.plan, "rpi-no-facts", "no facts about the Raspberry Pi boot partition");
+        return;
+    }
+    if (!fw->has_boot_files) {
+        if (fw->fstab_source && !fw->mounted)
+            error(c.plan, "boot-partition-not-mounted",
+                  "the boot partition is not mounted: '" + fw->dir +
+                      "' holds no cmdline.txt or config.txt, and the target's /etc/fstab mounts '" +
+                      *fw->fstab_source + "' there; mount that partition on <root>" + fw->dir +
+                      " and run rtprov again (nothing was written)");
+        else
+            error(c.plan, "no-boot-files",
+                  "no Raspberry Pi boot files: '" + fw->dir +
+                      "' (and '/boot') hold no cmdline.txt or config.txt; is this a Raspberry "
+                      "Pi OS root, with its boot partition mounted?");
+        return;
+    }
+    const std::string config_path = fw->dir + "/config.txt";
+    const bool has_config = c.facts.files.count(config_path) > 0;
+    FirmwareSettings settings = parse_config_txt(content_of(c.facts, config_path));
+    const std::string cmdline_path = cmdline_txt_path(fw->dir, settings);
+    if (!c.facts.files.count(cmdline_path)) {
+        error(c.plan, "no-cmdline-txt",
+              "'" + cmdline_path + "' does not exist" +
+                  (settings.cmdline_file != "cmdline.txt" || !settings.os_prefix.empty()
+                       ? " (config.txt names it with cmdline= or os_prefix=)"
+                       : "") +
+                  "; the firmware reads the kernel command line from it");
+        return;
+    }
+    const std::string& current = content_of(c.facts, cmdline_path);
+    std::string next = render_cmdline_txt(merge_into(c, cmdline_path));
+    if (std::count(current.begin(), current.end(), '\n') > 1)
+        info(c.plan, "cmdline-joined",
+             cmdline_path + " had more than one line; the firmware wants one, so they are joined");
+    if (next.size() > k_cmdline_warn_length)
+        warning(c.plan, "cmdline-long",
+                cmdline_path + " is " + std::to_string(next.size() - 1) +
+                    " characters; the firmware takes at most 1024 and prepends its own, so "
+                    "parameters at the end may be lost");
+    FileState cmdline;
+    cmdline.content = next;
+    add_file_change(c.plan, c.facts, cmdline_path, std::move(cmdline),
+                    "kernel command line read by the Raspberry Pi firmware");
+
+    std::optional<std::string> rt_image;
+    if (c.profile.tuning.kernel.realtime) {
+        rt_image = c.profile.board.kernel.rt_image;
+        if (rt_image->empty()) {
+            error(c.plan, "rt-image-unknown",
+                  "tuning.kernel.realtime is true but board.kernel.rt_image is empty; set it "
+                  "to the RT kernel's file on the boot partition (kernel8_rt.img on a Pi 4)");
+            return;
+        }
+        bool present = std::find(fw->files.begin(), fw->files.end(), *rt_image) != fw->files.end();
+        if (!present && !c.options.install_packages)
+            error(
+                c.plan, "rt-image-missing",
+                *rt_image +
+                    " is not on the boot partition yet, and config.txt's kernel= "
+                    "would point at nothing: install the RT kernel package first (" +
+                    [&] {
+                        std::string p;
+                        for (const std::string& name : c.profile.board.kernel.rt_packages)
+                            p += (p.empty() ? "" : " ") + name;
+                        return p;
+                    }() +
+                    "; 'rtprov plan --packages' lists it) or pass --install-packages");
+        for (const std::string& line : foreign_kernel_lines(content_of(c.facts, config_path)))
+            warning(c.plan, "foreign-kernel-line",
+                    config_path + " already has '" + line +
+                        "'; rtprov's [pi4] block comes after it, so the RT kernel wins");
+    }
+    if (has_config || rt_image) {
+        FileState config;
+        config.content =
+            edit_config_txt(content_of(c.facts, config_path), rt_image, c.profile.name);
+        add_file_change(c.plan, c.facts, config_path, std::move(config),
+                        rt_image ? "boots the PREEMPT_RT kernel on a Pi 4"
+                                 : "no rtprov kernel choice (PREEMPT_RT off)");
+    }
+}
+
+void plan_grub(Context& c) {
+    // Values already in /etc/default/grub for keys rtprov sets.
+    const std::string defaults = content_of(c.facts, k_grub_defaults);
+    for (const char* variable : {"GRUB_CMDLINE_LINUX_DEFAULT", "GRUB_CMDLINE_LINUX"}) {
+        auto value = shell_assignment(defaults, variable);
+        if (!value)
+            continue;
+        for (const CmdlineToken& token : parse_cmdline(*value)) {
+            auto ours = std::find_if(c.params.begin(), c.params.end(),
+                                     [&](const KernelParam& p) { return p.key == token.key(); });
+            if (ours == c.params.end() ||
+                (token.value() && same_value(ours->key, *token.value(), ours->value)))
+                continue;
+            if (std::string(variable) == "GRUB_CMDLINE_LINUX_DEFAULT")
+                warning(c.plan, "foreign-value",
+                        std::string(k_grub_defaults) + " has '" + token.text +
+                            "' in GRUB_CMDLINE_LINUX_DEFAULT; rtprov's drop-in replaces it with '" +
+                            ours->token() + "' for the normal entries");
+            else
+                warning(c.plan, "foreign-value-all-entries",
+                        std::string(k_grub_defaults) + " has '" + token.text +
+                            "' in GRUB_CMDLINE_LINUX, which every entry gets; the kernel sees "
+                            "both it and rtprov's '" +
+                            ours->token() + "': remove it from GRUB_CMDLINE_LINUX");
+        }
+    }
+    std::optional<std::string> rt_flavour;
+    if (c.profile.tuning.kernel.realtime) {
+        const auto& rt = c.profile.board.kernel.rt_packages;
+        if (rt.empty() || rt.front().rfind("linux-image-", 0) != 0)
+            error(c.plan, "rt-package-unknown",
+                  "tuning.kernel.realtime is true but board.kernel.rt_packages names no "
+                  "linux-image-* package (Debian: linux-image-rt-amd64)");
+        else
+            rt_flavour = rt.front().substr(std::string("linux-image-").size());
+    }
+    FileState dropin;
+    dropin.content = render_grub_dropin(c.profile.name, c.params, c.keys, rt_flavour);
+    add_file_change(c.plan, c.facts, k_grub_dropin, std::move(dropin),
+                    "kernel parameters for GRUB's normal entries" +
+                        std::string(rt_flavour ? ", PREEMPT_RT kernel first" : ""));
+    if (changes(c.plan, k_grub_dropin))
+        regenerate(c, {{"update-grub"}}, "/usr/sbin/update-grub", "/boot/grub/grub.cfg",
+                   k_grub_dropin);
+}
+
+void plan_systemd_boot(Context& c) {
+    const std::string path = "/etc/kernel/cmdline";
+    if (!c.facts.files.count(path)) {
+        error(c.plan, "no-kernel-cmdline",
+              path + " does not exist: it holds the whole command line of systemd-boot's "
+                     "entries, root= included, and without it kernel-install takes the build "
+                     "host's /proc/cmdline; create it with this system's root= first");
+        return;
+    }
+    FileState cmdline;
+    cmdline.content = render_cmdline(merge_into(c, path)) + "\n";
+    add_file_change(c.plan, c.facts, path, std::move(cmdline),
+                    "kernel command line for systemd-boot entries (kernel-install)");
+    if (c.profile.tuning.kernel.realtime)
+        warning(c.plan, "rt-default-systemd-boot",
+                "systemd-boot: rtprov does not choose the default entry; set 'default "
+                "*-rt-*.conf' in loader.conf to boot the PREEMPT_RT kernel");
+    if (!changes(c.plan, path))
+        return;
+    std::vector<std::vector<std::string>> argvs;
+    for (const InstalledKernel& k : c.facts.kernels) {
+        if (!k.has_image)
+            continue;
+        // Debian keeps kernels in /boot, which 'kernel-install add-all' does not look at
+        // (reference/debian.md §4): one 'add' per kernel.
+        std::vector<std::string> argv = {"kernel-install", "add", k.version,
+                                         "/boot/vmlinuz-" + k.version};
+        if (k.has_initrd)
+            argv.push_back("/boot/initrd.img-" + k.version);
+        argvs.push_back(std::move(argv));
+    }
+    if (argvs.empty())
+        warning(c.plan, "no-kernels", "no kernel in /boot to make systemd-boot entries for");
+    else
+        regenerate(c, argvs, "/usr/bin/kernel-install", "the systemd-boot entries", path);
+}
+
+void plan_packages(Context& c) {
+    if (!c.profile.tuning.kernel.realtime)
+        return;
+    std::vector<std::string> missing;
+    for (const std::string& package : c.profile.board.kernel.rt_packages) {
+        c.plan.packages.push_back(package);
+        if (!c.facts.installed_packages.count(package))
+            missing.push_back(package);
+    }
+    if (missing.empty())
+        return;
+    std::string list;
+    for (const std::string& p : missing)
+        list += (list.empty() ? "" : " ") + p;
+    if (c.options.install_packages) {
+        std::vector<std::string> argv = {"apt-get", "install", "-y", "--no-install-recommends"};
+        argv.insert(argv.end(), missing.begin(), missing.end());
+        c.plan.commands.insert(c.plan.commands.begin(),
+                               {argv, "install the PREEMPT_RT kernel", false});
+    } else {
+        warning(c.plan, "packages-missing",
+                "the PREEMPT_RT kernel is not installed (" + list +
+                    "): install it in the image (rtprov plan --packages lists it) or pass "
+                    "--install-packages");
+    }
+}
+
+} // namespace
+
+void plan_boot(Plan& plan, const Profile& profile, const std::optional<ResolvedCores>& cores,
+               const TargetFacts& facts, const PlanOptions& options) {
+    ParamDecision decision = kernel_params(profile, cores, facts.kernels);
+    plan.findings.insert(plan.findings.end(), decision.findings.begin(), decision.findings.end());
+    Context c{plan, profile, facts, options, std::move(decision.params), owned_keys(profile)};
+    switch (profile.board.boot.loader) {
+    case BootLoader::rpi_firmware:
+        plan_rpi(c);
+        break;
+    case BootLoader::grub:
+        plan_grub(c);
+        break;
+    case BootLoader::systemd_boot:
+        plan_systemd_boot(c);
+        break;
+    }
+    plan_packages(c);
+}
+
+} // namespace rtprov::boot

@@ -1,0 +1,31 @@
+#pragma once
+
+#include "provisioner/boot/cmdline.hpp"
+
+#include <optional>
+#include <string>
+#include <vector>
+
+// Debian's GRUB: rtprov's drop-in in /etc/default/grub.d/ (reference/debian.md §2).
+namespace rtprov::boot {
+
+// grub-mkconfig sources /etc/default/grub, then /etc/default/grub.d/*.cfg in order; a
+// late name lets rtprov's parameters follow other drop-ins' assignments.
+inline constexpr const char* k_grub_dropin = "/etc/default/grub.d/90-rtprov.cfg";
+inline constexpr const char* k_grub_defaults = "/etc/default/grub";
+
+// The drop-in: removes 'owned_keys' from GRUB_CMDLINE_LINUX_DEFAULT and appends
+// 'params', so normal entries carry them and recovery entries (GRUB_CMDLINE_LINUX only)
+// stay plain; with 'rt_flavour' ('rt-amd64'), GRUB_TOP_LEVEL names the newest
+// /boot/vmlinuz-*-<rt_flavour>, computed at each update-grub, so the RT kernel is the
+// default entry (Debian has no GRUB_FLAVOUR_ORDER). Valid POSIX sh ('sh -n').
+std::string render_grub_dropin(const std::string& profile_name,
+                               const std::vector<KernelParam>& params,
+                               const std::vector<std::string>& owned_keys,
+                               const std::optional<std::string>& rt_flavour);
+
+// The value of the last 'NAME=...' assignment in a shell defaults file such as
+// /etc/default/grub, unquoted; nullopt when there is none.
+std::optional<std::string> shell_assignment(const std::string& text, const std::string& name);
+
+} // namespace rtprov::boot

@@ -1,0 +1,48 @@
+#include "provisioner/boot/kernel_config.hpp"
+
+#include <algorithm>
+#include <sstream>
+
+namespace rtprov::boot {
+
+std::map<std::string, std::string> parse_kernel_config(const std::string& text) {
+    std::map<std::string, std::string> options;
+    std::istringstream in(text);
+    std::string line;
+    while (std::getline(in, line)) {
+        if (line.rfind("CONFIG_", 0) != 0)
+            continue;
+        auto equals = line.find('=');
+        if (equals == std::string::npos)
+            continue;
+        options[line.substr(0, equals)] = line.substr(equals + 1);
+    }
+    return options;
+}
+
+FeatureSupport kernel_support(const std::vector<core::InstalledKernel>& kernels,
+                              const std::string& option) {
+    FeatureSupport result;
+    bool any_image = std::any_of(kernels.begin(), kernels.end(),
+                                 [](const core::InstalledKernel& k) { return k.has_image; });
+    bool counted = false;
+    for (const core::InstalledKernel& kernel : kernels) {
+        if (any_image && !kernel.has_image)
+            continue; // a config left behind by a removed kernel never boots
+        counted = true;
+        if (!kernel.config)
+            result.no_config.push_back(kernel.version);
+        else if (auto it = kernel.config->find(option);
+                 it == kernel.config->end() || it->second != "y")
+            result.lacking.push_back(kernel.version);
+    }
+    if (!result.lacking.empty())
+        result.support = Support::no;
+    else if (!counted || !result.no_config.empty())
+        result.support = Support::unknown;
+    else
+        result.support = Support::yes;
+    return result;
+}
+
+} // namespace rtprov::boot

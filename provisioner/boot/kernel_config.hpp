@@ -1,0 +1,29 @@
+#pragma once
+
+#include "provisioner/core/plan.hpp"
+
+#include <map>
+#include <string>
+#include <vector>
+
+namespace rtprov::boot {
+
+// The options set in a kernel config (/boot/config-<version>): 'CONFIG_NO_HZ_FULL' ->
+// 'y'. '# CONFIG_X is not set' lines and comments are left out.
+std::map<std::string, std::string> parse_kernel_config(const std::string& text);
+
+// Whether every kernel that may boot has a config option set to 'y'.
+enum class Support { yes, no, unknown };
+
+struct FeatureSupport {
+    Support support = Support::unknown;
+    std::vector<std::string> lacking;   // versions whose config does not set it
+    std::vector<std::string> no_config; // versions without a readable config
+};
+
+// The kernels that may boot are those with an image in /boot; when none has one (a
+// trimmed image), every kernel with a config counts. No kernel at all is 'unknown'.
+FeatureSupport kernel_support(const std::vector<core::InstalledKernel>& kernels,
+                              const std::string& option);
+
+} // namespace rtprov::boot

@@ -1,0 +1,49 @@
+#pragma once
+
+#include "provisioner/boot/cmdline.hpp"
+
+#include <optional>
+#include <string>
+
+// Raspberry Pi firmware boot files: config.txt and cmdline.txt (reference/pi.md §5).
+namespace rtprov::boot {
+
+// What config.txt says about where the command line is, for a Pi 4: the last
+// 'cmdline=' and 'os_prefix=' in sections that apply to it (before any filter, [all],
+// [pi4]).
+struct FirmwareSettings {
+    std::string cmdline_file = "cmdline.txt";
+    std::string os_prefix;
+};
+
+FirmwareSettings parse_config_txt(const std::string& text);
+
+// In-root path of the command-line file: '<dir>/<os_prefix><cmdline_file>'.
+std::string cmdline_txt_path(const std::string& firmware_dir, const FirmwareSettings& settings);
+
+// cmdline.txt content for 'tokens': one line, one trailing newline.
+std::string render_cmdline_txt(const std::vector<CmdlineToken>& tokens);
+
+// The firmware reads at most 1024 characters of command line and prepends its own
+// (raspberrypi/linux#140, reference/pi.md §5); past this, plan warns.
+inline constexpr std::size_t k_cmdline_warn_length = 900;
+
+// The kernel= image's matching initramfs: 'kernel8_rt.img' -> 'initramfs8_rt'.
+std::string initramfs_for(const std::string& kernel_image);
+
+// config.txt with rtprov's block removed and, when 'rt_image' is given, a block that
+// boots it on a Pi 4 appended:
+//   # >>> rtprov ...
+//   [pi4]
+//   kernel=kernel8_rt.img
+//   initramfs initramfs8_rt followkernel
+//   [all]
+//   # <<< rtprov
+// so later lines still land in [all]. Every other byte is kept.
+std::string edit_config_txt(const std::string& text, const std::optional<std::string>& rt_image,
+                            const std::string& profile_name);
+
+// 'kernel=' lines outside rtprov's block in sections that apply to a Pi 4.
+std::vector<std::string> foreign_kernel_lines(const std::string& text);
+
+} // namespace rtprov::boot

@@ -1,0 +1,80 @@
+#include "provisioner/planner/planner.hpp"
+
+#include "provisioner/boot/boot_plan.hpp"
+
+#include <algorithm>
+
+namespace rtprov::planner {
+
+using namespace rtprov::core;
+
+namespace {
+
+void plan_os(Plan& plan, const Profile& profile, const TargetFacts& facts) {
+    const auto& wanted = profile.board.match.os_id;
+    if (!facts.os) {
+        plan.findings.push_back({Severity::warning, "os-unknown",
+                                 "the target has no /etc/os-release or /usr/lib/os-release; "
+                                 "is the root right?"});
+        return;
+    }
+    if (wanted.empty())
+        return;
+    auto matches = [&](const std::string& id) {
+        return std::find(wanted.begin(), wanted.end(), id) != wanted.end();
+    };
+    if (matches(facts.os->id) ||
+        std::any_of(facts.os->id_like.begin(), facts.os->id_like.end(), matches))
+        return;
+    std::string ids;
+    for (const std::string& id : wanted)
+        ids += (ids.empty() ? "'" : ", '") + id + "'";
+    plan.findings.push_back({Severity::warning, "os-mismatch",
+                             "profile '" + profile.name + "' is made for " + ids +
+                                 " but the target is '" + facts.os->id +
+                                 "'; check --profile and --root"});
+}
+
+std::optional<ResolvedCores> plan_cores(Plan& plan, const Profile& profile,
+                                        const TargetFacts& facts) {
+    for (const ProfileProblem& problem : validate(profile, facts.cpu_count))
+        plan.findings.push_back({Severity::error, "profile-invalid",
+                                 problem.origin.to_string() + ": " + problem.message});
+    auto cores = resolve_cores(profile, facts.cpu_count);
+    if (!cores) {
+        plan.findings.push_back(
+            {Severity::info, "cores-auto",
+             "core layout is 'auto' and the CPU count is not known offline; it is resolved on "
+             "the running machine at first boot (or give it: --set board.cpus=N)"});
+        return std::nullopt;
+    }
+    if (cores->reserved.empty())
+        plan.findings.push_back({Severity::warning, "no-reserved-core",
+                                 "no core is reserved; the audio services share every core "
+                                 "with the rest of the system"});
+    return cores;
+}
+
+} // namespace
+
+Plan plan(const Profile& profile, const std::string& profile_yaml, const TargetFacts& facts,
+          const PlanOptions& options) {
+    Plan result;
+    plan_os(result, profile, facts);
+    auto cores = plan_cores(result, profile, facts);
+    FileState applied_profile;
+    applied_profile.content = owned_file_header(profile.name) + profile_yaml;
+    add_file_change(result, facts, k_applied_profile_path, std::move(applied_profile),
+                    "the resolved profile, read by first boot, audit and self-test");
+    boot::plan_boot(result, profile, cores, facts, options);
+    // A command an earlier apply did not finish (it failed, or rtprov was killed) runs
+    // again, when commands may run now.
+    if (options.regenerate == Regenerate::now)
+        for (const auto& argv : facts.pending_commands)
+            if (std::none_of(result.commands.begin(), result.commands.end(),
+                             [&](const Command& c) { return c.argv == argv; }))
+                result.commands.push_back({argv, "did not finish in the last apply", true});
+    return result;
+}
+
+} // namespace rtprov::planner

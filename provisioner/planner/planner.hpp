@@ -1,0 +1,16 @@
+#pragma once
+
+#include "provisioner/core/plan.hpp"
+
+#include <string>
+
+// plan(): every writer's decisions put together, in the order apply performs them.
+namespace rtprov::planner {
+
+// Decides every change for 'profile' on a target described by 'facts': the resolved
+// profile ('profile_yaml', from profile::to_yaml) at core::k_applied_profile_path, then
+// the boot configuration. Pure: no I/O; the same inputs give the same plan.
+core::Plan plan(const core::Profile& profile, const std::string& profile_yaml,
+                const core::TargetFacts& facts, const core::PlanOptions& options = {});
+
+} // namespace rtprov::planner

@@ -1,0 +1,18 @@
+#pragma once
+
+#include <optional>
+#include <string>
+
+// Mount facts through libmount: the target's fstab and the running system's mount table.
+namespace rtprov::target {
+
+// The source of the entry in fstab file 'fstab_host_path' that mounts on 'mount_point'
+// (as written in that fstab, e.g. '/boot/firmware'); nullopt when there is none or the
+// file cannot be read.
+std::optional<std::string> fstab_source(const std::string& fstab_host_path,
+                                        const std::string& mount_point);
+
+// Whether something is mounted exactly on 'host_path' now (/proc/self/mountinfo).
+bool is_mount_point(const std::string& host_path);
+
+} // namespace rtprov::target

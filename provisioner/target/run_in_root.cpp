@@ -1,0 +1,78 @@
+#include "provisioner/target/run_in_root.hpp"
+
+#include "provisioner/core/error.hpp"
+
+#include <sched.h>
+#include <sys/mount.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+
+namespace rtprov::target {
+
+namespace {
+
+[[noreturn]] void child_fail(const char* what, const std::string& path) {
+    std::fprintf(stderr, "rtprov: error: %s %s: %s\n", what, path.c_str(), std::strerror(errno));
+    _exit(127);
+}
+
+} // namespace
+
+int run_in_root(const Root& root, const std::vector<std::string>& argv, RunMode mode) {
+    if (argv.empty())
+        throw Error("empty command");
+    std::vector<std::string> binds;
+    std::string proc;
+    if (mode == RunMode::chroot) {
+        for (const char* dir : {"/dev", "/sys", "/proc"})
+            if (!root.is_directory(dir))
+                throw Error("cannot run " + quoted(argv[0]) + " in the target: it has no " +
+                            quoted(dir) + " folder to mount on");
+        binds = {root.host_path(root.resolve("/dev")), root.host_path(root.resolve("/sys"))};
+        proc = root.host_path(root.resolve("/proc"));
+    }
+    std::string root_path = root.host_path("/");
+    std::fflush(nullptr);
+    pid_t pid = fork();
+    if (pid < 0)
+        throw Error(std::string("cannot fork: ") + std::strerror(errno));
+    if (pid == 0) {
+        dup2(STDERR_FILENO, STDOUT_FILENO);
+        if (mode == RunMode::chroot) {
+            if (unshare(CLONE_NEWNS) != 0)
+                child_fail("cannot make a mount namespace for", root_path);
+            if (mount(nullptr, "/", nullptr, MS_REC | MS_PRIVATE, nullptr) != 0)
+                child_fail("cannot make mounts private for", root_path);
+            if (mount("/dev", binds[0].c_str(), nullptr, MS_BIND | MS_REC, nullptr) != 0)
+                child_fail("cannot bind-mount /dev on", binds[0]);
+            if (mount("/sys", binds[1].c_str(), nullptr, MS_BIND | MS_REC, nullptr) != 0)
+                child_fail("cannot bind-mount /sys on", binds[1]);
+            if (mount("proc", proc.c_str(), "proc", 0, nullptr) != 0)
+                child_fail("cannot mount /proc on", proc);
+            if (chroot(root_path.c_str()) != 0 || chdir("/") != 0)
+                child_fail("cannot chroot into", root_path);
+            setenv("PATH", "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin", 1);
+        }
+        setenv("DEBIAN_FRONTEND", "noninteractive", 1);
+        std::vector<char*> args;
+        for (const std::string& arg : argv)
+            args.push_back(const_cast<char*>(arg.c_str()));
+        args.push_back(nullptr);
+        execvp(args[0], args.data());
+        child_fail("cannot run", argv[0]);
+    }
+    int status = 0;
+    while (waitpid(pid, &status, 0) < 0)
+        if (errno != EINTR)
+            throw Error(std::string("cannot wait for ") + quoted(argv[0]) + ": " +
+                        std::strerror(errno));
+    if (WIFSIGNALED(status))
+        return 128 + WTERMSIG(status);
+    return WEXITSTATUS(status);
+}
+
+} // namespace rtprov::target

@@ -1,0 +1,94 @@
+#include "provisioner/boot/cmdline.hpp"
+
+#include "tests/unit/catch.hpp"
+
+using namespace rtprov::boot;
+
+namespace {
+
+const std::vector<std::string> k_keys = {"isolcpus", "nohz_full", "rcu_nocbs", "irqaffinity"};
+
+std::string merge(const std::string& current, const std::vector<KernelParam>& wanted,
+                  const std::string& original = "") {
+    auto tokens = parse_cmdline(current);
+    auto before = original.empty() ? tokens : parse_cmdline(original);
+    return render_cmdline(merge_cmdline(tokens, before, wanted, k_keys).tokens);
+}
+
+const std::vector<KernelParam> k_isolate = {{"isolcpus", "managed_irq,domain,3", false},
+                                            {"irqaffinity", "0-2", false}};
+
+} // namespace
+
+TEST_CASE("tokens split at whitespace and keep quoted stretches together") {
+    auto tokens = parse_cmdline("a=1  b\tc=\"x y\"\nd");
+    REQUIRE(tokens.size() == 4);
+    CHECK(tokens[2].text == "c=\"x y\"");
+    CHECK(tokens[2].key() == "c");
+    CHECK(tokens[2].value() == "\"x y\"");
+    CHECK(tokens[1].key() == "b");
+    CHECK_FALSE(tokens[1].value());
+    CHECK(parse_cmdline("isolcpus=managed_irq,domain,3")[0].value() == "managed_irq,domain,3");
+}
+
+TEST_CASE("cmdline.txt edit keeps root=ROOTDEV and resize and appends at the end") {
+    CHECK(merge("console=serial0,115200 console=tty1 root=ROOTDEV rootfstype=ext4 "
+                "fsck.repair=yes rootwait resize",
+                k_isolate) ==
+          "console=serial0,115200 console=tty1 root=ROOTDEV rootfstype=ext4 fsck.repair=yes "
+          "rootwait resize isolcpus=managed_irq,domain,3 irqaffinity=0-2");
+}
+
+TEST_CASE("cmdline.txt edit inserts before systemd.run= so Imager's first run keeps it") {
+    CHECK(merge("console=tty1 root=PARTUUID=1234-02 rootwait quiet init=/usr/lib/x ds=nocloud "
+                "cfg80211.ieee80211_regdom=DE systemd.run=/boot/firstrun.sh "
+                "systemd.run_success_action=reboot systemd.unit=kernel-command-line.target",
+                k_isolate) ==
+          "console=tty1 root=PARTUUID=1234-02 rootwait quiet init=/usr/lib/x ds=nocloud "
+          "cfg80211.ieee80211_regdom=DE isolcpus=managed_irq,domain,3 irqaffinity=0-2 "
+          "systemd.run=/boot/firstrun.sh systemd.run_success_action=reboot "
+          "systemd.unit=kernel-command-line.target");
+}
+
+TEST_CASE("rtprov's keys are replaced in place and duplicates dropped") {
+    CHECK(merge("a isolcpus=1 b isolcpus=2 c", k_isolate) ==
+          "a isolcpus=managed_irq,domain,3 b c irqaffinity=0-2");
+}
+
+TEST_CASE("a foreign value for a key rtprov sets is reported with both values") {
+    auto tokens = parse_cmdline("quiet isolcpus=1");
+    auto merged = merge_cmdline(tokens, tokens, k_isolate, k_keys);
+    REQUIRE(merged.foreign.size() == 1);
+    CHECK(merged.foreign[0].foreign == "isolcpus=1");
+    CHECK(merged.foreign[0].ours == "isolcpus=managed_irq,domain,3");
+}
+
+TEST_CASE("an equal value written differently is not foreign") {
+    auto tokens = parse_cmdline("isolcpus=domain,managed_irq,3 irqaffinity=0,1,2");
+    CHECK(merge_cmdline(tokens, tokens, k_isolate, k_keys).foreign.empty());
+    CHECK(same_value("nohz_full", "3,2", "2-3"));
+    CHECK_FALSE(same_value("nohz_full", "3", "2-3"));
+    CHECK_FALSE(same_value("console", "tty1", "tty2"));
+}
+
+TEST_CASE("re-applying with a changed profile replaces rtprov's tokens and nothing else") {
+    std::string original = "console=tty1 root=ROOTDEV rootwait";
+    std::string first = merge(original,
+                              {{"isolcpus", "domain,2-3", false},
+                               {"nohz_full", "2-3", false},
+                               {"irqaffinity", "0-1", false}},
+                              original);
+    CHECK(first == "console=tty1 root=ROOTDEV rootwait isolcpus=domain,2-3 nohz_full=2-3 "
+                   "irqaffinity=0-1");
+    std::string edited = "quiet " + first + " splash"; // someone else edits too
+    CHECK(merge(edited, {{"isolcpus", "domain,3", false}, {"irqaffinity", "0-2", false}},
+                original) ==
+          "quiet console=tty1 root=ROOTDEV rootwait isolcpus=domain,3 irqaffinity=0-2 splash");
+}
+
+TEST_CASE("a key rtprov no longer wants gets its original value back") {
+    std::string original = "root=x isolcpus=1";
+    std::string applied = merge(original, k_isolate, original);
+    CHECK(applied == "root=x isolcpus=managed_irq,domain,3 irqaffinity=0-2");
+    CHECK(merge(applied, {}, original) == "root=x isolcpus=1");
+}

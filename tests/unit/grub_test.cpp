@@ -1,0 +1,60 @@
+#include "provisioner/boot/grub.hpp"
+
+#include "tests/unit/catch.hpp"
+#include "tests/unit/temp_dir.hpp"
+
+#include <cstdlib>
+
+using namespace rtprov::boot;
+
+namespace {
+
+// Sources the drop-in with sh after 'before' and prints the two variables.
+std::string source_with_sh(const std::string& dropin, const std::string& before) {
+    TempDir dir;
+    dir.write("dropin.cfg", dropin);
+    dir.write("run.sh", before + "\n. " + dir.path() + "/dropin.cfg\nprintf '%s|%s' "
+                                                   "\"$GRUB_CMDLINE_LINUX_DEFAULT\" "
+                                                   "\"$GRUB_TOP_LEVEL\" > " +
+                            dir.path() + "/out\n");
+    REQUIRE(std::system(("sh -n " + dir.path() + "/dropin.cfg").c_str()) == 0);
+    REQUIRE(std::system(("sh " + dir.path() + "/run.sh").c_str()) == 0);
+    return dir.read("out");
+}
+
+const std::vector<std::string> k_keys = {"isolcpus", "nohz_full", "rcu_nocbs", "irqaffinity"};
+
+} // namespace
+
+TEST_CASE("the GRUB drop-in appends to GRUB_CMDLINE_LINUX_DEFAULT and replaces rtprov's keys") {
+    std::string dropin = render_grub_dropin(
+        "x86", {{"isolcpus", "domain,2-3", false}, {"nohz_full", "2-3", false}}, k_keys,
+        std::nullopt);
+    CHECK(dropin.rfind("# Written by rtprov from profile 'x86'. Do not edit", 0) == 0);
+    CHECK(source_with_sh(dropin, "GRUB_CMDLINE_LINUX_DEFAULT='quiet isolcpus=1 a=*'") ==
+          "quiet a=* isolcpus=domain,2-3 nohz_full=2-3|");
+    CHECK(source_with_sh(dropin, "GRUB_CMDLINE_LINUX_DEFAULT=''") ==
+          "isolcpus=domain,2-3 nohz_full=2-3|");
+}
+
+TEST_CASE("the GRUB drop-in makes the newest RT kernel the top-level entry") {
+    TempDir boot;
+    std::string dropin =
+        render_grub_dropin("x86", {}, k_keys, std::string("rt-amd64"));
+    // The drop-in looks in /boot; the same code run against a temp folder:
+    std::string local = dropin;
+    for (std::size_t at; (at = local.find("/boot/")) != std::string::npos;)
+        local.replace(at, 6, boot.path() + "/");
+    boot.write("vmlinuz-6.12.117+deb13-rt-amd64", "");
+    boot.write("vmlinuz-6.12.118+deb13-rt-amd64", "");
+    boot.write("vmlinuz-6.12.118+deb13-amd64", "");
+    CHECK(source_with_sh(local, "GRUB_CMDLINE_LINUX_DEFAULT=quiet") ==
+          "quiet|" + boot.path() + "/vmlinuz-6.12.118+deb13-rt-amd64");
+}
+
+TEST_CASE("shell assignments are read as the last one wins") {
+    std::string defaults = "GRUB_DEFAULT=0\nGRUB_CMDLINE_LINUX_DEFAULT=\"quiet\"\n"
+                           "  GRUB_CMDLINE_LINUX_DEFAULT='quiet isolcpus=1'\n";
+    CHECK(shell_assignment(defaults, "GRUB_CMDLINE_LINUX_DEFAULT") == "quiet isolcpus=1");
+    CHECK_FALSE(shell_assignment(defaults, "GRUB_CMDLINE_LINUX"));
+}
