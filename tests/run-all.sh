@@ -29,6 +29,8 @@ cmake --build build/asan -j "$jobs" -- --no-print-directory >/dev/null
 if [ -z "${RTPROV_SKIP_TRIXIE:-}" ]; then
     step "Debian 13 build and tests (mmdebstrap root)"
     tests/system/build-in-trixie.sh "$src" || failed+=("debian13")
+    step "GRUB drop-in through update-grub in the Debian 13 root"
+    tests/system/grub_test.sh build/ci/bin/rtprov "$src" || failed+=("grub")
 fi
 
 step "shellcheck and clang-format"

@@ -58,7 +58,7 @@ std::vector<CmdlineToken> merge_into(Context& c, const std::string& path) {
 // Regeneration of the boot loader's configuration after its input changed.
 void regenerate(Context& c, std::vector<std::vector<std::string>> argvs,
                 const std::string& needs_executable, const std::string& what,
-                const std::string& input) {
+                const std::string& input, const std::vector<std::string>& produces) {
     switch (c.options.regenerate) {
     case Regenerate::now:
         if (!c.facts.has_executable(needs_executable)) {
@@ -68,7 +68,7 @@ void regenerate(Context& c, std::vector<std::vector<std::string>> argvs,
             return;
         }
         for (auto& argv : argvs)
-            c.plan.commands.push_back({std::move(argv), "regenerate " + what, true});
+            c.plan.commands.push_back({std::move(argv), "regenerate " + what, true, produces});
         return;
     case Regenerate::first_boot: {
         FileState marker;
@@ -232,7 +232,7 @@ void plan_grub(Context& c) {
                         std::string(rt_flavour ? ", PREEMPT_RT kernel first" : ""));
     if (changes(c.plan, k_grub_dropin))
         regenerate(c, {{"update-grub"}}, "/usr/sbin/update-grub", "/boot/grub/grub.cfg",
-                   k_grub_dropin);
+                   k_grub_dropin, {"/boot/grub/grub.cfg"});
 }
 
 void plan_systemd_boot(Context& c) {
@@ -269,7 +269,7 @@ void plan_systemd_boot(Context& c) {
     if (argvs.empty())
         warning(c.plan, "no-kernels", "no kernel in /boot to make systemd-boot entries for");
     else
-        regenerate(c, argvs, "/usr/bin/kernel-install", "the systemd-boot entries", path);
+        regenerate(c, argvs, "/usr/bin/kernel-install", "the systemd-boot entries", path, {});
 }
 
 void plan_packages(Context& c) {
@@ -290,7 +290,7 @@ void plan_packages(Context& c) {
         std::vector<std::string> argv = {"apt-get", "install", "-y", "--no-install-recommends"};
         argv.insert(argv.end(), missing.begin(), missing.end());
         c.plan.commands.insert(c.plan.commands.begin(),
-                               {argv, "install the PREEMPT_RT kernel", false});
+                               {argv, "install the PREEMPT_RT kernel", false, {}});
     } else {
         warning(c.plan, "packages-missing",
                 "the PREEMPT_RT kernel is not installed (" + list +

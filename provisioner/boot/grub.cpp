@@ -30,7 +30,9 @@ std::string render_grub_dropin(const std::string& profile_name,
                "\tesac\n"
                "done)\n"
                "rtprov_kept=\"${rtprov_kept# }\"\n"
-               "GRUB_CMDLINE_LINUX_DEFAULT=\"${rtprov_kept:+$rtprov_kept }" + tokens + "\"\n"
+               "GRUB_CMDLINE_LINUX_DEFAULT=\"${rtprov_kept:+$rtprov_kept }" +
+               tokens +
+               "\"\n"
                "unset rtprov_kept\n";
     }
     if (rt_flavour) {

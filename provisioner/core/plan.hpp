@@ -89,6 +89,9 @@ struct Command {
     // Regenerates boot configuration from files rtprov changes: rollback runs it again
     // after restoring them. (Installing a package is not undone that way.)
     bool rerun_on_rollback = true;
+    // Files it (re)writes, which rollback puts back byte for byte when nothing touched
+    // them since (/boot/grub/grub.cfg for update-grub).
+    std::vector<std::string> produces;
     friend bool operator==(const Command&, const Command&) = default;
 };
 

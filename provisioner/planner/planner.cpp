@@ -73,7 +73,7 @@ Plan plan(const Profile& profile, const std::string& profile_yaml, const TargetF
         for (const auto& argv : facts.pending_commands)
             if (std::none_of(result.commands.begin(), result.commands.end(),
                              [&](const Command& c) { return c.argv == argv; }))
-                result.commands.push_back({argv, "did not finish in the last apply", true});
+                result.commands.push_back({argv, "did not finish in the last apply", true, {}});
     return result;
 }
 

@@ -32,6 +32,13 @@ int remove_stale_temporaries(Root& root, const std::vector<std::string>& paths) 
     return removed;
 }
 
+std::optional<std::string> current_sha(const Root& root, const std::string& path) {
+    auto file = root.read(path);
+    if (!file)
+        return std::nullopt;
+    return core::sha256_hex(file->content);
+}
+
 void write_state(Root& root, const State& state) {
     root.write(k_state_file, private_file(serialize_state(state)));
 }
@@ -179,6 +186,31 @@ ApplyResult apply_plan(Root& root, const core::Plan& plan, const ApplyInfo& info
         if (!run)
             throw Error("cannot run " + quoted(command_text(command.argv)) +
                         ": no way to run commands in this target");
+        // What the command writes is recorded (and its original kept) before it runs.
+        std::vector<std::string> produced;
+        bool new_originals = false;
+        for (const std::string& path : command.produces) {
+            std::string output = root.resolve(path);
+            produced.push_back(output);
+            auto known = std::find_if(next.files.begin(), next.files.end(),
+                                      [&](const ManagedFile& f) { return f.path == output; });
+            if (known != next.files.end()) {
+                known->sha256.clear(); // unknown until the command finishes
+                continue;
+            }
+            auto current = root.read(output);
+            ManagedFile file{output, !current, "", "", "", true};
+            if (current) {
+                file.original_sha256 = core::sha256_hex(current->content);
+                backups[output] = *current;
+                new_originals = true;
+            }
+            next.files.push_back(std::move(file));
+        }
+        if (new_originals)
+            root.write(k_backup_file, private_file(write_backup_archive(backups)));
+        if (!produced.empty())
+            write_state(root, next);
         int status = run(command.argv);
         if (status != 0)
             throw Error(quoted(command_text(command.argv)) + " failed in the target (exit " +
@@ -186,9 +218,13 @@ ApplyResult apply_plan(Root& root, const core::Plan& plan, const ApplyInfo& info
                         "); the files are written, and the command is planned again by the next "
                         "'rtprov apply' (or 'rtprov rollback' undoes everything)");
         next.pending.erase(std::find(next.pending.begin(), next.pending.end(), command.argv));
+        for (ManagedFile& file : next.files)
+            if (std::find(produced.begin(), produced.end(), file.path) != produced.end())
+                file.sha256 = current_sha(root, file.path).value_or("");
+        auto& list = produced.empty() ? next.ran : next.made;
         if (command.rerun_on_rollback &&
-            std::find(next.ran.begin(), next.ran.end(), command.argv) == next.ran.end())
-            next.ran.push_back(command.argv);
+            std::find(list.begin(), list.end(), command.argv) == list.end())
+            list.push_back(command.argv);
         write_state(root, next);
         result.ran.push_back(command_text(command.argv));
     }
@@ -201,17 +237,6 @@ std::string command_text(const std::vector<std::string>& argv) {
         text += (text.empty() ? "" : " ") + arg;
     return text;
 }
-
-namespace {
-
-std::optional<std::string> current_sha(const Root& root, const std::string& path) {
-    auto file = root.read(path);
-    if (!file)
-        return std::nullopt;
-    return core::sha256_hex(file->content);
-}
-
-} // namespace
 
 RollbackResult rollback(Root& root, DriftPolicy drift, const CommandRunner& run) {
     RollbackResult result;
@@ -242,8 +267,17 @@ RollbackResult rollback(Root& root, DriftPolicy drift, const CommandRunner& run)
     }
 
     std::optional<Backups> backups;
+    bool regenerate = false; // a generated file changed since: make it again instead
     for (auto it = state->files.rbegin(); it != state->files.rend(); ++it) {
         const ManagedFile& file = *it;
+        if (file.generated) {
+            auto sha = current_sha(root, file.path);
+            bool as_left = file.sha256.empty() ? !sha && file.created : sha == file.sha256;
+            if (!as_left) {
+                regenerate = true;
+                continue;
+            }
+        }
         if (file.created) {
             if (root.remove_file(file.path))
                 result.removed.push_back(file.path);
@@ -281,7 +315,10 @@ RollbackResult rollback(Root& root, DriftPolicy drift, const CommandRunner& run)
     }
 
     // Boot configuration made from the files just restored is made again.
-    for (const auto& argv : state->ran) {
+    std::vector<std::vector<std::string>> again = state->ran;
+    if (regenerate)
+        again.insert(again.end(), state->made.begin(), state->made.end());
+    for (const auto& argv : again) {
         if (!run) {
             result.not_run.push_back(command_text(argv));
             continue;

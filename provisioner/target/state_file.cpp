@@ -72,6 +72,8 @@ std::vector<std::string> words(const std::string& line) {
 } // namespace
 
 bool ManagedFile::is_ours(const std::optional<std::string>& sha) const {
+    if (generated)
+        return true; // made by a command: rollback restores or regenerates, never refuses
     if (!sha)
         return created; // a created file may be gone, or not written yet
     return *sha == sha256 || (!previous_sha256.empty() && *sha == previous_sha256) ||
@@ -97,12 +99,14 @@ std::string serialize_state(const State& state) {
     for (const std::string& dir : state.created_dirs)
         body += "dir " + encode(dir) + "\n";
     for (const ManagedFile& file : state.files) {
-        body +=
-            "file " + encode(file.path) + (file.created ? " created " : " changed ") + file.sha256;
+        body += "file " + encode(file.path) + (file.created ? " created " : " changed ") +
+                (file.sha256.empty() ? "-" : file.sha256);
         if (!file.created)
             body += " " + file.original_sha256;
         if (!file.previous_sha256.empty())
             body += " previous " + file.previous_sha256;
+        if (file.generated)
+            body += " generated";
         body += "\n";
     }
     auto command_line = [](const char* tag, const std::vector<std::string>& argv) {
@@ -115,6 +119,8 @@ std::string serialize_state(const State& state) {
         body += command_line("pending", argv);
     for (const auto& argv : state.ran)
         body += command_line("ran", argv);
+    for (const auto& argv : state.made)
+        body += command_line("made", argv);
     return "# rtprov state: do not edit; see 'rtprov status' and 'rtprov rollback'\n" + body +
            "checksum " + core::sha256_hex(body) + "\n";
 }
@@ -195,18 +201,24 @@ State parse_state(const std::string& text, const std::string& label) {
                 throw bad("bad file path");
             file.path = *path;
             file.created = w[2] == "created";
-            std::size_t fixed = file.created ? 4 : 5; // words before an optional 'previous'
+            // Optional words after the checksums: 'previous SHA', 'generated'.
+            if (w.back() == "generated") {
+                file.generated = true;
+                w.pop_back();
+            }
+            std::size_t fixed = file.created ? 4 : 5;
             bool has_previous = w.size() == fixed + 2 && w[fixed] == "previous";
-            if (!is_sha256(w[3]) || (!file.created && (w.size() < 5 || !is_sha256(w[4]))) ||
+            bool known = is_sha256(w[3]) || (file.generated && w[3] == "-");
+            if (!known || (!file.created && (w.size() < 5 || !is_sha256(w[4]))) ||
                 (w.size() != fixed && !has_previous) || (has_previous && !is_sha256(w[fixed + 1])))
                 throw bad("bad checksums");
-            file.sha256 = w[3];
+            file.sha256 = w[3] == "-" ? "" : w[3];
             if (!file.created)
                 file.original_sha256 = w[4];
             if (has_previous)
                 file.previous_sha256 = w[fixed + 1];
             state.files.push_back(std::move(file));
-        } else if ((w[0] == "pending" || w[0] == "ran") && w.size() >= 2) {
+        } else if ((w[0] == "pending" || w[0] == "ran" || w[0] == "made") && w.size() >= 2) {
             std::vector<std::string> argv;
             for (std::size_t k = 1; k < w.size(); ++k) {
                 auto arg = decode(w[k]);
@@ -214,7 +226,10 @@ State parse_state(const std::string& text, const std::string& label) {
                     throw bad("bad escape");
                 argv.push_back(*arg);
             }
-            (w[0] == "pending" ? state.pending : state.ran).push_back(std::move(argv));
+            (w[0] == "pending" ? state.pending
+             : w[0] == "ran"   ? state.ran
+                               : state.made)
+                .push_back(std::move(argv));
         } else {
             throw bad("unknown entry");
         }

@@ -16,6 +16,11 @@ struct ManagedFile {
     // While an apply is under way: what rtprov wrote in the apply before, which the file
     // may still hold if that apply is interrupted. Empty otherwise.
     std::string previous_sha256;
+    // Written by a command rtprov ran (update-grub's grub.cfg), not by rtprov itself.
+    // 'sha256' is what the command left ("" until it finished). Rollback restores the
+    // original only while the file is still what the command left; otherwise (a kernel
+    // update regenerated it since) it runs the command again.
+    bool generated = false;
 
     // True when 'sha' (nullopt: no file) is a content rtprov put there or kept there.
     bool is_ours(const std::optional<std::string>& sha) const;
@@ -36,6 +41,9 @@ struct State {
     std::vector<std::vector<std::string>> pending;
     // Commands that regenerated boot configuration; rollback runs them again.
     std::vector<std::vector<std::string>> ran;
+    // Commands whose output files are recorded as 'generated'; rollback runs them again
+    // only when it cannot put those files back as they were.
+    std::vector<std::vector<std::string>> made;
 
     const ManagedFile* find(const std::string& path) const;
     friend bool operator==(const State&, const State&) = default;

@@ -81,9 +81,9 @@ TEST_CASE("re-applying with a changed profile replaces rtprov's tokens and nothi
     CHECK(first == "console=tty1 root=ROOTDEV rootwait isolcpus=domain,2-3 nohz_full=2-3 "
                    "irqaffinity=0-1");
     std::string edited = "quiet " + first + " splash"; // someone else edits too
-    CHECK(merge(edited, {{"isolcpus", "domain,3", false}, {"irqaffinity", "0-2", false}},
-                original) ==
-          "quiet console=tty1 root=ROOTDEV rootwait isolcpus=domain,3 irqaffinity=0-2 splash");
+    CHECK(
+        merge(edited, {{"isolcpus", "domain,3", false}, {"irqaffinity", "0-2", false}}, original) ==
+        "quiet console=tty1 root=ROOTDEV rootwait isolcpus=domain,3 irqaffinity=0-2 splash");
 }
 
 TEST_CASE("a key rtprov no longer wants gets its original value back") {

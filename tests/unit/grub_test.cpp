@@ -13,9 +13,10 @@ namespace {
 std::string source_with_sh(const std::string& dropin, const std::string& before) {
     TempDir dir;
     dir.write("dropin.cfg", dropin);
-    dir.write("run.sh", before + "\n. " + dir.path() + "/dropin.cfg\nprintf '%s|%s' "
-                                                   "\"$GRUB_CMDLINE_LINUX_DEFAULT\" "
-                                                   "\"$GRUB_TOP_LEVEL\" > " +
+    dir.write("run.sh", before + "\n. " + dir.path() +
+                            "/dropin.cfg\nprintf '%s|%s' "
+                            "\"$GRUB_CMDLINE_LINUX_DEFAULT\" "
+                            "\"$GRUB_TOP_LEVEL\" > " +
                             dir.path() + "/out\n");
     REQUIRE(std::system(("sh -n " + dir.path() + "/dropin.cfg").c_str()) == 0);
     REQUIRE(std::system(("sh " + dir.path() + "/run.sh").c_str()) == 0);
@@ -27,9 +28,9 @@ const std::vector<std::string> k_keys = {"isolcpus", "nohz_full", "rcu_nocbs", "
 } // namespace
 
 TEST_CASE("the GRUB drop-in appends to GRUB_CMDLINE_LINUX_DEFAULT and replaces rtprov's keys") {
-    std::string dropin = render_grub_dropin(
-        "x86", {{"isolcpus", "domain,2-3", false}, {"nohz_full", "2-3", false}}, k_keys,
-        std::nullopt);
+    std::string dropin =
+        render_grub_dropin("x86", {{"isolcpus", "domain,2-3", false}, {"nohz_full", "2-3", false}},
+                           k_keys, std::nullopt);
     CHECK(dropin.rfind("# Written by rtprov from profile 'x86'. Do not edit", 0) == 0);
     CHECK(source_with_sh(dropin, "GRUB_CMDLINE_LINUX_DEFAULT='quiet isolcpus=1 a=*'") ==
           "quiet a=* isolcpus=domain,2-3 nohz_full=2-3|");
@@ -39,8 +40,7 @@ TEST_CASE("the GRUB drop-in appends to GRUB_CMDLINE_LINUX_DEFAULT and replaces r
 
 TEST_CASE("the GRUB drop-in makes the newest RT kernel the top-level entry") {
     TempDir boot;
-    std::string dropin =
-        render_grub_dropin("x86", {}, k_keys, std::string("rt-amd64"));
+    std::string dropin = render_grub_dropin("x86", {}, k_keys, std::string("rt-amd64"));
     // The drop-in looks in /boot; the same code run against a temp folder:
     std::string local = dropin;
     for (std::size_t at; (at = local.find("/boot/")) != std::string::npos;)

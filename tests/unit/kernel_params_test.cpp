@@ -39,7 +39,8 @@ std::string tokens(const ParamDecision& d) {
 } // namespace
 
 TEST_CASE("kernel configs are read option by option") {
-    auto config = parse_kernel_config("# comment\nCONFIG_A=y\n# CONFIG_B is not set\nCONFIG_C=\"x\"\n");
+    auto config =
+        parse_kernel_config("# comment\nCONFIG_A=y\n# CONFIG_B is not set\nCONFIG_C=\"x\"\n");
     CHECK(config.at("CONFIG_A") == "y");
     CHECK_FALSE(config.count("CONFIG_B"));
     CHECK(config.at("CONFIG_C") == "\"x\"");

@@ -21,10 +21,9 @@ TEST_CASE("cmdline.txt is one line with exactly one trailing newline") {
 TEST_CASE("the RT block goes after the trailing [all] and ends in [all] again") {
     std::string config = "arm_64bit=1\n[cm4]\notg_mode=1\n\n[all]\n";
     std::string edited = edit_config_txt(config, std::string("kernel8_rt.img"), "pi4");
-    CHECK(edited == config +
-                        "# >>> rtprov (profile 'pi4'): boot the PREEMPT_RT kernel\n"
-                        "[pi4]\nkernel=kernel8_rt.img\ninitramfs initramfs8_rt followkernel\n"
-                        "[all]\n# <<< rtprov\n");
+    CHECK(edited == config + "# >>> rtprov (profile 'pi4'): boot the PREEMPT_RT kernel\n"
+                             "[pi4]\nkernel=kernel8_rt.img\ninitramfs initramfs8_rt followkernel\n"
+                             "[all]\n# <<< rtprov\n");
     for (std::size_t start = 0, nl; (nl = edited.find('\n', start)) != std::string::npos;
          start = nl + 1)
         CHECK(nl - start < 98); // config.txt ignores what is past 98 characters
