@@ -58,16 +58,35 @@ std::string data_profile_dir() {
     return (exe.parent_path().parent_path() / "share/rtprov/profiles").string();
 }
 
+// Profiles shipped in the target are read through its root, so their symlinks and
+// 'extends:' paths resolve inside the image, never on the host.
+class RootFiles : public profile::FileSource {
+public:
+    explicit RootFiles(const target::Root& root) : m_root(root) {}
+    std::optional<std::string> read(const std::string& path) const override {
+        if (!m_root.exists(path) || m_root.is_directory(path))
+            return std::nullopt;
+        auto file = m_root.read(path);
+        return file ? std::optional(file->content) : std::nullopt;
+    }
+    std::vector<std::string> list(const std::string& dir) const override {
+        return m_root.list(dir);
+    }
+    std::string identity(const std::string& path) const override { return m_root.resolve(path); }
+    std::string display(const std::string& path) const override { return m_root.host_path(path); }
+
+private:
+    const target::Root& m_root;
+};
+
 profile::SearchPath search_path(const Options& o, const target::Root* root) {
     profile::SearchPath path;
     for (const std::string& dir : o.profile_dirs)
-        path.push_back({dir, "--profile-dir " + dir});
-    if (root) {
-        std::string dir = root->resolve("/etc/rtprov/profiles");
-        if (root->is_directory(dir))
-            path.push_back({root->host_path(dir), "target /etc/rtprov/profiles"});
-    }
-    path.push_back({data_profile_dir(), "built-in"});
+        path.push_back({dir, "--profile-dir " + dir, profile::host_files()});
+    if (root && root->is_directory("/etc/rtprov/profiles"))
+        path.push_back({"/etc/rtprov/profiles", "target /etc/rtprov/profiles",
+                        std::make_shared<RootFiles>(*root)});
+    path.push_back({data_profile_dir(), "built-in", profile::host_files()});
     return path;
 }
 

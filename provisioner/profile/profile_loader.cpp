@@ -103,14 +103,45 @@ Tree parse_yaml(const std::string& text, const std::string& file, Problems& prob
     }
 }
 
-std::string read_file(const std::string& path) {
-    std::ifstream in(path, std::ios::binary);
-    if (!in)
-        throw Error("cannot read profile " + quoted(path) + ": " + std::strerror(errno));
-    std::ostringstream text;
-    text << in.rdbuf();
-    return text.str();
-}
+class HostFiles : public FileSource {
+public:
+    std::optional<std::string> read(const std::string& path) const override {
+        std::error_code ec;
+        if (!fs::is_regular_file(path, ec))
+            return std::nullopt;
+        std::ifstream in(path, std::ios::binary);
+        if (!in)
+            throw Error("cannot read profile " + quoted(path) + ": " + std::strerror(errno));
+        std::ostringstream text;
+        text << in.rdbuf();
+        return text.str();
+    }
+    std::vector<std::string> list(const std::string& dir) const override {
+        std::vector<std::string> names;
+        std::error_code ec;
+        for (const auto& entry : fs::directory_iterator(dir, ec))
+            names.push_back(entry.path().filename().string());
+        return names;
+    }
+    std::string identity(const std::string& path) const override {
+        std::error_code ec;
+        return fs::weakly_canonical(path, ec).string();
+    }
+    std::string display(const std::string& path) const override { return path; }
+};
+
+// A file of a profile folder: where it is read from and its path there.
+struct ProfileFile {
+    std::shared_ptr<const FileSource> files;
+    std::string path;
+
+    std::string shown() const { return files->display(path); }
+    std::string stem() const { return fs::path(path).stem().string(); }
+    std::string identity() const { return files->identity(path); }
+    bool same_as(const ProfileFile& other) const {
+        return files == other.files && identity() == other.identity();
+    }
+};
 
 // ---- did you mean -----------------------------------------------------------------------
 
@@ -579,22 +610,21 @@ bool looks_like_path(const std::string& name) {
 }
 
 // The file for profile 'name', searching the folders from 'first_dir' on.
-std::optional<std::string> find_in(const SearchPath& search_path, const std::string& name,
+std::optional<ProfileFile> find_in(const SearchPath& search_path, const std::string& name,
                                    std::size_t first_dir) {
     for (std::size_t i = first_dir; i < search_path.size(); ++i) {
-        fs::path candidate = fs::path(search_path[i].path) / (name + ".yaml");
-        std::error_code ec;
-        if (fs::is_regular_file(candidate, ec))
-            return candidate.string();
+        ProfileFile candidate{search_path[i].files, search_path[i].path + "/" + name + ".yaml"};
+        if (candidate.files->read(candidate.path))
+            return candidate;
     }
     return std::nullopt;
 }
 
-std::size_t dir_index(const SearchPath& search_path, const std::string& file) {
-    std::error_code ec;
-    fs::path parent = fs::weakly_canonical(fs::path(file).parent_path(), ec);
+std::size_t dir_index(const SearchPath& search_path, const ProfileFile& file) {
+    std::string parent = file.files->identity(fs::path(file.path).parent_path().string());
     for (std::size_t i = 0; i < search_path.size(); ++i)
-        if (fs::weakly_canonical(search_path[i].path, ec) == parent)
+        if (search_path[i].files == file.files &&
+            search_path[i].files->identity(search_path[i].path) == parent)
             return i;
     return search_path.size();
 }
@@ -602,49 +632,55 @@ std::size_t dir_index(const SearchPath& search_path, const std::string& file) {
 std::string not_found(const std::string& name, const SearchPath& search_path) {
     std::string dirs;
     for (const ProfileDir& dir : search_path)
-        dirs += (dirs.empty() ? "" : ", ") + quoted(dir.path);
+        dirs += (dirs.empty() ? "" : ", ") + quoted(dir.files->display(dir.path));
     return "no profile " + quoted(name) + " in " + (dirs.empty() ? "any folder" : dirs) +
            "; 'rtprov profiles' lists the known ones";
 }
 
 // Reads 'file' and the chain it extends into one merged tree; 'sources' gets the files
 // read, base first. 'visiting' holds the files on the way down, to catch loops.
-Tree load_chain(const std::string& file, const SearchPath& search_path,
-                std::vector<std::string>& visiting, std::vector<std::string>& sources,
+Tree load_chain(const ProfileFile& file, const SearchPath& search_path,
+                std::vector<ProfileFile>& visiting, std::vector<std::string>& sources,
                 Problems& problems) {
-    std::error_code ec;
-    const std::string canonical = fs::weakly_canonical(file, ec).string();
-    for (const std::string& seen : visiting)
-        if (fs::weakly_canonical(seen, ec).string() == canonical) {
+    for (const ProfileFile& seen : visiting)
+        if (seen.same_as(file)) {
             std::string chain;
-            for (const std::string& s : visiting)
-                chain += quoted(s) + " -> ";
-            throw Error(file + ": 'extends' forms a loop: " + chain + quoted(file));
+            for (const ProfileFile& s : visiting)
+                chain += quoted(s.shown()) + " -> ";
+            throw Error(file.shown() + ": 'extends' forms a loop: " + chain + quoted(file.shown()));
         }
     visiting.push_back(file);
-    Tree tree = parse_yaml(read_file(file), file, problems);
+    auto text = file.files->read(file.path);
+    if (!text)
+        throw Error("profile file " + quoted(file.shown()) + " does not exist");
+    Tree tree = parse_yaml(*text, file.shown(), problems);
     const Tree* extends = child(tree, "extends");
     if (extends && extends->kind != Tree::Kind::null) {
-        std::optional<std::string> base_file;
+        std::optional<ProfileFile> base_file;
         if (extends->kind != Tree::Kind::scalar) {
             problems.push_back({extends->origin, "'extends' must be the name of a profile"});
         } else if (looks_like_path(extends->scalar)) {
-            fs::path p = fs::path(file).parent_path() / extends->scalar;
-            if (fs::is_regular_file(p, ec))
-                base_file = p.string();
+            // Relative to the file, in the same file system (an image's profile extends
+            // files of the image).
+            ProfileFile base{file.files, extends->scalar.front() == '/'
+                                             ? extends->scalar
+                                             : fs::path(file.path).parent_path().string() + "/" +
+                                                   extends->scalar};
+            if (base.files->read(base.path))
+                base_file = base;
             else
-                problems.push_back(
-                    {extends->origin, "profile file " + quoted(p.string()) + " does not exist"});
+                problems.push_back({extends->origin,
+                                    "profile file " + quoted(base.shown()) + " does not exist"});
         } else {
             // A profile that extends its own name means the one it hides: the next file
             // of that name down the search path.
             std::size_t from = 0;
-            if (extends->scalar == fs::path(file).stem().string()) {
+            if (extends->scalar == file.stem()) {
                 std::size_t at = dir_index(search_path, file);
                 from = at < search_path.size() ? at + 1 : 0;
             }
             base_file = find_in(search_path, extends->scalar, from);
-            if (base_file && fs::weakly_canonical(*base_file, ec) == fs::weakly_canonical(file, ec))
+            if (base_file && base_file->same_as(file))
                 base_file.reset();
             if (!base_file)
                 problems.push_back({extends->origin, not_found(extends->scalar, search_path)});
@@ -660,7 +696,7 @@ Tree load_chain(const std::string& file, const SearchPath& search_path,
             tree = std::move(merged);
         }
     }
-    sources.push_back(file);
+    sources.push_back(file.shown());
     return tree;
 }
 
@@ -751,22 +787,28 @@ core::Profile finish(const Tree& tree, const std::string& default_name,
 
 } // namespace
 
+std::shared_ptr<const FileSource> host_files() {
+    static const auto k_host = std::make_shared<const HostFiles>();
+    return k_host;
+}
+
 std::vector<ProfileEntry> list_profiles(const SearchPath& search_path) {
     std::vector<ProfileEntry> entries;
     std::set<std::string> seen;
     for (const ProfileDir& dir : search_path) {
-        std::error_code ec;
-        std::vector<fs::path> files;
-        for (const auto& entry : fs::directory_iterator(dir.path, ec))
-            if (entry.path().extension() == ".yaml" && entry.is_regular_file(ec))
-                files.push_back(entry.path());
-        std::sort(files.begin(), files.end());
-        for (const fs::path& file : files) {
-            ProfileEntry entry{file.stem().string(), file.string(), dir.label, "", false};
-            entry.hidden = !seen.insert(entry.name).second;
+        std::vector<std::string> names = dir.files->list(dir.path);
+        std::sort(names.begin(), names.end());
+        for (const std::string& name : names) {
+            if (!name.ends_with(".yaml") || name.size() == 5)
+                continue;
+            ProfileFile file{dir.files, dir.path + "/" + name};
+            ProfileEntry entry{file.stem(), file.shown(), dir.label, "", false};
             Problems problems;
             try {
-                Tree tree = parse_yaml(read_file(file.string()), file.string(), problems);
+                auto text = file.files->read(file.path);
+                if (!text)
+                    continue; // not a regular file
+                Tree tree = parse_yaml(*text, file.shown(), problems);
                 if (const Tree* description = child(tree, "description");
                     description && description->kind == Tree::Kind::scalar)
                     entry.description = description->scalar;
@@ -776,6 +818,7 @@ std::vector<ProfileEntry> list_profiles(const SearchPath& search_path) {
             if (!problems.empty())
                 entry.description = "(unreadable: " + problems.front().origin.to_string() + ": " +
                                     problems.front().message + ")";
+            entry.hidden = !seen.insert(entry.name).second;
             entries.push_back(std::move(entry));
         }
     }
@@ -786,19 +829,20 @@ std::vector<ProfileEntry> list_profiles(const SearchPath& search_path) {
 
 core::Profile load_profile(const std::string& name_or_path, const SearchPath& search_path,
                            const std::vector<Override>& overrides) {
-    std::optional<std::string> file;
+    std::optional<ProfileFile> file;
     if (looks_like_path(name_or_path)) {
-        std::error_code ec;
-        if (!fs::is_regular_file(name_or_path, ec))
+        // A path given on the command line is the host's.
+        file = ProfileFile{host_files(), name_or_path};
+        if (!file->files->read(file->path))
             throw Error("profile file " + quoted(name_or_path) + " does not exist");
-        file = name_or_path;
     } else {
         file = find_in(search_path, name_or_path, 0);
         if (!file)
             throw Error(not_found(name_or_path, search_path));
     }
     Problems problems;
-    std::vector<std::string> visiting, sources;
+    std::vector<ProfileFile> visiting;
+    std::vector<std::string> sources;
     Tree tree = load_chain(*file, search_path, visiting, sources, problems);
     if (const Tree* extends = child(tree, "extends"); extends) {
         tree.entries.erase(std::find_if(tree.entries.begin(), tree.entries.end(),
@@ -806,7 +850,7 @@ core::Profile load_profile(const std::string& name_or_path, const SearchPath& se
     }
     for (const Override& override : overrides)
         apply_override(tree, override, problems);
-    return finish(tree, fs::path(*file).stem().string(), std::move(sources), std::move(problems));
+    return finish(tree, file->stem(), std::move(sources), std::move(problems));
 }
 
 core::Profile parse_profile(const std::string& text, const std::string& label) {

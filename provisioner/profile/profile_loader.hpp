@@ -2,6 +2,7 @@
 
 #include "provisioner/core/profile.hpp"
 
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -9,11 +10,31 @@
 // Reading board profiles: the only code in rtprov that knows YAML (yaml-cpp).
 namespace rtprov::profile {
 
+// Where profile files are read from: the host's file system, or, for a target's
+// /etc/rtprov/profiles, the target root, so that links there resolve inside the image.
+class FileSource {
+public:
+    virtual ~FileSource() = default;
+    // The bytes of regular file 'path'; nullopt when it is not one. Throws rtprov::Error
+    // when it exists but cannot be read.
+    virtual std::optional<std::string> read(const std::string& path) const = 0;
+    // Names in folder 'dir'; empty when it is not one.
+    virtual std::vector<std::string> list(const std::string& dir) const = 0;
+    // The same string for two paths naming the same file (loop detection).
+    virtual std::string identity(const std::string& path) const = 0;
+    // How 'path' is shown in messages.
+    virtual std::string display(const std::string& path) const = 0;
+};
+
+// The host's file system.
+std::shared_ptr<const FileSource> host_files();
+
 // A folder profiles are looked up in, and a label for listings ("built-in",
 // "target /etc/rtprov/profiles", "--profile-dir").
 struct ProfileDir {
-    std::string path; // on the host
+    std::string path; // in 'files'
     std::string label;
+    std::shared_ptr<const FileSource> files = host_files();
 };
 
 // Folders in priority order, highest first: a profile NAME found in an earlier folder
@@ -22,7 +43,7 @@ using SearchPath = std::vector<ProfileDir>;
 
 struct ProfileEntry {
     std::string name;
-    std::string path;
+    std::string path; // as shown (FileSource::display)
     std::string label;
     std::string description; // or why the file could not be read
     bool hidden = false;     // shadowed by a profile of the same name earlier in the path

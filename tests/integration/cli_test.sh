@@ -105,6 +105,23 @@ check "profiles show applies --set" grep -q '^    duration_s: 30$' <<<"$out"
 run apply --root "$work/r" --profile pi4
 check "apply uses the target's own profile" grep -q '^    reserved: 2-3$' "$work/r/etc/rtprov/profile.yaml"
 
+# A profile shipped in the image is read inside the image: its links and 'extends:' paths
+# never reach the host.
+fresh r pi4-trixie
+mkdir -p "$work/r/etc/rtprov/profiles" "$work/r/srv"
+printf 'description: host file, must not be read\n' >"$work/host-only.yaml"
+printf 'extends: pi4\ndescription: inside the image\n' >"$work/r/srv/linked.yaml"
+ln -s "/srv/linked.yaml" "$work/r/etc/rtprov/profiles/linked.yaml"
+ln -s "$work/host-only.yaml" "$work/r/etc/rtprov/profiles/escape.yaml"
+printf 'extends: %s\n' "$work/host-only.yaml" >"$work/r/etc/rtprov/profiles/ext.yaml"
+run profiles --root "$work/r"
+check "a profile linked inside the image is read from the image" \
+    grep -Eq '^linked +target /etc/rtprov/profiles +inside the image$' <<<"$out"
+check "a link to a host path is not followed to the host" bash -c "! grep -q 'host file' <<<'$out'"
+run profiles show ext --root "$work/r"
+check "an absolute 'extends:' path is looked up inside the image" \
+    grep -qF "profile file '$work/r$work/host-only.yaml' does not exist" <<<"$err"
+
 # -- symlinks inside the image --------------------------------------------------------------
 fresh r pi4-trixie
 mkdir -p "$work/r/srv/config"
