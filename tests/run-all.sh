@@ -24,7 +24,7 @@ cmake --build build/ci -j "$jobs" -- --no-print-directory >/dev/null
 step "AddressSanitizer + UndefinedBehaviorSanitizer"
 cmake -S . -B build/asan -DRTPROV_WERROR=ON -DRTPROV_SANITIZE=ON -DCMAKE_BUILD_TYPE=Debug >/dev/null
 cmake --build build/asan -j "$jobs" -- --no-print-directory >/dev/null
-(cd build/asan && ctest --output-on-failure -R '^(unit|cli)$') || failed+=("sanitizers")
+(cd build/asan && ctest --output-on-failure -R '^(unit|cli|boot)$') || failed+=("sanitizers")
 
 if [ -z "${RTPROV_SKIP_TRIXIE:-}" ]; then
     step "Debian 13 build and tests (mmdebstrap root)"

@@ -61,7 +61,7 @@ std::string data_profile_dir() {
 // Profiles shipped in the target are read through its root, so their symlinks and
 // 'extends:' paths resolve inside the image, never on the host.
 class RootFiles : public profile::FileSource {
-public:
+  public:
     explicit RootFiles(const target::Root& root) : m_root(root) {}
     std::optional<std::string> read(const std::string& path) const override {
         if (!m_root.exists(path) || m_root.is_directory(path))
@@ -75,7 +75,7 @@ public:
     std::string identity(const std::string& path) const override { return m_root.resolve(path); }
     std::string display(const std::string& path) const override { return m_root.host_path(path); }
 
-private:
+  private:
     const target::Root& m_root;
 };
 

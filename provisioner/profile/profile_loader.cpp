@@ -104,7 +104,7 @@ Tree parse_yaml(const std::string& text, const std::string& file, Problems& prob
 }
 
 class HostFiles : public FileSource {
-public:
+  public:
     std::optional<std::string> read(const std::string& path) const override {
         std::error_code ec;
         if (!fs::is_regular_file(path, ec))
@@ -669,8 +669,8 @@ Tree load_chain(const ProfileFile& file, const SearchPath& search_path,
             if (base.files->read(base.path))
                 base_file = base;
             else
-                problems.push_back({extends->origin,
-                                    "profile file " + quoted(base.shown()) + " does not exist"});
+                problems.push_back(
+                    {extends->origin, "profile file " + quoted(base.shown()) + " does not exist"});
         } else {
             // A profile that extends its own name means the one it hides: the next file
             // of that name down the search path.

@@ -13,7 +13,7 @@ namespace rtprov::profile {
 // Where profile files are read from: the host's file system, or, for a target's
 // /etc/rtprov/profiles, the target root, so that links there resolve inside the image.
 class FileSource {
-public:
+  public:
     virtual ~FileSource() = default;
     // The bytes of regular file 'path'; nullopt when it is not one. Throws rtprov::Error
     // when it exists but cannot be read.

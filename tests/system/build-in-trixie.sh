@@ -23,6 +23,6 @@ unshare --mount --propagation private -- sh -euc '
         cmake -S /src -B /build -DRTPROV_WERROR=ON >/dev/null
         make -C /build -j\$(nproc) --no-print-directory 2>&1 | grep -Ev \"^(make|\\[)\" || true
         test -x /build/bin/rtprov
-        cd /build && ctest --output-on-failure -R \"^(unit|cli|crash|install)\$\"
+        cd /build && ctest --output-on-failure -R \"^(unit|cli|boot|crash|install)\$\"
     "
 ' sh "$root" "$src"
