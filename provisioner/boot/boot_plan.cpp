@@ -287,10 +287,12 @@ void plan_packages(Context& c) {
     for (const std::string& p : missing)
         list += (list.empty() ? "" : " ") + p;
     if (c.options.install_packages) {
+        // Images are often built with the package lists removed: update them first.
         std::vector<std::string> argv = {"apt-get", "install", "-y", "--no-install-recommends"};
         argv.insert(argv.end(), missing.begin(), missing.end());
         c.plan.commands.insert(c.plan.commands.begin(),
-                               {argv, "install the PREEMPT_RT kernel", false, {}});
+                               {{{"apt-get", "update"}, "package lists for the install", false, {}},
+                                {argv, "install the PREEMPT_RT kernel", false, {}}});
     } else {
         warning(c.plan, "packages-missing",
                 "the PREEMPT_RT kernel is not installed (" + list +

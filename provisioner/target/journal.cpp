@@ -181,21 +181,18 @@ ApplyResult apply_plan(Root& root, const core::Plan& plan, const ApplyInfo& info
         file.previous_sha256.clear();
     write_state(root, next);
 
-    // 4. Commands: regenerate boot configuration, install packages.
-    for (const core::Command& command : plan.commands) {
-        if (!run)
-            throw Error("cannot run " + quoted(command_text(command.argv)) +
-                        ": no way to run commands in this target");
-        // What the command writes is recorded (and its original kept) before it runs.
-        std::vector<std::string> produced;
-        bool new_originals = false;
+    // 4. Commands: install packages, regenerate boot configuration. What any of them
+    // writes is recorded, its original kept, before the first runs: a package's own
+    // hooks may already rewrite it (a kernel's postinst runs update-grub).
+    bool new_originals = false, new_outputs = false;
+    for (const core::Command& command : plan.commands)
         for (const std::string& path : command.produces) {
             std::string output = root.resolve(path);
-            produced.push_back(output);
             auto known = std::find_if(next.files.begin(), next.files.end(),
                                       [&](const ManagedFile& f) { return f.path == output; });
             if (known != next.files.end()) {
                 known->sha256.clear(); // unknown until the command finishes
+                new_outputs = true;
                 continue;
             }
             auto current = root.read(output);
@@ -206,11 +203,19 @@ ApplyResult apply_plan(Root& root, const core::Plan& plan, const ApplyInfo& info
                 new_originals = true;
             }
             next.files.push_back(std::move(file));
+            new_outputs = true;
         }
-        if (new_originals)
-            root.write(k_backup_file, private_file(write_backup_archive(backups)));
-        if (!produced.empty())
-            write_state(root, next);
+    if (new_originals)
+        root.write(k_backup_file, private_file(write_backup_archive(backups)));
+    if (new_outputs)
+        write_state(root, next);
+    for (const core::Command& command : plan.commands) {
+        if (!run)
+            throw Error("cannot run " + quoted(command_text(command.argv)) +
+                        ": no way to run commands in this target");
+        std::vector<std::string> produced;
+        for (const std::string& path : command.produces)
+            produced.push_back(root.resolve(path));
         int status = run(command.argv);
         if (status != 0)
             throw Error(quoted(command_text(command.argv)) + " failed in the target (exit " +
