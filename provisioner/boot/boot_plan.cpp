@@ -55,6 +55,11 @@ std::vector<CmdlineToken> merge_into(Context& c, const std::string& path) {
     return merged.tokens;
 }
 
+// An earlier apply left the regeneration for first boot and it has not happened yet.
+bool regeneration_pending(const Context& c) {
+    return c.facts.files.count(k_pending_regeneration_path) > 0;
+}
+
 // Regeneration of the boot loader's configuration after its input changed.
 void regenerate(Context& c, std::vector<std::vector<std::string>> argvs,
                 const std::string& needs_executable, const std::string& what,
@@ -230,7 +235,7 @@ void plan_grub(Context& c) {
     add_file_change(c.plan, c.facts, k_grub_dropin, std::move(dropin),
                     "kernel parameters for GRUB's normal entries" +
                         std::string(rt_flavour ? ", PREEMPT_RT kernel first" : ""));
-    if (changes(c.plan, k_grub_dropin))
+    if (changes(c.plan, k_grub_dropin) || regeneration_pending(c))
         regenerate(c, {{"update-grub"}}, "/usr/sbin/update-grub", "/boot/grub/grub.cfg",
                    k_grub_dropin, {"/boot/grub/grub.cfg"});
 }
@@ -252,7 +257,7 @@ void plan_systemd_boot(Context& c) {
         warning(c.plan, "rt-default-systemd-boot",
                 "systemd-boot: rtprov does not choose the default entry; set 'default "
                 "*-rt-*.conf' in loader.conf to boot the PREEMPT_RT kernel");
-    if (!changes(c.plan, path))
+    if (!changes(c.plan, path) && !regeneration_pending(c))
         return;
     std::vector<std::vector<std::string>> argvs;
     for (const InstalledKernel& k : c.facts.kernels) {

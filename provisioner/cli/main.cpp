@@ -3,13 +3,16 @@
 #include "provisioner/cli/render.hpp"
 #include "provisioner/core/error.hpp"
 #include "provisioner/core/sha256.hpp"
+#include "provisioner/live/sched_features.hpp"
 #include "provisioner/planner/planner.hpp"
+#include "provisioner/profile/app_loader.hpp"
 #include "provisioner/profile/profile_loader.hpp"
 #include "provisioner/target/journal.hpp"
 #include "provisioner/target/probe.hpp"
 #include "provisioner/target/run_in_root.hpp"
 
 #include <CLI/CLI.hpp>
+#include <systemd/sd-journal.h>
 
 #include <unistd.h>
 
@@ -48,14 +51,18 @@ struct Options {
     std::string regenerate; // now | first-boot | never; "" = the mode's default
     bool install_packages = false;
     bool packages = false; // plan --packages
+    bool force_priority = false;
 };
 
-// Built-in profiles sit in ../share/rtprov/profiles next to the binary, both where
-// it is installed and in the build tree, which mirrors the install layout.
-std::string data_profile_dir() {
+// Built-in data sits in ../share/rtprov next to the binary, both where it is installed
+// and in the build tree, which mirrors the install layout.
+std::string data_dir(const char* sub) {
     std::error_code ec;
     fs::path exe = fs::read_symlink("/proc/self/exe", ec);
-    return (exe.parent_path().parent_path() / "share/rtprov/profiles").string();
+    return (exe.parent_path().parent_path() / "share/rtprov" / sub).string();
+}
+std::string data_profile_dir() {
+    return data_dir("profiles");
 }
 
 // Profiles shipped in the target are read through its root, so their symlinks and
@@ -195,7 +202,9 @@ Planned make_plan(const Options& o, const target::Root& root) {
     core::PlanOptions options;
     options.regenerate = regenerate_mode(o);
     options.install_packages = o.install_packages;
-    p.plan = planner::plan(p.profile, p.profile_yaml, facts, options);
+    options.force_priority = o.force_priority;
+    p.plan = planner::plan(p.profile, p.profile_yaml, facts, options,
+                           profile::load_apps(data_dir("apps")));
     return p;
 }
 
@@ -226,7 +235,10 @@ int run_plan(const Options& o) {
             std::cout << package << "\n";
         return k_exit_ok;
     }
-    cli::PlanView view{p.profile.name, root->path(), o.live, &p.plan};
+    cli::PlanView view{p.profile.name, root->path(), o.live, &p.plan, {}};
+    if (auto state = target::read_state(*root))
+        for (const target::ManagedFile& file : target::stale_entries(*root, *state, p.plan))
+            view.retired.push_back(file.path);
     std::cout << (o.json ? cli::plan_json(view) : cli::plan_text(view));
     return p.plan.refused() ? k_exit_failed : k_exit_ok;
 }
@@ -236,7 +248,7 @@ int run_apply(const Options& o) {
     target::check_is_system_root(*root);
     Planned p = make_plan(o, *root);
     if (p.plan.refused()) {
-        cli::PlanView view{p.profile.name, root->path(), o.live, &p.plan};
+        cli::PlanView view{p.profile.name, root->path(), o.live, &p.plan, {}};
         std::cerr << cli::plan_text(view);
         throw Error("apply refused: the plan has errors (above); nothing was written");
     }
@@ -255,6 +267,8 @@ int run_apply(const Options& o) {
     }
     for (const std::string& path : result.written)
         std::cout << "wrote " << path << "\n";
+    for (const std::string& path : result.retired)
+        std::cout << "retired " << path << " (no longer in the profile)\n";
     for (const std::string& command : result.ran)
         std::cout << "ran " << command << "\n";
     std::cout << "applied profile '" << p.profile.name << "': " << result.written.size()
@@ -299,6 +313,20 @@ int run_rollback(const Options& o) {
                   << ": it holds files rtprov did not write\n";
     std::cout << "rolled back: every file rtprov changed is as it was before\n";
     return k_exit_ok;
+}
+
+// rtprov-sched-features.service: the RT_PUSH_IPI guard at every boot. What it found
+// and did goes to the journal as one structured entry when systemd runs it.
+int run_sched_features() {
+    live::PushIpiResult result = live::ensure_rt_push_ipi({}, live::mount_debugfs);
+    static const char* k_actions[] = {"leave-rt-kernel", "already-on", "enable", "unknown"};
+    const char* action = k_actions[static_cast<int>(result.action)];
+    if (std::getenv("INVOCATION_ID")) // started by systemd
+        sd_journal_send("MESSAGE=rtprov sched-features: %s", result.message.c_str(),
+                        "MESSAGE_ID=5b0c2a1e6f3d4c8e9a7b1d2c3e4f5a6b", "PRIORITY=%i",
+                        result.ok ? LOG_INFO : LOG_ERR, "RTPROV_RT_PUSH_IPI=%s", action, nullptr);
+    (result.ok ? std::cout : std::cerr) << "rtprov sched-features: " << result.message << "\n";
+    return result.ok ? k_exit_ok : k_exit_failed;
 }
 
 void add_target_options(CLI::App* cmd, Options& o) {
@@ -355,6 +383,9 @@ int main(int argc, char** argv) {
                         "entries): now (in the target; offline through a chroot), first-boot "
                         "(default offline), never. Default live: now")
             ->check(CLI::IsMember({"now", "first-boot", "never"}));
+        cmd->add_flag("--force-priority", o.force_priority,
+                      "Allow a unit-wide real-time priority at or above an app's own real-time "
+                      "threads (inverts them; see the finding)");
         cmd->add_flag("--install-packages", o.install_packages,
                       "Install missing packages (the PREEMPT_RT kernel) with apt-get in the "
                       "target; offline through a chroot");
@@ -373,6 +404,11 @@ int main(int argc, char** argv) {
                      "Run the boot regeneration of the apply again after restoring: now "
                      "(default) or never")
         ->check(CLI::IsMember({"now", "never"}));
+
+    auto* sched = app.add_subcommand(
+        "sched-features",
+        "Turn RT_PUSH_IPI on if this non-PREEMPT_RT kernel has it off (run at boot by "
+        "rtprov-sched-features.service)");
 
     try {
         app.parse(argc, argv);
@@ -398,6 +434,8 @@ int main(int argc, char** argv) {
             return run_status(o);
         if (*rollback)
             return run_rollback(o);
+        if (*sched)
+            return run_sched_features();
     } catch (const CLI::ValidationError& e) {
         std::cerr << "rtprov: error: " << e.what() << "\n";
         return k_exit_usage;

@@ -12,6 +12,14 @@ namespace {
 
 std::string diff_of(const core::FileChange& change) {
     std::string rel = change.path.substr(1);
+    if (change.next.symlink || (change.old && change.old->symlink))
+        return "symlink " + change.path + " -> " + change.next.content +
+               (change.old ? " (was " +
+                                 (change.old->symlink ? "-> " + change.old->content
+                                                      : std::string("a file")) +
+                                 ")"
+                           : "") +
+               "\n";
     std::string diff =
         core::unified_diff(change.old ? std::optional(change.old->content) : std::nullopt,
                            change.next.content, "a/" + rel, "b/" + rel);
@@ -49,6 +57,14 @@ std::string plan_text(const PlanView& view) {
                    ":" + std::to_string(change.next.gid) + "\n";
         out += diff_of(change);
     }
+    for (const std::string& path : view.retired)
+        out += "\n# " + path + ": no longer in the profile; removed, or its original restored\n";
+    for (const core::Command& command : plan.commands) {
+        std::string text;
+        for (const std::string& arg : command.argv)
+            text += (text.empty() ? "" : " ") + arg;
+        out += "\n# run in the target: " + text + " (" + command.reason + ")\n";
+    }
     if (!plan.findings.empty()) {
         out += "\nfindings:\n";
         for (const core::Finding& finding : plan.findings)
@@ -57,12 +73,12 @@ std::string plan_text(const PlanView& view) {
     out += "\n";
     if (plan.refused())
         out += "refused: fix the errors above; apply would write nothing\n";
-    else if (plan.changes.empty())
+    else if (plan.changes.empty() && view.retired.empty() && plan.commands.empty())
         out += "nothing to change: " +
                plural(plan.unchanged.size(), "managed file is", "managed files are") +
                " already as planned\n";
     else
-        out += plural(plan.changes.size(), "file", "files") + " to change, " +
+        out += plural(plan.changes.size() + view.retired.size(), "file", "files") + " to change, " +
                std::to_string(plan.unchanged.size()) +
                " unchanged; 'rtprov apply' with the same options makes these changes\n";
     return out;
@@ -86,7 +102,20 @@ std::string plan_json(const PlanView& view) {
                ", \"sha256\": " + json_string(core::sha256_hex(c.next.content)) +
                ", \"diff\": " + json_string(diff_of(c)) + "}";
     }
-    out += std::string(plan.changes.empty() ? "" : "\n  ") + "],\n  \"unchanged\": [";
+    out += std::string(plan.changes.empty() ? "" : "\n  ") + "],\n  \"retired\": [";
+    for (std::size_t i = 0; i < view.retired.size(); ++i)
+        out += std::string(i ? ", " : "") + json_string(view.retired[i]);
+    out += "],\n  \"commands\": [";
+    for (std::size_t i = 0; i < plan.commands.size(); ++i) {
+        out += std::string(i ? ", " : "") + "[";
+        for (std::size_t k = 0; k < plan.commands[i].argv.size(); ++k)
+            out += std::string(k ? ", " : "") + json_string(plan.commands[i].argv[k]);
+        out += "]";
+    }
+    out += "],\n  \"packages\": [";
+    for (std::size_t i = 0; i < plan.packages.size(); ++i)
+        out += std::string(i ? ", " : "") + json_string(plan.packages[i]);
+    out += "],\n  \"unchanged\": [";
     for (std::size_t i = 0; i < plan.unchanged.size(); ++i)
         out += std::string(i ? ", " : "") + json_string(plan.unchanged[i]);
     out += "],\n  \"findings\": [";

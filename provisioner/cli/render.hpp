@@ -15,6 +15,7 @@ struct PlanView {
     std::string root;
     bool live = false;
     const core::Plan* plan = nullptr;
+    std::vector<std::string> retired; // managed files the profile no longer wants
 };
 
 std::string plan_text(const PlanView& view);

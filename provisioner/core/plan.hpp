@@ -67,6 +67,7 @@ struct TargetFacts {
     std::optional<FirmwarePartition> firmware; // rpi-firmware profiles
     std::vector<std::string> executables;      // of those plan() asks about, the ones present
     std::set<std::string> installed_packages;  // from /var/lib/dpkg/status
+    std::set<std::string> units; // systemd units installed ('mpd.service'), of those asked about
     // Commands an earlier apply planned but did not finish (rtprov's state).
     std::vector<std::vector<std::string>> pending_commands;
 
@@ -79,6 +80,7 @@ struct TargetFacts {
 struct PlanOptions {
     Regenerate regenerate = Regenerate::first_boot;
     bool install_packages = false; // run the package manager in the target
+    bool force_priority = false;   // allow unit-wide priorities that invert an app's own
 };
 
 // A program run in the target after the files are written (inside the root, through

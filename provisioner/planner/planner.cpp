@@ -1,6 +1,7 @@
 #include "provisioner/planner/planner.hpp"
 
 #include "provisioner/boot/boot_plan.hpp"
+#include "provisioner/systemd/systemd_plan.hpp"
 
 #include <algorithm>
 
@@ -58,7 +59,7 @@ std::optional<ResolvedCores> plan_cores(Plan& plan, const Profile& profile,
 } // namespace
 
 Plan plan(const Profile& profile, const std::string& profile_yaml, const TargetFacts& facts,
-          const PlanOptions& options) {
+          const PlanOptions& options, const std::vector<AppKnowledge>& apps) {
     Plan result;
     plan_os(result, profile, facts);
     auto cores = plan_cores(result, profile, facts);
@@ -67,6 +68,7 @@ Plan plan(const Profile& profile, const std::string& profile_yaml, const TargetF
     add_file_change(result, facts, k_applied_profile_path, std::move(applied_profile),
                     "the resolved profile, read by first boot, audit and self-test");
     boot::plan_boot(result, profile, cores, facts, options);
+    systemd::plan_systemd(result, profile, cores, facts, apps, options);
     // A command an earlier apply did not finish (it failed, or rtprov was killed) runs
     // again, when commands may run now.
     if (options.regenerate == Regenerate::now)

@@ -32,6 +32,19 @@ std::string write_backup_archive(const Backups& backups) {
     for (const auto& [path, state] : backups) {
         EntryPtr entry(archive_entry_new(), archive_entry_free);
         archive_entry_set_pathname(entry.get(), path.substr(1).c_str()); // relative in tar
+        if (state.symlink) {
+            archive_entry_set_filetype(entry.get(), AE_IFLNK);
+            archive_entry_set_symlink(entry.get(), state.content.c_str());
+            archive_entry_set_perm(entry.get(), 0777);
+            archive_entry_set_uid(entry.get(), state.uid);
+            archive_entry_set_gid(entry.get(), state.gid);
+            archive_entry_set_mtime(entry.get(), state.mtime, 0);
+            archive_entry_set_size(entry.get(), 0);
+            if (archive_write_header(writer.get(), entry.get()) != ARCHIVE_OK)
+                throw Error(std::string("cannot write backup archive: ") +
+                            archive_error_string(writer.get()));
+            continue;
+        }
         archive_entry_set_filetype(entry.get(), AE_IFREG);
         archive_entry_set_perm(entry.get(), state.mode);
         archive_entry_set_uid(entry.get(), state.uid);
@@ -67,9 +80,17 @@ Backups read_backup_archive(const std::string& bytes, const std::string& label) 
             break;
         if (result != ARCHIVE_OK)
             throw damaged(archive_error_string(reader.get()));
+        if (archive_entry_filetype(entry) == AE_IFLNK && archive_entry_symlink(entry)) {
+            core::FileState link = core::symlink_to(archive_entry_symlink(entry));
+            link.uid = unsigned(archive_entry_uid(entry));
+            link.gid = unsigned(archive_entry_gid(entry));
+            link.mtime = archive_entry_mtime(entry);
+            backups["/" + std::string(archive_entry_pathname(entry))] = std::move(link);
+            continue;
+        }
         if (archive_entry_filetype(entry) != AE_IFREG)
             throw damaged(std::string("entry '") + archive_entry_pathname(entry) +
-                          "' is not a regular file");
+                          "' is neither a regular file nor a symlink");
         core::FileState state;
         state.mode = archive_entry_perm(entry);
         state.uid = unsigned(archive_entry_uid(entry));

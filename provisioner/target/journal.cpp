@@ -32,11 +32,23 @@ int remove_stale_temporaries(Root& root, const std::vector<std::string>& paths) 
     return removed;
 }
 
+// Checksum of a file's bytes, or of a symlink's target (marked, so a file holding the
+// target's text does not match).
+std::string state_sha(const core::FileState& state) {
+    return core::sha256_hex(state.symlink ? "symlink -> " + state.content : state.content);
+}
+
 std::optional<std::string> current_sha(const Root& root, const std::string& path) {
-    auto file = root.read(path);
-    if (!file)
+    auto entry = root.read_entry(path);
+    if (!entry)
         return std::nullopt;
-    return core::sha256_hex(file->content);
+    return state_sha(*entry);
+}
+
+// Where a managed path lives: a symlink rtprov makes is the entry itself; a file is
+// written where its path leads, through links on the way.
+std::string managed_path(const Root& root, const std::string& path, bool symlink) {
+    return symlink ? root.resolve_parent(path) : root.resolve(path);
 }
 
 void write_state(Root& root, const State& state) {
@@ -44,6 +56,22 @@ void write_state(Root& root, const State& state) {
 }
 
 } // namespace
+
+std::vector<ManagedFile> stale_entries(const Root& root, const State& state,
+                                       const core::Plan& plan) {
+    std::set<std::string> wanted;
+    for (const core::FileChange& change : plan.changes)
+        wanted.insert(managed_path(root, change.path, change.next.symlink));
+    for (const std::string& path : plan.unchanged) {
+        auto entry = root.read_entry(path);
+        wanted.insert(managed_path(root, path, entry && entry->symlink));
+    }
+    std::vector<ManagedFile> stale;
+    for (const ManagedFile& file : state.files)
+        if (!file.generated && !wanted.count(file.path))
+            stale.push_back(file);
+    return stale;
+}
 
 void check_is_system_root(const Root& root) {
     for (const char* dir : {"/etc", "/var/lib"})
@@ -81,17 +109,20 @@ ApplyResult apply_plan(Root& root, const core::Plan& plan, const ApplyInfo& info
     // Files already as planned: what is on disk is what rtprov means to be there. This
     // also settles the checksums a killed apply recorded but never wrote.
     for (const std::string& path : plan.unchanged) {
-        std::string resolved = root.resolve(path);
+        auto entry = root.read_entry(path);
+        std::string resolved = managed_path(root, path, entry && entry->symlink);
         auto file = std::find_if(next.files.begin(), next.files.end(),
                                  [&](const ManagedFile& f) { return f.path == resolved; });
         if (file == next.files.end())
             continue;
-        if (auto current = root.read(resolved))
-            file->sha256 = core::sha256_hex(current->content);
+        if (auto sha = current_sha(root, resolved))
+            file->sha256 = *sha;
         file->previous_sha256.clear();
     }
 
-    if (plan.changes.empty() && plan.commands.empty()) {
+    const std::vector<ManagedFile> stale =
+        previous ? stale_entries(root, *previous, plan) : std::vector<ManagedFile>{};
+    if (plan.changes.empty() && plan.commands.empty() && stale.empty()) {
         result.nothing_to_do = true;
         // A run killed after its last write still has to record that it finished.
         if (previous) {
@@ -114,27 +145,26 @@ ApplyResult apply_plan(Root& root, const core::Plan& plan, const ApplyInfo& info
             read_backup_archive(root.read(k_backup_file)->content, root.host_path(k_backup_file));
     std::vector<std::string> resolved;
     for (const core::FileChange& change : plan.changes) {
-        std::string path = root.resolve(change.path);
+        std::string path = managed_path(root, change.path, change.next.symlink);
         resolved.push_back(path);
         for (const std::string& dir : root.missing_directories(split_parent(path).first))
             if (std::find(next.created_dirs.begin(), next.created_dirs.end(), dir) ==
                 next.created_dirs.end())
                 next.created_dirs.push_back(dir);
-        std::string sha = core::sha256_hex(change.next.content);
+        std::string sha = state_sha(change.next);
         auto known = std::find_if(next.files.begin(), next.files.end(),
                                   [&](const ManagedFile& f) { return f.path == path; });
         if (known != next.files.end()) {
             // The original stays the one from before rtprov. Until this apply ends, the
             // file holds what is on disk now (whatever an earlier, maybe killed, apply
             // left there) or the new content.
-            known->previous_sha256 =
-                change.old ? core::sha256_hex(change.old->content) : std::string();
+            known->previous_sha256 = change.old ? state_sha(*change.old) : std::string();
             known->sha256 = sha;
             continue;
         }
         ManagedFile file{path, !change.old, sha, "", ""};
         if (change.old) {
-            file.original_sha256 = core::sha256_hex(change.old->content);
+            file.original_sha256 = state_sha(*change.old);
             backups[path] = *change.old;
             new_backups = true;
         }
@@ -175,13 +205,36 @@ ApplyResult apply_plan(Root& root, const core::Plan& plan, const ApplyInfo& info
         result.written.push_back(resolved[i]);
     }
 
-    // 3. The files are done; the commands are pending until each succeeds.
+    // 3. Files the profile no longer wants: created ones go, changed ones get their
+    // original back; then they leave the state.
+    for (const ManagedFile& file : stale) {
+        if (file.created) {
+            root.remove_file(file.path);
+        } else if (auto original = backups.find(file.path); original != backups.end()) {
+            root.write(file.path, original->second);
+            backups.erase(original);
+        }
+        result.retired.push_back(file.path);
+        next.files.erase(std::find(next.files.begin(), next.files.end(), file));
+    }
+    for (auto dir = next.created_dirs.rbegin(); dir != next.created_dirs.rend();) {
+        bool used = std::any_of(next.files.begin(), next.files.end(), [&](const ManagedFile& f) {
+            return f.path.rfind(*dir + "/", 0) == 0;
+        });
+        if (!used && !stale.empty() && root.remove_directory(*dir)) {
+            dir = decltype(dir)(next.created_dirs.erase(std::next(dir).base()));
+            continue;
+        }
+        ++dir;
+    }
+
+    // 4. The files are done; the commands are pending until each succeeds.
     next.status = ApplyStatus::applied;
     for (ManagedFile& file : next.files)
         file.previous_sha256.clear();
     write_state(root, next);
 
-    // 4. Commands: install packages, regenerate boot configuration. What any of them
+    // 5. Commands: install packages, regenerate boot configuration. What any of them
     // writes is recorded, its original kept, before the first runs: a package's own
     // hooks may already rewrite it (a kernel's postinst runs update-grub).
     bool new_originals = false, new_outputs = false;
@@ -195,10 +248,10 @@ ApplyResult apply_plan(Root& root, const core::Plan& plan, const ApplyInfo& info
                 new_outputs = true;
                 continue;
             }
-            auto current = root.read(output);
+            auto current = root.read_entry(output);
             ManagedFile file{output, !current, "", "", "", true};
             if (current) {
-                file.original_sha256 = core::sha256_hex(current->content);
+                file.original_sha256 = state_sha(*current);
                 backups[output] = *current;
                 new_originals = true;
             }
@@ -294,17 +347,15 @@ RollbackResult rollback(Root& root, DriftPolicy drift, const CommandRunner& run)
                               : Backups{};
         }
         auto original = backups->find(file.path);
-        if (original == backups->end() ||
-            core::sha256_hex(original->second.content) != file.original_sha256) {
-            auto current = root.read(file.path);
-            if (current && core::sha256_hex(current->content) == file.original_sha256)
+        if (original == backups->end() || state_sha(original->second) != file.original_sha256) {
+            if (current_sha(root, file.path) == file.original_sha256)
                 continue; // never changed (a run killed before writing it)
             throw Error(root.host_path(k_backup_file) + ": the original of " +
                         quoted(root.host_path(file.path)) +
                         " is missing or damaged; it cannot be restored. The state is kept; "
                         "restore the file from a copy of the image");
         }
-        auto current = root.read(file.path);
+        auto current = root.read_entry(file.path);
         if (current && current->same_as(original->second))
             continue;
         root.write(file.path, original->second);

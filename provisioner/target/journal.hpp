@@ -26,6 +26,7 @@ struct ApplyInfo {
 
 struct ApplyResult {
     std::vector<std::string> written; // paths, in order
+    std::vector<std::string> retired; // no longer wanted: removed or restored
     std::vector<std::string> ran;     // commands, as text
     bool nothing_to_do = false;       // the target already matched the plan
     int stale_temporaries_removed = 0;
@@ -43,6 +44,12 @@ using CommandRunner = std::function<int(const std::vector<std::string>& argv)>;
 // new apply converges (a failed command stays pending and is planned again).
 ApplyResult apply_plan(Root& root, const core::Plan& plan, const ApplyInfo& info,
                        const CommandRunner& run = {});
+
+// Files rtprov wrote in an earlier apply that 'plan' no longer wants (a service or a
+// feature left the profile). apply_plan() removes those it created and restores those
+// it changed; plan shows them.
+std::vector<ManagedFile> stale_entries(const Root& root, const State& state,
+                                       const core::Plan& plan);
 
 enum class DriftPolicy { refuse, overwrite };
 

@@ -4,6 +4,7 @@
 #include "provisioner/boot/kernel_config.hpp"
 #include "provisioner/boot/rpi_firmware.hpp"
 #include "provisioner/core/os_release.hpp"
+#include "provisioner/systemd/units.hpp"
 #include "provisioner/target/backup_archive.hpp"
 #include "provisioner/target/journal.hpp"
 #include "provisioner/target/mounts.hpp"
@@ -98,6 +99,30 @@ void probe_firmware(const Root& root, const core::Profile& profile, core::Target
     facts.firmware = fw;
 }
 
+// Units the profile names, and the files the systemd part of plan() may write.
+void probe_systemd(const Root& root, const core::Profile& profile, core::TargetFacts& facts) {
+    std::vector<std::string> units = {"init.scope", "system.slice", "user.slice",
+                                      systemd::k_audio_slice, systemd::k_sched_features_unit};
+    for (const core::ServiceTuning& service : profile.tuning.services)
+        units.push_back(service.unit);
+    for (const std::string& unit : units) {
+        for (const char* dir :
+             {"/etc/systemd/system/", "/usr/lib/systemd/system/", "/lib/systemd/system/"})
+            if (root.exists(dir + unit))
+                facts.units.insert(unit);
+        read_into(root, facts, systemd::dropin_path(unit));
+    }
+    read_into(root, facts, std::string(systemd::k_unit_dir) + "/" + systemd::k_audio_slice);
+    read_into(root, facts, std::string(systemd::k_unit_dir) + "/" + systemd::k_sched_features_unit);
+    const std::string link = std::string(systemd::k_unit_dir) + "/sysinit.target.wants/" +
+                             systemd::k_sched_features_unit;
+    if (auto entry = root.read_entry(link))
+        facts.files[link] = *entry;
+    for (const char* exe : {"/usr/bin/rtprov", "/usr/local/bin/rtprov"})
+        if (root.exists(exe))
+            facts.executables.push_back(exe);
+}
+
 // The originals of the files rtprov changed, from its state and backup.
 void probe_originals(const Root& root, core::TargetFacts& facts) {
     auto state = read_state(root);
@@ -163,6 +188,7 @@ core::TargetFacts probe(const Root& root, const core::Profile& profile, core::Ta
         read_into(root, facts, "/etc/kernel/cmdline");
         break;
     }
+    probe_systemd(root, profile, facts);
     probe_originals(root, facts);
     return facts;
 }

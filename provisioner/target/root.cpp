@@ -214,6 +214,29 @@ std::optional<core::FileState> Root::read(const std::string& path) const {
     return state;
 }
 
+std::optional<core::FileState> Root::read_entry(const std::string& path) const {
+    std::string resolved = resolve_parent(path);
+    struct stat st {};
+    if (::fstatat(m_fd, relative(resolved).c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0) {
+        if (errno == ENOENT || errno == ENOTDIR)
+            return std::nullopt;
+        throw Error("cannot look up " + quoted(host_path(resolved)) + ": " + errno_text(errno));
+    }
+    if (S_ISLNK(st.st_mode)) {
+        std::string target(std::size_t(st.st_size) + 256, '\0');
+        ssize_t n = ::readlinkat(m_fd, relative(resolved).c_str(), target.data(), target.size());
+        if (n < 0)
+            throw Error("cannot read symlink " + quoted(host_path(resolved)) + ": " +
+                        errno_text(errno));
+        target.resize(std::size_t(n));
+        core::FileState state = core::symlink_to(target);
+        state.uid = st.st_uid;
+        state.gid = st.st_gid;
+        return state;
+    }
+    return read(resolved);
+}
+
 bool Root::exists(const std::string& path) const {
     std::string rel = relative(resolve(path));
     struct stat st {};
@@ -262,13 +285,37 @@ std::string Root::temporary_name(const std::string& dir) const {
 void Root::write(const std::string& path, const core::FileState& state) {
     std::string resolved = resolve_parent(path);
     struct stat st {};
-    bool regular = ::fstatat(m_fd, relative(resolved).c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0 &&
-                   S_ISREG(st.st_mode);
-    if (auto current = regular ? read(resolved) : std::nullopt; current && current->same_as(state))
+    bool entry = ::fstatat(m_fd, relative(resolved).c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+                 (S_ISREG(st.st_mode) || S_ISLNK(st.st_mode));
+    if (auto current = entry ? read_entry(resolved) : std::nullopt;
+        current && current->same_as(state))
         return;
     auto [parent, name] = split_parent(resolved);
     int dir_fd = open_directory(parent);
     std::string temp = split_parent(temporary_name(parent)).second;
+    if (state.symlink) {
+        // A link is made under a temporary name and renamed over the old entry: atomic.
+        step();
+        int made = ::symlinkat(state.content.c_str(), dir_fd, temp.c_str());
+        int err = errno;
+        if (made == 0) {
+            ::fchownat(dir_fd, temp.c_str(), state.uid, state.gid, AT_SYMLINK_NOFOLLOW);
+            step();
+            made = ::renameat(dir_fd, temp.c_str(), dir_fd, name.c_str());
+            err = errno;
+            if (made != 0)
+                ::unlinkat(dir_fd, temp.c_str(), 0);
+        }
+        if (made == 0) {
+            step();
+            ::fsync(dir_fd);
+        }
+        ::close(dir_fd);
+        if (made != 0)
+            throw Error("cannot make symlink " + quoted(host_path(resolved)) + ": " +
+                        errno_text(err));
+        return;
+    }
     int fd =
         ::openat(dir_fd, temp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
     if (fd < 0) {

@@ -42,6 +42,11 @@ class Root {
     // exists but is not a regular file or cannot be read.
     std::optional<core::FileState> read(const std::string& path) const;
 
+    // The entry 'path' itself (its folder resolved, its last name not followed): a
+    // regular file, or a symlink with its target. nullopt when there is nothing there.
+    // Throws rtprov::Error for anything else (a folder, a device).
+    std::optional<core::FileState> read_entry(const std::string& path) const;
+
     bool is_directory(const std::string& path) const;
     bool exists(const std::string& path) const;
 

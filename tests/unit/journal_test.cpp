@@ -91,8 +91,9 @@ TEST_CASE("a second apply of the same plan changes nothing") {
     Root root(dir.path());
     apply_plan(root, two_changes(root), k_info);
     auto after_first = snapshot(dir.path());
-    core::Plan empty; // what plan() gives once the target matches
-    ApplyResult again = apply_plan(root, empty, k_info);
+    core::Plan same; // what plan() gives once the target matches
+    same.unchanged = {"/etc/default/grub", "/etc/rtprov/sub/owned.conf"};
+    ApplyResult again = apply_plan(root, same, k_info);
     CHECK(again.nothing_to_do);
     CHECK(snapshot(dir.path()) == after_first);
 }
@@ -262,4 +263,20 @@ TEST_CASE("a file a command generated is put back byte for byte, or made again i
     CHECK(ran.size() == 3);
     CHECK(dir.read("boot/grub/grub.cfg") ==
           "generated with GRUB_CMDLINE_LINUX_DEFAULT=\"quiet\"\n");
+}
+
+TEST_CASE("a file the profile no longer wants is removed, or gets its original back") {
+    TempDir dir;
+    make_system(dir);
+    auto before = snapshot(dir.path());
+    Root root(dir.path());
+    apply_plan(root, two_changes(root), k_info);
+    core::Plan neither; // the profile no longer wants either file
+    ApplyResult result = apply_plan(root, neither, k_info);
+    CHECK(result.retired ==
+          std::vector<std::string>{"/etc/default/grub", "/etc/rtprov/sub/owned.conf"});
+    CHECK(read_state(root)->files.empty());
+    CHECK(read_state(root)->created_dirs.empty());
+    rollback(root, DriftPolicy::refuse);
+    CHECK(snapshot(dir.path()) == before);
 }

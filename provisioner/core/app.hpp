@@ -1,0 +1,23 @@
+#pragma once
+
+#include <string>
+#include <vector>
+
+namespace rtprov::core {
+
+// What rtprov knows about an audio app that makes some of its threads real-time itself
+// (shipped as data: board-profiles/apps/*.yaml).
+struct AppKnowledge {
+    std::string key;                // 'mpd', matched against a profile's service name
+    std::string name;               // 'MPD', for messages
+    std::vector<std::string> units; // 'mpd.service', matched against the service's unit
+    std::string threads;            // 'rtio and output:* threads', for messages
+    std::string policy;             // 'fifo'
+    int priority = 0;               // the lowest priority of its own real-time threads
+};
+
+// The app knowledge for a service, by its profile name or unit; nullptr when unknown.
+const AppKnowledge* find_app(const std::vector<AppKnowledge>& apps, const std::string& name,
+                             const std::string& unit);
+
+} // namespace rtprov::core

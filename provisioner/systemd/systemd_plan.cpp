@@ -1,0 +1,195 @@
+#include "provisioner/systemd/systemd_plan.hpp"
+
+#include "provisioner/systemd/units.hpp"
+
+#include <algorithm>
+
+namespace rtprov::systemd {
+
+using namespace rtprov::core;
+
+namespace {
+
+void finding(Plan& plan, Severity severity, const std::string& code, const std::string& message) {
+    plan.findings.push_back({severity, code, message});
+}
+
+FileState text_file(std::string content) {
+    FileState state;
+    state.content = std::move(content);
+    return state;
+}
+
+// The CPUs a service's 'cpus' names; nullopt when they depend on cores not known yet
+// or when it is 'all' (no CPUAffinity= at all).
+std::optional<CpuList> service_cpus(const CpuTarget& target,
+                                    const std::optional<ResolvedCores>& cores) {
+    switch (target.kind) {
+    case CpuTargetKind::reserved:
+        return cores ? std::optional(cores->reserved) : std::nullopt;
+    case CpuTargetKind::housekeeping:
+        return cores ? std::optional(cores->housekeeping) : std::nullopt;
+    case CpuTargetKind::all:
+        return std::nullopt;
+    case CpuTargetKind::list:
+        return target.list;
+    }
+    return std::nullopt;
+}
+
+std::string policy_name(SchedPolicy policy) {
+    return policy == SchedPolicy::fifo ? "SCHED_FIFO"
+           : policy == SchedPolicy::rr ? "SCHED_RR"
+                                       : to_string(policy);
+}
+
+// Returns whether the service's drop-in may be written (false: refused).
+bool check_priority(Plan& plan, const ServiceTuning& s, const AppKnowledge* app, bool force) {
+    bool realtime = s.policy == SchedPolicy::fifo || s.policy == SchedPolicy::rr;
+    if (!app || !realtime || !s.priority)
+        return true;
+    if (*s.priority < app->priority) {
+        finding(plan, Severity::info, "below-app-priority",
+                "'" + s.unit + "' runs at " + policy_name(s.policy) + " " +
+                    std::to_string(*s.priority) + " unit-wide; " + app->name + "'s own " +
+                    app->threads + " (" + std::to_string(app->priority) + ") stay above it");
+        return true;
+    }
+    // Measured: MPD's rtio and output threads went 47 ms without the CPU and the DAC
+    // dropped out 16 times in 10.5 s (reference/seeds/000_*.txt).
+    std::string why = "'" + s.unit + "' would run at " + policy_name(s.policy) + " " +
+                      std::to_string(*s.priority) + ", at or above " + app->name + "'s own " +
+                      app->threads + " (" + std::to_string(app->priority) +
+                      "); this inverts priorities and causes dropouts (measured on MPD: 47 ms "
+                      "without the CPU, 16 dropouts in 10.5 s)";
+    if (force) {
+        finding(plan, Severity::warning, "priority-inversion-forced", why + "; forced");
+        return true;
+    }
+    finding(plan, Severity::error, "priority-inversion",
+            s.origin.to_string() + ": " + why +
+                " — remove 'priority' (and set policy 'app'), or set force_priority: true / pass "
+                "--force-priority");
+    return false;
+}
+
+} // namespace
+
+void plan_systemd(Plan& plan, const Profile& profile, const std::optional<ResolvedCores>& cores,
+                  const TargetFacts& facts, const std::vector<AppKnowledge>& apps,
+                  const PlanOptions& options) {
+    const Tuning& t = profile.tuning;
+    const bool cpuset =
+        t.reserve_method == ReserveMethod::cpuset && cores && !cores->reserved.empty();
+
+    // Reserving by cpuset: everything else on the housekeeping cores, the audio services
+    // in a slice of their own. A child never gets CPUs its parent slice lacks
+    // (cgroup-v2.rst, reference/debian.md §6), so the audio slice hangs off -.slice.
+    if (cpuset) {
+        const CpuList& hk = cores->housekeeping;
+        add_file_change(
+            plan, facts, dropin_path("init.scope"),
+            text_file(render_allowed_cpus_dropin(profile.name, "init.scope", "Scope", hk)),
+            "PID 1 on the housekeeping cores (cpuset)");
+        for (const char* slice : {"system.slice", "user.slice"})
+            add_file_change(plan, facts, dropin_path(slice),
+                            text_file(render_allowed_cpus_dropin(profile.name, slice, "Slice", hk)),
+                            std::string(slice) + " on the housekeeping cores (cpuset)");
+        add_file_change(plan, facts, std::string(k_unit_dir) + "/" + k_audio_slice,
+                        text_file(render_audio_slice(profile.name, cores->reserved)),
+                        "the reserved cores for the audio services (cpuset)");
+    } else if (t.reserve_method == ReserveMethod::cpuset && !cores) {
+        finding(plan, Severity::info, "cpuset-deferred",
+                "cpuset drop-ins are written when the core layout is known (first boot)");
+    }
+
+    bool reserved_used = false;
+    for (const ServiceTuning& s : t.services) {
+        const AppKnowledge* app = find_app(apps, s.name, s.unit);
+        bool installed = facts.units.count(s.unit) > 0;
+        if (!installed && s.if_missing == MissingService::skip) {
+            finding(plan, Severity::warning, "service-missing",
+                    "'" + s.unit +
+                        "' is not installed in the target; its drop-in is skipped "
+                        "(set if_missing: write in the profile to write it anyway)");
+            continue;
+        }
+        if (!installed)
+            finding(plan, Severity::info, "service-missing-written",
+                    "'" + s.unit +
+                        "' is not installed in the target; its drop-in is written "
+                        "anyway (if_missing: write)");
+        if (!check_priority(plan, s, app, s.force_priority || options.force_priority))
+            continue;
+
+        ServiceSettings settings;
+        if (s.cpus) {
+            settings.cpu_affinity = service_cpus(*s.cpus, cores);
+            if (!settings.cpu_affinity && s.cpus->kind != CpuTargetKind::all)
+                finding(plan, Severity::info, "affinity-deferred",
+                        "'" + s.unit + "': CPUAffinity= waits for the core layout (first boot)");
+            if (settings.cpu_affinity && cores &&
+                !settings.cpu_affinity->intersection(cores->reserved).empty())
+                reserved_used = true;
+            if (cpuset && s.cpus->kind == CpuTargetKind::reserved)
+                settings.slice = k_audio_slice;
+        }
+        if (s.policy != SchedPolicy::app) {
+            settings.policy = to_string(s.policy);
+            settings.priority = s.priority;
+        } else if (app) {
+            // Leave the policy to the app; it needs the right to set it.
+        }
+        settings.reset_on_fork = s.reset_on_fork;
+        settings.limit_rtprio = s.limit_rtprio;
+        if (app && s.policy == SchedPolicy::app) {
+            if (!s.limit_rtprio)
+                settings.limit_rtprio = app->priority;
+            else if (*s.limit_rtprio < app->priority) {
+                finding(plan, Severity::warning, "rtprio-raised",
+                        "'" + s.unit + "': limit_rtprio " + std::to_string(*s.limit_rtprio) +
+                            " is below the " + std::to_string(app->priority) + " " + app->name +
+                            " asks for its " + app->threads + "; LimitRTPRIO=" +
+                            std::to_string(app->priority) + " is written instead");
+                settings.limit_rtprio = app->priority;
+            }
+        }
+        settings.limit_memlock = s.limit_memlock;
+        settings.nice = s.nice;
+        if (s.io_class != IoClass::none)
+            settings.io_class = to_string(s.io_class);
+        add_file_change(plan, facts, dropin_path(s.unit),
+                        text_file(render_service_dropin(profile.name, s.unit, settings)),
+                        "CPUs, scheduling and limits for " + s.unit);
+    }
+
+    if (cores && !cores->reserved.empty() && t.reserve_method != ReserveMethod::none &&
+        !reserved_used)
+        finding(plan, Severity::warning, "reserved-idle",
+                "no service is pinned to the reserved CPUs " + cores->reserved.to_string() +
+                    "; reserved and unused, they sit idle (give a service cpus: reserved)");
+
+    if (t.rt_push_ipi_guard) {
+        std::string rtprov = "/usr/bin/rtprov";
+        if (!facts.has_executable(rtprov)) {
+            if (facts.has_executable("/usr/local/bin/rtprov"))
+                rtprov = "/usr/local/bin/rtprov";
+            else
+                finding(plan, Severity::warning, "rtprov-missing",
+                        std::string(k_sched_features_unit) +
+                            " runs /usr/bin/rtprov at every boot, but the target has no rtprov; "
+                            "install it into the image");
+        }
+        const std::string unit_path = std::string(k_unit_dir) + "/" + k_sched_features_unit;
+        add_file_change(plan, facts, unit_path,
+                        text_file(render_sched_features_unit(profile.name, rtprov)),
+                        "RT_PUSH_IPI guard (non-PREEMPT_RT kernels default to NO_RT_PUSH_IPI)");
+        // What 'systemctl enable' makes for a unit in /etc/systemd/system with
+        // WantedBy=sysinit.target.
+        add_file_change(plan, facts,
+                        std::string(k_unit_dir) + "/sysinit.target.wants/" + k_sched_features_unit,
+                        symlink_to(unit_path), "enables " + std::string(k_sched_features_unit));
+    }
+}
+
+} // namespace rtprov::systemd

@@ -1,0 +1,82 @@
+#include "provisioner/systemd/units.hpp"
+
+#include "provisioner/core/plan.hpp"
+
+namespace rtprov::systemd {
+
+std::string dropin_path(const std::string& unit) {
+    return std::string(k_unit_dir) + "/" + unit + ".d/" + k_dropin_name;
+}
+
+namespace {
+
+std::string header(const std::string& profile_name, const std::string& what) {
+    return core::owned_file_header(profile_name) + "# " + what + "\n";
+}
+
+} // namespace
+
+std::string render_service_dropin(const std::string& profile_name, const std::string& unit,
+                                  const ServiceSettings& s) {
+    std::string out =
+        header(profile_name, "CPUs, scheduling and limits for " + unit) + "[Service]\n";
+    if (s.slice)
+        out += "Slice=" + *s.slice + "\n";
+    if (s.cpu_affinity)
+        out += "CPUAffinity=\nCPUAffinity=" + s.cpu_affinity->to_string() + "\n";
+    if (s.policy)
+        out += "CPUSchedulingPolicy=" + *s.policy + "\n";
+    if (s.priority)
+        out += "CPUSchedulingPriority=" + std::to_string(*s.priority) + "\n";
+    if (s.reset_on_fork)
+        out += std::string("CPUSchedulingResetOnFork=") + (*s.reset_on_fork ? "yes" : "no") + "\n";
+    if (s.limit_rtprio)
+        out += "LimitRTPRIO=" + std::to_string(*s.limit_rtprio) + "\n";
+    if (s.limit_memlock)
+        out += "LimitMEMLOCK=" + *s.limit_memlock + "\n";
+    if (s.nice)
+        out += "Nice=" + std::to_string(*s.nice) + "\n";
+    if (s.io_class)
+        out += "IOSchedulingClass=" + *s.io_class + "\n";
+    return out;
+}
+
+std::string render_allowed_cpus_dropin(const std::string& profile_name, const std::string& unit,
+                                       const std::string& section, const core::CpuList& cpus) {
+    return header(profile_name, "keeps " + unit + " on the housekeeping cores") + "[" + section +
+           "]\nAllowedCPUs=" + cpus.to_string() + "\n";
+}
+
+std::string render_audio_slice(const std::string& profile_name, const core::CpuList& reserved) {
+    return header(profile_name, "the reserved cores, for the audio services (Slice=" +
+                                    std::string(k_audio_slice) + ")") +
+           "[Unit]\nDescription=rtprov: reserved cores for audio services\n"
+           "Documentation=man:rtprov(1)\n\n[Slice]\nAllowedCPUs=" +
+           reserved.to_string() + "\n";
+}
+
+std::string render_sched_features_unit(const std::string& profile_name,
+                                       const std::string& rtprov_path) {
+    // Since dd29c017aed6 non-PREEMPT_RT kernels default to NO_RT_PUSH_IPI, which causes
+    // multi-second PI-boost starvation in audio workloads (reference/seeds/001_*.txt);
+    // Debian 13's 6.12.117 already ships it (reference/machine-notes.md).
+    return header(profile_name, "re-enables RT_PUSH_IPI at every boot on kernels without "
+                                "PREEMPT_RT") +
+           "[Unit]\n"
+           "Description=rtprov: RT_PUSH_IPI on (non-PREEMPT_RT kernels)\n"
+           "Documentation=man:rtprov(1)\n"
+           "DefaultDependencies=no\n"
+           "After=sys-kernel-debug.mount\n"
+           "Before=sysinit.target shutdown.target\n"
+           "Conflicts=shutdown.target\n\n"
+           "[Service]\n"
+           "Type=oneshot\n"
+           "RemainAfterExit=yes\n"
+           "ExecStart=" +
+           rtprov_path +
+           " sched-features\n\n"
+           "[Install]\n"
+           "WantedBy=sysinit.target\n";
+}
+
+} // namespace rtprov::systemd

@@ -1,0 +1,51 @@
+#pragma once
+
+#include "provisioner/core/cpu_list.hpp"
+#include "provisioner/core/profile.hpp"
+
+#include <optional>
+#include <string>
+
+// systemd unit files and drop-ins rtprov writes (reference/debian.md §6).
+namespace rtprov::systemd {
+
+inline constexpr const char* k_unit_dir = "/etc/systemd/system";
+inline constexpr const char* k_dropin_name = "60-rtprov.conf";
+// The slice that holds the reserved cores. No dash in the name: 'a-b.slice' would be a
+// child of 'a.slice'; this one is a direct child of -.slice (systemd.slice(5)).
+inline constexpr const char* k_audio_slice = "rtprov.slice";
+inline constexpr const char* k_sched_features_unit = "rtprov-sched-features.service";
+
+// '/etc/systemd/system/<unit>.d/60-rtprov.conf'
+std::string dropin_path(const std::string& unit);
+
+// The [Service] settings rtprov gives one service.
+struct ServiceSettings {
+    std::optional<core::CpuList> cpu_affinity;
+    std::optional<std::string> policy; // 'fifo', 'rr', 'other', 'batch', 'idle'
+    std::optional<int> priority;
+    std::optional<bool> reset_on_fork;
+    std::optional<int> limit_rtprio;
+    std::optional<std::string> limit_memlock;
+    std::optional<int> nice;
+    std::optional<std::string> io_class; // 'realtime', 'best-effort', 'idle'
+    std::optional<std::string> slice;
+};
+
+// A drop-in with rtprov's header and 'settings'. CPUAffinity= is reset first, because
+// systemd merges repeated assignments (systemd.exec(5)).
+std::string render_service_dropin(const std::string& profile_name, const std::string& unit,
+                                  const ServiceSettings& settings);
+
+// A drop-in for a slice or scope ('section' is "Slice" or "Scope') limiting it to 'cpus'.
+std::string render_allowed_cpus_dropin(const std::string& profile_name, const std::string& unit,
+                                       const std::string& section, const core::CpuList& cpus);
+
+// The slice unit for the reserved cores.
+std::string render_audio_slice(const std::string& profile_name, const core::CpuList& reserved);
+
+// The RT_PUSH_IPI guard: a oneshot at every boot running 'rtprov_path sched-features'.
+std::string render_sched_features_unit(const std::string& profile_name,
+                                       const std::string& rtprov_path);
+
+} // namespace rtprov::systemd

@@ -1,0 +1,79 @@
+#include "provisioner/live/sched_features.hpp"
+
+#include "tests/unit/catch.hpp"
+#include "tests/unit/temp_dir.hpp"
+
+using namespace rtprov::live;
+
+namespace {
+
+// The start of Debian 13's 6.12.117 features file, as booted here (NO_RT_PUSH_IPI).
+const std::string k_debian_features =
+    "GENTLE_FAIR_SLEEPERS START_DEBIT NO_NEXT_BUDDY LAST_BUDDY CACHE_HOT_BUDDY "
+    "WAKEUP_PREEMPTION NO_HRTICK NO_HRTICK_DL NO_DOUBLE_TICK NONTASK_CAPACITY TTWU_QUEUE "
+    "SIS_UTIL NO_WARN_DOUBLE_CLOCK RT_PUSH_IPI_X NO_RT_PUSH_IPI NO_RT_RUNTIME_SHARE\n";
+const std::string k_generic = "#1 SMP PREEMPT_DYNAMIC Debian 6.12.117-1 (2025-11-10)";
+const std::string k_rt = "#1 SMP PREEMPT_RT Debian 6.12.117-1 (2025-11-10)";
+
+bool no_mount(const std::string&) {
+    return false;
+}
+
+} // namespace
+
+TEST_CASE("the RT_PUSH_IPI decision follows the kernel and the features file") {
+    CHECK(decide_push_ipi(k_generic, k_debian_features) == PushIpiAction::enable);
+    CHECK(decide_push_ipi(k_generic, "A RT_PUSH_IPI B") == PushIpiAction::already_on);
+    CHECK(decide_push_ipi(k_rt, k_debian_features) == PushIpiAction::leave_rt_kernel);
+    CHECK(decide_push_ipi(k_generic, "A B") == PushIpiAction::unknown);
+}
+
+TEST_CASE("NO_RT_PUSH_IPI in the features file is turned into RT_PUSH_IPI") {
+    TempDir dir;
+    std::string features = dir.write("features", k_debian_features);
+    auto result = ensure_rt_push_ipi({features, dir.path(), k_generic}, no_mount);
+    CHECK(result.ok);
+    CHECK(result.action == PushIpiAction::enable);
+    CHECK(dir.read("features") == "RT_PUSH_IPI");
+    CHECK(result.message ==
+          "found NO_RT_PUSH_IPI (kernel " + k_generic + "); RT_PUSH_IPI is now on");
+}
+
+TEST_CASE("RT_PUSH_IPI already on is left as it is") {
+    TempDir dir;
+    std::string features = dir.write("features", "TTWU_QUEUE RT_PUSH_IPI\n");
+    auto result = ensure_rt_push_ipi({features, dir.path(), k_generic}, no_mount);
+    CHECK(result.ok);
+    CHECK(result.action == PushIpiAction::already_on);
+    CHECK(dir.read("features") == "TTWU_QUEUE RT_PUSH_IPI\n");
+}
+
+TEST_CASE("on a PREEMPT_RT kernel the features file is not touched") {
+    TempDir dir;
+    std::string features = dir.write("features", k_debian_features);
+    auto result = ensure_rt_push_ipi({features, dir.path(), k_rt}, no_mount);
+    CHECK(result.ok);
+    CHECK(result.action == PushIpiAction::leave_rt_kernel);
+    CHECK(dir.read("features") == k_debian_features);
+}
+
+TEST_CASE("a missing features file mounts debugfs first, and says so when that fails") {
+    TempDir dir;
+    std::string features = dir.path() + "/sched/features";
+    std::vector<std::string> mounted;
+    auto fake_mount = [&](const std::string& where) {
+        mounted.push_back(where);
+        dir.write("sched/features", k_debian_features); // what mounting debugfs shows
+        return true;
+    };
+    auto result = ensure_rt_push_ipi({features, dir.path(), k_generic}, fake_mount);
+    CHECK(mounted == std::vector<std::string>{dir.path()});
+    CHECK(result.ok);
+    CHECK(result.action == PushIpiAction::enable);
+
+    TempDir empty;
+    auto failed =
+        ensure_rt_push_ipi({empty.path() + "/sched/features", empty.path(), k_generic}, no_mount);
+    CHECK_FALSE(failed.ok);
+    CHECK(failed.message.rfind("cannot mount debugfs on " + empty.path(), 0) == 0);
+}

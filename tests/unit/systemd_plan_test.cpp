@@ -1,0 +1,165 @@
+#include "provisioner/systemd/systemd_plan.hpp"
+
+#include "provisioner/profile/app_loader.hpp"
+#include "tests/unit/catch.hpp"
+
+using namespace rtprov;
+using namespace rtprov::core;
+
+namespace {
+
+const std::vector<AppKnowledge> k_apps =
+    profile::load_apps(std::string(RTPROV_SOURCE_DIR) + "/board-profiles/apps");
+
+Profile with_mpd() {
+    Profile p;
+    p.name = std::string("x86");
+    ServiceTuning mpd;
+    mpd.name = "mpd";
+    mpd.unit = "mpd.service";
+    mpd.origin = {"x86.yaml", 20, 5};
+    mpd.cpus = CpuTarget{CpuTargetKind::reserved, {}};
+    mpd.limit_memlock = "infinity";
+    p.tuning.services = {mpd};
+    p.tuning.rt_push_ipi_guard = false;
+    return p;
+}
+
+TargetFacts with_unit(const std::string& unit) {
+    TargetFacts facts;
+    facts.units.insert(unit);
+    return facts;
+}
+
+const ResolvedCores k_cores{CpuList({0, 1}), CpuList({2, 3})};
+
+Plan plan_for(const Profile& p, const TargetFacts& facts, PlanOptions options = {}) {
+    Plan plan;
+    systemd::plan_systemd(plan, p, k_cores, facts, k_apps, options);
+    return plan;
+}
+
+const FileChange* change(const Plan& plan, const std::string& path) {
+    for (const FileChange& c : plan.changes)
+        if (c.path == path)
+            return &c;
+    return nullptr;
+}
+
+bool has(const Plan& plan, const std::string& code) {
+    for (const Finding& f : plan.findings)
+        if (f.code == code)
+            return true;
+    return false;
+}
+
+} // namespace
+
+TEST_CASE("the shipped app knowledge loads") {
+    const AppKnowledge* mpd = find_app(k_apps, "mpd", "");
+    REQUIRE(mpd);
+    CHECK(mpd->priority == 40);
+    CHECK(find_app(k_apps, "player", "squeezelite.service")->priority == 45);
+    CHECK_FALSE(find_app(k_apps, "other", "other.service"));
+}
+
+TEST_CASE("MPD gets LimitRTPRIO, LimitMEMLOCK and CPUAffinity, and no policy") {
+    Plan plan = plan_for(with_mpd(), with_unit("mpd.service"));
+    const FileChange* dropin = change(plan, "/etc/systemd/system/mpd.service.d/60-rtprov.conf");
+    REQUIRE(dropin);
+    CHECK(dropin->next.content.ends_with("[Service]\nCPUAffinity=\nCPUAffinity=2-3\n"
+                                         "LimitRTPRIO=40\nLimitMEMLOCK=infinity\n"));
+    CHECK(dropin->next.content.find("CPUScheduling") == std::string::npos);
+    CHECK_FALSE(plan.refused());
+}
+
+TEST_CASE("MPD's whole service at rr 45 is refused with the measured cost") {
+    Profile p = with_mpd();
+    p.tuning.services[0].policy = SchedPolicy::rr;
+    p.tuning.services[0].priority = 45;
+    Plan plan = plan_for(p, with_unit("mpd.service"));
+    CHECK(plan.refused());
+    CHECK_FALSE(change(plan, "/etc/systemd/system/mpd.service.d/60-rtprov.conf"));
+    REQUIRE(plan.findings.size() >= 1);
+    CHECK(plan.findings[0].message ==
+          "x86.yaml:20:5: 'mpd.service' would run at SCHED_RR 45, at or above MPD's own rtio "
+          "and output:* threads (40); this inverts priorities and causes dropouts (measured on "
+          "MPD: 47 ms without the CPU, 16 dropouts in 10.5 s) — remove 'priority' (and set "
+          "policy 'app'), or set force_priority: true / pass --force-priority");
+
+    PlanOptions forced;
+    forced.force_priority = true;
+    Plan with_force = plan_for(p, with_unit("mpd.service"), forced);
+    CHECK_FALSE(with_force.refused());
+    CHECK(has(with_force, "priority-inversion-forced"));
+    CHECK(change(with_force, "/etc/systemd/system/mpd.service.d/60-rtprov.conf")
+              ->next.content.find("CPUSchedulingPolicy=rr\nCPUSchedulingPriority=45\n") !=
+          std::string::npos);
+}
+
+TEST_CASE("a unit-wide priority below the app's own is allowed and said so") {
+    Profile p = with_mpd();
+    p.tuning.services[0].policy = SchedPolicy::fifo;
+    p.tuning.services[0].priority = 20;
+    Plan plan = plan_for(p, with_unit("mpd.service"));
+    CHECK_FALSE(plan.refused());
+    CHECK(has(plan, "below-app-priority"));
+}
+
+TEST_CASE("a LimitRTPRIO below what the app needs is raised") {
+    Profile p = with_mpd();
+    p.tuning.services[0].limit_rtprio = 10;
+    Plan plan = plan_for(p, with_unit("mpd.service"));
+    CHECK(has(plan, "rtprio-raised"));
+    CHECK(change(plan, "/etc/systemd/system/mpd.service.d/60-rtprov.conf")
+              ->next.content.find("LimitRTPRIO=40\n") != std::string::npos);
+}
+
+TEST_CASE("a service the target lacks is a finding, and written only when asked") {
+    Plan plan = plan_for(with_mpd(), TargetFacts{});
+    CHECK(has(plan, "service-missing"));
+    CHECK_FALSE(change(plan, "/etc/systemd/system/mpd.service.d/60-rtprov.conf"));
+    Profile p = with_mpd();
+    p.tuning.services[0].if_missing = MissingService::write;
+    CHECK(change(plan_for(p, TargetFacts{}), "/etc/systemd/system/mpd.service.d/60-rtprov.conf"));
+}
+
+TEST_CASE("a reserved core with nothing pinned to it is a warning") {
+    Profile p = with_mpd();
+    p.tuning.services[0].cpus = CpuTarget{CpuTargetKind::housekeeping, {}};
+    CHECK(has(plan_for(p, with_unit("mpd.service")), "reserved-idle"));
+    CHECK_FALSE(has(plan_for(with_mpd(), with_unit("mpd.service")), "reserved-idle"));
+}
+
+TEST_CASE("cpuset reservation: housekeeping AllowedCPUs for the roots, a slice for audio") {
+    Profile p = with_mpd();
+    p.tuning.reserve_method = ReserveMethod::cpuset;
+    Plan plan = plan_for(p, with_unit("mpd.service"));
+    REQUIRE(change(plan, "/etc/systemd/system/init.scope.d/60-rtprov.conf"));
+    CHECK(change(plan, "/etc/systemd/system/init.scope.d/60-rtprov.conf")
+              ->next.content.ends_with("[Scope]\nAllowedCPUs=0-1\n"));
+    CHECK(change(plan, "/etc/systemd/system/system.slice.d/60-rtprov.conf")
+              ->next.content.ends_with("[Slice]\nAllowedCPUs=0-1\n"));
+    CHECK(change(plan, "/etc/systemd/system/user.slice.d/60-rtprov.conf")
+              ->next.content.ends_with("[Slice]\nAllowedCPUs=0-1\n"));
+    CHECK(change(plan, "/etc/systemd/system/rtprov.slice")
+              ->next.content.ends_with("[Slice]\nAllowedCPUs=2-3\n"));
+    CHECK(change(plan, "/etc/systemd/system/mpd.service.d/60-rtprov.conf")
+              ->next.content.find("Slice=rtprov.slice\n") != std::string::npos);
+}
+
+TEST_CASE("the RT_PUSH_IPI guard is a unit and its enable link") {
+    Profile p = with_mpd();
+    p.tuning.rt_push_ipi_guard = true;
+    TargetFacts facts = with_unit("mpd.service");
+    facts.executables = {"/usr/bin/rtprov"};
+    Plan plan = plan_for(p, facts);
+    CHECK(change(plan, "/etc/systemd/system/rtprov-sched-features.service"));
+    const FileChange* link =
+        change(plan, "/etc/systemd/system/sysinit.target.wants/rtprov-sched-features.service");
+    REQUIRE(link);
+    CHECK(link->next.symlink);
+    CHECK(link->next.content == "/etc/systemd/system/rtprov-sched-features.service");
+    CHECK_FALSE(has(plan, "rtprov-missing"));
+    CHECK(has(plan_for(p, with_unit("mpd.service")), "rtprov-missing"));
+}
