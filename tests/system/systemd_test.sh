@@ -1,0 +1,46 @@
+#!/usr/bin/env bash
+# The systemd units and drop-ins rtprov writes, checked by Debian 13's own systemd: in a
+# copy of a real Debian 13 root (mmdebstrap, mpd installed), 'systemd-analyze verify'
+# reports nothing on each of them (a deliberately broken drop-in shows it would), and
+# the enable link rtprov makes offline is exactly the one 'systemctl enable' makes.
+# Usage: systemd_test.sh RTPROV SOURCE_DIR
+set -uo pipefail
+rtprov=$1
+src=$2
+# shellcheck source=tests/integration/lib.sh
+. "$src/tests/integration/lib.sh"
+TMPDIR=/var/tmp make_workdir
+base=$("$src/tests/system/trixie-root.sh") || { echo "no Debian 13 root" >&2; exit 1; }
+root="$work/root"
+cp -a "$base" "$root"
+# The unit runs /usr/bin/rtprov; verify checks that it is there and executable.
+install -m 0755 "$rtprov" "$root/usr/bin/rtprov"
+
+"$rtprov" apply --root "$root" --profile x86-debian13 --set board.cpus=4 \
+    --set tuning.reserve_method=cpuset >"$work/out" 2>&1
+check "apply with the cpuset method succeeds" [ $? -eq 0 ]
+for unit in rtprov-sched-features.service mpd.service rtprov.slice system.slice user.slice; do
+    chroot "$root" systemd-analyze verify --man=no "$unit" >"$work/verify" 2>&1
+    check "systemd-analyze verify $unit reports nothing" [ ! -s "$work/verify" ]
+    [ -s "$work/verify" ] && cat "$work/verify" >&2
+done
+# init.scope is PID 1's own scope: systemd-analyze cannot load it offline, so its drop-in
+# is checked for the one setting it holds.
+check "init.scope's drop-in sets AllowedCPUs in [Scope]" \
+    grep -Pzq '\[Scope\]\nAllowedCPUs=0-1\n$' "$root/etc/systemd/system/init.scope.d/60-rtprov.conf"
+
+# The check can fail: a broken drop-in next to rtprov's is reported.
+printf '[Service]\nCPUAffinity=abc\n' >"$root/etc/systemd/system/mpd.service.d/99-broken.conf"
+chroot "$root" systemd-analyze verify --man=no mpd.service >"$work/verify" 2>&1
+check "systemd-analyze verify does report a broken drop-in" grep -q "Failed to parse CPU affinity" "$work/verify"
+rm "$root/etc/systemd/system/mpd.service.d/99-broken.conf"
+
+# rtprov's enable link against systemctl's own.
+links() { (cd "$root" && find etc/systemd/system -type l -name 'rtprov*' -printf '%p -> %l\n' | sort); }
+ours=$(links)
+check "rtprov made an enable link" [ -n "$ours" ]
+find "$root/etc/systemd/system" -type l -name 'rtprov*' -delete
+chroot "$root" systemctl enable rtprov-sched-features.service >/dev/null 2>&1
+check "the enable link equals what 'systemctl enable' makes" [ "$(links)" = "$ours" ]
+echo "systemd_test: $ours" >&2
+finish
