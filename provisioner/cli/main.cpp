@@ -3,6 +3,7 @@
 #include "provisioner/cli/render.hpp"
 #include "provisioner/core/error.hpp"
 #include "provisioner/core/sha256.hpp"
+#include "provisioner/live/cpu_dma_latency.hpp"
 #include "provisioner/live/sched_features.hpp"
 #include "provisioner/planner/planner.hpp"
 #include "provisioner/profile/app_loader.hpp"
@@ -329,6 +330,21 @@ int run_sched_features() {
     return result.ok ? k_exit_ok : k_exit_failed;
 }
 
+// rtprov-cpu-dma-latency.service: holds /dev/cpu_dma_latency at 0 until stopped.
+int run_hold_cpu_dma_latency() {
+    int fd = live::hold_cpu_dma_latency();
+    std::cout << "rtprov: holding /dev/cpu_dma_latency at 0 until stopped" << std::endl;
+    sigset_t signals;
+    sigemptyset(&signals);
+    sigaddset(&signals, SIGTERM);
+    sigaddset(&signals, SIGINT);
+    sigprocmask(SIG_BLOCK, &signals, nullptr);
+    int received = 0;
+    sigwait(&signals, &received);
+    close(fd); // ends the request
+    return k_exit_ok;
+}
+
 void add_target_options(CLI::App* cmd, Options& o) {
     cmd->add_option("--root", o.root, "Root of the target image (a mounted image or folder)")
         ->type_name("DIR");
@@ -410,6 +426,10 @@ int main(int argc, char** argv) {
         "Turn RT_PUSH_IPI on if this non-PREEMPT_RT kernel has it off (run at boot by "
         "rtprov-sched-features.service)");
 
+    auto* dma = app.add_subcommand(
+        "hold-cpu-dma-latency",
+        "Hold /dev/cpu_dma_latency at 0 until stopped (run by rtprov-cpu-dma-latency.service)");
+
     try {
         app.parse(argc, argv);
     } catch (const CLI::CallForHelp& e) {
@@ -436,6 +456,8 @@ int main(int argc, char** argv) {
             return run_rollback(o);
         if (*sched)
             return run_sched_features();
+        if (*dma)
+            return run_hold_cpu_dma_latency();
     } catch (const CLI::ValidationError& e) {
         std::cerr << "rtprov: error: " << e.what() << "\n";
         return k_exit_usage;

@@ -559,7 +559,14 @@ void read_tuning(Converter& c, const Tree& tree, core::Tuning& tuning) {
     if (const Tree* governor = child(tree, "cpu_governor")) {
         std::string value;
         c.text(governor, "tuning.cpu_governor", value);
-        tuning.cpu_governor = value;
+        // cpufreq governor names: 'performance', 'schedutil', 'ondemand', ...
+        static const std::regex k_governor("[a-z0-9_]+");
+        if (std::regex_match(value, k_governor))
+            tuning.cpu_governor = value;
+        else if (governor->kind == Tree::Kind::scalar)
+            c.fail(governor->origin, "'tuning.cpu_governor' must be a governor name such as "
+                                     "'performance', not '" +
+                                         value + "'");
     }
 
     const Tree& selftest = child_or_empty(tree, "selftest");

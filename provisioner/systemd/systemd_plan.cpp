@@ -169,27 +169,37 @@ void plan_systemd(Plan& plan, const Profile& profile, const std::optional<Resolv
                 "no service is pinned to the reserved CPUs " + cores->reserved.to_string() +
                     "; reserved and unused, they sit idle (give a service cpus: reserved)");
 
+    // The units rtprov owns, each enabled as 'systemctl enable' would: a link in the
+    // WantedBy= target's .wants folder to the unit in /etc/systemd/system.
+    std::string rtprov = "/usr/bin/rtprov";
+    if (!facts.has_executable(rtprov) && facts.has_executable("/usr/local/bin/rtprov"))
+        rtprov = "/usr/local/bin/rtprov";
+    bool needs_rtprov = false;
+    auto add_unit = [&](const char* unit, std::string content, const char* wanted_by,
+                        const std::string& reason) {
+        const std::string unit_path = std::string(k_unit_dir) + "/" + unit;
+        add_file_change(plan, facts, unit_path, text_file(std::move(content)), reason);
+        add_file_change(plan, facts, std::string(k_unit_dir) + "/" + wanted_by + ".wants/" + unit,
+                        symlink_to(unit_path), "enables " + std::string(unit));
+    };
     if (t.rt_push_ipi_guard) {
-        std::string rtprov = "/usr/bin/rtprov";
-        if (!facts.has_executable(rtprov)) {
-            if (facts.has_executable("/usr/local/bin/rtprov"))
-                rtprov = "/usr/local/bin/rtprov";
-            else
-                finding(plan, Severity::warning, "rtprov-missing",
-                        std::string(k_sched_features_unit) +
-                            " runs /usr/bin/rtprov at every boot, but the target has no rtprov; "
-                            "install it into the image");
-        }
-        const std::string unit_path = std::string(k_unit_dir) + "/" + k_sched_features_unit;
-        add_file_change(plan, facts, unit_path,
-                        text_file(render_sched_features_unit(profile.name, rtprov)),
-                        "RT_PUSH_IPI guard (non-PREEMPT_RT kernels default to NO_RT_PUSH_IPI)");
-        // What 'systemctl enable' makes for a unit in /etc/systemd/system with
-        // WantedBy=sysinit.target.
-        add_file_change(plan, facts,
-                        std::string(k_unit_dir) + "/sysinit.target.wants/" + k_sched_features_unit,
-                        symlink_to(unit_path), "enables " + std::string(k_sched_features_unit));
+        add_unit(k_sched_features_unit, render_sched_features_unit(profile.name, rtprov),
+                 "sysinit.target",
+                 "RT_PUSH_IPI guard (non-PREEMPT_RT kernels default to NO_RT_PUSH_IPI)");
+        needs_rtprov = true;
     }
+    if (t.hold_cpu_dma_latency) {
+        add_unit(k_dma_latency_unit, render_dma_latency_unit(profile.name, rtprov),
+                 "multi-user.target", "holds /dev/cpu_dma_latency at 0 (costs idle power)");
+        needs_rtprov = true;
+    }
+    if (t.cpu_governor)
+        add_unit(k_governor_unit, render_governor_unit(profile.name, *t.cpu_governor),
+                 "multi-user.target", "CPU frequency governor '" + *t.cpu_governor + "'");
+    if (needs_rtprov && !facts.has_executable(rtprov))
+        finding(plan, Severity::warning, "rtprov-missing",
+                "rtprov's units run " + rtprov +
+                    " at boot, but the target has no rtprov; install it into the image");
 }
 
 } // namespace rtprov::systemd

@@ -15,6 +15,8 @@ inline constexpr const char* k_dropin_name = "60-rtprov.conf";
 // child of 'a.slice'; this one is a direct child of -.slice (systemd.slice(5)).
 inline constexpr const char* k_audio_slice = "rtprov.slice";
 inline constexpr const char* k_sched_features_unit = "rtprov-sched-features.service";
+inline constexpr const char* k_dma_latency_unit = "rtprov-cpu-dma-latency.service";
+inline constexpr const char* k_governor_unit = "rtprov-cpu-governor.service";
 
 // '/etc/systemd/system/<unit>.d/60-rtprov.conf'
 std::string dropin_path(const std::string& unit);
@@ -47,5 +49,13 @@ std::string render_audio_slice(const std::string& profile_name, const core::CpuL
 // The RT_PUSH_IPI guard: a oneshot at every boot running 'rtprov_path sched-features'.
 std::string render_sched_features_unit(const std::string& profile_name,
                                        const std::string& rtprov_path);
+
+// Holds /dev/cpu_dma_latency at 0 for as long as it runs ('rtprov hold-cpu-dma-latency'):
+// no deep idle states, so wake-ups are fast and the idle power is higher.
+std::string render_dma_latency_unit(const std::string& profile_name,
+                                    const std::string& rtprov_path);
+
+// Sets every CPU's frequency governor at boot.
+std::string render_governor_unit(const std::string& profile_name, const std::string& governor);
 
 } // namespace rtprov::systemd

@@ -113,11 +113,17 @@ void probe_systemd(const Root& root, const core::Profile& profile, core::TargetF
         read_into(root, facts, systemd::dropin_path(unit));
     }
     read_into(root, facts, std::string(systemd::k_unit_dir) + "/" + systemd::k_audio_slice);
-    read_into(root, facts, std::string(systemd::k_unit_dir) + "/" + systemd::k_sched_features_unit);
-    const std::string link = std::string(systemd::k_unit_dir) + "/sysinit.target.wants/" +
-                             systemd::k_sched_features_unit;
-    if (auto entry = root.read_entry(link))
-        facts.files[link] = *entry;
+    const std::pair<const char*, const char*> owned[] = {
+        {systemd::k_sched_features_unit, "sysinit.target"},
+        {systemd::k_dma_latency_unit, "multi-user.target"},
+        {systemd::k_governor_unit, "multi-user.target"}};
+    for (const auto& [unit, wanted_by] : owned) {
+        read_into(root, facts, std::string(systemd::k_unit_dir) + "/" + unit);
+        const std::string link =
+            std::string(systemd::k_unit_dir) + "/" + wanted_by + ".wants/" + unit;
+        if (auto entry = root.read_entry(link))
+            facts.files[link] = *entry;
+    }
     for (const char* exe : {"/usr/bin/rtprov", "/usr/local/bin/rtprov"})
         if (root.exists(exe))
             facts.executables.push_back(exe);

@@ -17,9 +17,11 @@ cp -a "$base" "$root"
 install -m 0755 "$rtprov" "$root/usr/bin/rtprov"
 
 "$rtprov" apply --root "$root" --profile x86-debian13 --set board.cpus=4 \
-    --set tuning.reserve_method=cpuset >"$work/out" 2>&1
-check "apply with the cpuset method succeeds" [ $? -eq 0 ]
-for unit in rtprov-sched-features.service mpd.service rtprov.slice system.slice user.slice; do
+    --set tuning.reserve_method=cpuset --set tuning.hold_cpu_dma_latency=true \
+    --set tuning.cpu_governor=performance >"$work/out" 2>&1
+check "apply with the cpuset method and the optional units succeeds" [ $? -eq 0 ]
+for unit in rtprov-sched-features.service rtprov-cpu-dma-latency.service \
+    rtprov-cpu-governor.service mpd.service rtprov.slice system.slice user.slice; do
     chroot "$root" systemd-analyze verify --man=no "$unit" >"$work/verify" 2>&1
     check "systemd-analyze verify $unit reports nothing" [ ! -s "$work/verify" ]
     [ -s "$work/verify" ] && cat "$work/verify" >&2
@@ -35,12 +37,13 @@ chroot "$root" systemd-analyze verify --man=no mpd.service >"$work/verify" 2>&1
 check "systemd-analyze verify does report a broken drop-in" grep -q "Failed to parse CPU affinity" "$work/verify"
 rm "$root/etc/systemd/system/mpd.service.d/99-broken.conf"
 
-# rtprov's enable link against systemctl's own.
+# rtprov's enable links against systemctl's own.
 links() { (cd "$root" && find etc/systemd/system -type l -name 'rtprov*' -printf '%p -> %l\n' | sort); }
 ours=$(links)
-check "rtprov made an enable link" [ -n "$ours" ]
+check "rtprov made three enable links" [ "$(wc -l <<<"$ours")" = 3 ]
 find "$root/etc/systemd/system" -type l -name 'rtprov*' -delete
-chroot "$root" systemctl enable rtprov-sched-features.service >/dev/null 2>&1
-check "the enable link equals what 'systemctl enable' makes" [ "$(links)" = "$ours" ]
+chroot "$root" systemctl enable rtprov-sched-features.service rtprov-cpu-dma-latency.service \
+    rtprov-cpu-governor.service >/dev/null 2>&1
+check "the enable links equal what 'systemctl enable' makes" [ "$(links)" = "$ours" ]
 echo "systemd_test: $ours" >&2
 finish

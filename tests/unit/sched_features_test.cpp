@@ -1,5 +1,7 @@
 #include "provisioner/live/sched_features.hpp"
 
+#include "provisioner/core/error.hpp"
+
 #include "tests/unit/catch.hpp"
 #include "tests/unit/temp_dir.hpp"
 
@@ -76,4 +78,18 @@ TEST_CASE("a missing features file mounts debugfs first, and says so when that f
         ensure_rt_push_ipi({empty.path() + "/sched/features", empty.path(), k_generic}, no_mount);
     CHECK_FALSE(failed.ok);
     CHECK(failed.message.rfind("cannot mount debugfs on " + empty.path(), 0) == 0);
+}
+
+#include "provisioner/live/cpu_dma_latency.hpp"
+
+#include <unistd.h>
+
+TEST_CASE("holding cpu_dma_latency writes a 32-bit zero and keeps the file open") {
+    TempDir dir;
+    std::string path = dir.write("cpu_dma_latency", "");
+    int fd = hold_cpu_dma_latency(path);
+    CHECK(fd >= 0);
+    CHECK(dir.read("cpu_dma_latency") == std::string(4, '\0'));
+    ::close(fd);
+    CHECK_THROWS_AS(hold_cpu_dma_latency(dir.path() + "/missing"), rtprov::Error);
 }

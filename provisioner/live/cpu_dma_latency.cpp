@@ -1,0 +1,27 @@
+#include "provisioner/live/cpu_dma_latency.hpp"
+
+#include "provisioner/core/error.hpp"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdint>
+#include <cstring>
+
+namespace rtprov::live {
+
+int hold_cpu_dma_latency(const std::string& path) {
+    int fd = ::open(path.c_str(), O_WRONLY | O_CLOEXEC);
+    if (fd < 0)
+        throw Error("cannot open " + quoted(path) + ": " + std::strerror(errno));
+    const std::int32_t zero = 0;
+    if (::write(fd, &zero, sizeof zero) != sizeof zero) {
+        int err = errno;
+        ::close(fd);
+        throw Error("cannot write to " + quoted(path) + ": " + std::strerror(err));
+    }
+    return fd;
+}
+
+} // namespace rtprov::live
