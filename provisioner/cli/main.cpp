@@ -8,6 +8,7 @@
 #include "provisioner/planner/planner.hpp"
 #include "provisioner/profile/app_loader.hpp"
 #include "provisioner/profile/profile_loader.hpp"
+#include "provisioner/systemd/online.hpp"
 #include "provisioner/target/journal.hpp"
 #include "provisioner/target/probe.hpp"
 #include "provisioner/target/run_in_root.hpp"
@@ -53,6 +54,7 @@ struct Options {
     bool install_packages = false;
     bool packages = false; // plan --packages
     bool force_priority = false;
+    bool runtime = false; // apply --live --runtime
 };
 
 // Built-in data sits in ../share/rtprov next to the binary, both where it is installed
@@ -190,13 +192,14 @@ struct Planned {
     core::Profile profile;
     std::string profile_yaml;
     core::Plan plan;
+    std::optional<core::ResolvedCores> cores;
 };
 
 Planned make_plan(const Options& o, const target::Root& root) {
     if (o.profile.empty())
         throw CLI::ValidationError("--profile",
                                    "name a profile: --profile NAME (see 'rtprov profiles')");
-    Planned p{profile::load_profile(o.profile, search_path(o, &root), overrides(o)), "", {}};
+    Planned p{profile::load_profile(o.profile, search_path(o, &root), overrides(o)), "", {}, {}};
     p.profile_yaml = profile::to_yaml(p.profile);
     auto mode = o.live ? core::TargetMode::live : core::TargetMode::offline;
     core::TargetFacts facts = target::probe(root, p.profile, mode);
@@ -206,6 +209,7 @@ Planned make_plan(const Options& o, const target::Root& root) {
     options.force_priority = o.force_priority;
     p.plan = planner::plan(p.profile, p.profile_yaml, facts, options,
                            profile::load_apps(data_dir("apps")));
+    p.cores = core::resolve_cores(p.profile, facts.cpu_count);
     return p;
 }
 
@@ -256,7 +260,15 @@ int run_apply(const Options& o) {
     print_findings_to_stderr(p.plan);
     install_kill_hook(*root);
     target::ApplyInfo info{p.profile.name, core::sha256_hex(p.profile_yaml), now_utc()};
+    if (o.runtime && !o.live)
+        throw CLI::ValidationError("--runtime", "--runtime changes the running system: use it "
+                                                "with --live");
     target::ApplyResult result = target::apply_plan(*root, p.plan, info, command_runner(o, *root));
+    // On the running system, systemd learns about the new units and drop-ins now.
+    if (auto actions = systemd::online_actions(p.plan, p.profile, p.cores, o.runtime);
+        o.live && !actions.empty())
+        for (const std::string& done : systemd::apply_online(actions))
+            std::cout << "systemd: " << done << "\n";
     if (result.stale_temporaries_removed > 0)
         std::cerr << "rtprov: info: removed " << result.stale_temporaries_removed
                   << " temporary file(s) left by an interrupted run\n";
@@ -391,6 +403,9 @@ int main(int argc, char** argv) {
         add_profile_options(cmd, o);
     }
     plan->add_flag("--json", o.json, "Print the plan as JSON");
+    apply->add_flag("--runtime", o.runtime,
+                    "With --live and the cpuset method: also set AllowedCPUs= on the running "
+                    "slices now, without a reboot");
     plan->add_flag("--packages", o.packages,
                    "Print only the packages the target needs (one per line), for image builders");
     for (auto* cmd : {plan, apply}) {

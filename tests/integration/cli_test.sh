@@ -177,6 +177,8 @@ check "a folder that is not a system root is refused" \
 check "nothing was written to it" [ -z "$(ls -A "$work/notaroot")" ]
 run frobnicate
 check "an unknown command is a usage error" [ "$rc" -eq 2 ]
+run apply --root "$work/r" --profile pi4 --runtime
+check "--runtime without --live is a usage error" [ "$rc" -eq 2 ]
 
 # A corrupted state file: clear error, nothing touched.
 fresh r pi4-trixie

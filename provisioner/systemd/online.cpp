@@ -1,0 +1,134 @@
+#include "provisioner/systemd/online.hpp"
+
+#include "provisioner/core/error.hpp"
+#include "provisioner/systemd/units.hpp"
+
+#include <systemd/sd-bus.h>
+
+#include <algorithm>
+#include <cstring>
+#include <memory>
+
+namespace rtprov::systemd {
+
+OnlineActions online_actions(const core::Plan& plan, const core::Profile& profile,
+                             const std::optional<core::ResolvedCores>& cores, bool runtime) {
+    OnlineActions actions;
+    const std::string dir = std::string(k_unit_dir) + "/";
+    for (const core::FileChange& change : plan.changes) {
+        if (change.path.rfind(dir, 0) != 0)
+            continue;
+        actions.reload = true;
+        for (const core::ServiceTuning& s : profile.tuning.services)
+            if (change.path == dropin_path(s.unit))
+                actions.try_restart.push_back(s.unit);
+        for (const char* unit : {k_sched_features_unit, k_dma_latency_unit, k_governor_unit})
+            if (change.path == dir + unit)
+                actions.restart.push_back(unit);
+    }
+    if (runtime && cores && !cores->reserved.empty() &&
+        profile.tuning.reserve_method == core::ReserveMethod::cpuset) {
+        for (const char* unit : {"init.scope", "system.slice", "user.slice"})
+            actions.runtime_allowed_cpus.push_back({unit, cores->housekeeping});
+        actions.runtime_allowed_cpus.push_back({k_audio_slice, cores->reserved});
+    }
+    return actions;
+}
+
+std::vector<std::uint8_t> cpu_mask_bytes(const core::CpuList& cpus) {
+    std::vector<std::uint8_t> bytes;
+    for (unsigned cpu : cpus.cpus()) {
+        if (bytes.size() <= cpu / 8)
+            bytes.resize(cpu / 8 + 1, 0);
+        bytes[cpu / 8] = static_cast<std::uint8_t>(bytes[cpu / 8] | (1u << (cpu % 8)));
+    }
+    return bytes;
+}
+
+namespace {
+
+constexpr const char* k_service = "org.freedesktop.systemd1";
+constexpr const char* k_path = "/org/freedesktop/systemd1";
+constexpr const char* k_manager = "org.freedesktop.systemd1.Manager";
+
+using Bus = std::unique_ptr<sd_bus, sd_bus* (*)(sd_bus*)>;
+
+struct Reply {
+    sd_bus_error error = SD_BUS_ERROR_NULL;
+    sd_bus_message* message = nullptr;
+    ~Reply() {
+        sd_bus_error_free(&error);
+        sd_bus_message_unref(message);
+    }
+};
+
+[[noreturn]] void fail(const std::string& what, int r, const sd_bus_error& error) {
+    throw Error("systemd: " + what + " failed: " +
+                (error.message ? std::string(error.message) : std::string(std::strerror(-r))));
+}
+
+} // namespace
+
+std::vector<std::string> apply_online(const OnlineActions& actions) {
+    std::vector<std::string> done;
+    sd_bus* raw = nullptr;
+    int r = sd_bus_open_system(&raw);
+    if (r < 0)
+        throw Error(std::string("cannot reach systemd on the system bus: ") + std::strerror(-r) +
+                    "; is this a running systemd system? (offline images: use --root)");
+    Bus bus(raw, sd_bus_flush_close_unref);
+
+    if (actions.reload) {
+        Reply reply;
+        r = sd_bus_call_method(bus.get(), k_service, k_path, k_manager, "Reload", &reply.error,
+                               &reply.message, "");
+        if (r < 0)
+            fail("daemon-reload", r, reply.error);
+        done.push_back("daemon-reload");
+    }
+    for (const auto& [unit, cpus] : actions.runtime_allowed_cpus) {
+        Reply reply;
+        sd_bus_message* request = nullptr;
+        r = sd_bus_message_new_method_call(bus.get(), &request, k_service, k_path, k_manager,
+                                           "SetUnitProperties");
+        std::unique_ptr<sd_bus_message, sd_bus_message* (*)(sd_bus_message*)> owned(
+            request, sd_bus_message_unref);
+        std::vector<std::uint8_t> mask = cpu_mask_bytes(cpus);
+        if (r >= 0)
+            r = sd_bus_message_append(request, "sb", unit.c_str(), 1);
+        if (r >= 0)
+            r = sd_bus_message_open_container(request, 'a', "(sv)");
+        if (r >= 0)
+            r = sd_bus_message_open_container(request, 'r', "sv");
+        if (r >= 0)
+            r = sd_bus_message_append(request, "s", "AllowedCPUs");
+        if (r >= 0)
+            r = sd_bus_message_open_container(request, 'v', "ay");
+        if (r >= 0)
+            r = sd_bus_message_append_array(request, 'y', mask.data(), mask.size());
+        for (int i = 0; r >= 0 && i < 3; ++i)
+            r = sd_bus_message_close_container(request);
+        if (r >= 0)
+            r = sd_bus_call(bus.get(), request, 0, &reply.error, &reply.message);
+        if (r < 0)
+            fail("set AllowedCPUs=" + cpus.to_string() + " on " + unit, r, reply.error);
+        done.push_back("AllowedCPUs=" + cpus.to_string() + " on " + unit + " (runtime)");
+    }
+    auto job = [&](const char* method, const std::string& unit) {
+        Reply reply;
+        r = sd_bus_call_method(bus.get(), k_service, k_path, k_manager, method, &reply.error,
+                               &reply.message, "ss", unit.c_str(), "replace");
+        if (r < 0)
+            fail(std::string(method) + " " + unit, r, reply.error);
+        done.push_back(
+            std::string(method == std::string("TryRestartUnit") ? "try-restart " : "restart ") +
+            unit);
+    };
+    for (const std::string& unit : actions.try_restart)
+        job("TryRestartUnit", unit);
+    for (const std::string& unit : actions.restart)
+        job("RestartUnit", unit);
+    return done;
+}
+
+} // namespace rtprov::systemd

@@ -1,0 +1,38 @@
+#pragma once
+
+#include "provisioner/core/cpu_list.hpp"
+#include "provisioner/core/plan.hpp"
+
+#include <string>
+#include <utility>
+#include <vector>
+
+// Applying on the running system (--live): what systemd must be told after the files
+// are written, and telling it over D-Bus (libsystemd's sd-bus).
+namespace rtprov::systemd {
+
+struct OnlineActions {
+    bool reload = false;                  // daemon-reload: unit files changed
+    std::vector<std::string> try_restart; // services whose drop-ins changed (if running)
+    std::vector<std::string> restart;     // rtprov's own units, to take effect now
+    // --runtime: cpuset properties set on the running units without a reboot.
+    std::vector<std::pair<std::string, core::CpuList>> runtime_allowed_cpus;
+
+    bool empty() const {
+        return !reload && try_restart.empty() && restart.empty() && runtime_allowed_cpus.empty();
+    }
+};
+
+// What 'plan' means for the running systemd. 'cores' and 'runtime' (the user's
+// --runtime) decide the cpuset properties. Pure.
+OnlineActions online_actions(const core::Plan& plan, const core::Profile& profile,
+                             const std::optional<core::ResolvedCores>& cores, bool runtime);
+
+// AllowedCPUs= as D-Bus wants it ('ay'): a bit per CPU, CPU 0 in bit 0 of byte 0.
+std::vector<std::uint8_t> cpu_mask_bytes(const core::CpuList& cpus);
+
+// Sends the actions to the system manager. Throws rtprov::Error with systemd's answer.
+// Returns what was done, one line each, for the user.
+std::vector<std::string> apply_online(const OnlineActions& actions);
+
+} // namespace rtprov::systemd

@@ -1,0 +1,44 @@
+#include "provisioner/systemd/online.hpp"
+
+#include "tests/unit/catch.hpp"
+
+using namespace rtprov;
+using namespace rtprov::core;
+
+TEST_CASE("AllowedCPUs goes over D-Bus as a bit per CPU") {
+    CHECK(systemd::cpu_mask_bytes(CpuList({0, 1})) == std::vector<std::uint8_t>{0x03});
+    CHECK(systemd::cpu_mask_bytes(CpuList({2, 3})) == std::vector<std::uint8_t>{0x0c});
+    CHECK(systemd::cpu_mask_bytes(CpuList({9})) == std::vector<std::uint8_t>{0x00, 0x02});
+    CHECK(systemd::cpu_mask_bytes(CpuList()).empty());
+}
+
+TEST_CASE("a live apply reloads systemd and restarts what changed") {
+    Profile profile;
+    ServiceTuning mpd;
+    mpd.name = "mpd";
+    mpd.unit = "mpd.service";
+    profile.tuning.services = {mpd};
+    profile.tuning.reserve_method = ReserveMethod::cpuset;
+    Plan plan;
+    plan.changes.push_back({"/etc/systemd/system/mpd.service.d/60-rtprov.conf", {}, {}, ""});
+    plan.changes.push_back({"/etc/systemd/system/rtprov-sched-features.service", {}, {}, ""});
+    plan.changes.push_back({"/etc/default/grub.d/90-rtprov.cfg", {}, {}, ""});
+    ResolvedCores cores{CpuList({0, 1}), CpuList({2, 3})};
+
+    auto actions = systemd::online_actions(plan, profile, cores, false);
+    CHECK(actions.reload);
+    CHECK(actions.try_restart == std::vector<std::string>{"mpd.service"});
+    CHECK(actions.restart == std::vector<std::string>{"rtprov-sched-features.service"});
+    CHECK(actions.runtime_allowed_cpus.empty());
+
+    auto runtime = systemd::online_actions(plan, profile, cores, true);
+    REQUIRE(runtime.runtime_allowed_cpus.size() == 4);
+    CHECK(runtime.runtime_allowed_cpus[1].first == "system.slice");
+    CHECK(runtime.runtime_allowed_cpus[1].second == CpuList({0, 1}));
+    CHECK(runtime.runtime_allowed_cpus[3].first == "rtprov.slice");
+    CHECK(runtime.runtime_allowed_cpus[3].second == CpuList({2, 3}));
+
+    Plan boot_only;
+    boot_only.changes.push_back({"/boot/firmware/cmdline.txt", {}, {}, ""});
+    CHECK_FALSE(systemd::online_actions(boot_only, profile, cores, false).reload);
+}
