@@ -166,8 +166,11 @@ void plan_systemd(Plan& plan, const Profile& profile, const std::optional<Resolv
     if (cores && !cores->reserved.empty() && t.reserve_method != ReserveMethod::none &&
         !reserved_used)
         finding(plan, Severity::warning, "reserved-idle",
-                "no service is pinned to the reserved CPUs " + cores->reserved.to_string() +
-                    "; reserved and unused, they sit idle (give a service cpus: reserved)");
+                std::string(cores->reserved.size() == 1
+                                ? "no service is pinned to reserved CPU "
+                                : "no service is pinned to reserved CPUs ") +
+                    cores->reserved.to_string() +
+                    "; reserved and unused, it sits idle (give a service cpus: reserved)");
 
     // The units rtprov owns, each enabled as 'systemctl enable' would: a link in the
     // WantedBy= target's .wants folder to the unit in /etc/systemd/system.
