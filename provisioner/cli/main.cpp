@@ -4,6 +4,7 @@
 #include "provisioner/core/error.hpp"
 #include "provisioner/core/sha256.hpp"
 #include "provisioner/live/cpu_dma_latency.hpp"
+#include "provisioner/live/cpuset_partition.hpp"
 #include "provisioner/live/sched_features.hpp"
 #include "provisioner/planner/planner.hpp"
 #include "provisioner/profile/app_loader.hpp"
@@ -357,6 +358,18 @@ int run_hold_cpu_dma_latency() {
     return k_exit_ok;
 }
 
+// rtprov-cpuset-partition.service: SLICE becomes a cpuset partition of type MODE.
+int run_cpuset_partition(const std::string& slice, const std::string& mode) {
+    if (slice.find('/') != std::string::npos || !slice.ends_with(".slice"))
+        throw CLI::ValidationError("SLICE", "a slice name such as rtprov.slice");
+    live::PartitionResult result = live::set_cpuset_partition("/sys/fs/cgroup/" + slice, mode);
+    if (std::getenv("INVOCATION_ID"))
+        sd_journal_send("MESSAGE=rtprov cpuset-partition: %s", result.message.c_str(),
+                        "PRIORITY=%i", result.ok ? LOG_INFO : LOG_ERR, nullptr);
+    (result.ok ? std::cout : std::cerr) << "rtprov cpuset-partition: " << result.message << "\n";
+    return result.ok ? k_exit_ok : k_exit_failed;
+}
+
 void add_target_options(CLI::App* cmd, Options& o) {
     cmd->add_option("--root", o.root, "Root of the target image (a mounted image or folder)")
         ->type_name("DIR");
@@ -445,6 +458,15 @@ int main(int argc, char** argv) {
         "hold-cpu-dma-latency",
         "Hold /dev/cpu_dma_latency at 0 until stopped (run by rtprov-cpu-dma-latency.service)");
 
+    std::string partition_slice, partition_mode;
+    auto* partition = app.add_subcommand(
+        "cpuset-partition", "Make a slice's cgroup a cpuset partition and check it took (run by "
+                            "rtprov-cpuset-partition.service)");
+    partition->add_option("slice", partition_slice, "Slice, e.g. rtprov.slice")->required();
+    partition->add_option("mode", partition_mode, "isolated or root")
+        ->required()
+        ->check(CLI::IsMember({"isolated", "root"}));
+
     try {
         app.parse(argc, argv);
     } catch (const CLI::CallForHelp& e) {
@@ -473,6 +495,8 @@ int main(int argc, char** argv) {
             return run_sched_features();
         if (*dma)
             return run_hold_cpu_dma_latency();
+        if (*partition)
+            return run_cpuset_partition(partition_slice, partition_mode);
     } catch (const CLI::ValidationError& e) {
         std::cerr << "rtprov: error: " << e.what() << "\n";
         return k_exit_usage;

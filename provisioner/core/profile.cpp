@@ -96,6 +96,11 @@ std::vector<ProfileProblem> validate(const Profile& profile, std::optional<unsig
         }
     }
 
+    if (profile.tuning.cpuset_partition && profile.tuning.reserve_method != ReserveMethod::cpuset)
+        problems.push_back({Origin{"tuning.cpuset_partition"},
+                            "cpuset_partition makes rtprov.slice an isolated partition, which "
+                            "needs reserve_method: cpuset (it is '" +
+                                to_string(profile.tuning.reserve_method) + "')"});
     for (const ServiceTuning& service : profile.tuning.services) {
         const std::string who = "service '" + service.name + "'";
         bool realtime = service.policy == SchedPolicy::fifo || service.policy == SchedPolicy::rr;

@@ -113,6 +113,8 @@ struct Tuning {
     std::vector<ServiceTuning> services;
     bool rt_push_ipi_guard = true;
     bool hold_cpu_dma_latency = false;
+    // cpuset method: make rtprov.slice an isolated cpuset partition at boot
+    bool cpuset_partition = false;
     std::optional<std::string> cpu_governor;
     SelftestThresholds selftest;
     friend bool operator==(const Tuning&, const Tuning&) = default;

@@ -490,7 +490,7 @@ void read_service(Converter& c, const TreeEntry& entry, core::ServiceTuning& ser
 void read_tuning(Converter& c, const Tree& tree, core::Tuning& tuning) {
     if (!c.map(tree, "tuning",
                {"cores", "reserve_method", "kernel", "services", "rt_push_ipi_guard",
-                "hold_cpu_dma_latency", "cpu_governor", "selftest"}))
+                "hold_cpu_dma_latency", "cpu_governor", "cpuset_partition", "selftest"}))
         return;
 
     const Tree& cores = child_or_empty(tree, "cores");
@@ -556,6 +556,7 @@ void read_tuning(Converter& c, const Tree& tree, core::Tuning& tuning) {
               tuning.rt_push_ipi_guard);
     c.boolean(child(tree, "hold_cpu_dma_latency"), "tuning.hold_cpu_dma_latency",
               tuning.hold_cpu_dma_latency);
+    c.boolean(child(tree, "cpuset_partition"), "tuning.cpuset_partition", tuning.cpuset_partition);
     if (const Tree* governor = child(tree, "cpu_governor")) {
         std::string value;
         c.text(governor, "tuning.cpu_governor", value);
@@ -957,6 +958,7 @@ std::string to_yaml(const core::Profile& p) {
 
     out << YAML::Key << "rt_push_ipi_guard" << YAML::Value << t.rt_push_ipi_guard;
     out << YAML::Key << "hold_cpu_dma_latency" << YAML::Value << t.hold_cpu_dma_latency;
+    out << YAML::Key << "cpuset_partition" << YAML::Value << t.cpuset_partition;
     if (t.cpu_governor)
         out << YAML::Key << "cpu_governor" << YAML::Value << *t.cpu_governor;
     out << YAML::Key << "selftest" << YAML::Value << YAML::BeginMap;

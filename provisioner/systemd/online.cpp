@@ -22,7 +22,8 @@ OnlineActions online_actions(const core::Plan& plan, const core::Profile& profil
         for (const core::ServiceTuning& s : profile.tuning.services)
             if (change.path == dropin_path(s.unit))
                 actions.try_restart.push_back(s.unit);
-        for (const char* unit : {k_sched_features_unit, k_dma_latency_unit, k_governor_unit})
+        for (const char* unit :
+             {k_sched_features_unit, k_dma_latency_unit, k_governor_unit, k_partition_unit})
             if (change.path == dir + unit)
                 actions.restart.push_back(unit);
     }

@@ -196,6 +196,11 @@ void plan_systemd(Plan& plan, const Profile& profile, const std::optional<Resolv
                  "multi-user.target", "holds /dev/cpu_dma_latency at 0 (costs idle power)");
         needs_rtprov = true;
     }
+    if (t.cpuset_partition && cpuset) {
+        add_unit(k_partition_unit, render_partition_unit(profile.name, rtprov), "multi-user.target",
+                 "rtprov.slice as an isolated cpuset partition");
+        needs_rtprov = true;
+    }
     if (t.cpu_governor)
         add_unit(k_governor_unit, render_governor_unit(profile.name, *t.cpu_governor),
                  "multi-user.target", "CPU frequency governor '" + *t.cpu_governor + "'");

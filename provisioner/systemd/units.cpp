@@ -105,4 +105,17 @@ std::string render_governor_unit(const std::string& profile_name, const std::str
            "[Install]\nWantedBy=multi-user.target\n";
 }
 
+std::string render_partition_unit(const std::string& profile_name, const std::string& rtprov_path) {
+    return header(profile_name, "makes rtprov.slice an isolated cpuset partition") +
+           "[Unit]\nDescription=rtprov: isolated cpuset partition for rtprov.slice\n"
+           "Documentation=man:rtprov(1)\n"
+           "Wants=" +
+           std::string(k_audio_slice) + "\nAfter=" + k_audio_slice +
+           "\n\n"
+           "[Service]\nType=oneshot\nRemainAfterExit=yes\nExecStart=" +
+           rtprov_path + " cpuset-partition " + k_audio_slice +
+           " isolated\n\n"
+           "[Install]\nWantedBy=multi-user.target\n";
+}
+
 } // namespace rtprov::systemd

@@ -17,6 +17,7 @@ inline constexpr const char* k_audio_slice = "rtprov.slice";
 inline constexpr const char* k_sched_features_unit = "rtprov-sched-features.service";
 inline constexpr const char* k_dma_latency_unit = "rtprov-cpu-dma-latency.service";
 inline constexpr const char* k_governor_unit = "rtprov-cpu-governor.service";
+inline constexpr const char* k_partition_unit = "rtprov-cpuset-partition.service";
 
 // '/etc/systemd/system/<unit>.d/60-rtprov.conf'
 std::string dropin_path(const std::string& unit);
@@ -54,6 +55,9 @@ std::string render_sched_features_unit(const std::string& profile_name,
 // no deep idle states, so wake-ups are fast and the idle power is higher.
 std::string render_dma_latency_unit(const std::string& profile_name,
                                     const std::string& rtprov_path);
+
+// Makes rtprov.slice an isolated cpuset partition at boot ('rtprov cpuset-partition').
+std::string render_partition_unit(const std::string& profile_name, const std::string& rtprov_path);
 
 // Sets every CPU's frequency governor at boot.
 std::string render_governor_unit(const std::string& profile_name, const std::string& governor);

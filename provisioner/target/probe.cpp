@@ -116,7 +116,8 @@ void probe_systemd(const Root& root, const core::Profile& profile, core::TargetF
     const std::pair<const char*, const char*> owned[] = {
         {systemd::k_sched_features_unit, "sysinit.target"},
         {systemd::k_dma_latency_unit, "multi-user.target"},
-        {systemd::k_governor_unit, "multi-user.target"}};
+        {systemd::k_governor_unit, "multi-user.target"},
+        {systemd::k_partition_unit, "multi-user.target"}};
     for (const auto& [unit, wanted_by] : owned) {
         read_into(root, facts, std::string(systemd::k_unit_dir) + "/" + unit);
         const std::string link =

@@ -18,10 +18,11 @@ install -m 0755 "$rtprov" "$root/usr/bin/rtprov"
 
 "$rtprov" apply --root "$root" --profile x86-debian13 --set board.cpus=4 \
     --set tuning.reserve_method=cpuset --set tuning.hold_cpu_dma_latency=true \
-    --set tuning.cpu_governor=performance >"$work/out" 2>&1
+    --set tuning.cpu_governor=performance --set tuning.cpuset_partition=true >"$work/out" 2>&1
 check "apply with the cpuset method and the optional units succeeds" [ $? -eq 0 ]
 for unit in rtprov-sched-features.service rtprov-cpu-dma-latency.service \
-    rtprov-cpu-governor.service mpd.service rtprov.slice system.slice user.slice; do
+    rtprov-cpu-governor.service rtprov-cpuset-partition.service mpd.service rtprov.slice \
+    system.slice user.slice; do
     chroot "$root" systemd-analyze verify --man=no "$unit" >"$work/verify" 2>&1
     check "systemd-analyze verify $unit reports nothing" [ ! -s "$work/verify" ]
     [ -s "$work/verify" ] && cat "$work/verify" >&2
@@ -40,10 +41,10 @@ rm "$root/etc/systemd/system/mpd.service.d/99-broken.conf"
 # rtprov's enable links against systemctl's own.
 links() { (cd "$root" && find etc/systemd/system -type l -name 'rtprov*' -printf '%p -> %l\n' | sort); }
 ours=$(links)
-check "rtprov made three enable links" [ "$(wc -l <<<"$ours")" = 3 ]
+check "rtprov made four enable links" [ "$(wc -l <<<"$ours")" = 4 ]
 find "$root/etc/systemd/system" -type l -name 'rtprov*' -delete
 chroot "$root" systemctl enable rtprov-sched-features.service rtprov-cpu-dma-latency.service \
-    rtprov-cpu-governor.service >/dev/null 2>&1
+    rtprov-cpu-governor.service rtprov-cpuset-partition.service >/dev/null 2>&1
 check "the enable links equal what 'systemctl enable' makes" [ "$(links)" = "$ours" ]
 echo "systemd_test: $ours" >&2
 finish

@@ -93,3 +93,26 @@ TEST_CASE("holding cpu_dma_latency writes a 32-bit zero and keeps the file open"
     ::close(fd);
     CHECK_THROWS_AS(hold_cpu_dma_latency(dir.path() + "/missing"), rtprov::Error);
 }
+
+#include "provisioner/live/cpuset_partition.hpp"
+
+TEST_CASE("a cpuset partition is written and read back") {
+    TempDir dir;
+    dir.write("cpuset.cpus.partition", "member\n");
+    dir.write("cpuset.cpus.effective", "2-3\n");
+    auto ok = set_cpuset_partition(dir.path(), "isolated");
+    CHECK(ok.ok);
+    CHECK(ok.message == dir.path() + " is a 'isolated' cpuset partition on CPUs 2-3");
+    CHECK(dir.read("cpuset.cpus.partition") == "isolated");
+
+    auto missing = set_cpuset_partition(dir.path() + "/nope", "isolated");
+    CHECK_FALSE(missing.ok);
+    CHECK(missing.message.find("is the slice active") != std::string::npos);
+}
+
+TEST_CASE("an invalid partition read back is not taken for a working one") {
+    CHECK(partition_took("isolated", "isolated"));
+    CHECK_FALSE(
+        partition_took("isolated", "isolated invalid (Cpu list in cpuset.cpus not exclusive)"));
+    CHECK_FALSE(partition_took("isolated", "member"));
+}

@@ -163,3 +163,20 @@ TEST_CASE("the RT_PUSH_IPI guard is a unit and its enable link") {
     CHECK_FALSE(has(plan, "rtprov-missing"));
     CHECK(has(plan_for(p, with_unit("mpd.service")), "rtprov-missing"));
 }
+
+TEST_CASE("an isolated cpuset partition is a unit of its own, with the cpuset method only") {
+    Profile p = with_mpd();
+    p.tuning.reserve_method = ReserveMethod::cpuset;
+    p.tuning.cpuset_partition = true;
+    Plan plan = plan_for(p, with_unit("mpd.service"));
+    const FileChange* unit = change(plan, "/etc/systemd/system/rtprov-cpuset-partition.service");
+    REQUIRE(unit);
+    CHECK(unit->next.content.find("cpuset-partition rtprov.slice isolated\n") != std::string::npos);
+    CHECK(change(plan,
+                 "/etc/systemd/system/multi-user.target.wants/rtprov-cpuset-partition.service"));
+    p.tuning.reserve_method = ReserveMethod::isolcpus;
+    auto problems = validate(p);
+    REQUIRE(problems.size() == 1);
+    CHECK(problems[0].message == "cpuset_partition makes rtprov.slice an isolated partition, "
+                                 "which needs reserve_method: cpuset (it is 'isolcpus')");
+}
