@@ -188,6 +188,10 @@ void plan_rpi(Context& c) {
         FileState config;
         config.content =
             edit_config_txt(content_of(c.facts, config_path), rt_image, c.profile.name);
+        // Without the block, a file that had no final newline before rtprov gets none.
+        if (auto original = c.facts.original_content(config_path);
+            !rt_image && original && config.content == *original + "\n")
+            config.content = *original;
         add_file_change(c.plan, c.facts, config_path, std::move(config),
                         rt_image ? "boots the PREEMPT_RT kernel on a Pi 4"
                                  : "no rtprov kernel choice (PREEMPT_RT off)");
@@ -231,13 +235,13 @@ void plan_grub(Context& c) {
             rt_flavour = rt.front().substr(std::string("linux-image-").size());
     }
     FileState dropin;
-    dropin.content = render_grub_dropin(c.profile.name, c.params, c.keys, rt_flavour);
+    dropin.content = render_grub_dropin(c.profile.name, c.params, rt_flavour);
     add_file_change(c.plan, c.facts, k_grub_dropin, std::move(dropin),
                     "kernel parameters for GRUB's normal entries" +
                         std::string(rt_flavour ? ", PREEMPT_RT kernel first" : ""));
     if (changes(c.plan, k_grub_dropin) || regeneration_pending(c))
         regenerate(c, {{"update-grub"}}, "/usr/sbin/update-grub", "/boot/grub/grub.cfg",
-                   k_grub_dropin, {"/boot/grub/grub.cfg"});
+                   k_grub_dropin, produces_of({"update-grub"}));
 }
 
 void plan_systemd_boot(Context& c) {
@@ -308,11 +312,23 @@ void plan_packages(Context& c) {
 
 } // namespace
 
+std::vector<std::string> produces_of(const std::vector<std::string>& argv) {
+    // update-grub is 'grub-mkconfig -o /boot/grub/grub.cfg' (grub2-common).
+    if (argv == std::vector<std::string>{"update-grub"})
+        return {"/boot/grub/grub.cfg"};
+    return {};
+}
+
 void plan_boot(Plan& plan, const Profile& profile, const std::optional<ResolvedCores>& cores,
                const TargetFacts& facts, const PlanOptions& options) {
     ParamDecision decision = kernel_params(profile, cores, facts.kernels);
     plan.findings.insert(plan.findings.end(), decision.findings.begin(), decision.findings.end());
-    Context c{plan, profile, facts, options, std::move(decision.params), owned_keys(profile)};
+    // Keys an earlier apply owned stay rtprov's, so one the profile dropped is taken back.
+    std::vector<std::string> keys = owned_keys(profile);
+    for (const std::string& key : facts.previous_owned_keys)
+        if (std::find(keys.begin(), keys.end(), key) == keys.end())
+            keys.push_back(key);
+    Context c{plan, profile, facts, options, std::move(decision.params), std::move(keys)};
     switch (profile.board.boot.loader) {
     case BootLoader::rpi_firmware:
         plan_rpi(c);

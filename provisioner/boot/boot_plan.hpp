@@ -14,4 +14,7 @@ void plan_boot(core::Plan& plan, const core::Profile& profile,
                const std::optional<core::ResolvedCores>& cores, const core::TargetFacts& facts,
                const core::PlanOptions& options);
 
+// The files a regeneration command rewrites ('update-grub': /boot/grub/grub.cfg).
+std::vector<std::string> produces_of(const std::vector<std::string>& argv);
+
 } // namespace rtprov::boot

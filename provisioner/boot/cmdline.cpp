@@ -96,7 +96,9 @@ MergedCmdline merge_cmdline(const std::vector<CmdlineToken>& current,
         for (const CmdlineToken& token : original)
             if (token.key() == key) {
                 bool differs =
-                    !param || !token.value() || !same_value(key, *token.value(), param->value);
+                    !param || (param->flag ? token.text != param->token()
+                                           : !token.value() ||
+                                                 !same_value(key, *token.value(), param->value));
                 if (param && differs)
                     merged.foreign.push_back({key, token.text, param->token()});
             }

@@ -6,7 +6,6 @@ namespace rtprov::boot {
 
 std::string render_grub_dropin(const std::string& profile_name,
                                const std::vector<KernelParam>& params,
-                               const std::vector<std::string>& owned_keys,
                                const std::optional<std::string>& rt_flavour) {
     std::string out = "# Written by rtprov from profile '" + profile_name +
                       "'. Do not edit; change the profile and run rtprov.\n"
@@ -14,9 +13,10 @@ std::string render_grub_dropin(const std::string& profile_name,
                       "the normal\n# entries only (GRUB_CMDLINE_LINUX_DEFAULT); recovery entries "
                       "stay plain.\n";
     if (!params.empty()) {
+        // Only the keys rtprov sets now: a value of a key it no longer wants stays.
         std::string patterns;
-        for (const std::string& key : owned_keys)
-            patterns += (patterns.empty() ? "" : "|") + key + "|" + key + "=*";
+        for (const KernelParam& p : params)
+            patterns += (patterns.empty() ? "" : "|") + p.key + "|" + p.key + "=*";
         std::string tokens;
         for (const KernelParam& p : params)
             tokens += (tokens.empty() ? "" : " ") + p.token();

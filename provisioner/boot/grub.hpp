@@ -14,14 +14,13 @@ namespace rtprov::boot {
 inline constexpr const char* k_grub_dropin = "/etc/default/grub.d/90-rtprov.cfg";
 inline constexpr const char* k_grub_defaults = "/etc/default/grub";
 
-// The drop-in: removes 'owned_keys' from GRUB_CMDLINE_LINUX_DEFAULT and appends
+// The drop-in: removes the keys of 'params' from GRUB_CMDLINE_LINUX_DEFAULT and appends
 // 'params', so normal entries carry them and recovery entries (GRUB_CMDLINE_LINUX only)
 // stay plain; with 'rt_flavour' ('rt-amd64'), GRUB_TOP_LEVEL names the newest
 // /boot/vmlinuz-*-<rt_flavour>, computed at each update-grub, so the RT kernel is the
 // default entry (Debian has no GRUB_FLAVOUR_ORDER). Valid POSIX sh ('sh -n').
 std::string render_grub_dropin(const std::string& profile_name,
                                const std::vector<KernelParam>& params,
-                               const std::vector<std::string>& owned_keys,
                                const std::optional<std::string>& rt_flavour);
 
 // The value of the last 'NAME=...' assignment in a shell defaults file such as

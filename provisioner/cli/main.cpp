@@ -1,5 +1,6 @@
 // rtprov's command line: the only code that reads argv and the environment, prints,
 // or exits. Everything it does is a call into the library folders.
+#include "provisioner/boot/kernel_params.hpp"
 #include "provisioner/cli/render.hpp"
 #include "provisioner/core/error.hpp"
 #include "provisioner/core/sha256.hpp"
@@ -204,6 +205,17 @@ Planned make_plan(const Options& o, const target::Root& root) {
     p.profile_yaml = profile::to_yaml(p.profile);
     auto mode = o.live ? core::TargetMode::live : core::TargetMode::offline;
     core::TargetFacts facts = target::probe(root, p.profile, mode);
+    // The keys the applied profile put on the command line stay rtprov's to take back.
+    if (auto applied = facts.files.find(core::k_applied_profile_path);
+        applied != facts.files.end()) {
+        try {
+            facts.previous_owned_keys = boot::owned_keys(profile::parse_profile(
+                applied->second.content, root.host_path(core::k_applied_profile_path)));
+        } catch (const Error& e) {
+            std::cerr << "rtprov: warning: the applied profile cannot be read (" << e.what()
+                      << "); keys it set that the new profile drops stay on the command line\n";
+        }
+    }
     core::PlanOptions options;
     options.regenerate = regenerate_mode(o);
     options.install_packages = o.install_packages;
@@ -264,12 +276,28 @@ int run_apply(const Options& o) {
     if (o.runtime && !o.live)
         throw CLI::ValidationError("--runtime", "--runtime changes the running system: use it "
                                                 "with --live");
-    target::ApplyResult result = target::apply_plan(*root, p.plan, info, command_runner(o, *root));
-    // On the running system, systemd learns about the new units and drop-ins now.
-    if (auto actions = systemd::online_actions(p.plan, p.profile, p.cores, o.runtime);
-        o.live && !actions.empty())
-        for (const std::string& done : systemd::apply_online(actions))
-            std::cout << "systemd: " << done << "\n";
+    // On the running system, systemd learns about the new units and drop-ins, even when a
+    // command after the files failed.
+    auto tell_systemd = [&](const std::vector<std::string>& retired) {
+        if (auto actions = systemd::online_actions(p.plan, p.profile, p.cores, o.runtime, retired);
+            o.live && !actions.empty())
+            for (const std::string& done : systemd::apply_online(actions))
+                std::cout << "systemd: " << done << "\n";
+    };
+    target::ApplyResult result;
+    try {
+        result = target::apply_plan(*root, p.plan, info, command_runner(o, *root));
+    } catch (const Error&) {
+        if (o.live) {
+            try {
+                tell_systemd({});
+            } catch (const Error& also) {
+                std::cerr << "rtprov: warning: " << also.what() << "\n";
+            }
+        }
+        throw;
+    }
+    tell_systemd(result.retired);
     if (result.stale_temporaries_removed > 0)
         std::cerr << "rtprov: info: removed " << result.stale_temporaries_removed
                   << " temporary file(s) left by an interrupted run\n";
@@ -306,8 +334,19 @@ int run_status(const Options& o) {
 int run_rollback(const Options& o) {
     auto root = open_root(o, true);
     install_kill_hook(*root);
-    auto result = target::rollback(*root, o.force ? target::DriftPolicy::overwrite
-                                                  : target::DriftPolicy::refuse);
+    if (!o.regenerate.empty() && o.regenerate != "now" && o.regenerate != "never")
+        throw CLI::ValidationError("--regenerate-boot", "rollback takes 'now' or 'never'");
+    auto result = target::rollback(
+        *root, o.force ? target::DriftPolicy::overwrite : target::DriftPolicy::refuse,
+        o.regenerate == "never" ? target::CommandRunner{} : command_runner(o, *root));
+    // On the running system, systemd forgets the units and drop-ins rtprov removed.
+    if (o.live) {
+        std::vector<std::string> touched = result.restored;
+        touched.insert(touched.end(), result.removed.begin(), result.removed.end());
+        if (auto actions = systemd::rollback_actions(touched); !actions.empty())
+            for (const std::string& done : systemd::apply_online(actions))
+                std::cout << "systemd: " << done << "\n";
+    }
     if (result.nothing_to_do) {
         std::cout << "nothing to roll back: rtprov has not applied anything to "
                   << (o.live ? "this machine" : "root '" + root->path() + "'") << "\n";

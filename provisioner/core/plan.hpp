@@ -68,6 +68,9 @@ struct TargetFacts {
     std::vector<std::string> executables;      // of those plan() asks about, the ones present
     std::set<std::string> installed_packages;  // from /var/lib/dpkg/status
     std::set<std::string> units; // systemd units installed ('mpd.service'), of those asked about
+    // Command-line keys the applied profile owned (read from it by the caller): a key a
+    // new profile drops is still rtprov's to take back.
+    std::vector<std::string> previous_owned_keys;
     // Commands an earlier apply planned but did not finish (rtprov's state).
     std::vector<std::vector<std::string>> pending_commands;
 

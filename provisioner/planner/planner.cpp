@@ -71,11 +71,22 @@ Plan plan(const Profile& profile, const std::string& profile_yaml, const TargetF
     systemd::plan_systemd(result, profile, cores, facts, apps, options);
     // A command an earlier apply did not finish (it failed, or rtprov was killed) runs
     // again, when commands may run now.
-    if (options.regenerate == Regenerate::now)
-        for (const auto& argv : facts.pending_commands)
-            if (std::none_of(result.commands.begin(), result.commands.end(),
-                             [&](const Command& c) { return c.argv == argv; }))
-                result.commands.push_back({argv, "did not finish in the last apply", true, {}});
+    for (const auto& argv : facts.pending_commands) {
+        if (std::any_of(result.commands.begin(), result.commands.end(),
+                        [&](const Command& c) { return c.argv == argv; }))
+            continue;
+        std::string text;
+        for (const std::string& arg : argv)
+            text += (text.empty() ? "" : " ") + arg;
+        if (options.regenerate == Regenerate::now)
+            result.commands.push_back(
+                {argv, "did not finish in the last apply", true, boot::produces_of(argv)});
+        else
+            result.findings.push_back({Severity::warning, "command-pending",
+                                       "'" + text +
+                                           "' did not finish in the last apply; run 'rtprov apply "
+                                           "--regenerate-boot=now' (or it stays undone)"});
+    }
     return result;
 }
 

@@ -538,6 +538,15 @@ void read_tuning(Converter& c, const Tree& tree, core::Tuning& tuning) {
                      {"assume", core::MissingKernelConfig::assume}},
                  tuning.kernel.missing_config);
         c.strings(child(kernel, "extra"), "tuning.kernel.extra", tuning.kernel.extra);
+        // Tokens end up in cmdline.txt and inside a double-quoted shell string in GRUB's
+        // drop-in: plain characters only, no quotes, spaces or shell syntax.
+        static const std::regex k_token("[A-Za-z0-9_.,:/=+@%~\\[\\]-]+");
+        if (const Tree* extra = child(kernel, "extra"))
+            for (const std::string& token : tuning.kernel.extra)
+                if (!std::regex_match(token, k_token))
+                    c.fail(extra->origin, "kernel parameter '" + token +
+                                              "' in 'tuning.kernel.extra' may hold only letters, "
+                                              "digits and . , : / = + @ % ~ [ ] _ -");
     }
 
     const Tree& services = child_or_empty(tree, "services");

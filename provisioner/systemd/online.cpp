@@ -11,9 +11,32 @@
 
 namespace rtprov::systemd {
 
-OnlineActions online_actions(const core::Plan& plan, const core::Profile& profile,
-                             const std::optional<core::ResolvedCores>& cores, bool runtime) {
+OnlineActions rollback_actions(const std::vector<std::string>& paths) {
     OnlineActions actions;
+    const std::string dir = std::string(k_unit_dir) + "/";
+    const std::string dropin = std::string(".d/") + k_dropin_name;
+    for (const std::string& path : paths) {
+        if (path.rfind(dir, 0) != 0)
+            continue;
+        actions.reload = true;
+        std::string rest = path.substr(dir.size());
+        if (rest.ends_with(dropin)) {
+            std::string unit = rest.substr(0, rest.size() - dropin.size());
+            if (unit.ends_with(".service"))
+                actions.try_restart.push_back(unit);
+        }
+        for (const char* unit :
+             {k_sched_features_unit, k_dma_latency_unit, k_governor_unit, k_partition_unit})
+            if (rest == unit)
+                actions.stop.push_back(unit);
+    }
+    return actions;
+}
+
+OnlineActions online_actions(const core::Plan& plan, const core::Profile& profile,
+                             const std::optional<core::ResolvedCores>& cores, bool runtime,
+                             const std::vector<std::string>& retired) {
+    OnlineActions actions = rollback_actions(retired);
     const std::string dir = std::string(k_unit_dir) + "/";
     for (const core::FileChange& change : plan.changes) {
         if (change.path.rfind(dir, 0) != 0)
@@ -121,14 +144,18 @@ std::vector<std::string> apply_online(const OnlineActions& actions) {
                                &reply.message, "ss", unit.c_str(), "replace");
         if (r < 0)
             fail(std::string(method) + " " + unit, r, reply.error);
-        done.push_back(
-            std::string(method == std::string("TryRestartUnit") ? "try-restart " : "restart ") +
-            unit);
+        const std::string name = method;
+        done.push_back((name == "TryRestartUnit" ? "try-restart "
+                        : name == "StopUnit"     ? "stop "
+                                                 : "restart ") +
+                       unit);
     };
     for (const std::string& unit : actions.try_restart)
         job("TryRestartUnit", unit);
     for (const std::string& unit : actions.restart)
         job("RestartUnit", unit);
+    for (const std::string& unit : actions.stop)
+        job("StopUnit", unit);
     return done;
 }
 

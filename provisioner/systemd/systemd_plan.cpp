@@ -131,8 +131,22 @@ void plan_systemd(Plan& plan, const Profile& profile, const std::optional<Resolv
             if (settings.cpu_affinity && cores &&
                 !settings.cpu_affinity->intersection(cores->reserved).empty())
                 reserved_used = true;
-            if (cpuset && s.cpus->kind == CpuTargetKind::reserved)
-                settings.slice = k_audio_slice;
+            // With cpusets a service lives in one slice: rtprov.slice holds only reserved
+            // CPUs and system.slice only housekeeping ones, so a list must not mix them.
+            if (cpuset && settings.cpu_affinity) {
+                CpuList on_reserved = settings.cpu_affinity->intersection(cores->reserved);
+                if (on_reserved == *settings.cpu_affinity) {
+                    settings.slice = k_audio_slice;
+                } else if (!on_reserved.empty()) {
+                    finding(plan, Severity::error, "cpuset-mixed-cpus",
+                            s.origin.to_string() + ": '" + s.unit + "' asks for CPUs " +
+                                settings.cpu_affinity->to_string() +
+                                ", both reserved and housekeeping; with reserve_method cpuset a "
+                                "service is in one slice: give it only reserved or only "
+                                "housekeeping CPUs");
+                    continue;
+                }
+            }
         }
         if (s.policy != SchedPolicy::app) {
             settings.policy = to_string(s.policy);

@@ -330,7 +330,9 @@ RollbackResult rollback(Root& root, DriftPolicy drift, const CommandRunner& run)
         const ManagedFile& file = *it;
         if (file.generated) {
             auto sha = current_sha(root, file.path);
-            bool as_left = file.sha256.empty() ? !sha && file.created : sha == file.sha256;
+            // Empty: its command failed or was killed, so what is there is not known to
+            // be anyone else's: the original from before rtprov goes back.
+            bool as_left = file.sha256.empty() || sha == file.sha256;
             if (!as_left) {
                 regenerate = true;
                 continue;

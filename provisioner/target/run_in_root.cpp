@@ -55,8 +55,12 @@ int run_in_root(const Root& root, const std::vector<std::string>& argv, RunMode 
                 child_fail("cannot mount /proc on", proc);
             if (chroot(root_path.c_str()) != 0 || chdir("/") != 0)
                 child_fail("cannot chroot into", root_path);
-            setenv("PATH", "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin", 1);
         }
+        // A clean environment: the host's TMPDIR, LD_PRELOAD or locale mean nothing in
+        // the target (a host TMPDIR breaks apt-get in an image).
+        clearenv();
+        setenv("PATH", "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin", 1);
+        setenv("LANG", "C.UTF-8", 1);
         setenv("DEBIAN_FRONTEND", "noninteractive", 1);
         std::vector<char*> args;
         for (const std::string& arg : argv)

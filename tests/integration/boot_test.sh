@@ -51,6 +51,20 @@ check "re-apply with a changed profile replaces only rtprov's tokens" \
 run rollback --root "$work/pi" --force
 check "rollback restores the pi-gen tree byte for byte" [ "$(tree_sum "$work/pi")" = "$original" ]
 
+# A key the profile drops from tuning.kernel.extra is taken back; a foreign flag equal
+# to rtprov's is not reported as foreign.
+fresh pi pi4-trixie
+run apply --root "$work/pi" --profile pi4 --set 'tuning.kernel.extra=[threadirqs, nosoftlockup]'
+run apply --root "$work/pi" --profile pi4 --set 'tuning.kernel.extra=[nosoftlockup]'
+check "a kernel parameter the profile dropped is removed again" \
+    [ "$(cat "$work/pi/boot/firmware/cmdline.txt")" = "$pigen_cmdline isolcpus=managed_irq,domain,3 irqaffinity=0-2 nosoftlockup" ]
+run apply --root "$work/pi" --profile pi4 --set 'tuning.kernel.extra=[rootwait]'
+not_foreign() { ! grep -q "had 'rootwait'" <<<"$err"; }
+check "a flag already on the command line is not called foreign" not_foreign
+# shellcheck disable=SC2016 # the $(id) is the point: it must reach rtprov unexpanded
+run plan --root "$work/pi" --profile pi4 --set 'tuning.kernel.extra=["x=$(id)"]'
+check "shell syntax in a kernel parameter is refused" grep -qF "kernel parameter 'x=\$(id)' in 'tuning.kernel.extra' may hold only" <<<"$err"
+
 # Raspberry Pi Imager's first-run arguments: rtprov's go before systemd.run=.
 fresh pi pi4-trixie
 imager='console=serial0,115200 console=tty1 root=PARTUUID=6c586e13-02 rootfstype=ext4 fsck.repair=yes rootwait quiet init=/usr/lib/raspberrypi-sys-mods/firstboot cfg80211.ieee80211_regdom=DE systemd.run=/boot/firstrun.sh systemd.run_success_action=reboot systemd.unit=kernel-command-line.target'

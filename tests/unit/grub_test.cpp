@@ -23,24 +23,24 @@ std::string source_with_sh(const std::string& dropin, const std::string& before)
     return dir.read("out");
 }
 
-const std::vector<std::string> k_keys = {"isolcpus", "nohz_full", "rcu_nocbs", "irqaffinity"};
-
 } // namespace
 
 TEST_CASE("the GRUB drop-in appends to GRUB_CMDLINE_LINUX_DEFAULT and replaces rtprov's keys") {
-    std::string dropin =
-        render_grub_dropin("x86", {{"isolcpus", "domain,2-3", false}, {"nohz_full", "2-3", false}},
-                           k_keys, std::nullopt);
+    std::string dropin = render_grub_dropin(
+        "x86", {{"isolcpus", "domain,2-3", false}, {"nohz_full", "2-3", false}}, std::nullopt);
     CHECK(dropin.rfind("# Written by rtprov from profile 'x86'. Do not edit", 0) == 0);
     CHECK(source_with_sh(dropin, "GRUB_CMDLINE_LINUX_DEFAULT='quiet isolcpus=1 a=*'") ==
           "quiet a=* isolcpus=domain,2-3 nohz_full=2-3|");
     CHECK(source_with_sh(dropin, "GRUB_CMDLINE_LINUX_DEFAULT=''") ==
           "isolcpus=domain,2-3 nohz_full=2-3|");
+    // A key rtprov does not set now keeps the value it has (rcu_nocbs=1 here).
+    CHECK(source_with_sh(dropin, "GRUB_CMDLINE_LINUX_DEFAULT='rcu_nocbs=1 nohz_full=1'") ==
+          "rcu_nocbs=1 isolcpus=domain,2-3 nohz_full=2-3|");
 }
 
 TEST_CASE("the GRUB drop-in makes the newest RT kernel the top-level entry") {
     TempDir boot;
-    std::string dropin = render_grub_dropin("x86", {}, k_keys, std::string("rt-amd64"));
+    std::string dropin = render_grub_dropin("x86", {}, std::string("rt-amd64"));
     // The drop-in looks in /boot; the same code run against a temp folder:
     std::string local = dropin;
     for (std::size_t at; (at = local.find("/boot/")) != std::string::npos;)

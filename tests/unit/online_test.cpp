@@ -42,3 +42,13 @@ TEST_CASE("a live apply reloads systemd and restarts what changed") {
     boot_only.changes.push_back({"/boot/firmware/cmdline.txt", {}, {}, ""});
     CHECK_FALSE(systemd::online_actions(boot_only, profile, cores, false).reload);
 }
+
+TEST_CASE("after a rollback or a retirement systemd reloads, restarts and stops what went") {
+    auto actions = systemd::rollback_actions({"/etc/systemd/system/mpd.service.d/60-rtprov.conf",
+                                              "/etc/systemd/system/rtprov-cpu-dma-latency.service",
+                                              "/boot/firmware/cmdline.txt"});
+    CHECK(actions.reload);
+    CHECK(actions.try_restart == std::vector<std::string>{"mpd.service"});
+    CHECK(actions.stop == std::vector<std::string>{"rtprov-cpu-dma-latency.service"});
+    CHECK(systemd::rollback_actions({"/etc/rtprov/profile.yaml"}).empty());
+}

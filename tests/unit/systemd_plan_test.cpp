@@ -46,6 +46,16 @@ const FileChange* change(const Plan& plan, const std::string& path) {
     return nullptr;
 }
 
+// The planned content of 'path'; fails the test when there is none.
+std::string content(const Plan& plan, const std::string& path) {
+    const FileChange* c = change(plan, path);
+    if (!c) {
+        FAIL("no change planned for " << path);
+        return "";
+    }
+    return c->next.content;
+}
+
 bool has(const Plan& plan, const std::string& code) {
     for (const Finding& f : plan.findings)
         if (f.code == code)
@@ -92,9 +102,8 @@ TEST_CASE("MPD's whole service at rr 45 is refused with the measured cost") {
     Plan with_force = plan_for(p, with_unit("mpd.service"), forced);
     CHECK_FALSE(with_force.refused());
     CHECK(has(with_force, "priority-inversion-forced"));
-    CHECK(change(with_force, "/etc/systemd/system/mpd.service.d/60-rtprov.conf")
-              ->next.content.find("CPUSchedulingPolicy=rr\nCPUSchedulingPriority=45\n") !=
-          std::string::npos);
+    CHECK(content(with_force, "/etc/systemd/system/mpd.service.d/60-rtprov.conf")
+              .find("CPUSchedulingPolicy=rr\nCPUSchedulingPriority=45\n") != std::string::npos);
 }
 
 TEST_CASE("a unit-wide priority below the app's own is allowed and said so") {
@@ -111,8 +120,8 @@ TEST_CASE("a LimitRTPRIO below what the app needs is raised") {
     p.tuning.services[0].limit_rtprio = 10;
     Plan plan = plan_for(p, with_unit("mpd.service"));
     CHECK(has(plan, "rtprio-raised"));
-    CHECK(change(plan, "/etc/systemd/system/mpd.service.d/60-rtprov.conf")
-              ->next.content.find("LimitRTPRIO=40\n") != std::string::npos);
+    CHECK(content(plan, "/etc/systemd/system/mpd.service.d/60-rtprov.conf")
+              .find("LimitRTPRIO=40\n") != std::string::npos);
 }
 
 TEST_CASE("a service the target lacks is a finding, and written only when asked") {
@@ -136,16 +145,16 @@ TEST_CASE("cpuset reservation: housekeeping AllowedCPUs for the roots, a slice f
     p.tuning.reserve_method = ReserveMethod::cpuset;
     Plan plan = plan_for(p, with_unit("mpd.service"));
     REQUIRE(change(plan, "/etc/systemd/system/init.scope.d/60-rtprov.conf"));
-    CHECK(change(plan, "/etc/systemd/system/init.scope.d/60-rtprov.conf")
-              ->next.content.ends_with("[Scope]\nAllowedCPUs=0-1\n"));
-    CHECK(change(plan, "/etc/systemd/system/system.slice.d/60-rtprov.conf")
-              ->next.content.ends_with("[Slice]\nAllowedCPUs=0-1\n"));
-    CHECK(change(plan, "/etc/systemd/system/user.slice.d/60-rtprov.conf")
-              ->next.content.ends_with("[Slice]\nAllowedCPUs=0-1\n"));
-    CHECK(change(plan, "/etc/systemd/system/rtprov.slice")
-              ->next.content.ends_with("[Slice]\nAllowedCPUs=2-3\n"));
-    CHECK(change(plan, "/etc/systemd/system/mpd.service.d/60-rtprov.conf")
-              ->next.content.find("Slice=rtprov.slice\n") != std::string::npos);
+    CHECK(content(plan, "/etc/systemd/system/init.scope.d/60-rtprov.conf")
+              .ends_with("[Scope]\nAllowedCPUs=0-1\n"));
+    CHECK(content(plan, "/etc/systemd/system/system.slice.d/60-rtprov.conf")
+              .ends_with("[Slice]\nAllowedCPUs=0-1\n"));
+    CHECK(content(plan, "/etc/systemd/system/user.slice.d/60-rtprov.conf")
+              .ends_with("[Slice]\nAllowedCPUs=0-1\n"));
+    CHECK(
+        content(plan, "/etc/systemd/system/rtprov.slice").ends_with("[Slice]\nAllowedCPUs=2-3\n"));
+    CHECK(content(plan, "/etc/systemd/system/mpd.service.d/60-rtprov.conf")
+              .find("Slice=rtprov.slice\n") != std::string::npos);
 }
 
 TEST_CASE("the RT_PUSH_IPI guard is a unit and its enable link") {
