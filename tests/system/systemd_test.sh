@@ -2,7 +2,8 @@
 # The systemd units and drop-ins rtprov writes, checked by Debian 13's own systemd: in a
 # copy of a real Debian 13 root (mmdebstrap, mpd installed), 'systemd-analyze verify'
 # reports nothing on each of them (a deliberately broken drop-in shows it would), and
-# the enable link rtprov makes offline is exactly the one 'systemctl enable' makes.
+# the enable links rtprov makes offline are exactly those Debian 13's
+# 'systemctl --root enable' makes.
 # Usage: systemd_test.sh RTPROV SOURCE_DIR
 set -uo pipefail
 rtprov=$1
@@ -43,8 +44,9 @@ links() { (cd "$root" && find etc/systemd/system -type l -name 'rtprov*' -printf
 ours=$(links)
 check "rtprov made four enable links" [ "$(wc -l <<<"$ours")" = 4 ]
 find "$root/etc/systemd/system" -type l -name 'rtprov*' -delete
-chroot "$root" systemctl enable rtprov-sched-features.service rtprov-cpu-dma-latency.service \
-    rtprov-cpu-governor.service rtprov-cpuset-partition.service >/dev/null 2>&1
-check "the enable links equal what 'systemctl enable' makes" [ "$(links)" = "$ours" ]
+chroot "$root" systemctl --root=/ enable rtprov-sched-features.service \
+    rtprov-cpu-dma-latency.service rtprov-cpu-governor.service rtprov-cpuset-partition.service \
+    >/dev/null 2>&1
+check "the enable links equal what Debian 13's 'systemctl --root enable' makes" [ "$(links)" = "$ours" ]
 echo "systemd_test: $ours" >&2
 finish
