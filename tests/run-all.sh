@@ -31,6 +31,8 @@ if [ -z "${RTPROV_SKIP_TRIXIE:-}" ]; then
     tests/system/build-in-trixie.sh "$src" || failed+=("debian13")
     step "GRUB drop-in through update-grub in the Debian 13 root"
     tests/system/grub_test.sh build/ci/bin/rtprov "$src" || failed+=("grub")
+    step "systemd-boot entries through kernel-install in the Debian 13 root"
+    tests/system/systemd_boot_test.sh build/ci/bin/rtprov "$src" || failed+=("systemd-boot")
     step "systemd units checked by Debian 13's systemd"
     tests/system/systemd_test.sh build/ci/bin/rtprov "$src" || failed+=("systemd")
 fi
