@@ -148,8 +148,9 @@ ApplyResult apply_plan(Root& root, const core::Plan& plan, const ApplyInfo& info
         std::string path = managed_path(root, change.path, change.next.symlink);
         resolved.push_back(path);
         for (const std::string& dir : root.missing_directories(split_parent(path).first))
-            if (std::find(next.created_dirs.begin(), next.created_dirs.end(), dir) ==
-                next.created_dirs.end())
+            // The state folder is rtprov's own, recorded by 'state-dir' and removed last.
+            if (dir != k_state_dir && std::find(next.created_dirs.begin(), next.created_dirs.end(),
+                                                dir) == next.created_dirs.end())
                 next.created_dirs.push_back(dir);
         std::string sha = state_sha(change.next);
         auto known = std::find_if(next.files.begin(), next.files.end(),

@@ -160,6 +160,7 @@ check "RT on Debian sets GRUB_TOP_LEVEL in the drop-in" grep -q 'vmlinuz-\*-rt-a
 check "and says the RT kernel is not installed" grep -q "the PREEMPT_RT kernel is not installed (linux-image-rt-amd64)" <<<"$err"
 run rollback --root "$work/deb"
 check "Debian rollback is byte-identical" [ "$(tree_sum "$work/deb")" = "$original" ]
+check "and warns about nothing (its own state folder is not 'kept')" [ -z "$err" ]
 
 # A foreign value in GRUB_CMDLINE_LINUX reaches recovery entries too: say so.
 fresh deb debian13
