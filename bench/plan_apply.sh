@@ -20,6 +20,7 @@ unshare --mount --propagation private -- bash -euc '
     mount -t overlay overlay -o "lowerdir=$lower,upperdir=$work/upper,workdir=$work/work" "$work/root"
     args=(--root "$work/root" --profile x86-debian13 --set board.cpus=4)
     median() { sort -n | awk "{a[NR]=\$1} END {print a[int((NR+1)/2)]}"; }
+    minimum() { sort -n | head -n 1; }
     : >"$work/true" ; : >"$work/version" ; : >"$work/plan" ; : >"$work/apply" ; : >"$work/rollback"
     for ((i = 0; i < runs; i++)); do
         t0=${EPOCHREALTIME/./}; /bin/true; t1=${EPOCHREALTIME/./}; echo $((t1 - t0)) >>"$work/true"
@@ -29,15 +30,18 @@ unshare --mount --propagation private -- bash -euc '
         t0=${EPOCHREALTIME/./}; "$rtprov" rollback --root "$work/root" >/dev/null; t1=${EPOCHREALTIME/./}; echo $((t1 - t0)) >>"$work/rollback"
     done
     echo "rtprov plan/apply benchmark: x86-debian13 on a Debian 13 mmdebstrap root, $runs runs each (median, wall clock, whole process, timed by bash without forks)"
-    printf "%-26s %10s %10s %8s\n" step median_ms target_ms ratio
-    base=$(median <"$work/true")
-    printf "%-26s %10.2f %10s %8s\n" "process start (/bin/true)" "$(echo "$base / 1000" | bc -l)" - -
-    base=$(median <"$work/version")
-    printf "%-26s %10.2f %10s %8s\n" "rtprov --version (libs)" "$(echo "$base / 1000" | bc -l)" - -
+    printf "%-26s %10s %8s %10s %8s\n" step median_ms min_ms target_ms ratio
+    for row in "true:process start (/bin/true)" "version:rtprov --version (libs)"; do
+        name=${row%%:*} label=${row#*:}
+        printf "%-26s %10.2f %8.2f %10s %8s\n" "$label" "$(echo "$(median <"$work/$name") / 1000" | bc -l)" \
+            "$(echo "$(minimum <"$work/$name") / 1000" | bc -l)" - -
+    done
     for step in plan:20 apply:200 rollback:200; do
         name=${step%%:*} target=${step##*:}
         m=$(median <"$work/$name")
-        printf "%-26s %10.2f %10d %8.3f\n" "rtprov $name" "$(echo "$m / 1000" | bc -l)" "$target" "$(echo "$m / 1000 / $target" | bc -l)"
+        printf "%-26s %10.2f %8.2f %10d %8.3f\n" "rtprov $name" "$(echo "$m / 1000" | bc -l)" \
+            "$(echo "$(minimum <"$work/$name") / 1000" | bc -l)" "$target" "$(echo "$m / 1000 / $target" | bc -l)"
     done
-    echo "(ratio = median / target; under 1 meets the target)"
+    echo "(ratio = median / target; under 1 meets the target. Whole processes: the rows above"
+    echo " show what starting any process and loading the libraries of rtprov cost here)"
 ' bash "$lower" "$work" "$rtprov" "$runs"

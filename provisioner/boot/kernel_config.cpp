@@ -1,21 +1,24 @@
 #include "provisioner/boot/kernel_config.hpp"
 
 #include <algorithm>
-#include <sstream>
+#include <string_view>
 
 namespace rtprov::boot {
 
 std::map<std::string, std::string> parse_kernel_config(const std::string& text) {
+    // A distribution config has ~8000 options; this walks it once without copying lines.
     std::map<std::string, std::string> options;
-    std::istringstream in(text);
-    std::string line;
-    while (std::getline(in, line)) {
-        if (line.rfind("CONFIG_", 0) != 0)
+    std::string_view rest(text);
+    while (!rest.empty()) {
+        std::size_t end = rest.find('\n');
+        std::string_view line = rest.substr(0, end);
+        rest = end == std::string_view::npos ? std::string_view() : rest.substr(end + 1);
+        if (line.substr(0, 7) != "CONFIG_")
             continue;
-        auto equals = line.find('=');
-        if (equals == std::string::npos)
+        std::size_t equals = line.find('=');
+        if (equals == std::string_view::npos)
             continue;
-        options[line.substr(0, equals)] = line.substr(equals + 1);
+        options.emplace(std::string(line.substr(0, equals)), std::string(line.substr(equals + 1)));
     }
     return options;
 }
