@@ -33,6 +33,8 @@ if [ -z "${RTPROV_SKIP_TRIXIE:-}" ]; then
     tests/system/grub_test.sh build/ci/bin/rtprov "$src" || failed+=("grub")
     step "systemd-boot entries through kernel-install in the Debian 13 root"
     tests/system/systemd_boot_test.sh build/ci/bin/rtprov "$src" || failed+=("systemd-boot")
+    step "--live inside the Debian 13 root (built there, update-grub run directly)"
+    tests/system/live_test.sh "$src" || failed+=("live")
     step "systemd units checked by Debian 13's systemd"
     tests/system/systemd_test.sh build/ci/bin/rtprov "$src" || failed+=("systemd")
 fi
