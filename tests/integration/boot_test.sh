@@ -51,6 +51,13 @@ check "re-apply with a changed profile replaces only rtprov's tokens" \
 run rollback --root "$work/pi" --force
 check "rollback restores the pi-gen tree byte for byte" [ "$(tree_sum "$work/pi")" = "$original" ]
 
+# Near the firmware's 1024-character limit: a warning.
+fresh pi pi4-trixie
+echo "$pigen_cmdline dyndbg=$(printf 'x%.0s' $(seq 900))" >"$work/pi/boot/firmware/cmdline.txt"
+run plan --root "$work/pi" --profile pi4
+check "a command line near the firmware's limit is warned about" \
+    grep -q "characters; the firmware takes at most 1024 and prepends its own" <<<"$out"
+
 # A key the profile drops from tuning.kernel.extra is taken back; a foreign flag equal
 # to rtprov's is not reported as foreign.
 fresh pi pi4-trixie
