@@ -334,8 +334,6 @@ int run_status(const Options& o) {
 int run_rollback(const Options& o) {
     auto root = open_root(o, true);
     install_kill_hook(*root);
-    if (!o.regenerate.empty() && o.regenerate != "now" && o.regenerate != "never")
-        throw CLI::ValidationError("--regenerate-boot", "rollback takes 'now' or 'never'");
     auto result = target::rollback(
         *root, o.force ? target::DriftPolicy::overwrite : target::DriftPolicy::refuse,
         o.regenerate == "never" ? target::CommandRunner{} : command_runner(o, *root));

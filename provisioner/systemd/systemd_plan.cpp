@@ -151,8 +151,6 @@ void plan_systemd(Plan& plan, const Profile& profile, const std::optional<Resolv
         if (s.policy != SchedPolicy::app) {
             settings.policy = to_string(s.policy);
             settings.priority = s.priority;
-        } else if (app) {
-            // Leave the policy to the app; it needs the right to set it.
         }
         settings.reset_on_fork = s.reset_on_fork;
         settings.limit_rtprio = s.limit_rtprio;

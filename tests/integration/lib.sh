@@ -37,6 +37,15 @@ tree_sum() {
     ) | sha256sum | cut -d' ' -f1
 }
 
+# copy_trixie_root SOURCE_DIR: a fresh copy of the cached Debian 13 root at $work/root
+# (in $root), for system tests that change it.
+copy_trixie_root() {
+    local base
+    base=$("$1/tests/system/trixie-root.sh") || { echo "no Debian 13 root" >&2; exit 1; }
+    root="$work/root"
+    cp -a "$base" "$root"
+}
+
 # Prints the pass/fail line ctest and CI read, and exits non-zero on failure.
 finish() {
     echo "$pass passed, $fail failed"

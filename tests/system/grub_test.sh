@@ -12,9 +12,7 @@ src=$2
 # shellcheck source=tests/integration/lib.sh
 . "$src/tests/integration/lib.sh"
 TMPDIR=/var/tmp make_workdir
-base=$("$src/tests/system/trixie-root.sh") || { echo "no Debian 13 root" >&2; exit 1; }
-root="$work/root"
-cp -a "$base" "$root"
+copy_trixie_root "$src"
 sums() { for d in boot etc var/lib; do tree_sum "$root/$d"; done; }
 original=$(sums)
 args=(--root "$root" --profile x86-debian13 --set board.cpus=4 --regenerate-boot=now)

@@ -12,10 +12,7 @@ src=$(realpath "${1:?usage: live_test.sh SOURCE_DIR}")
 # shellcheck source=tests/integration/lib.sh
 . "$src/tests/integration/lib.sh"
 TMPDIR=/var/tmp make_workdir
-base=$("$src/tests/system/trixie-root.sh") || { echo "no Debian 13 root" >&2; exit 1; }
-root="$work/root"
-cp -a "$base" "$root"
-mkdir -p "$root/src" "$root/build"
+copy_trixie_root "$src"
 cat >"$root/live.sh" <<'INNER'
 set -u
 cmake -S /src -B /build >/dev/null && make -C /build -j"$(nproc)" --no-print-directory rtprov rtprov_profiles rtprov_apps >/dev/null || exit 3
@@ -27,17 +24,7 @@ grep -E '^\s*linux\s' /boot/grub/grub.cfg >/linux-after-apply 2>/dev/null
 /build/bin/rtprov rollback --live >/out-rollback 2>&1; echo "rollback=$?" >>/result
 cmp -s /boot/grub/grub.cfg /grub-before && echo same >/grub-compare
 INNER
-# shellcheck disable=SC2016 # expanded inside the namespace
-unshare --mount --propagation private -- sh -euc '
-    root=$1 src=$2
-    mount --bind "$src" "$root/src"
-    mount -o remount,bind,ro "$root/src"
-    mount -t tmpfs tmpfs "$root/build"
-    mount -t proc proc "$root/proc"
-    mount --rbind /dev "$root/dev"
-    mount --rbind /sys "$root/sys"
-    chroot "$root" /bin/sh /live.sh
-' sh "$root" "$src"
+"$src/tests/system/in-root.sh" "$root" "$src" '/bin/sh /live.sh'
 check "rtprov built in the Debian 13 root" [ -f "$root/result" ]
 check "apply --live succeeds" grep -qx 'apply=0' "$root/result" || cat "$root/out-apply" >&2
 check "apply --live ran update-grub itself" grep -q '^ran update-grub$' "$root/out-apply"

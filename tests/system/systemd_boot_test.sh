@@ -12,9 +12,7 @@ src=$2
 # shellcheck source=tests/integration/lib.sh
 . "$src/tests/integration/lib.sh"
 TMPDIR=/var/tmp make_workdir
-base=$("$src/tests/system/trixie-root.sh") || { echo "no Debian 13 root" >&2; exit 1; }
-root="$work/root"
-cp -a "$base" "$root"
+copy_trixie_root "$src"
 mkdir -p "$root/etc/kernel" "$root/boot/loader/entries"
 echo "root=UUID=0b3e2a1c-5d6f-4e7a-8b9c-0d1e2f3a4b5c ro quiet" >"$root/etc/kernel/cmdline"
 echo "layout=bls" >"$root/etc/kernel/install.conf"

@@ -11,9 +11,7 @@ src=$2
 # shellcheck source=tests/integration/lib.sh
 . "$src/tests/integration/lib.sh"
 TMPDIR=/var/tmp make_workdir
-base=$("$src/tests/system/trixie-root.sh") || { echo "no Debian 13 root" >&2; exit 1; }
-root="$work/root"
-cp -a "$base" "$root"
+copy_trixie_root "$src"
 # The unit runs /usr/bin/rtprov; verify checks that it is there and executable.
 install -m 0755 "$rtprov" "$root/usr/bin/rtprov"
 
