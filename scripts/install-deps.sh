@@ -9,7 +9,9 @@ packages=(g++ cmake make pkg-config libmount-dev libarchive-dev libyaml-cpp-dev
 if [ "$what" = test ]; then
     # mmdebstrap builds the Debian 13 root; python3 checks JSON; shellcheck and
     # clang-format keep shell and C++ tidy; tar reads the backup archive.
-    packages+=(mmdebstrap python3 shellcheck clang-format tar util-linux)
+    # qemu-system-x86 boots the Debian 13 guests; e2fsprogs makes and reads their disks.
+    packages+=(mmdebstrap python3 shellcheck clang-format tar util-linux qemu-system-x86
+               qemu-utils e2fsprogs)
 fi
 missing=()
 for p in "${packages[@]}"; do

@@ -2,7 +2,8 @@
 # The whole test suite, as CI runs it (.ci/run). Installs what it needs (as root), then:
 #   1. build with -Werror and run unit, CLI and crash tests (Debian of this machine)
 #   2. the same unit and CLI tests under AddressSanitizer + UndefinedBehaviorSanitizer
-#   3. build and test inside a Debian 13 root made with mmdebstrap (cached by date)
+#   3. build and test inside a Debian 13 root made with mmdebstrap (cached by date),
+#      system tests in it, and that root booted under qemu
 #   4. shellcheck and clang-format over the tree
 # Set RTPROV_SKIP_TRIXIE=1 to leave out step 3 (it needs the Debian archive).
 set -euo pipefail
@@ -37,6 +38,8 @@ if [ -z "${RTPROV_SKIP_TRIXIE:-}" ]; then
     tests/system/live_test.sh "$src" || failed+=("live")
     step "systemd units checked by Debian 13's systemd"
     tests/system/systemd_test.sh build/ci/bin/rtprov "$src" || failed+=("systemd")
+    step "booted Debian 13 guests under qemu (live D-Bus path, offline apply)"
+    tests/system/guest_test.sh build/ci/bin/rtprov "$src" || failed+=("guest")
 fi
 
 step "shellcheck and clang-format"

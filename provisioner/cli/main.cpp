@@ -372,11 +372,13 @@ int run_sched_features() {
     live::PushIpiResult result = live::ensure_rt_push_ipi({}, live::mount_debugfs);
     static const char* k_actions[] = {"leave-rt-kernel", "already-on", "enable", "unknown"};
     const char* action = k_actions[static_cast<int>(result.action)];
-    if (std::getenv("INVOCATION_ID")) // started by systemd
+    // Started by systemd: one structured journal entry (stdout would log it twice).
+    if (std::getenv("INVOCATION_ID"))
         sd_journal_send("MESSAGE=rtprov sched-features: %s", result.message.c_str(),
                         "MESSAGE_ID=5b0c2a1e6f3d4c8e9a7b1d2c3e4f5a6b", "PRIORITY=%i",
                         result.ok ? LOG_INFO : LOG_ERR, "RTPROV_RT_PUSH_IPI=%s", action, nullptr);
-    (result.ok ? std::cout : std::cerr) << "rtprov sched-features: " << result.message << "\n";
+    else
+        (result.ok ? std::cout : std::cerr) << "rtprov sched-features: " << result.message << "\n";
     return result.ok ? k_exit_ok : k_exit_failed;
 }
 
@@ -403,7 +405,9 @@ int run_cpuset_partition(const std::string& slice, const std::string& mode) {
     if (std::getenv("INVOCATION_ID"))
         sd_journal_send("MESSAGE=rtprov cpuset-partition: %s", result.message.c_str(),
                         "PRIORITY=%i", result.ok ? LOG_INFO : LOG_ERR, nullptr);
-    (result.ok ? std::cout : std::cerr) << "rtprov cpuset-partition: " << result.message << "\n";
+    else
+        (result.ok ? std::cout : std::cerr)
+            << "rtprov cpuset-partition: " << result.message << "\n";
     return result.ok ? k_exit_ok : k_exit_failed;
 }
 

@@ -24,11 +24,21 @@ OnlineActions rollback_actions(const std::vector<std::string>& paths) {
             std::string unit = rest.substr(0, rest.size() - dropin.size());
             if (unit.ends_with(".service"))
                 actions.try_restart.push_back(unit);
+            // A runtime AllowedCPUs= set by 'apply --runtime' outlives the drop-in until
+            // reboot (it lives in /run/systemd/system.control/); an empty mask resets it,
+            // so the slice gets every CPU again now.
+            for (const char* slice : {"init.scope", "system.slice", "user.slice"})
+                if (unit == slice)
+                    actions.runtime_allowed_cpus.push_back({unit, core::CpuList{}});
         }
         for (const char* unit :
              {k_sched_features_unit, k_dma_latency_unit, k_governor_unit, k_partition_unit})
             if (rest == unit)
                 actions.stop.push_back(unit);
+        // Stopping the slice after its services were restarted elsewhere removes its
+        // cgroup, which gives the CPUs of an isolated partition back to the others.
+        if (rest == k_audio_slice)
+            actions.stop.push_back(k_audio_slice);
     }
     return actions;
 }
@@ -134,9 +144,11 @@ std::vector<std::string> apply_online(const OnlineActions& actions) {
             r = sd_bus_message_close_container(request);
         if (r >= 0)
             r = sd_bus_call(bus.get(), request, 0, &reply.error, &reply.message);
+        const std::string what = cpus.empty() ? "AllowedCPUs reset to every CPU on " + unit
+                                              : "AllowedCPUs=" + cpus.to_string() + " on " + unit;
         if (r < 0)
-            fail("set AllowedCPUs=" + cpus.to_string() + " on " + unit, r, reply.error);
-        done.push_back("AllowedCPUs=" + cpus.to_string() + " on " + unit + " (runtime)");
+            fail("set " + what, r, reply.error);
+        done.push_back(what + " (runtime)");
     }
     auto job = [&](const char* method, const std::string& unit) {
         Reply reply;

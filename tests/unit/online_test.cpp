@@ -52,3 +52,15 @@ TEST_CASE("after a rollback or a retirement systemd reloads, restarts and stops 
     CHECK(actions.stop == std::vector<std::string>{"rtprov-cpu-dma-latency.service"});
     CHECK(systemd::rollback_actions({"/etc/rtprov/profile.yaml"}).empty());
 }
+
+TEST_CASE("a rollback of the cpuset slices resets their runtime AllowedCPUs to every CPU") {
+    auto actions = systemd::rollback_actions({"/etc/systemd/system/system.slice.d/60-rtprov.conf",
+                                              "/etc/systemd/system/init.scope.d/60-rtprov.conf",
+                                              "/etc/systemd/system/rtprov.slice"});
+    REQUIRE(actions.runtime_allowed_cpus.size() == 2);
+    CHECK(actions.runtime_allowed_cpus[0].first == "system.slice");
+    CHECK(actions.runtime_allowed_cpus[0].second.empty());
+    CHECK(actions.runtime_allowed_cpus[1].first == "init.scope");
+    CHECK(actions.try_restart.empty());
+    CHECK(actions.stop == std::vector<std::string>{"rtprov.slice"});
+}

@@ -1,0 +1,99 @@
+#!/bin/bash
+# Runs inside a guest booted by tests/system/guest_test.sh (installed with
+# rtprov-guest.service). Waits for the boot to finish, does what the scenario in
+# /etc/rtprov-guest/scenario asks, writes what it saw as 'key=value' lines to
+# /var/lib/rtprov-guest/facts (the host reads them from the image afterwards), and
+# powers off. It checks nothing itself: the host test decides.
+set -u
+out=/var/lib/rtprov-guest
+mkdir -p "$out"
+scenario=$(cat /etc/rtprov-guest/scenario 2>/dev/null || echo none)
+boot=$(($(cat "$out/boots" 2>/dev/null || echo 0) + 1))
+echo "$boot" >"$out/boots"
+facts="$out/facts.$boot"
+: >"$facts"
+
+fact() { printf '%s=%s\n' "$1" "$2" >>"$facts"; }
+
+# thread_facts PREFIX UNIT: one fact per thread of the unit's main process:
+# class, RT priority and allowed CPUs, as ps -L and taskset show them.
+thread_facts() {
+    local prefix=$1 unit=$2 pid tid cls prio comm allowed
+    pid=$(systemctl show -P MainPID "$unit")
+    fact "$prefix.pid" "$pid"
+    [ "${pid:-0}" != 0 ] || return 0
+    fact "$prefix.cgroup" "$(sed -n 's/^0:://p' "/proc/$pid/cgroup")"
+    while read -r tid cls prio comm; do
+        allowed=$(sed -n 's/^Cpus_allowed_list:\s*//p' "/proc/$pid/task/$tid/status")
+        fact "$prefix.thread.$comm" "$cls $prio $allowed"
+    done < <(ps -L -o tid=,cls=,rtprio=,comm= -p "$pid")
+}
+
+# wait_for_thread UNIT NAME: waits up to 30 s for a restarted service to start a thread
+# (under TCG, MPD takes seconds to open its outputs).
+wait_for_thread() {
+    local i pid
+    for i in $(seq 30); do
+        pid=$(systemctl show -P MainPID "$1")
+        [ "${pid:-0}" != 0 ] && grep -qx "$2" /proc/"$pid"/task/*/comm 2>/dev/null && return 0
+        sleep 1
+    done
+    echo "collect: no thread '$2' in $1 after ${i}s" >&2
+}
+
+# The aggregate CPU latency request, as /dev/cpu_dma_latency reads back (32-bit, µs).
+dma_latency() { od -An -t d4 /dev/cpu_dma_latency | tr -d ' '; }
+
+system_facts() {
+    local prefix=$1 g=/sys/fs/cgroup
+    fact "$prefix.cmdline" "$(cat /proc/cmdline)"
+    fact "$prefix.isolated" "$(cat /sys/devices/system/cpu/isolated)"
+    fact "$prefix.nohz_full" "$(cat /sys/devices/system/cpu/nohz_full 2>/dev/null)"
+    fact "$prefix.sched_features" "$(grep -ow 'NO_RT_PUSH_IPI\|RT_PUSH_IPI' /sys/kernel/debug/sched/features)"
+    fact "$prefix.uname_v" "$(uname -v)"
+    fact "$prefix.dma_latency" "$(dma_latency)"
+    for cg in init.scope system.slice user.slice rtprov.slice; do
+        fact "$prefix.cpus.$cg" "$(cat "$g/$cg/cpuset.cpus" 2>/dev/null || echo missing)"
+    done
+    fact "$prefix.partition.rtprov.slice" "$(cat "$g/rtprov.slice/cpuset.cpus.partition" 2>/dev/null || echo missing)"
+    fact "$prefix.effective.rtprov.slice" "$(cat "$g/rtprov.slice/cpuset.cpus.effective" 2>/dev/null || echo missing)"
+    for unit in rtprov-sched-features rtprov-cpu-dma-latency rtprov-cpuset-partition mpd; do
+        fact "$prefix.active.$unit" "$(systemctl is-active "$unit.service")"
+    done
+    fact "$prefix.journal.rtprov-sched-features" \
+        "$(journalctl -b -u rtprov-sched-features.service -o cat --no-pager | grep -v '^Start\|^Finish\|Deactivated' | tr '\n' '|')"
+    fact "$prefix.journal.rtprov-cpuset-partition" \
+        "$(journalctl -b -u rtprov-cpuset-partition.service -o cat --no-pager | grep -v '^Start\|^Finish\|Deactivated' | tr '\n' '|')"
+    thread_facts "$prefix.mpd" mpd.service
+}
+
+# Waits for the boot to finish (this unit is Type=exec, so it does not hold it up).
+systemctl is-system-running --wait >/dev/null
+fact boot.state "$(systemctl is-system-running)"
+fact boot.failed "$(systemctl list-units --failed --plain --no-legend | awk '{print $1}' | tr '\n' ' ')"
+
+case "$scenario" in
+live)
+    # Issue 4's live path on a booted systemd: apply --live --runtime with the cpuset
+    # method and every optional unit, then rollback --live.
+    system_facts before
+    /usr/bin/rtprov apply --live --profile x86-debian13 --set tuning.reserve_method=cpuset \
+        --set tuning.cpuset_partition=true --set tuning.hold_cpu_dma_latency=true \
+        --runtime --regenerate-boot=never >"$out/apply.out" 2>&1
+    fact apply.rc $?
+    wait_for_thread mpd.service rtio
+    system_facts applied
+    /usr/bin/rtprov rollback --live >"$out/rollback.out" 2>&1
+    fact rollback.rc $?
+    wait_for_thread mpd.service rtio
+    system_facts rolledback
+    /usr/bin/rtprov status --live >"$out/status.out" 2>&1
+    fact status.rc $?
+    ;;
+offline)
+    system_facts boot
+    ;;
+esac
+journalctl -b -o short-monotonic --no-pager >"$out/journal.$boot" 2>&1
+sync
+systemctl poweroff --no-block

@@ -1,0 +1,55 @@
+# Helpers for the system tests that boot a Debian 13 root under qemu (sourced).
+# Facts (reference/machine-notes.md): KVM fails on these machines with an emulation
+# error, TCG works: '-accel tcg,thread=multi -cpu max'; an ext4 image made with
+# 'mkfs.ext4 -d ROOT' boots with -kernel/-initrd and 'root=/dev/vda'; results are read
+# back from the image with debugfs after the guest powered off.
+# shellcheck shell=bash
+
+# guest_image ROOT IMG: an ext4 disk image holding ROOT (sparse, 4 GiB).
+guest_image() {
+    rm -f "$2"
+    mkfs.ext4 -q -F -L rtprov-guest -d "$1" "$2" 4G
+}
+
+# guest_boot IMG KERNEL INITRD CMDLINE LOG [TIMEOUT]: boots IMG until the guest powers
+# off or reboots (-no-reboot makes qemu exit either way), console to LOG. Fails when the
+# guest was still running after TIMEOUT seconds (default 600).
+guest_boot() {
+    local img=$1 kernel=$2 initrd=$3 cmdline=$4 log=$5 limit=${6:-600}
+    timeout --foreground "$limit" qemu-system-x86_64 -accel tcg,thread=multi -cpu max \
+        -smp 4 -m 2048 -nographic -no-reboot -monitor none -serial "file:$log" \
+        -kernel "$kernel" -initrd "$initrd" \
+        -drive "file=$img,format=raw,if=virtio" -nic none \
+        -append "$cmdline" </dev/null >/dev/null 2>&1
+}
+
+# guest_cat IMG PATH: a file from the powered-off guest's disk.
+guest_cat() {
+    debugfs -R "cat $2" "$1" 2>/dev/null
+}
+
+# guest_fact FACTS KEY: the value of 'KEY=value' in a facts file written by collect.sh.
+guest_fact() {
+    grep -m1 "^$2=" "$1" | cut -d= -f2-
+}
+
+# guest_grub_cmdline IMG: the arguments of the first 'linux' line of the guest's
+# /boot/grub/grub.cfg (GRUB's default entry), for booting as GRUB would.
+guest_grub_cmdline() {
+    guest_cat "$1" /boot/grub/grub.cfg | awk '$1 == "linux" { $1 = ""; $2 = ""; sub(/^ +/, ""); print; exit }'
+}
+
+# grub_dropin_cmdline ROOT: what grub-mkconfig puts on a normal entry's command line from
+# ROOT's /etc/default/grub and its grub.d drop-ins: it sources them in this order and
+# uses "$GRUB_CMDLINE_LINUX $GRUB_CMDLINE_LINUX_DEFAULT" (reference/debian.md §2).
+grub_dropin_cmdline() {
+    (
+        # shellcheck disable=SC1090,SC1091
+        . "$1/etc/default/grub"
+        for f in "$1"/etc/default/grub.d/*.cfg; do
+            # shellcheck disable=SC1090
+            [ -e "$f" ] && . "$f"
+        done
+        echo "${GRUB_CMDLINE_LINUX:-} ${GRUB_CMDLINE_LINUX_DEFAULT:-}"
+    )
+}
