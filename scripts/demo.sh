@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The built-in demo: builds rtprov, then walks through its main job on a sample image
 # root shipped in the repo (tests/fixtures/roots/pi4-trixie, shaped like a pi-gen
-# Raspberry Pi OS trixie image): plan, apply, apply again, status, rollback.
+# Raspberry Pi OS trixie image): plan, apply, apply again, status, rollback; and the
+# self-test and audit, which measure the machine they run on: this one.
 # The demo root is left in a temporary folder for you to look at.
 # Usage (as root on Debian 12 or 13, to install the build dependencies): scripts/demo.sh
 set -euo pipefail
@@ -31,6 +32,11 @@ say rtprov apply --root image --profile pi4 "   # again: nothing to do"
 "$rtprov" apply --root image --profile pi4
 say rtprov status --root image
 "$rtprov" status --root image
+say "rtprov selftest --duration 2 --pi-probe 1 --idle both   # on this machine: the image is for a Pi"
+"$rtprov" selftest --duration 2 --pi-probe 1 --idle both --history "$demo/selftest" ||
+    echo "(the self-test did not pass on this machine: see the table above)"
+say "rtprov audit   # this machine, no profile applied here: the generic checks"
+"$rtprov" audit || echo "(the audit found failures on this machine: see above)"
 say rtprov rollback --root image
 "$rtprov" rollback --root image
 say diff -r pristine image

@@ -1,6 +1,7 @@
 // rtprov's command line: the only code that reads argv and the environment, prints,
 // or exits. Everything it does is a call into the library folders.
 #include "provisioner/boot/kernel_params.hpp"
+#include "provisioner/cli/commands.hpp"
 #include "provisioner/cli/render.hpp"
 #include "provisioner/core/error.hpp"
 #include "provisioner/core/sha256.hpp"
@@ -30,16 +31,25 @@
 namespace fs = std::filesystem;
 using namespace rtprov;
 
+// Built-in data sits in ../share/rtprov next to the binary, both where it is installed
+// and in the build tree, which mirrors the install layout.
+std::string rtprov::cli::data_dir(const char* sub) {
+    std::error_code ec;
+    fs::path exe = fs::read_symlink("/proc/self/exe", ec);
+    return (exe.parent_path().parent_path() / "share/rtprov" / sub).string();
+}
+
 namespace {
 
-constexpr int k_exit_ok = 0;
-constexpr int k_exit_failed = 1;
-constexpr int k_exit_usage = 2;
+using cli::k_exit_failed;
+using cli::k_exit_ok;
+using cli::k_exit_usage;
 
 const char* const k_exit_codes = R"(Exit codes:
   0  success (for plan: the plan was made, whether or not it changes anything)
   1  failure, or a plan with refusals; the message says why and what to do
   2  wrong usage (unknown option, missing --root)
+  3  selftest or audit ran and did not pass (the report says which part and why)
 
 See rtprov(1) and docs/profile-format.md for the profile format.)";
 
@@ -59,13 +69,7 @@ struct Options {
     bool runtime = false; // apply --live --runtime
 };
 
-// Built-in data sits in ../share/rtprov next to the binary, both where it is installed
-// and in the build tree, which mirrors the install layout.
-std::string data_dir(const char* sub) {
-    std::error_code ec;
-    fs::path exe = fs::read_symlink("/proc/self/exe", ec);
-    return (exe.parent_path().parent_path() / "share/rtprov" / sub).string();
-}
+using cli::data_dir;
 std::string data_profile_dir() {
     return data_dir("profiles");
 }
@@ -186,7 +190,15 @@ target::CommandRunner command_runner(const Options& o, const target::Root& root)
     auto mode = o.live ? target::RunMode::live : target::RunMode::chroot;
     return [&root, mode](const std::vector<std::string>& argv) {
         std::cerr << "rtprov: running '" << target::command_text(argv) << "' in the target\n";
-        return target::run_in_root(root, argv, mode);
+        auto started = std::chrono::steady_clock::now();
+        auto result = target::run_in_root(root, argv, mode);
+        // How long the boot loader's own tools take, apart from rtprov (first boot's
+        // benchmark reads this line from the journal).
+        auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(
+                      std::chrono::steady_clock::now() - started)
+                      .count();
+        std::cerr << "rtprov: '" << target::command_text(argv) << "' took " << ms << " ms\n";
+        return result;
     };
 }
 
@@ -326,8 +338,9 @@ int run_apply(const Options& o) {
 int run_status(const Options& o) {
     auto root = open_root(o, true);
     target::Status status = target::read_status(*root);
-    std::cout << (o.json ? cli::status_json(status, root->path())
-                         : cli::status_text(status, root->path()));
+    auto firstboot = target::read_firstboot_state(*root);
+    std::cout << (o.json ? cli::status_json(status, root->path(), firstboot)
+                         : cli::status_text(status, root->path(), firstboot));
     return k_exit_ok;
 }
 
@@ -508,6 +521,13 @@ int main(int argc, char** argv) {
         ->required()
         ->check(CLI::IsMember({"isolated", "root"}));
 
+    cli::SelftestCommand selftest_cmd;
+    cli::add_selftest_command(app, selftest_cmd);
+    cli::AuditCommand audit_cmd;
+    cli::add_audit_command(app, audit_cmd);
+    cli::FirstbootCommand firstboot_cmd;
+    cli::add_firstboot_command(app, firstboot_cmd);
+
     try {
         app.parse(argc, argv);
     } catch (const CLI::CallForHelp& e) {
@@ -538,6 +558,12 @@ int main(int argc, char** argv) {
             return run_hold_cpu_dma_latency();
         if (*partition)
             return run_cpuset_partition(partition_slice, partition_mode);
+        if (*selftest_cmd.app)
+            return cli::run_selftest(selftest_cmd);
+        if (*audit_cmd.app)
+            return cli::run_audit(audit_cmd);
+        if (*firstboot_cmd.app)
+            return cli::run_firstboot(firstboot_cmd);
     } catch (const CLI::ValidationError& e) {
         std::cerr << "rtprov: error: " << e.what() << "\n";
         return k_exit_usage;

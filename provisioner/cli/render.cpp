@@ -158,9 +158,41 @@ const char* drift_code(target::Drift drift) {
 
 } // namespace
 
-std::string status_text(const target::Status& status, const std::string& root) {
+namespace {
+
+// First boot's outcome, for status.
+std::string firstboot_text(const target::FirstbootState& f) {
+    std::string out = "first boot:  ";
+    if (f.phase == "rebooting")
+        out += "rebooting to take effect (" + f.reboot_cause + ")";
+    else if (f.phase == "failed")
+        out += "FAILED at " + f.updated_at + ": " + f.reason;
+    else
+        out += f.phase + " at " + f.updated_at + " (profile " + f.profile + "; " +
+               std::to_string(f.reboots) + (f.reboots == 1 ? " reboot" : " reboots") +
+               "); kernel command line " + f.cmdline + "; self-test " + f.selftest + "; audit " +
+               f.audit + "; reports in " + target::k_firstboot_dir;
+    return out + "\n";
+}
+
+std::string firstboot_json(const target::FirstbootState& f) {
+    return ",\n  \"firstboot\": {\"phase\": " + json_string(f.phase) +
+           ", \"profile\": " + json_string(f.profile) +
+           ", \"reboots\": " + std::to_string(f.reboots) +
+           ", \"reboot_cause\": " + json_string(f.reboot_cause) +
+           ", \"cmdline\": " + json_string(f.cmdline) +
+           ", \"selftest\": " + json_string(f.selftest) + ", \"audit\": " + json_string(f.audit) +
+           ", \"reason\": " + json_string(f.reason) +
+           ", \"updated_at\": " + json_string(f.updated_at) + "}";
+}
+
+} // namespace
+
+std::string status_text(const target::Status& status, const std::string& root,
+                        const std::optional<target::FirstbootState>& firstboot) {
+    std::string first = firstboot ? firstboot_text(*firstboot) : "";
     if (!status.state)
-        return "no rtprov profile is applied to root '" + root + "'\n";
+        return "no rtprov profile is applied to root '" + root + "'\n" + first;
     const target::State& s = *status.state;
     std::string out = "profile:     " + s.profile + " (sha256 " + s.profile_sha256.substr(0, 12) +
                       ")\napplied at:  " + s.applied_at + "\nstate:       " +
@@ -178,10 +210,11 @@ std::string status_text(const target::Status& status, const std::string& root) {
     out += drifted == 0 ? "no drift: every managed file is as rtprov wrote it\n"
                         : plural(drifted, "managed file differs", "managed files differ") +
                               " from what rtprov wrote; 'rtprov plan' shows how\n";
-    return out;
+    return out + first;
 }
 
-std::string status_json(const target::Status& status, const std::string& root) {
+std::string status_json(const target::Status& status, const std::string& root,
+                        const std::optional<target::FirstbootState>& firstboot) {
     std::string out = "{\n  \"root\": " + json_string(root) +
                       ",\n  \"applied\": " + (status.state ? "true" : "false");
     if (status.state) {
@@ -200,6 +233,8 @@ std::string status_json(const target::Status& status, const std::string& root) {
         }
         out += std::string(status.files.empty() ? "" : "\n  ") + "]";
     }
+    if (firstboot)
+        out += firstboot_json(*firstboot);
     return out + "\n}\n";
 }
 

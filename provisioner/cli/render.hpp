@@ -2,6 +2,7 @@
 
 #include "provisioner/core/plan.hpp"
 #include "provisioner/profile/profile_loader.hpp"
+#include "provisioner/target/firstboot_state.hpp"
 #include "provisioner/target/journal.hpp"
 
 #include <string>
@@ -21,8 +22,10 @@ struct PlanView {
 std::string plan_text(const PlanView& view);
 std::string plan_json(const PlanView& view);
 
-std::string status_text(const target::Status& status, const std::string& root);
-std::string status_json(const target::Status& status, const std::string& root);
+std::string status_text(const target::Status& status, const std::string& root,
+                        const std::optional<target::FirstbootState>& firstboot = {});
+std::string status_json(const target::Status& status, const std::string& root,
+                        const std::optional<target::FirstbootState>& firstboot = {});
 
 std::string profiles_text(const std::vector<profile::ProfileEntry>& entries);
 std::string profiles_json(const std::vector<profile::ProfileEntry>& entries);

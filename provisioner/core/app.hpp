@@ -14,6 +14,10 @@ struct AppKnowledge {
     std::string threads;            // 'rtio and output:* threads', for messages
     std::string policy;             // 'fifo'
     int priority = 0;               // the lowest priority of its own real-time threads
+    // fnmatch(3) globs for the names (comm) of the threads the app makes real-time at
+    // exactly 'policy' and 'priority' ('rtio', 'output:*'); empty where the names are not
+    // known or the threads use several priorities. rtprov audit checks them.
+    std::vector<std::string> rt_threads;
 };
 
 // The app knowledge for a service, by its profile name or unit; nullptr when unknown.

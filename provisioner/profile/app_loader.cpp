@@ -20,6 +20,25 @@ std::string where(const std::string& file, const YAML::Node& node) {
     return file + ":" + std::to_string(mark.line + 1) + ":" + std::to_string(mark.column + 1);
 }
 
+// The optional 'rt_threads:' list of thread-name globs; each must be a non-empty string.
+std::vector<std::string> rt_threads(const std::string& file, const std::string& key,
+                                    const YAML::Node& node) {
+    std::vector<std::string> globs;
+    if (!node)
+        return globs;
+    const std::string problem = ": app '" + key +
+                                "': 'rt_threads' must be a list of thread-name "
+                                "globs such as [rtio, \"output:*\"]";
+    if (!node.IsSequence())
+        throw Error(where(file, node) + problem);
+    for (const auto& item : node) {
+        if (!item.IsScalar() || item.Scalar().empty())
+            throw Error(where(file, item) + problem);
+        globs.push_back(item.Scalar());
+    }
+    return globs;
+}
+
 } // namespace
 
 std::vector<core::AppKnowledge> load_apps(const std::string& dir) {
@@ -61,6 +80,7 @@ std::vector<core::AppKnowledge> load_apps(const std::string& dir) {
             if (app.priority < 1 || app.priority > 99)
                 throw Error(where(file, facts["priority"]) + ": priority " +
                             std::to_string(app.priority) + " is outside 1-99");
+            app.rt_threads = rt_threads(file, app.key, facts["rt_threads"]);
             apps.push_back(std::move(app));
         }
     }

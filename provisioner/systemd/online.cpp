@@ -171,4 +171,18 @@ std::vector<std::string> apply_online(const OnlineActions& actions) {
     return done;
 }
 
+void request_reboot() {
+    sd_bus* raw = nullptr;
+    int r = sd_bus_open_system(&raw);
+    if (r < 0)
+        throw Error(std::string("cannot reach systemd on the system bus to reboot: ") +
+                    std::strerror(-r));
+    Bus bus(raw, sd_bus_flush_close_unref);
+    Reply reply;
+    r = sd_bus_call_method(bus.get(), k_service, k_path, k_manager, "StartUnit", &reply.error,
+                           &reply.message, "ss", "reboot.target", "replace-irreversibly");
+    if (r < 0)
+        fail("reboot", r, reply.error);
+}
+
 } // namespace rtprov::systemd

@@ -43,4 +43,9 @@ std::vector<std::uint8_t> cpu_mask_bytes(const core::CpuList& cpus);
 // Returns what was done, one line each, for the user.
 std::vector<std::string> apply_online(const OnlineActions& actions);
 
+// Asks the system manager to reboot, as 'systemctl reboot' does (StartUnit
+// reboot.target, replace-irreversibly). Returns at once; the caller should exit soon.
+// Throws rtprov::Error with systemd's answer.
+void request_reboot();
+
 } // namespace rtprov::systemd

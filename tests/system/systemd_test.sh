@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The systemd units and drop-ins rtprov writes, checked by Debian 13's own systemd: in a
+# The systemd units and drop-ins rtprov writes (and the first-boot unit it ships), checked by Debian 13's own systemd: in a
 # copy of a real Debian 13 root (mmdebstrap, mpd installed), 'systemd-analyze verify'
 # reports nothing on each of them (a deliberately broken drop-in shows it would), and
 # the enable links rtprov makes offline are exactly those Debian 13's
@@ -14,6 +14,7 @@ TMPDIR=/var/tmp make_workdir
 copy_trixie_root "$src"
 # The unit runs /usr/bin/rtprov; verify checks that it is there and executable.
 install -m 0755 "$rtprov" "$root/usr/bin/rtprov"
+install -m 0644 "$src/firstboot/rtprov-firstboot.service" "$root/usr/lib/systemd/system/"
 
 "$rtprov" apply --root "$root" --profile x86-debian13 --set board.cpus=4 \
     --set tuning.reserve_method=cpuset --set tuning.hold_cpu_dma_latency=true \
@@ -21,7 +22,7 @@ install -m 0755 "$rtprov" "$root/usr/bin/rtprov"
 check "apply with the cpuset method and the optional units succeeds" [ $? -eq 0 ]
 for unit in rtprov-sched-features.service rtprov-cpu-dma-latency.service \
     rtprov-cpu-governor.service rtprov-cpuset-partition.service mpd.service rtprov.slice \
-    system.slice user.slice; do
+    system.slice user.slice rtprov-firstboot.service; do
     chroot "$root" systemd-analyze verify --man=no "$unit" >"$work/verify" 2>&1
     check "systemd-analyze verify $unit reports nothing" [ ! -s "$work/verify" ]
     [ -s "$work/verify" ] && cat "$work/verify" >&2

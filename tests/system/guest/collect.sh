@@ -69,6 +69,11 @@ system_facts() {
 
 # Waits for the boot to finish (this unit is Type=exec, so it does not hold it up).
 systemctl is-system-running --wait >/dev/null
+# First boot asked for a reboot: nothing to collect on this boot.
+if [ "$(systemctl is-system-running)" = stopping ] ||
+    grep -qx 'phase=rebooting' /var/lib/rtprov/firstboot/state 2>/dev/null; then
+    exit 0
+fi
 fact boot.state "$(systemctl is-system-running)"
 fact boot.failed "$(systemctl list-units --failed --plain --no-legend | awk '{print $1}' | tr '\n' ' ')"
 
@@ -92,8 +97,31 @@ live)
     ;;
 offline)
     system_facts boot
+    # The thresholds come from the applied profile (set for TCG by guest_test.sh).
+    /usr/bin/rtprov selftest --duration 3 --pi-probe 2 --json "$out/selftest.json" \
+        >"$out/selftest.out" 2>&1
+    fact selftest.rc $?
+    /usr/bin/rtprov audit --json >"$out/audit.json" 2>"$out/audit.err"
+    fact audit.rc $?
+    ;;
+firstboot)
+    # Reached only once the boot, rtprov-firstboot.service included, has finished: on the
+    # first boot it reboots before that.
+    system_facts boot
+    fact firstboot.result "$(systemctl show -P Result rtprov-firstboot.service)"
+    fact firstboot.status "$(systemctl show -P StatusText rtprov-firstboot.service)"
+    cp /var/lib/rtprov/firstboot/state /var/lib/rtprov/firstboot/*.json "$out/" 2>/dev/null
+    /usr/bin/rtprov status --live >"$out/status.out" 2>&1
+    fact status.rc $?
+    fact journal.boots "$(journalctl --list-boots --no-pager -q | wc -l)"
+    fact journal.reboot_requests "$(journalctl -q -o cat MESSAGE_ID=c4a7e2f9d1b34c6a8e5f7a9b1c3d5e7f | wc -l)"
+    fact journal.applied_ms "$(journalctl -q -o verbose MESSAGE_ID=3e9a1c5f7b2d4a6e8c0f1a3b5d7e9f1b | sed -n 's/^ *RTPROV_ELAPSED_MS=//p' | head -1)"
+    fact journal.commands_ms "$(journalctl -q -o cat -u rtprov-firstboot.service | sed -n "s/^rtprov: '.*' took \([0-9]*\) ms$/\1/p" | awk '{ s += $1 } END { print s + 0 }')"
+    fact journal.firstboot_runs "$(journalctl -q -o cat MESSAGE_ID=8d2f6c1a4b7e4e0f9a3c5d7e1f2a4b6c | wc -l)"
+    journalctl -q -o short-monotonic --no-pager -u rtprov-firstboot.service >"$out/firstboot.journal"
     ;;
 esac
+fact collected 1
 journalctl -b -o short-monotonic --no-pager >"$out/journal.$boot" 2>&1
 sync
 systemctl poweroff --no-block

@@ -1,0 +1,45 @@
+#include "provisioner/audit/audit.hpp"
+
+#include "provisioner/audit/kernel_checks.hpp"
+#include "provisioner/audit/reserved_cpu_checks.hpp"
+#include "provisioner/audit/service_checks.hpp"
+
+namespace rtprov::audit {
+
+Status AuditReport::overall() const {
+    Status status = Status::ok;
+    for (const Check& c : checks)
+        status = worst(status, c.status);
+    return status;
+}
+
+AuditReport run_audit(const SystemView& view, const Expectation* e) {
+    AuditReport report;
+    auto& checks = report.checks;
+    checks.push_back(check_preemption(view, e));
+    checks.push_back(check_rt_push_ipi(view, e));
+    checks.push_back(check_rt_throttling(view));
+    checks.push_back(check_cpu_governor(view, e));
+    if (e) {
+        checks.push_back(check_cmdline(view, *e));
+        if (auto c = check_isolated(view, *e))
+            checks.push_back(std::move(*c));
+        if (auto c = check_nohz_full(view, *e))
+            checks.push_back(std::move(*c));
+    }
+    checks.push_back(check_irq_affinity(view, e));
+    checks.push_back(check_unmovable_irqs(view, e));
+    if (!e)
+        return report;
+    checks.push_back(check_reserved_cpu_tasks(view, *e));
+    checks.push_back(check_rt_above_audio(view, *e));
+    for (const ServiceExpectation& s : e->services) {
+        ServiceAudit service = audit_service(view, s);
+        for (Check& c : service.checks)
+            checks.push_back(std::move(c));
+        report.services.push_back(std::move(service.table));
+    }
+    return report;
+}
+
+} // namespace rtprov::audit

@@ -1,0 +1,130 @@
+#include "provisioner/audit/expectation.hpp"
+
+#include "provisioner/boot/kernel_params.hpp"
+
+#include <fnmatch.h>
+
+#include <algorithm>
+
+namespace rtprov::audit {
+
+namespace {
+
+std::optional<ThreadSched> unit_sched(const core::ServiceTuning& s) {
+    switch (s.policy) {
+    case core::SchedPolicy::app:
+        return std::nullopt;
+    case core::SchedPolicy::other:
+        return ThreadSched{Policy::other, 0};
+    case core::SchedPolicy::batch:
+        return ThreadSched{Policy::batch, 0};
+    case core::SchedPolicy::idle:
+        return ThreadSched{Policy::idle, 0};
+    case core::SchedPolicy::fifo:
+        return ThreadSched{Policy::fifo, s.priority.value_or(0)};
+    case core::SchedPolicy::rr:
+        return ThreadSched{Policy::rr, s.priority.value_or(0)};
+    }
+    return std::nullopt;
+}
+
+std::optional<core::CpuList> pinned(const core::ServiceTuning& s, const core::ResolvedCores& c) {
+    if (!s.cpus)
+        return std::nullopt;
+    switch (s.cpus->kind) {
+    case core::CpuTargetKind::reserved:
+        return c.reserved;
+    case core::CpuTargetKind::housekeeping:
+        return c.housekeeping;
+    case core::CpuTargetKind::all:
+        return std::nullopt;
+    case core::CpuTargetKind::list:
+        return s.cpus->list;
+    }
+    return std::nullopt;
+}
+
+} // namespace
+
+std::string to_string(const ThreadSched& sched) {
+    if (is_realtime(sched.policy))
+        return to_string(sched.policy) + " " + std::to_string(sched.priority);
+    return to_string(sched.policy);
+}
+
+std::optional<int> ServiceExpectation::audio_priority() const {
+    if (app_sched)
+        return app_sched->priority;
+    if (unit_sched && is_realtime(unit_sched->policy))
+        return unit_sched->priority;
+    return std::nullopt;
+}
+
+bool ServiceExpectation::names_rt_thread(const std::string& comm) const {
+    for (const std::string& glob : rt_threads)
+        if (::fnmatch(glob.c_str(), comm.c_str(), 0) == 0)
+            return true;
+    return false;
+}
+
+bool ServiceExpectation::is_audio_thread(const Thread& thread) const {
+    if (names_rt_thread(thread.comm))
+        return true;
+    if (app_sched)
+        return rt_threads.empty() && thread.policy == app_sched->policy &&
+               thread.rt_priority >= app_sched->priority;
+    return unit_sched && is_realtime(unit_sched->policy) && thread.policy == unit_sched->policy &&
+           thread.rt_priority == unit_sched->priority;
+}
+
+const boot::KernelParam* Expectation::param(const std::string& key) const {
+    for (const boot::KernelParam& p : kernel_params)
+        if (p.key == key)
+            return &p;
+    return nullptr;
+}
+
+Expectation expect(const core::Profile& profile, const core::ResolvedCores& cores,
+                   const std::vector<core::AppKnowledge>& apps,
+                   const std::vector<core::InstalledKernel>& kernels) {
+    const core::Tuning& t = profile.tuning;
+    Expectation e;
+    e.profile_name = profile.name;
+    e.cores = cores;
+    e.reserve_method = t.reserve_method;
+    e.isolcpus_flags = t.kernel.isolcpus_flags;
+    e.irqaffinity = t.kernel.irqaffinity;
+    e.kernel_params = boot::kernel_params(profile, cores, kernels).params;
+    e.realtime = t.kernel.realtime;
+    e.rt_packages = profile.board.kernel.rt_packages;
+    e.rt_push_ipi_guard = t.rt_push_ipi_guard;
+    e.cpu_governor = t.cpu_governor;
+    for (const core::ServiceTuning& s : t.services) {
+        ServiceExpectation se;
+        se.unit = s.unit.empty() ? s.name + ".service" : s.unit;
+        se.profile_key = s.name;
+        se.app_name = se.unit;
+        se.cpus = pinned(s, cores);
+        se.unit_sched = unit_sched(s);
+        se.min_rtprio = s.limit_rtprio;
+        if (const core::AppKnowledge* app = core::find_app(apps, s.name, se.unit)) {
+            se.app_name = app->name;
+            se.app_threads = app->threads;
+            se.app_sched =
+                ThreadSched{app->policy == "rr" ? Policy::rr : Policy::fifo, app->priority};
+            se.rt_threads = app->rt_threads;
+            // systemd::plan_systemd raises LimitRTPRIO to the app's priority when the
+            // profile leaves scheduling to the app.
+            if (s.policy == core::SchedPolicy::app)
+                se.min_rtprio = std::max(s.limit_rtprio.value_or(0), app->priority);
+        }
+        if (s.limit_memlock) {
+            se.memlock = parse_memlock_setting(*s.limit_memlock);
+            se.memlock_setting = *s.limit_memlock;
+        }
+        e.services.push_back(std::move(se));
+    }
+    return e;
+}
+
+} // namespace rtprov::audit

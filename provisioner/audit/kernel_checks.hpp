@@ -1,0 +1,39 @@
+#pragma once
+
+#include "provisioner/audit/check.hpp"
+#include "provisioner/audit/expectation.hpp"
+#include "provisioner/audit/system_view.hpp"
+
+#include <optional>
+
+// Checks of the kernel as a whole: how it was booted and how it schedules. Pure
+// functions of the gathered view and, where given, the profile's expectation (nullptr:
+// no profile, only what holds for every audio machine is checked).
+namespace rtprov::audit {
+
+// 'kernel-preemption': names the preemption model (information); fails when the profile
+// chose a PREEMPT_RT kernel (tuning.kernel.realtime) and another one runs.
+Check check_preemption(const SystemView& view, const Expectation* expectation);
+
+// 'rt-push-ipi': fails on a non-PREEMPT_RT kernel running with NO_RT_PUSH_IPI.
+Check check_rt_push_ipi(const SystemView& view, const Expectation* expectation);
+
+// 'rt-throttling': warns when real-time threads get less than the kernel's default 95%.
+Check check_rt_throttling(const SystemView& view);
+
+// 'cpu-governor': fails when a CPU runs another governor than the profile's
+// tuning.cpu_governor; without one, warns when a CPU is not on 'performance'.
+Check check_cpu_governor(const SystemView& view, const Expectation* expectation);
+
+// 'cmdline': fails when /proc/cmdline lacks a planned parameter or has another value.
+Check check_cmdline(const SystemView& view, const Expectation& expectation);
+
+// 'isolated-cpus': /sys/devices/system/cpu/isolated against the reserved CPUs; nullopt
+// when the profile plans no isolcpus= with domain isolation.
+std::optional<Check> check_isolated(const SystemView& view, const Expectation& expectation);
+
+// 'nohz-full': /sys/devices/system/cpu/nohz_full against the reserved CPUs; nullopt when
+// the profile plans no nohz_full=.
+std::optional<Check> check_nohz_full(const SystemView& view, const Expectation& expectation);
+
+} // namespace rtprov::audit

@@ -1,0 +1,323 @@
+#include "provisioner/audit/proc_text.hpp"
+
+#include <algorithm>
+#include <cctype>
+#include <charconv>
+
+namespace rtprov::audit {
+
+namespace {
+
+template <typename T> std::optional<T> number(std::string_view text) {
+    T value{};
+    auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+    if (text.empty() || ec != std::errc() || end != text.data() + text.size())
+        return std::nullopt;
+    return value;
+}
+
+std::optional<LimitValue> limit_value(std::string_view text) {
+    if (text == "unlimited")
+        return LimitValue{true, 0};
+    if (auto value = number<std::uint64_t>(text))
+        return LimitValue{false, *value};
+    return std::nullopt;
+}
+
+std::vector<std::string_view> lines(std::string_view text) {
+    std::vector<std::string_view> out;
+    while (!text.empty()) {
+        std::size_t end = text.find('\n');
+        out.push_back(text.substr(0, end));
+        if (end == std::string_view::npos)
+            break;
+        text.remove_prefix(end + 1);
+    }
+    return out;
+}
+
+std::string lower(std::string text) {
+    for (char& c : text)
+        c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    return text;
+}
+
+// The trigger column of /proc/interrupts: 'Edge', 'Level' (ARM), '2-edge', '9-fasteoi'
+// (x86; kernel/irq/proc.c prints the chip, then the hwirq and the flow handler's name).
+bool is_trigger(const std::string& word) {
+    const std::string w = lower(word);
+    return w.find("edge") != std::string::npos || w.find("level") != std::string::npos ||
+           w.find("fasteoi") != std::string::npos;
+}
+
+} // namespace
+
+Policy policy_from_number(long number) {
+    switch (number) {
+    case 0:
+        return Policy::other;
+    case 1:
+        return Policy::fifo;
+    case 2:
+        return Policy::rr;
+    case 3:
+        return Policy::batch;
+    case 5:
+        return Policy::idle;
+    case 6:
+        return Policy::deadline;
+    default:
+        return Policy::unknown;
+    }
+}
+
+std::string to_string(Policy policy) {
+    switch (policy) {
+    case Policy::other:
+        return "other";
+    case Policy::fifo:
+        return "fifo";
+    case Policy::rr:
+        return "rr";
+    case Policy::batch:
+        return "batch";
+    case Policy::idle:
+        return "idle";
+    case Policy::deadline:
+        return "deadline";
+    case Policy::unknown:
+        break;
+    }
+    return "unknown";
+}
+
+std::string ps_class(Policy policy) {
+    switch (policy) {
+    case Policy::other:
+        return "TS";
+    case Policy::fifo:
+        return "FF";
+    case Policy::rr:
+        return "RR";
+    case Policy::batch:
+        return "B";
+    case Policy::idle:
+        return "IDL";
+    case Policy::deadline:
+        return "DLN";
+    case Policy::unknown:
+        break;
+    }
+    return "?";
+}
+
+bool is_realtime(Policy policy) {
+    return policy == Policy::fifo || policy == Policy::rr || policy == Policy::deadline;
+}
+
+std::vector<std::string> words(std::string_view text) {
+    std::vector<std::string> out;
+    std::size_t i = 0;
+    while (i < text.size()) {
+        while (i < text.size() && std::isspace(static_cast<unsigned char>(text[i])))
+            ++i;
+        std::size_t start = i;
+        while (i < text.size() && !std::isspace(static_cast<unsigned char>(text[i])))
+            ++i;
+        if (i > start)
+            out.emplace_back(text.substr(start, i - start));
+    }
+    return out;
+}
+
+std::optional<TaskStat> parse_stat(std::string_view text) {
+    const std::size_t open = text.find('(');
+    const std::size_t close = text.rfind(')');
+    if (open == std::string_view::npos || close == std::string_view::npos || close < open)
+        return std::nullopt;
+    TaskStat stat;
+    const std::vector<std::string> head = words(text.substr(0, open));
+    auto pid = head.size() == 1 ? number<int>(head[0]) : std::nullopt;
+    if (!pid)
+        return std::nullopt;
+    stat.pid = *pid;
+    stat.comm = std::string(text.substr(open + 1, close - open - 1));
+    // Field n (1-based) is rest[n - 3]: the rest starts at field 3, the state.
+    const std::vector<std::string> rest = words(text.substr(close + 1));
+    if (rest.size() < 41 - 2)
+        return std::nullopt;
+    auto ppid = number<int>(rest[4 - 3]);
+    auto flags = number<unsigned long>(rest[9 - 3]);
+    auto processor = number<int>(rest[39 - 3]);
+    auto rt_priority = number<int>(rest[40 - 3]);
+    auto policy = number<long>(rest[41 - 3]);
+    if (!ppid || !flags || !processor || !rt_priority || !policy)
+        return std::nullopt;
+    stat.ppid = *ppid;
+    stat.flags = *flags;
+    stat.processor = *processor;
+    stat.rt_priority = *rt_priority;
+    stat.policy = policy_from_number(*policy);
+    return stat;
+}
+
+std::optional<core::CpuList> parse_cpus_allowed(std::string_view status) {
+    constexpr std::string_view key = "Cpus_allowed_list:";
+    for (std::string_view line : lines(status)) {
+        if (!line.starts_with(key))
+            continue;
+        std::string error;
+        return core::parse_cpu_list(line.substr(key.size()), error);
+    }
+    return std::nullopt;
+}
+
+bool covers(const LimitValue& have, const LimitValue& need) {
+    if (have.unlimited)
+        return true;
+    return !need.unlimited && have.value >= need.value;
+}
+
+std::string to_string(const LimitValue& limit) {
+    return limit.unlimited ? "unlimited" : std::to_string(limit.value);
+}
+
+std::string bytes_text(const LimitValue& limit) {
+    if (limit.unlimited)
+        return "unlimited";
+    static const char k_units[] = {'K', 'M', 'G', 'T'};
+    std::uint64_t value = limit.value;
+    int unit = -1;
+    while (value != 0 && value % 1024 == 0 && unit < 3) {
+        value /= 1024;
+        ++unit;
+    }
+    return std::to_string(value) +
+           (unit < 0 ? std::string() : std::string(1, k_units[static_cast<std::size_t>(unit)]));
+}
+
+ProcessLimits parse_limits(std::string_view text) {
+    ProcessLimits limits;
+    for (std::string_view line : lines(text)) {
+        std::optional<SoftHard>* target = nullptr;
+        std::string_view rest;
+        if (line.starts_with("Max realtime priority")) {
+            target = &limits.rtprio;
+            rest = line.substr(std::string_view("Max realtime priority").size());
+        } else if (line.starts_with("Max locked memory")) {
+            target = &limits.memlock;
+            rest = line.substr(std::string_view("Max locked memory").size());
+        } else {
+            continue;
+        }
+        const std::vector<std::string> values = words(rest);
+        if (values.size() < 2)
+            continue;
+        auto soft = limit_value(values[0]);
+        auto hard = limit_value(values[1]);
+        if (soft && hard)
+            *target = SoftHard{*soft, *hard};
+    }
+    return limits;
+}
+
+std::optional<LimitValue> parse_memlock_setting(const std::string& text) {
+    if (text == "infinity")
+        return LimitValue{true, 0};
+    std::string_view digits = text;
+    std::uint64_t scale = 1;
+    if (!digits.empty()) {
+        const std::string_view units = "KMGT";
+        if (std::size_t at = units.find(digits.back()); at != std::string_view::npos) {
+            scale = std::uint64_t{1} << (10 * (at + 1));
+            digits.remove_suffix(1);
+        }
+    }
+    auto value = number<std::uint64_t>(digits);
+    if (!value)
+        return std::nullopt;
+    return LimitValue{false, *value * scale};
+}
+
+std::vector<InterruptLine> parse_interrupts(std::string_view text) {
+    std::vector<InterruptLine> out;
+    std::vector<std::string_view> all = lines(text);
+    if (all.empty())
+        return out;
+    // The header names a column per online CPU: 'CPU0 CPU1 CPU3'.
+    std::vector<unsigned> cpus;
+    for (const std::string& column : words(all[0]))
+        if (auto cpu =
+                column.starts_with("CPU") ? number<unsigned>(column.substr(3)) : std::nullopt)
+            cpus.push_back(*cpu);
+    for (std::size_t i = 1; i < all.size(); ++i) {
+        std::vector<std::string> w = words(all[i]);
+        if (w.empty() || !w[0].ends_with(':'))
+            continue;
+        auto irq = number<unsigned>(std::string_view(w[0]).substr(0, w[0].size() - 1));
+        if (!irq)
+            continue;
+        InterruptLine line;
+        line.irq = *irq;
+        std::size_t at = 1;
+        for (; at < w.size() && line.counts.size() < cpus.size(); ++at) {
+            auto count = number<std::uint64_t>(w[at]);
+            if (!count)
+                break;
+            line.counts[cpus[line.counts.size()]] = *count;
+        }
+        if (at < w.size())
+            line.chip = w[at++];
+        std::size_t description = at;
+        if (at < w.size()) {
+            std::string_view hw = w[at];
+            std::size_t digits = 0;
+            while (digits < hw.size() && std::isdigit(static_cast<unsigned char>(hw[digits])))
+                ++digits;
+            line.hwirq = number<unsigned>(hw.substr(0, digits));
+        }
+        std::size_t trigger = at;
+        while (trigger < w.size() && !is_trigger(w[trigger]))
+            ++trigger;
+        std::size_t name_from = trigger < w.size() ? trigger + 1 : description;
+        for (std::size_t j = name_from; j < w.size(); ++j)
+            line.name += (line.name.empty() ? "" : " ") + w[j];
+        out.push_back(std::move(line));
+    }
+    return out;
+}
+
+std::string systemd_cgroup(std::string_view text) {
+    std::string unified;
+    for (std::string_view line : lines(text)) {
+        // hierarchy-ID:controller-list:cgroup-path (cgroups(7))
+        std::size_t first = line.find(':');
+        std::size_t second = first == std::string_view::npos ? first : line.find(':', first + 1);
+        if (second == std::string_view::npos)
+            continue;
+        std::string_view controllers = line.substr(first + 1, second - first - 1);
+        std::string_view path = line.substr(second + 1);
+        if (controllers == "name=systemd")
+            return std::string(path);
+        if (line.substr(0, first) == "0" && controllers.empty())
+            unified = std::string(path);
+    }
+    return unified;
+}
+
+bool cgroup_in_unit(std::string_view path, std::string_view unit) {
+    std::size_t start = 0;
+    while (start <= path.size()) {
+        std::size_t end = path.find('/', start);
+        std::string_view part = path.substr(
+            start, end == std::string_view::npos ? std::string_view::npos : end - start);
+        if (part == unit)
+            return true;
+        if (end == std::string_view::npos)
+            break;
+        start = end + 1;
+    }
+    return false;
+}
+
+} // namespace rtprov::audit

@@ -1,0 +1,107 @@
+#pragma once
+
+#include "provisioner/core/cpu_list.hpp"
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+// Parsers for the text of /proc files the audit reads (layouts from proc(5) and
+// Documentation/filesystems/proc.rst). Pure: text in, values out; malformed input gives
+// nullopt or skips the line, never throws.
+namespace rtprov::audit {
+
+// A thread's scheduling policy, numbered as sched_setscheduler(2) numbers them.
+enum class Policy { other, fifo, rr, batch, idle, deadline, unknown };
+
+// 0 other, 1 fifo, 2 rr, 3 batch, 5 idle, 6 deadline (include/uapi/linux/sched.h).
+Policy policy_from_number(long number);
+// 'other', 'fifo', 'rr', 'batch', 'idle', 'deadline', 'unknown': the profile's names.
+std::string to_string(Policy policy);
+// What 'ps -o cls' shows: TS, FF, RR, B, IDL, DLN, '?'.
+std::string ps_class(Policy policy);
+// fifo, rr and deadline: the policies that outrank every ordinary thread.
+bool is_realtime(Policy policy);
+
+// PF_KTHREAD in the flags field (include/linux/sched.h).
+inline constexpr unsigned long k_pf_kthread = 0x00200000;
+
+// What /proc/<pid>/task/<tid>/stat says about a thread.
+struct TaskStat {
+    int pid = 0;                   // field 1: the thread id
+    std::string comm;              // field 2, without the parentheses
+    int ppid = 0;                  // field 4
+    unsigned long flags = 0;       // field 9
+    int processor = -1;            // field 39: the CPU it last ran on
+    int rt_priority = 0;           // field 40
+    Policy policy = Policy::other; // field 41
+};
+
+// Parses a stat line. The name may hold spaces and parentheses: fields are counted
+// after the last ')'. Nullopt when fewer than 41 fields are there.
+std::optional<TaskStat> parse_stat(std::string_view text);
+
+// Cpus_allowed_list from a status file; nullopt when it is missing or malformed.
+std::optional<core::CpuList> parse_cpus_allowed(std::string_view status);
+
+// One resource limit value: a number or 'unlimited'.
+struct LimitValue {
+    bool unlimited = false;
+    std::uint64_t value = 0;
+    friend bool operator==(const LimitValue&, const LimitValue&) = default;
+};
+
+// True when 'have' is at least 'need'.
+bool covers(const LimitValue& have, const LimitValue& need);
+// '40', 'unlimited'.
+std::string to_string(const LimitValue& limit);
+// Bytes the way systemd writes sizes: 'unlimited', '64M', '8388608' -> '8M', '1000'.
+std::string bytes_text(const LimitValue& limit);
+
+struct SoftHard {
+    LimitValue soft;
+    LimitValue hard;
+    friend bool operator==(const SoftHard&, const SoftHard&) = default;
+};
+
+// The two limits the audit reads from /proc/<pid>/limits.
+struct ProcessLimits {
+    std::optional<SoftHard> rtprio;  // 'Max realtime priority'
+    std::optional<SoftHard> memlock; // 'Max locked memory', bytes
+};
+
+ProcessLimits parse_limits(std::string_view text);
+
+// A profile's limit_memlock ('infinity', '512M', '65536'; K, M, G, T are powers of 1024
+// as in systemd.exec(5)); nullopt when it is neither.
+std::optional<LimitValue> parse_memlock_setting(const std::string& text);
+
+// One numbered line of /proc/interrupts.
+struct InterruptLine {
+    unsigned irq = 0;
+    std::map<unsigned, std::uint64_t> counts; // by CPU, from the header's CPUn columns
+    std::string chip;                         // 'IO-APIC', 'GICv2', 'PCI-MSIX-0000:00:01.0'
+    std::optional<unsigned> hwirq;            // '30' (GIC) or the number in '2-edge' (x86)
+    std::string name;                         // the handlers: 'xhci_hcd', 'ACPI:Ged'
+};
+
+// The numbered lines of /proc/interrupts; the named ones (LOC, RES, IPI0, ...) are
+// architecture interrupts without an entry in /proc/irq and are left out.
+std::vector<InterruptLine> parse_interrupts(std::string_view text);
+
+// The systemd cgroup path in a /proc/<pid>/cgroup file: the 'name=systemd' hierarchy
+// (cgroup v1 and hybrid), else the unified one ('0::/system.slice/mpd.service'); "" when
+// there is neither.
+std::string systemd_cgroup(std::string_view text);
+
+// True when cgroup path 'path' is the unit's cgroup or below it
+// ('/system.slice/mpd.service', '/rtprov.slice/mpd.service').
+bool cgroup_in_unit(std::string_view path, std::string_view unit);
+
+// The words of a text, split at whitespace.
+std::vector<std::string> words(std::string_view text);
+
+} // namespace rtprov::audit

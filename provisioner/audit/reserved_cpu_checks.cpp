@@ -1,0 +1,392 @@
+#include "provisioner/audit/reserved_cpu_checks.hpp"
+
+#include <algorithm>
+#include <cstdio>
+
+namespace rtprov::audit {
+
+namespace {
+
+Check make(const char* id, const char* title) {
+    Check c;
+    c.id = id;
+    c.title = title;
+    return c;
+}
+
+std::string quoted_text(const std::string& text) {
+    return "'" + text + "'";
+}
+
+// A CPU mask as the kernel prints and parses one: 32-bit words in hex, most significant
+// first, separated by commas ('3', 'f,00000000').
+std::string cpu_mask(const core::CpuList& cpus) {
+    const unsigned top = cpus.max().value_or(0);
+    std::vector<unsigned> mask(top / 32 + 1, 0);
+    for (unsigned cpu : cpus.cpus())
+        mask[cpu / 32] |= 1u << (cpu % 32);
+    std::string out;
+    char word[16];
+    for (std::size_t i = mask.size(); i-- > 0;) {
+        std::snprintf(word, sizeof word, out.empty() ? "%x" : "%08x", mask[i]);
+        out += (out.empty() ? "" : ",") + std::string(word);
+    }
+    return out;
+}
+
+std::string irq_label(const Irq& irq) {
+    return "IRQ " + std::to_string(irq.number) +
+           (irq.name.empty() ? std::string() : " " + quoted_text(irq.name));
+}
+
+// How often 'irq' fired on the CPUs 'on' since boot; nullopt when /proc/interrupts did not
+// say.
+std::optional<std::uint64_t> fired(const Irq& irq, const core::CpuList& on) {
+    if (irq.counts.empty())
+        return std::nullopt;
+    std::uint64_t sum = 0;
+    for (unsigned cpu : on.cpus())
+        if (auto it = irq.counts.find(cpu); it != irq.counts.end())
+            sum += it->second;
+    return sum;
+}
+
+// An IRQ found on reserved CPUs: 'IRQ 36 'virtio1-req.0' on CPU 1 (fired 12 times there
+// since boot; ...)'. The busiest come first.
+struct IrqFinding {
+    std::uint64_t count = 0;
+    unsigned number = 0;
+    std::string text;
+};
+
+IrqFinding irq_finding(const Irq& irq, const core::CpuList& on, const std::string& also = "") {
+    std::optional<std::uint64_t> count = fired(irq, on);
+    std::string details;
+    if (count)
+        details = "fired " + std::to_string(*count) + (*count == 1 ? " time" : " times") +
+                  " there since boot";
+    if (!also.empty())
+        details += (details.empty() ? "" : "; ") + also;
+    return {count.value_or(0), irq.number,
+            irq_label(irq) + " on " + cpus_text(on) +
+                (details.empty() ? "" : " (" + details + ")")};
+}
+
+std::vector<std::string> busiest_first(std::vector<IrqFinding> found) {
+    std::stable_sort(found.begin(), found.end(),
+                     [](const IrqFinding& a, const IrqFinding& b) { return a.count > b.count; });
+    std::vector<std::string> out;
+    for (const IrqFinding& f : found)
+        out.push_back(f.text);
+    return out;
+}
+
+// Where the IRQ is delivered: its effective affinity where the architecture reports one
+// (x86 and GIC deliver to one CPU of the mask), else the mask it may be delivered to.
+std::optional<core::CpuList> delivered_to(const Irq& irq) {
+    if (irq.effective && !irq.effective->empty())
+        return irq.effective;
+    return irq.affinity;
+}
+
+const ServiceExpectation* service_of(const Process& p, const Expectation& e) {
+    if (p.kernel_thread)
+        return nullptr;
+    for (const ServiceExpectation& s : e.services)
+        if (cgroup_in_unit(p.cgroup, s.unit))
+            return &s;
+    return nullptr;
+}
+
+bool per_cpu_kthread(const Process& p, const Thread& t) {
+    return p.kernel_thread && t.allowed && t.allowed->size() == 1;
+}
+
+std::string sched_text(const Thread& t) {
+    return to_string(ThreadSched{t.policy, t.rt_priority});
+}
+
+} // namespace
+
+CpuSplit cpu_split(const SystemView& view, const Expectation* e) {
+    if (e)
+        return {e->cores.reserved, e->cores.housekeeping};
+    CpuSplit split;
+    if (view.isolated)
+        split.reserved = split.reserved.union_with(*view.isolated);
+    if (view.nohz_full)
+        split.reserved = split.reserved.union_with(*view.nohz_full);
+    if (view.online)
+        split.housekeeping = view.online->minus(split.reserved);
+    return split;
+}
+
+// Rules:
+// - per_cpu: a GIC PPI (hwirq 16-31), private to each CPU by the GIC architecture
+//   (arch_timer, the PMU on Arm boards); it fires on every CPU;
+// - fixed: no readable smp_affinity_list, or one without a write permission bit. procfs
+//   adds the write bit only where irq_can_set_affinity_usr() allows a change
+//   (kernel/irq/proc.c, register_irq_proc): managed interrupts such as virtio and NVMe
+//   queues are read-only (seen here: 'virtio1-req.0' with smp_affinity_list 0444). Older
+//   kernels make every one writable and answer EIO on write; such IRQs look movable;
+// - movable: everything else. isolcpus=managed_irq keeps managed interrupts off isolated
+//   CPUs where it can.
+IrqPlacement irq_placement(const Irq& irq) {
+    if (irq.chip.starts_with("GIC") && irq.hwirq && *irq.hwirq >= 16 && *irq.hwirq <= 31)
+        return IrqPlacement::per_cpu;
+    if (!irq.affinity || !irq.affinity_writable)
+        return IrqPlacement::fixed;
+    return IrqPlacement::movable;
+}
+
+// A warning, not a failure: irqaffinity= sets only the default at boot, drivers and
+// irqbalance place IRQs themselves, and what an IRQ costs depends on how often it fires.
+Check check_irq_affinity(const SystemView& view, const Expectation* e) {
+    Check c = make("irq-affinity", "IRQs delivered to the reserved CPUs");
+    const CpuSplit split = cpu_split(view, e);
+    if (split.reserved.empty()) {
+        c.reason = e ? "profile '" + e->profile_name + "' reserves no CPUs"
+                     : "no CPU is isolated (isolated and nohz_full in /sys/devices/system/cpu "
+                       "name none): there are no reserved CPUs to keep IRQs off";
+        return c;
+    }
+    if (!view.irqs)
+        return cannot_read(std::move(c), view.irqs.problem);
+    std::vector<IrqFinding> found;
+    std::string numbers;
+    for (const Irq& irq : *view.irqs) {
+        auto where = delivered_to(irq);
+        if (irq_placement(irq) != IrqPlacement::movable || !where)
+            continue;
+        core::CpuList on = where->intersection(split.reserved);
+        if (on.empty())
+            continue;
+        found.push_back(irq_finding(irq, on));
+        numbers += (numbers.empty() ? "" : " ") + std::to_string(irq.number);
+    }
+    const std::string reserved = cpus_text(split.reserved);
+    if (found.empty()) {
+        c.reason = "no IRQ that can be moved is delivered to reserved " + reserved;
+        return c;
+    }
+    c.status = Status::warn;
+    c.reason = std::to_string(found.size()) + (found.size() == 1 ? " IRQ is" : " IRQs are") +
+               " delivered to reserved " + reserved + ": " + listing(busiest_first(found)) +
+               "; each one interrupts the audio threads there";
+    const std::string target =
+        split.housekeeping.empty() ? "<housekeeping CPUs>" : split.housekeeping.to_string();
+    c.fix = "move them to the housekeeping CPUs: for n in " + numbers + "; do echo " + target +
+            " > /proc/irq/$n/smp_affinity_list; done";
+    if (e && !e->irqaffinity)
+        c.fix += "; set tuning.kernel.irqaffinity: true so that boot does it";
+    else
+        c.fix += "; irqaffinity= sets only the default at boot: keep irqbalance off the "
+                 "reserved CPUs (IRQBALANCE_BANNED_CPULIST=" +
+                 split.reserved.to_string() + ")";
+    return c;
+}
+
+Check check_unmovable_irqs(const SystemView& view, const Expectation* e) {
+    Check c = make("irq-unmovable", "IRQs on the reserved CPUs that cannot be moved");
+    const CpuSplit split = cpu_split(view, e);
+    if (split.reserved.empty()) {
+        c.reason = "there are no reserved CPUs";
+        return c;
+    }
+    if (!view.irqs)
+        return cannot_read(std::move(c), view.irqs.problem);
+    std::vector<std::string> per_cpu;
+    std::vector<IrqFinding> fixed;
+    for (const Irq& irq : *view.irqs) {
+        const IrqPlacement placement = irq_placement(irq);
+        if (placement == IrqPlacement::per_cpu) {
+            per_cpu.push_back(irq_label(irq));
+            continue;
+        }
+        auto where = delivered_to(irq);
+        if (placement != IrqPlacement::fixed || !where ||
+            where->intersection(split.reserved).empty())
+            continue;
+        const core::CpuList on = where->intersection(split.reserved);
+        fixed.push_back(irq_finding(
+            irq, on, irq.affinity ? "read-only smp_affinity_list" : "no smp_affinity_list"));
+    }
+    std::string about_per_cpu;
+    if (!per_cpu.empty())
+        about_per_cpu = std::to_string(per_cpu.size()) + " per-CPU IRQ" +
+                        (per_cpu.size() == 1 ? " fires" : "s fire") +
+                        " on every CPU, the reserved ones included: " + listing(per_cpu);
+    if (fixed.empty()) {
+        c.reason = per_cpu.empty() ? "no IRQ that cannot be moved is delivered to reserved " +
+                                         cpus_text(split.reserved)
+                                   : about_per_cpu;
+        return c;
+    }
+    c.status = Status::warn;
+    c.reason = std::to_string(fixed.size()) + (fixed.size() == 1 ? " IRQ" : " IRQs") +
+               " on reserved " + cpus_text(split.reserved) +
+               " cannot be moved: " + listing(busiest_first(fixed)) +
+               (about_per_cpu.empty() ? "" : "; " + about_per_cpu);
+    c.fix = "nothing to write: the kernel places these itself; if one fires often, keep the work "
+            "that triggers it off the reserved CPUs or reserve other CPUs";
+    if (e && e->reserve_method == core::ReserveMethod::isolcpus &&
+        std::find(e->isolcpus_flags.begin(), e->isolcpus_flags.end(), "managed_irq") ==
+            e->isolcpus_flags.end())
+        c.fix += ", or add 'managed_irq' to tuning.kernel.isolcpus to keep managed IRQs off them";
+    return c;
+}
+
+// A failure for user-space tasks: the profile reserves these CPUs, and the reference box
+// kept 43 µs only because nothing else ran there (288 µs with the other cores loaded,
+// reference/seeds/000_*.txt). A warning for unbound kernel threads: mostly out of reach.
+Check check_reserved_cpu_tasks(const SystemView& view, const Expectation& e) {
+    Check c = make("reserved-cpu-tasks", "tasks allowed on the reserved CPUs");
+    if (e.reserve_method == core::ReserveMethod::none) {
+        c.reason = "profile '" + e.profile_name +
+                   "' pins services but reserves no CPUs (reserve_method none)";
+        return c;
+    }
+    if (e.cores.reserved.empty()) {
+        c.reason = "profile '" + e.profile_name + "' reserves no CPUs";
+        return c;
+    }
+    if (!view.processes)
+        return cannot_read(std::move(c), view.processes.problem);
+    std::vector<std::string> user;
+    std::vector<std::string> kernel;
+    for (const Process& p : *view.processes) {
+        if (service_of(p, e))
+            continue;
+        for (const Thread& t : p.threads) {
+            if (!t.allowed || t.allowed->intersection(e.cores.reserved).empty() ||
+                per_cpu_kthread(p, t))
+                continue;
+            (p.kernel_thread ? kernel : user)
+                .push_back(quoted_text(p.comm) + " (pid " + std::to_string(p.pid) + ", " +
+                           cpus_text(*t.allowed) + ")");
+            break;
+        }
+    }
+    const std::string reserved = cpus_text(e.cores.reserved);
+    if (user.empty() && kernel.empty()) {
+        c.reason = "only the profile's services and per-CPU kernel threads may run on reserved " +
+                   reserved;
+        return c;
+    }
+    std::string kernel_text = std::to_string(kernel.size()) + " kernel thread" +
+                              (kernel.size() == 1 ? "" : "s") +
+                              " not bound to one CPU: " + listing(kernel);
+    const std::string workqueue = "unbound kernel workers follow "
+                                  "/sys/devices/virtual/workqueue/cpumask: write " +
+                                  cpu_mask(e.cores.housekeeping) + " (the housekeeping CPUs) there";
+    if (user.empty()) {
+        c.status = Status::warn;
+        c.reason = "reserved " + reserved + " " + (e.cores.reserved.size() == 1 ? "is" : "are") +
+                   " open to " + kernel_text;
+        c.fix = workqueue;
+        return c;
+    }
+    c.status = Status::fail;
+    c.reason = std::to_string(user.size()) + (user.size() == 1 ? " task" : " tasks") +
+               " outside the profile's services may run on reserved " + reserved + ": " +
+               listing(user) + (kernel.empty() ? "" : "; and " + kernel_text);
+    if (e.reserve_method == core::ReserveMethod::isolcpus)
+        c.fix = "isolcpus= keeps tasks off only at boot: whatever gave these an affinity "
+                "(taskset, CPUAffinity=) must leave " +
+                reserved + " out; if every task is affected, see check 'isolated-cpus'";
+    else
+        c.fix = "AllowedCPUs= on init.scope, system.slice and user.slice keeps tasks off: check "
+                "'systemctl show -p AllowedCPUs system.slice user.slice init.scope' and restart "
+                "what started before it";
+    return c;
+}
+
+Check check_rt_above_audio(const SystemView& view, const Expectation& e) {
+    Check c = make("rt-above-audio", "real-time tasks at or above the audio threads");
+    std::optional<int> lowest;
+    for (const ServiceExpectation& s : e.services)
+        if (auto p = s.audio_priority())
+            lowest = lowest ? std::min(*lowest, *p) : *p;
+    if (!lowest) {
+        c.reason = "no service of profile '" + e.profile_name + "' has real-time audio threads";
+        return c;
+    }
+    if (e.cores.reserved.empty()) {
+        c.reason = "profile '" + e.profile_name + "' reserves no CPUs";
+        return c;
+    }
+    if (!view.processes)
+        return cannot_read(std::move(c), view.processes.problem);
+    // Per service, its threads at or above its own audio threads.
+    std::vector<std::pair<const ServiceExpectation*, std::vector<std::string>>> inverted;
+    std::vector<std::string> foreign;
+    for (const Process& p : *view.processes) {
+        const ServiceExpectation* s = service_of(p, e);
+        for (const Thread& t : p.threads) {
+            if (!t.allowed || t.allowed->intersection(e.cores.reserved).empty())
+                continue;
+            if (s && s->is_audio_thread(t))
+                continue;
+            // migration/N is the CPU stopper: it shows as fifo 99 but runs only to move
+            // tasks off its CPU (kernel/stop_machine.c).
+            if (per_cpu_kthread(p, t) && t.comm.starts_with("migration/"))
+                continue;
+            const int bar = s && s->audio_priority() ? *s->audio_priority() : *lowest;
+            const bool above =
+                t.policy == Policy::deadline ||
+                ((t.policy == Policy::fifo || t.policy == Policy::rr) && t.rt_priority >= bar);
+            if (!above)
+                continue;
+            const std::string item =
+                quoted_text(t.comm) + " (tid " + std::to_string(t.tid) + ", " + sched_text(t);
+            if (s && s->audio_priority()) {
+                auto it = std::find_if(inverted.begin(), inverted.end(),
+                                       [s](const auto& entry) { return entry.first == s; });
+                if (it == inverted.end())
+                    it = inverted.insert(inverted.end(), {s, {}});
+                it->second.push_back(item + ")");
+            } else {
+                foreign.push_back(item + ", " + cpus_text(*t.allowed) + ")");
+            }
+        }
+    }
+    const std::string reserved = cpus_text(e.cores.reserved);
+    const std::string bar = "priority " + std::to_string(*lowest);
+    if (inverted.empty() && foreign.empty()) {
+        c.reason =
+            "no other real-time task at or above " + bar + " may run on reserved " + reserved;
+        return c;
+    }
+    std::vector<std::string> reasons;
+    std::vector<std::string> fixes;
+    for (const auto& [s, threads] : inverted) {
+        // Measured: MPD at rr 45 above its own fifo 40 threads went 47 ms without the CPU
+        // and the DAC dropped out 16 times in 10.5 s (reference/seeds/000_*.txt).
+        reasons.push_back(quoted_text(s->unit) +
+                          " runs other threads at or above its own audio "
+                          "threads (" +
+                          to_string(s->app_sched ? *s->app_sched : *s->unit_sched) +
+                          "): " + listing(threads) +
+                          "; they make the audio threads wait (measured on MPD: 47 ms without "
+                          "the CPU, 16 dropouts in 10.5 s)");
+        fixes.push_back("remove the unit-wide priority (tuning.services." + s->profile_key +
+                        ".policy: app), apply and restart " + quoted_text(s->unit));
+    }
+    if (!foreign.empty()) {
+        reasons.push_back(std::to_string(foreign.size()) + " real-time task" +
+                          (foreign.size() == 1 ? "" : "s") + " at or above " + bar +
+                          ", the audio threads', may run on reserved " + reserved + ": " +
+                          listing(foreign));
+        fixes.push_back("lower them below " + std::to_string(*lowest) +
+                        " (chrt -p PRIORITY TID) or keep them off the reserved CPUs (taskset -pc " +
+                        e.cores.housekeeping.to_string() + " TID)");
+    }
+    c.status = inverted.empty() ? Status::warn : Status::fail;
+    for (const std::string& r : reasons)
+        c.reason += (c.reason.empty() ? "" : "; ") + r;
+    for (const std::string& f : fixes)
+        c.fix += (c.fix.empty() ? "" : "; ") + f;
+    return c;
+}
+
+} // namespace rtprov::audit

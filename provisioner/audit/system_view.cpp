@@ -1,0 +1,270 @@
+#include "provisioner/audit/system_view.hpp"
+
+#include <sys/stat.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <charconv>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+
+namespace rtprov::audit {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+std::optional<int> number_name(const fs::path& path) {
+    const std::string name = path.filename().string();
+    int value = 0;
+    auto [end, ec] = std::from_chars(name.data(), name.data() + name.size(), value);
+    if (name.empty() || ec != std::errc() || end != name.data() + name.size())
+        return std::nullopt;
+    return value;
+}
+
+std::string trimmed(std::string text) {
+    while (!text.empty() && (text.back() == '\n' || text.back() == ' '))
+        text.pop_back();
+    return text;
+}
+
+// Reads files below a root; messages name them as if the root were '/'.
+class RootReader {
+  public:
+    explicit RootReader(const std::string& root) : m_root(root.empty() ? "/" : root) {}
+
+    fs::path host(const std::string& path) const { return m_root / path.substr(1); }
+
+    Fact<std::string> text(const std::string& path) const {
+        Fact<std::string> fact;
+        FILE* file = std::fopen(host(path).c_str(), "rb");
+        if (!file) {
+            fact.problem = "cannot read '" + path + "': " + std::strerror(errno);
+            return fact;
+        }
+        std::string out;
+        char buffer[4096];
+        std::size_t n = 0;
+        while ((n = std::fread(buffer, 1, sizeof buffer, file)) > 0)
+            out.append(buffer, n);
+        const bool failed = std::ferror(file) != 0;
+        const int error = errno;
+        std::fclose(file);
+        if (failed) {
+            fact.problem = "cannot read '" + path + "': " + std::strerror(error);
+            return fact;
+        }
+        fact.value = std::move(out);
+        return fact;
+    }
+
+    Fact<long long> integer(const std::string& path) const {
+        Fact<long long> fact;
+        Fact<std::string> content = text(path);
+        if (!content) {
+            fact.problem = content.problem;
+            return fact;
+        }
+        const std::string value = trimmed(*content);
+        long long parsed = 0;
+        auto [end, ec] = std::from_chars(value.data(), value.data() + value.size(), parsed);
+        if (value.empty() || ec != std::errc() || end != value.data() + value.size())
+            fact.problem = "'" + path + "' holds '" + value + "', not a number";
+        else
+            fact.value = parsed;
+        return fact;
+    }
+
+    Fact<core::CpuList> cpu_list(const std::string& path) const {
+        Fact<core::CpuList> fact;
+        Fact<std::string> content = text(path);
+        if (!content) {
+            fact.problem = content.problem;
+            return fact;
+        }
+        std::string value = trimmed(*content);
+        if (value == "(null)") // nohz_full when the kernel has no nohz_full CPUs
+            value.clear();
+        std::string error;
+        fact.value = core::parse_cpu_list(value, error);
+        if (!fact.value)
+            fact.problem = "'" + path + "' holds '" + value + "': " + error;
+        return fact;
+    }
+
+    // The numbered entries of a folder, ascending; nullopt (and 'problem') when the
+    // folder cannot be listed.
+    std::optional<std::vector<int>> numbered(const std::string& path, std::string& problem) const {
+        std::error_code ec;
+        std::vector<int> out;
+        fs::directory_iterator it(host(path), ec);
+        if (ec) {
+            problem = "cannot list '" + path + "': " + ec.message();
+            return std::nullopt;
+        }
+        for (const auto& entry : it)
+            if (auto n = number_name(entry.path()))
+                out.push_back(*n);
+        std::sort(out.begin(), out.end());
+        return out;
+    }
+
+    bool exists(const std::string& path) const {
+        std::error_code ec;
+        return fs::exists(host(path), ec);
+    }
+
+    bool has_write_bit(const std::string& path) const {
+        struct stat st {};
+        return ::stat(host(path).c_str(), &st) == 0 && (st.st_mode & 0222) != 0;
+    }
+
+  private:
+    fs::path m_root;
+};
+
+std::optional<Thread> read_thread(const RootReader& r, const std::string& dir) {
+    Fact<std::string> stat_text = r.text(dir + "/stat");
+    if (!stat_text)
+        return std::nullopt;
+    std::optional<TaskStat> stat = parse_stat(*stat_text);
+    if (!stat)
+        return std::nullopt;
+    Thread t;
+    t.tid = stat->pid;
+    t.comm = stat->comm;
+    t.policy = stat->policy;
+    t.rt_priority = stat->rt_priority;
+    t.last_cpu = stat->processor;
+    if (Fact<std::string> status = r.text(dir + "/status"))
+        t.allowed = parse_cpus_allowed(*status);
+    return t;
+}
+
+std::optional<Process> read_process(const RootReader& r, int pid) {
+    const std::string dir = "/proc/" + std::to_string(pid);
+    Fact<std::string> stat_text = r.text(dir + "/stat");
+    if (!stat_text)
+        return std::nullopt; // ended meanwhile
+    std::optional<TaskStat> stat = parse_stat(*stat_text);
+    if (!stat)
+        return std::nullopt;
+    Process p;
+    p.pid = pid;
+    p.ppid = stat->ppid;
+    p.comm = stat->comm;
+    p.kernel_thread = (stat->flags & k_pf_kthread) != 0 || p.ppid == 2 || pid == 2;
+    if (Fact<std::string> cgroup = r.text(dir + "/cgroup"))
+        p.cgroup = systemd_cgroup(*cgroup);
+    Fact<std::string> limits = r.text(dir + "/limits");
+    if (limits)
+        p.limits.value = parse_limits(*limits);
+    else
+        p.limits.problem = limits.problem;
+    std::string problem;
+    if (auto tids = r.numbered(dir + "/task", problem)) {
+        for (int tid : *tids)
+            if (auto t = read_thread(r, dir + "/task/" + std::to_string(tid)))
+                p.threads.push_back(std::move(*t));
+    } else if (auto t = read_thread(r, dir)) {
+        p.threads.push_back(std::move(*t)); // no task/ folder: the process is its one thread
+    }
+    return p;
+}
+
+Fact<std::vector<Process>> read_processes(const RootReader& r) {
+    Fact<std::vector<Process>> fact;
+    auto pids = r.numbered("/proc", fact.problem);
+    if (!pids)
+        return fact;
+    fact.value.emplace();
+    for (int pid : *pids)
+        if (auto p = read_process(r, pid))
+            fact.value->push_back(std::move(*p));
+    return fact;
+}
+
+// Rules for which IRQs cannot be moved live with the check (reserved_cpu_checks.cpp);
+// this only gathers what /proc/irq and /proc/interrupts show.
+Fact<std::vector<Irq>> read_irqs(const RootReader& r) {
+    Fact<std::vector<Irq>> fact;
+    auto numbers = r.numbered("/proc/irq", fact.problem);
+    if (!numbers)
+        return fact;
+    std::vector<InterruptLine> lines;
+    if (Fact<std::string> interrupts = r.text("/proc/interrupts"))
+        lines = parse_interrupts(*interrupts);
+    fact.value.emplace();
+    for (int number : *numbers) {
+        Irq irq;
+        irq.number = static_cast<unsigned>(number);
+        for (const InterruptLine& line : lines)
+            if (line.irq == irq.number) {
+                irq.name = line.name;
+                irq.chip = line.chip;
+                irq.hwirq = line.hwirq;
+                irq.counts = line.counts;
+            }
+        const std::string dir = "/proc/irq/" + std::to_string(number);
+        if (Fact<core::CpuList> affinity = r.cpu_list(dir + "/smp_affinity_list"))
+            irq.affinity = *affinity;
+        if (Fact<core::CpuList> effective = r.cpu_list(dir + "/effective_affinity_list"))
+            irq.effective = *effective;
+        irq.affinity_writable = r.has_write_bit(dir + "/smp_affinity_list");
+        fact.value->push_back(std::move(irq));
+    }
+    return fact;
+}
+
+Fact<std::map<unsigned, std::string>> read_governors(const RootReader& r,
+                                                     const Fact<core::CpuList>& online) {
+    Fact<std::map<unsigned, std::string>> fact;
+    if (!online) {
+        fact.problem = online.problem;
+        return fact;
+    }
+    fact.value.emplace();
+    for (unsigned cpu : online->cpus()) {
+        const std::string dir = "/sys/devices/system/cpu/cpu" + std::to_string(cpu) + "/cpufreq";
+        if (!r.exists(dir))
+            continue; // no cpufreq driver for this CPU: nothing scales its frequency
+        Fact<std::string> governor = r.text(dir + "/scaling_governor");
+        if (!governor) {
+            fact.value.reset();
+            fact.problem = governor.problem;
+            return fact;
+        }
+        (*fact.value)[cpu] = trimmed(*governor);
+    }
+    return fact;
+}
+
+} // namespace
+
+SystemView read_system_view(const std::string& root) {
+    const RootReader r(root);
+    SystemView v;
+    v.cmdline = r.text("/proc/cmdline");
+    if (v.cmdline)
+        v.cmdline.value = trimmed(*v.cmdline);
+    v.kernel_version = r.text("/proc/sys/kernel/version");
+    if (v.kernel_version)
+        v.kernel_version.value = trimmed(*v.kernel_version);
+    v.sched_features = r.text("/sys/kernel/debug/sched/features");
+    v.sched_preempt = r.text("/sys/kernel/debug/sched/preempt");
+    if (v.sched_preempt)
+        v.sched_preempt.value = trimmed(*v.sched_preempt);
+    v.rt_runtime_us = r.integer("/proc/sys/kernel/sched_rt_runtime_us");
+    v.rt_period_us = r.integer("/proc/sys/kernel/sched_rt_period_us");
+    v.online = r.cpu_list("/sys/devices/system/cpu/online");
+    v.isolated = r.cpu_list("/sys/devices/system/cpu/isolated");
+    v.nohz_full = r.cpu_list("/sys/devices/system/cpu/nohz_full");
+    v.governors = read_governors(r, v.online);
+    v.irqs = read_irqs(r);
+    v.processes = read_processes(r);
+    return v;
+}
+
+} // namespace rtprov::audit

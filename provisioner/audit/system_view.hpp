@@ -1,0 +1,78 @@
+#pragma once
+
+#include "provisioner/audit/proc_text.hpp"
+#include "provisioner/core/cpu_list.hpp"
+
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+// What the running system shows in /proc and /sys, gathered once so that every check is
+// a pure function of it.
+namespace rtprov::audit {
+
+// A value read from the system, or why it could not be read.
+template <typename T> struct Fact {
+    std::optional<T> value;
+    std::string problem; // e.g. "cannot read '/proc/cmdline': No such file or directory"
+
+    explicit operator bool() const { return value.has_value(); }
+    const T& operator*() const { return *value; }
+    const T* operator->() const { return &*value; }
+};
+
+struct Thread {
+    int tid = 0;
+    std::string comm; // at most 15 characters, as ps shows it
+    Policy policy = Policy::other;
+    int rt_priority = 0;
+    int last_cpu = -1;
+    std::optional<core::CpuList> allowed; // Cpus_allowed_list; nullopt when unreadable
+};
+
+struct Process {
+    int pid = 0;
+    int ppid = 0;
+    std::string comm;
+    bool kernel_thread = false; // PF_KTHREAD, or a child of kthreadd (pid 2)
+    std::string cgroup;         // the systemd cgroup path, see systemd_cgroup()
+    std::vector<Thread> threads;
+    Fact<ProcessLimits> limits;
+};
+
+// An interrupt with a folder in /proc/irq.
+struct Irq {
+    unsigned number = 0;
+    std::string name; // its handlers in /proc/interrupts; "" when it has no line there
+    std::string chip;
+    std::optional<unsigned> hwirq;
+    std::map<unsigned, std::uint64_t> counts; // interrupts so far by CPU (/proc/interrupts)
+    std::optional<core::CpuList> affinity;    // smp_affinity_list
+    std::optional<core::CpuList> effective;   // effective_affinity_list (not on every arch)
+    bool affinity_writable = true;            // smp_affinity_list carries a write permission bit
+};
+
+struct SystemView {
+    Fact<std::string> cmdline;        // /proc/cmdline
+    Fact<std::string> kernel_version; // /proc/sys/kernel/version: what uname -v says
+    Fact<std::string> sched_features; // /sys/kernel/debug/sched/features
+    Fact<std::string> sched_preempt;  // /sys/kernel/debug/sched/preempt (PREEMPT_DYNAMIC)
+    Fact<long long> rt_runtime_us;    // /proc/sys/kernel/sched_rt_runtime_us
+    Fact<long long> rt_period_us;     // /proc/sys/kernel/sched_rt_period_us
+    Fact<core::CpuList> online;       // /sys/devices/system/cpu/online
+    Fact<core::CpuList> isolated;     // .../isolated
+    Fact<core::CpuList> nohz_full;    // .../nohz_full ('(null)' reads as empty)
+    // scaling_governor of each online CPU that has cpufreq; empty without a cpufreq driver
+    Fact<std::map<unsigned, std::string>> governors;
+    Fact<std::vector<Irq>> irqs;
+    Fact<std::vector<Process>> processes; // by pid, kernel threads included
+};
+
+// Reads the running system under 'root' ("/" normally; tests give a folder holding proc/
+// and sys/). Paths in problems are shown as if 'root' were '/'. Read-only, takes well
+// under a second on a normal system, and never throws for a missing or unreadable file:
+// the fact says why. A process or thread that ends while it is read is left out.
+SystemView read_system_view(const std::string& root = "/");
+
+} // namespace rtprov::audit

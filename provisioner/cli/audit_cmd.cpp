@@ -1,0 +1,131 @@
+// rtprov audit: reads the running system once and says, check by check, whether it is
+// what the applied profile promised (provisioner/audit/ does the judging).
+#include "provisioner/audit/audit.hpp"
+#include "provisioner/cli/commands.hpp"
+#include "provisioner/cli/json.hpp"
+#include "provisioner/core/error.hpp"
+#include "provisioner/profile/app_loader.hpp"
+#include "provisioner/target/probe.hpp"
+#include "provisioner/target/root.hpp"
+
+#include <filesystem>
+#include <iostream>
+
+namespace fs = std::filesystem;
+
+namespace rtprov::cli {
+
+namespace {
+
+std::string pad(std::string text, std::size_t width) {
+    if (text.size() < width)
+        text.append(width - text.size(), ' ');
+    return text;
+}
+
+std::string audit_text(const audit::AuditReport& report, const std::string& profile) {
+    std::string out = "rtprov audit: " +
+                      (profile.empty() ? std::string("no profile applied, generic checks only")
+                                       : "profile '" + profile + "'") +
+                      "\n";
+    for (const audit::Check& c : report.checks) {
+        std::string title = c.title + (c.subject.empty() ? "" : " (" + c.subject + ")");
+        out += pad(audit::to_string(c.status), 5) + pad(c.id, 20) + title + "\n      " + c.reason +
+               "\n";
+        if (!c.fix.empty())
+            out += "      fix: " + c.fix + "\n";
+    }
+    for (const audit::ServiceThreads& s : report.services) {
+        out += "\nthreads of " + s.unit + (s.threads.empty() ? ": not running\n" : ":\n");
+        if (s.threads.empty())
+            continue;
+        out += "    TID CLS RTPRIO COMMAND          CPUS      EXPECTED            STATUS\n";
+        for (const audit::ThreadRow& t : s.threads) {
+            std::string tid = std::to_string(t.tid);
+            std::string prio = t.rt_priority ? std::to_string(t.rt_priority) : "-";
+            out += std::string(tid.size() < 7 ? 7 - tid.size() : 0, ' ') + tid + " " +
+                   pad(audit::ps_class(t.policy), 3) + " " +
+                   std::string(prio.size() < 6 ? 6 - prio.size() : 0, ' ') + prio + " " +
+                   pad(t.comm, 16) + " " + pad(t.allowed_cpus, 9) + " " + pad(t.expected, 19) +
+                   " " + audit::to_string(t.status) + (t.note.empty() ? "" : ": " + t.note) + "\n";
+        }
+    }
+    audit::Status overall = report.overall();
+    out += std::string("\nresult: ") +
+           (overall == audit::Status::fail   ? "did not pass"
+            : overall == audit::Status::warn ? "passed with warnings"
+                                             : "passed") +
+           "\n";
+    return out;
+}
+
+std::string audit_json(const audit::AuditReport& report, const std::string& profile) {
+    std::string out = "{\n  \"profile\": " + (profile.empty() ? "null" : json_string(profile)) +
+                      ",\n  \"result\": " + json_string(audit::to_string(report.overall())) +
+                      ",\n  \"checks\": [";
+    for (std::size_t i = 0; i < report.checks.size(); ++i) {
+        const audit::Check& c = report.checks[i];
+        out += std::string(i ? "," : "") + "\n    {\"id\": " + json_string(c.id) +
+               ", \"subject\": " + json_string(c.subject) + ", \"title\": " + json_string(c.title) +
+               ", \"status\": " + json_string(audit::to_string(c.status)) +
+               ", \"reason\": " + json_string(c.reason) + ", \"fix\": " + json_string(c.fix) + "}";
+    }
+    out += "\n  ],\n  \"services\": [";
+    for (std::size_t i = 0; i < report.services.size(); ++i) {
+        const audit::ServiceThreads& s = report.services[i];
+        out += std::string(i ? "," : "") + "\n    {\"unit\": " + json_string(s.unit) +
+               ", \"threads\": [";
+        for (std::size_t k = 0; k < s.threads.size(); ++k) {
+            const audit::ThreadRow& t = s.threads[k];
+            out += std::string(k ? ", " : "") + "\n      {\"pid\": " + std::to_string(t.pid) +
+                   ", \"tid\": " + std::to_string(t.tid) + ", \"comm\": " + json_string(t.comm) +
+                   ", \"policy\": " + json_string(audit::to_string(t.policy)) +
+                   ", \"rt_priority\": " + std::to_string(t.rt_priority) +
+                   ", \"allowed_cpus\": " + json_string(t.allowed_cpus) +
+                   ", \"expected\": " + json_string(t.expected) +
+                   ", \"status\": " + json_string(audit::to_string(t.status)) +
+                   ", \"note\": " + json_string(t.note) + "}";
+        }
+        out += "]}";
+    }
+    out += "\n  ]\n}\n";
+    return out;
+}
+
+} // namespace
+
+void add_audit_command(CLI::App& parent, AuditCommand& c) {
+    c.app = parent.add_subcommand(
+        "audit", "Check this running system against the applied profile: thread priorities "
+                 "and CPUs, boot parameters, isolation, IRQs, RT_PUSH_IPI; changes nothing");
+    c.app->add_flag("--json", c.json, "Print JSON");
+    c.app
+        ->add_option("--sysroot", c.sysroot,
+                     "Read /proc, /sys, /boot and /etc/rtprov from DIR instead of '/' (a "
+                     "copied tree)")
+        ->type_name("DIR");
+}
+
+int run_audit(const AuditCommand& c) {
+    std::optional<core::Profile> profile = applied_profile(c.sysroot);
+    audit::SystemView view = audit::read_system_view(c.sysroot);
+    std::optional<audit::Expectation> expectation;
+    if (profile) {
+        target::Root root(c.sysroot);
+        core::TargetFacts facts = target::probe(root, *profile, core::TargetMode::live);
+        // The CPUs present, counted as 'apply --live' counted them.
+        auto cores = core::resolve_cores(*profile, facts.cpu_count);
+        if (!cores)
+            throw Error("the applied profile's core layout cannot be resolved (CPUs present: " +
+                        (facts.cpu_count ? std::to_string(*facts.cpu_count) : "unknown") +
+                        "); run 'rtprov plan --live' to see why");
+        expectation =
+            audit::expect(*profile, *cores, profile::load_apps(data_dir("apps")), facts.kernels);
+    }
+    audit::AuditReport report = audit::run_audit(view, expectation ? &*expectation : nullptr);
+    std::string name = profile ? profile->name : "";
+    std::cout << (c.json ? audit_json(report, name) : audit_text(report, name));
+    return report.overall() == audit::Status::fail ? k_exit_not_passed : k_exit_ok;
+}
+
+} // namespace rtprov::cli

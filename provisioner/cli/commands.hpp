@@ -1,0 +1,76 @@
+#pragma once
+
+#include <CLI/CLI.hpp>
+
+#include <string>
+
+// Commands that live in their own files; main.cpp registers and dispatches them.
+namespace rtprov::cli {
+
+inline constexpr int k_exit_ok = 0;
+inline constexpr int k_exit_failed = 1;
+inline constexpr int k_exit_usage = 2;
+inline constexpr int k_exit_not_passed = 3; // selftest, audit: ran, and did not pass
+
+// 'rtprov selftest': latency run and PI-boost probe on this machine.
+struct SelftestCommand {
+    CLI::App* app = nullptr;
+    std::string cpus;
+    unsigned duration_s = 10;
+    unsigned interval_us = 100;
+    int priority = 99;
+    std::string idle = "default"; // default | held | both
+    bool load = false;
+    unsigned pi_probe_s = 5;
+    std::string json_file;
+    std::string prometheus_file;
+    bool compare = false;
+    std::string history_dir = "/var/lib/rtprov/selftest";
+    std::string sysroot = "/";
+};
+void add_selftest_command(CLI::App& parent, SelftestCommand& c);
+int run_selftest(const SelftestCommand& c);
+
+// 'rtprov audit': checks the running system against the applied profile.
+struct AuditCommand {
+    CLI::App* app = nullptr;
+    bool json = false;
+    std::string sysroot = "/";
+};
+void add_audit_command(CLI::App& parent, AuditCommand& c);
+int run_audit(const AuditCommand& c);
+
+// 'rtprov firstboot': the first-boot flow of rtprov-firstboot.service.
+struct FirstbootCommand {
+    CLI::App* app = nullptr;
+};
+void add_firstboot_command(CLI::App& parent, FirstbootCommand& c);
+int run_firstboot(const FirstbootCommand& c);
+
+} // namespace rtprov::cli
+
+#include "provisioner/core/profile.hpp"
+
+#include <optional>
+
+namespace rtprov::cli {
+
+// Now in UTC, ISO 8601 ('2026-11-30T01:00:00Z'), for reports and state.
+std::string utc_now();
+
+// rtprov's built-in data folder 'sub' (profiles, apps): share/rtprov/ beside bin/.
+std::string data_dir(const char* sub);
+
+// The profile rtprov applied to the system under 'sysroot' (/etc/rtprov/profile.yaml),
+// or nullopt when none is. Throws rtprov::Error when the file is there but unreadable.
+std::optional<core::Profile> applied_profile(const std::string& sysroot);
+
+// The CPUs online under 'sysroot' (/sys/devices/system/cpu/online). Throws rtprov::Error
+// when the file cannot be read.
+core::CpuList online_cpus(const std::string& sysroot);
+
+// The number of CPUs present under 'sysroot', as 'apply --live' resolves 'auto' core
+// lists (target::probe), so the roles and checks match what apply wrote.
+unsigned present_cpu_count(const std::string& sysroot);
+
+} // namespace rtprov::cli

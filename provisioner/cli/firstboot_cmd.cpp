@@ -1,0 +1,296 @@
+// rtprov firstboot, run by rtprov-firstboot.service until it has finished once: choose
+// the profile, apply it live, reboot once if the running kernel lacks what was planned,
+// then self-test and audit, keep the reports and record the outcome. Each step is an
+// rtprov command run as a child, so its output lands in the unit's journal as it would
+// on a terminal, and the steps are the ones an admin runs by hand.
+#include "provisioner/audit/expectation.hpp"
+#include "provisioner/boot/cmdline.hpp"
+#include "provisioner/cli/commands.hpp"
+#include "provisioner/core/board_match.hpp"
+#include "provisioner/core/error.hpp"
+#include "provisioner/live/board_facts.hpp"
+#include "provisioner/profile/app_loader.hpp"
+#include "provisioner/profile/firstboot_config.hpp"
+#include "provisioner/profile/profile_loader.hpp"
+#include "provisioner/selftest/pi_probe.hpp"
+#include "provisioner/systemd/online.hpp"
+#include "provisioner/target/firstboot_state.hpp"
+#include "provisioner/target/probe.hpp"
+
+#include <fcntl.h>
+#include <sys/utsname.h>
+#include <sys/wait.h>
+#include <systemd/sd-daemon.h>
+#include <systemd/sd-journal.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <ctime>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <sstream>
+
+namespace fs = std::filesystem;
+
+namespace rtprov::cli {
+
+namespace {
+
+// Journal message ids (journalctl MESSAGE_ID=...), documented in docs/firstboot.md.
+constexpr const char* k_id_start = "8d2f6c1a4b7e4e0f9a3c5d7e1f2a4b6c";
+constexpr const char* k_id_applied = "3e9a1c5f7b2d4a6e8c0f1a3b5d7e9f1b";
+constexpr const char* k_id_reboot = "c4a7e2f9d1b34c6a8e5f7a9b1c3d5e7f";
+constexpr const char* k_id_missing = "a1f3c5e7b9d24f6a8c0e2b4d6f8a1c3e";
+constexpr const char* k_id_done = "5f7b9d1e3a6c4e8f0b2d4f6a8c1e3a5d";
+constexpr const char* k_id_failed = "e6c8a0f2b4d64a8c1e3f5b7d9a2c4e6f";
+
+// Progress for 'systemctl status' (sd_notify STATUS=, needs NotifyAccess=main in a
+// oneshot unit, reference/debian.md §6) and a line in the journal.
+void progress(const std::string& status) {
+    sd_notifyf(0, "STATUS=rtprov first boot: %s", status.c_str());
+    std::cout << "rtprov firstboot: " << status << std::endl;
+}
+
+void journal(const char* id, int priority, const std::string& message,
+             const std::string& extra = "") {
+    if (extra.empty())
+        sd_journal_send("MESSAGE=rtprov first boot: %s", message.c_str(), "MESSAGE_ID=%s", id,
+                        "PRIORITY=%i", priority, nullptr);
+    else
+        sd_journal_send("MESSAGE=rtprov first boot: %s", message.c_str(), "MESSAGE_ID=%s", id,
+                        "PRIORITY=%i", priority, "%s", extra.c_str(), nullptr);
+}
+
+// Runs this rtprov binary with 'args'; its stdout goes to 'stdout_path' when given.
+// Returns its exit code (128+N for a signal).
+int run_rtprov(const std::vector<std::string>& args, const std::string& stdout_path = "") {
+    std::cout.flush();
+    pid_t pid = fork();
+    if (pid < 0)
+        throw Error(std::string("cannot start rtprov ") + args.front() + ": fork failed");
+    if (pid == 0) {
+        if (!stdout_path.empty()) {
+            int fd = open(stdout_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+            if (fd < 0 || dup2(fd, STDOUT_FILENO) < 0)
+                _exit(127);
+        }
+        std::vector<char*> argv;
+        std::string self = "rtprov";
+        argv.push_back(self.data());
+        std::vector<std::string> copy = args;
+        for (std::string& arg : copy)
+            argv.push_back(arg.data());
+        argv.push_back(nullptr);
+        execv("/proc/self/exe", argv.data());
+        _exit(127);
+    }
+    int status = 0;
+    while (waitpid(pid, &status, 0) < 0)
+        if (errno != EINTR)
+            throw Error("lost track of rtprov " + args.front());
+    return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
+profile::SearchPath search_path() {
+    profile::SearchPath path;
+    if (fs::is_directory("/etc/rtprov/profiles"))
+        path.push_back({"/etc/rtprov/profiles", "/etc/rtprov/profiles", profile::host_files()});
+    path.push_back({data_dir("profiles"), "built-in", profile::host_files()});
+    return path;
+}
+
+// The profile named in the configuration, or the one whose board.match fits best.
+std::string choose_profile(const profile::FirstbootConfig& config, const core::BoardFacts& facts) {
+    if (!config.profile.empty())
+        return config.profile;
+    std::vector<core::BoardCandidate> candidates;
+    for (const profile::ProfileEntry& entry : profile::list_profiles(search_path())) {
+        if (entry.hidden)
+            continue;
+        try {
+            candidates.push_back(
+                {entry.name, profile::load_profile(entry.name, search_path()).board.match});
+        } catch (const Error& e) {
+            std::cerr << "rtprov: warning: profile " << quoted(entry.name)
+                      << " left out of board detection: " << e.what() << "\n";
+        }
+    }
+    return core::choose_board(candidates, facts);
+}
+
+// What the running kernel lacks of the applied profile, and whether a reboot can bring it.
+struct Missing {
+    std::string reboot_helps;       // planned parameters not in /proc/cmdline; an installed
+                                    // PREEMPT_RT kernel the boot loader now starts by default
+    std::string reboot_cannot_help; // a PREEMPT_RT kernel that is not installed or not
+                                    // the boot loader's default
+};
+
+Missing missing_now(const core::Profile& profile) {
+    target::Root root("/");
+    core::TargetFacts facts = target::probe(root, profile, core::TargetMode::live);
+    // The CPUs present, counted as 'apply --live' counted them.
+    auto cores = core::resolve_cores(profile, facts.cpu_count);
+    if (!cores)
+        throw Error("the applied profile's core layout cannot be resolved; run 'rtprov plan "
+                    "--live' to see why");
+    audit::Expectation expected =
+        audit::expect(profile, *cores, profile::load_apps(data_dir("apps")), facts.kernels);
+    std::ifstream in("/proc/cmdline");
+    std::string line;
+    std::getline(in, line);
+    Missing missing;
+    for (const boot::KernelParam& param : expected.kernel_params) {
+        // The kernel takes the last occurrence of a parameter, as the audit does.
+        std::optional<boot::CmdlineToken> last;
+        for (const boot::CmdlineToken& token : boot::parse_cmdline(line))
+            if (token.key() == param.key)
+                last = token;
+        auto value = last ? last->value() : std::nullopt;
+        bool found =
+            last && (param.flag || (value && boot::same_value(param.key, *value, param.value)));
+        if (!found)
+            missing.reboot_helps += (missing.reboot_helps.empty() ? "" : " ") + param.token();
+    }
+    utsname names{};
+    uname(&names);
+    if (profile.tuning.kernel.realtime && !selftest::kernel_context(names.version, {}).preempt_rt) {
+        // A reboot starts the RT kernel only when one is installed and the boot loader
+        // defaults to it: GRUB through rtprov's GRUB_TOP_LEVEL, the Pi firmware through
+        // kernel= in config.txt; rtprov does not choose systemd-boot's default entry.
+        bool installed = false;
+        for (const core::InstalledKernel& k : facts.kernels)
+            installed = installed || (k.config && k.config->count("CONFIG_PREEMPT_RT") &&
+                                      k.config->at("CONFIG_PREEMPT_RT") == "y");
+        std::string what = std::string("the PREEMPT_RT kernel (running ") + names.release + ")";
+        if (installed && profile.board.boot.loader != core::BootLoader::systemd_boot)
+            missing.reboot_helps += (missing.reboot_helps.empty() ? "" : "; ") + what;
+        else
+            missing.reboot_cannot_help =
+                what + (installed ? ": choose it as systemd-boot's default entry"
+                                  : ": none is installed; set install_packages: true in " +
+                                        std::string(target::k_firstboot_config) + " or install " +
+                                        (profile.board.kernel.rt_packages.empty()
+                                             ? std::string("one")
+                                             : profile.board.kernel.rt_packages.front()));
+    }
+    return missing;
+}
+
+} // namespace
+
+void add_firstboot_command(CLI::App& parent, FirstbootCommand& c) {
+    c.app = parent.add_subcommand(
+        "firstboot", "First boot of an appliance (run by rtprov-firstboot.service): apply the "
+                     "profile live, reboot once if needed, self-test, audit, record the outcome");
+}
+
+int run_firstboot(const FirstbootCommand&) {
+    auto started = std::chrono::steady_clock::now();
+    target::Root root("/");
+    target::FirstbootState state =
+        target::read_firstboot_state(root).value_or(target::FirstbootState{});
+    if (state.phase == "done" || state.phase == "failed") {
+        std::cout << "rtprov firstboot: already ran (" << state.phase << " at " << state.updated_at
+                  << "); 'rtprov status' shows the outcome\n";
+        return k_exit_ok;
+    }
+    auto save = [&](const std::string& phase) {
+        state.phase = phase;
+        state.updated_at = utc_now();
+        target::write_firstboot_state(root, state);
+    };
+    try {
+        profile::FirstbootConfig config;
+        if (auto file = root.read(target::k_firstboot_config))
+            config = profile::parse_firstboot_config(file->content, target::k_firstboot_config);
+        core::BoardFacts facts = live::read_board_facts("/");
+        if (state.phase.empty()) {
+            progress("choosing the profile for " + core::describe(facts));
+            state.profile = choose_profile(config, facts);
+            journal(k_id_start, LOG_INFO,
+                    "applying profile '" + state.profile + "' on " + core::describe(facts));
+            std::vector<std::string> args = {"apply", "--live", "--profile", state.profile,
+                                             "--regenerate-boot=now"};
+            for (const std::string& set : config.sets)
+                args.insert(args.end(), {"--set", set});
+            if (config.install_packages)
+                args.push_back("--install-packages");
+            progress("applying profile '" + state.profile + "'");
+            if (int rc = run_rtprov(args); rc != 0)
+                throw Error("'rtprov apply' failed (exit " + std::to_string(rc) +
+                            "); its messages are in 'journalctl -u rtprov-firstboot'; fix the "
+                            "cause, then 'rm -r " +
+                            std::string(target::k_firstboot_dir) +
+                            "' and reboot to run first boot again");
+        }
+        auto applied = applied_profile("/");
+        if (!applied)
+            throw Error("no applied profile in /etc/rtprov/profile.yaml after apply");
+        Missing missing = missing_now(*applied);
+        target::RebootDecision decision =
+            target::decide_reboot(state, missing.reboot_helps, config.reboot);
+        auto elapsed_ms = std::chrono::duration_cast<std::chrono::milliseconds>(
+                              std::chrono::steady_clock::now() - started)
+                              .count();
+        journal(k_id_applied, LOG_INFO,
+                "profile '" + state.profile + "' applied in " + std::to_string(elapsed_ms) + " ms",
+                "RTPROV_ELAPSED_MS=" + std::to_string(elapsed_ms));
+        if (decision.reboot) {
+            state.reboots += 1;
+            state.reboot_cause = "the running kernel lacks " + missing.reboot_helps;
+            save("rebooting");
+            journal(k_id_reboot, LOG_NOTICE, "rebooting once: " + state.reboot_cause);
+            progress("rebooting once: " + state.reboot_cause);
+            systemd::request_reboot();
+            return k_exit_ok;
+        }
+        state.cmdline = decision.cmdline;
+        if (!missing.reboot_cannot_help.empty())
+            state.cmdline = (decision.cmdline == "ok" ? std::string() : decision.cmdline + "; ") +
+                            "missing, a reboot would not help: " + missing.reboot_cannot_help;
+        if (state.cmdline != "ok")
+            journal(k_id_missing, LOG_WARNING, "the running kernel: " + state.cmdline);
+
+        fs::create_directories(target::k_firstboot_dir);
+        const std::string dir = target::k_firstboot_dir;
+        state.selftest = "not run";
+        if (config.selftest_s > 0) {
+            progress("self-test");
+            int rc = run_rtprov({"selftest", "--duration", std::to_string(config.selftest_s),
+                                 "--pi-probe", std::to_string(config.pi_probe_s), "--json",
+                                 dir + "/selftest.json"});
+            state.selftest = rc == k_exit_ok           ? "passed"
+                             : rc == k_exit_not_passed ? "did not pass"
+                                                       : "error";
+        }
+        progress("audit");
+        int rc = run_rtprov({"audit", "--json"}, dir + "/.audit.json.tmp");
+        fs::rename(dir + "/.audit.json.tmp", dir + "/audit.json");
+        state.audit = rc == k_exit_ok           ? "passed"
+                      : rc == k_exit_not_passed ? "did not pass"
+                                                : "error";
+        save("done");
+        bool passed = state.cmdline == "ok" && state.selftest != "did not pass" &&
+                      state.selftest != "error" && state.audit == "passed";
+        std::string summary = "done: profile '" + state.profile + "', kernel command line " +
+                              state.cmdline + ", self-test " + state.selftest + ", audit " +
+                              state.audit + "; reports in " + dir;
+        journal(k_id_done, passed ? LOG_INFO : LOG_WARNING, summary);
+        progress(summary);
+        return passed ? k_exit_ok : k_exit_not_passed;
+    } catch (const std::exception& e) {
+        state.reason = e.what();
+        try {
+            save("failed");
+        } catch (const std::exception& also) {
+            std::cerr << "rtprov: warning: cannot record the failure: " << also.what() << "\n";
+        }
+        journal(k_id_failed, LOG_ERR, std::string("failed: ") + e.what());
+        sd_notifyf(0, "STATUS=rtprov first boot failed: %s", e.what());
+        throw;
+    }
+}
+
+} // namespace rtprov::cli

@@ -1,0 +1,318 @@
+// rtprov selftest: measures on this machine what the tuning promises, and keeps the
+// result. The measuring is provisioner/selftest/; this file picks the CPUs and
+// thresholds from the applied profile, shows progress and writes the reports.
+#include "provisioner/cli/commands.hpp"
+#include "provisioner/cli/selftest_render.hpp"
+#include "provisioner/core/error.hpp"
+#include "provisioner/core/plan.hpp"
+#include "provisioner/profile/profile_loader.hpp"
+#include "provisioner/selftest/report.hpp"
+#include "provisioner/target/root.hpp"
+
+#include <sys/utsname.h>
+#include <unistd.h>
+
+#include <ctime>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <sstream>
+
+namespace fs = std::filesystem;
+
+namespace rtprov::cli {
+
+namespace {
+
+std::optional<std::string> read_text(const fs::path& path) {
+    std::ifstream in(path, std::ios::binary);
+    if (!in)
+        return std::nullopt;
+    std::ostringstream out;
+    out << in.rdbuf();
+    return out.str();
+}
+
+// Progress on stderr: rewritten in place on a terminal, a line every 5 s otherwise (the
+// journal, when first boot runs it).
+selftest::ProgressCallback progress_for(std::string what) {
+    bool tty = isatty(STDERR_FILENO);
+    return [what = std::move(what), tty, last = -5.0](double elapsed, double total) mutable {
+        double left = total - elapsed;
+        if (!tty && elapsed - last < 5.0)
+            return;
+        last = elapsed;
+        std::fprintf(stderr, "%srtprov selftest: %s: %.0f s left%s", tty ? "\r\033[K" : "",
+                     what.c_str(), left < 0 ? 0.0 : left, tty ? "" : "\n");
+    };
+}
+
+void end_progress() {
+    if (isatty(STDERR_FILENO))
+        std::fputs("\r\033[K", stderr);
+}
+
+// Writes 'content' to 'path' atomically (readers of a Prometheus textfile or a JSON
+// report never see half a file).
+void write_file(const std::string& path, const std::string& content) {
+    fs::path p = fs::absolute(path);
+    if (!fs::is_directory(p.parent_path()))
+        throw Error("cannot write " + quoted(path) + ": folder " +
+                    quoted(p.parent_path().string()) + " does not exist; create it first");
+    target::Root dir(p.parent_path().string());
+    core::FileState state;
+    state.content = content;
+    dir.write("/" + p.filename().string(), state);
+}
+
+struct Measured {
+    core::CpuList cpus;
+    core::ResolvedCores roles;
+    bool has_roles = false;
+};
+
+// The CPUs to measure: --cpus, else every reserved core and the first housekeeping one
+// of the applied profile, else every online CPU.
+Measured choose_cpus(const SelftestCommand& c, const std::optional<core::Profile>& profile,
+                     const core::CpuList& online, unsigned present) {
+    Measured m;
+    if (profile)
+        if (auto cores = core::resolve_cores(*profile, present)) {
+            m.roles = *cores;
+            m.has_roles = true;
+        }
+    if (!c.cpus.empty()) {
+        std::string error;
+        auto list = core::parse_cpu_list(c.cpus, error);
+        if (!list || list->empty())
+            throw CLI::ValidationError("--cpus", quoted(c.cpus) + " is not a CPU list" +
+                                                     (error.empty() ? "" : ": " + error) +
+                                                     "; give e.g. 2-3 or 0,2");
+        m.cpus = *list;
+    } else if (m.has_roles) {
+        m.cpus = m.roles.reserved;
+        if (auto first = m.roles.housekeeping.cpus(); !first.empty())
+            m.cpus = m.cpus.union_with(core::CpuList({first.front()}));
+    } else {
+        m.cpus = online;
+    }
+    return m;
+}
+
+selftest::CoreRole role_of(const Measured& m, unsigned cpu) {
+    if (!m.has_roles)
+        return selftest::CoreRole::unassigned;
+    if (m.roles.reserved.contains(cpu))
+        return selftest::CoreRole::reserved;
+    return m.roles.housekeeping.contains(cpu) ? selftest::CoreRole::housekeeping
+                                              : selftest::CoreRole::unassigned;
+}
+
+} // namespace
+
+std::string utc_now() {
+    std::time_t t = std::time(nullptr);
+    std::tm tm{};
+    gmtime_r(&t, &tm);
+    char buffer[32];
+    std::strftime(buffer, sizeof buffer, "%Y-%m-%dT%H:%M:%SZ", &tm);
+    return buffer;
+}
+
+std::optional<core::Profile> applied_profile(const std::string& sysroot) {
+    fs::path path = fs::path(sysroot) / fs::path(core::k_applied_profile_path).relative_path();
+    auto text = read_text(path);
+    if (!text)
+        return std::nullopt;
+    return profile::parse_profile(*text, path.string());
+}
+
+namespace {
+
+// A CPU list file of sysfs under 'sysroot' ('present', 'online'); throws when unreadable.
+core::CpuList read_cpu_file(const std::string& sysroot, const char* name, const char* what) {
+    fs::path path = fs::path(sysroot) / "sys/devices/system/cpu" / name;
+    auto text = read_text(path);
+    std::string error;
+    std::optional<core::CpuList> list;
+    if (text) {
+        while (!text->empty() && text->back() == '\n')
+            text->pop_back();
+        list = core::parse_cpu_list(*text, error);
+    }
+    if (!list || list->empty())
+        throw Error(std::string("cannot read the CPUs ") + what + " from " + quoted(path.string()) +
+                    (error.empty() ? "" : ": " + error) + "; is sysfs mounted?");
+    return *list;
+}
+
+} // namespace
+
+unsigned present_cpu_count(const std::string& sysroot) {
+    return unsigned(read_cpu_file(sysroot, "present", "present").size());
+}
+
+core::CpuList online_cpus(const std::string& sysroot) {
+    return read_cpu_file(sysroot, "online", "online");
+}
+
+void add_selftest_command(CLI::App& parent, SelftestCommand& c) {
+    c.app = parent.add_subcommand(
+        "selftest", "Measure wake-up latency on the reserved and a housekeeping core, and run "
+                    "the PI-boost starvation probe; keeps every report");
+    auto* app = c.app;
+    app->add_option("--cpus", c.cpus,
+                    "CPUs to measure (default: every reserved core and one housekeeping core "
+                    "of the applied profile; without one, every CPU)")
+        ->type_name("LIST");
+    app->add_option("--duration", c.duration_s,
+                    "Seconds per idle policy (default: the profile's selftest.duration_s, 10)")
+        ->check(CLI::Range(1u, 3600u))
+        ->type_name("SECONDS");
+    app->add_option("--interval", c.interval_us,
+                    "Microseconds between wake-ups (default: the profile's, 100)")
+        ->check(CLI::Range(20u, 1000000u))
+        ->type_name("US");
+    app->add_option("--priority", c.priority, "SCHED_FIFO priority of the measuring threads")
+        ->check(CLI::Range(1, 99))
+        ->capture_default_str();
+    app->add_option("--idle", c.idle,
+                    "Idle policy: default (deep idle allowed, as the box runs), held "
+                    "(/dev/cpu_dma_latency held at 0, like cyclictest), or both")
+        ->check(CLI::IsMember({"default", "held", "both"}))
+        ->capture_default_str();
+    app->add_flag("--load", c.load,
+                  "Load the housekeeping cores (or the CPUs not measured) while measuring");
+    app->add_option("--pi-probe", c.pi_probe_s, "Seconds of PI-boost probe; 0 leaves it out")
+        ->check(CLI::Range(0u, 3600u))
+        ->capture_default_str()
+        ->type_name("SECONDS");
+    app->add_option("--json", c.json_file, "Also write the report as JSON to FILE ('-': stdout)")
+        ->type_name("FILE");
+    app->add_option("--prometheus", c.prometheus_file,
+                    "Also write the result in node-exporter textfile format to FILE")
+        ->type_name("FILE");
+    app->add_flag("--compare", c.compare,
+                  "Compare with the last run with the same CPU, duration, interval, priority, "
+                  "load and idle policy");
+    app->add_option("--history", c.history_dir, "Where reports are kept")
+        ->capture_default_str()
+        ->type_name("DIR");
+    app->add_option("--sysroot", c.sysroot,
+                    "Read the applied profile and /sys from DIR instead of '/' (the "
+                    "measurement itself always runs on this machine)")
+        ->type_name("DIR");
+}
+
+int run_selftest(const SelftestCommand& c) {
+    std::optional<core::Profile> profile = applied_profile(c.sysroot);
+    core::CpuList online = online_cpus(c.sysroot);
+    Measured measured = choose_cpus(c, profile, online, profile ? present_cpu_count(c.sysroot) : 0);
+
+    selftest::SelftestReport report;
+    report.started_at = utc_now();
+    report.profile = profile ? profile->name : "";
+    utsname names{};
+    uname(&names);
+    report.kernel_release = names.release;
+    report.kernel = selftest::read_kernel_context(
+        (fs::path(c.sysroot) / "sys/kernel/debug/sched/features").string());
+
+    selftest::Thresholds thresholds;
+    unsigned duration_s = c.duration_s, interval_us = c.interval_us;
+    if (profile) {
+        const core::SelftestThresholds& t = profile->tuning.selftest;
+        thresholds = {t.max_latency_reserved_us, t.max_latency_housekeeping_us};
+        if (c.app->count("--duration") == 0)
+            duration_s = t.duration_s;
+        if (c.app->count("--interval") == 0)
+            interval_us = t.interval_us;
+    }
+
+    selftest::LatencyOptions options;
+    options.cpus = measured.cpus;
+    options.duration = std::chrono::milliseconds(std::uint64_t(duration_s) * 1000);
+    options.interval = std::chrono::microseconds(interval_us);
+    options.priority = c.priority;
+    if (c.load) {
+        // Load where the housekeeping runs (the measuring threads outrank it there);
+        // without a profile, on the CPUs not measured.
+        options.load_cpus =
+            measured.has_roles ? measured.roles.housekeeping : online.minus(measured.cpus);
+        if (options.load_cpus.empty())
+            throw CLI::ValidationError("--load", "no CPU is left to load: every online CPU is "
+                                                 "measured; narrow --cpus");
+    }
+    report.parameters = {unsigned(duration_s * 1000), interval_us, c.priority,
+                         options.load_cpus.to_string()};
+
+    std::vector<selftest::IdlePolicy> policies;
+    if (c.idle != "held")
+        policies.push_back(selftest::IdlePolicy::system_default);
+    if (c.idle != "default")
+        policies.push_back(selftest::IdlePolicy::held);
+
+    std::cerr << "rtprov selftest: measuring CPUs " << measured.cpus.to_string() << " for "
+              << duration_s * policies.size() << " s"
+              << (c.pi_probe_s
+                      ? ", then the PI-boost probe for " + std::to_string(c.pi_probe_s) + " s"
+                      : std::string())
+              << "\n";
+    for (selftest::IdlePolicy policy : policies) {
+        options.idle = policy;
+        auto results = selftest::run_latency(
+            options, progress_for("latency, idle " + std::string(selftest::to_string(policy))));
+        end_progress();
+        for (selftest::CoreLatency& latency : results) {
+            unsigned cpu = latency.cpu;
+            report.cores.push_back(
+                selftest::judge_core(role_of(measured, cpu), std::move(latency), thresholds));
+        }
+    }
+    if (c.pi_probe_s > 0) {
+        selftest::PiProbeOptions probe;
+        probe.duration = std::chrono::milliseconds(std::uint64_t(c.pi_probe_s) * 1000);
+        // The probe watches its own threads: always this machine's /proc.
+        auto result = selftest::run_pi_probe(probe, progress_for("PI-boost probe"));
+        end_progress();
+        report.pi_probe = selftest::judge_pi_probe(std::move(result), thresholds);
+    }
+    selftest::conclude(report);
+
+    std::string json = selftest_json(report);
+    bool json_to_stdout = c.json_file == "-";
+    if (!c.json_file.empty() && !json_to_stdout)
+        write_file(c.json_file, json);
+    if (!c.prometheus_file.empty())
+        write_file(c.prometheus_file, selftest_prometheus(report));
+    std::ostream& out = json_to_stdout ? std::cerr : std::cout;
+    out << selftest_text(report);
+
+    // Keep the report and add its lines to the history; a run whose history cannot be
+    // kept still counts, so that is a warning.
+    std::vector<selftest::HistoryEntry> past;
+    try {
+        fs::create_directories(c.history_dir);
+        target::Root history(c.history_dir);
+        if (auto old = history.read("/history.tsv"))
+            past = selftest::parse_history(old->content);
+        core::FileState state;
+        state.content = json;
+        history.write("/" + report.started_at + ".json", state);
+        state.content = selftest::format_history(past) +
+                        selftest::format_history(selftest::history_entries(report));
+        history.write("/history.tsv", state);
+        out << "report kept in "
+            << (fs::path(c.history_dir) / (report.started_at + ".json")).string() << "\n";
+    } catch (const std::exception& e) {
+        std::cerr << "rtprov: warning: cannot keep the report in " << quoted(c.history_dir) << ": "
+                  << e.what() << "; pass --history DIR, ignoring\n";
+    }
+    if (c.compare)
+        out << comparison_text(selftest::compare(report, past));
+    if (json_to_stdout)
+        std::cout << json;
+    return report.passed ? k_exit_ok : k_exit_not_passed;
+}
+
+} // namespace rtprov::cli

@@ -1,0 +1,218 @@
+#include "provisioner/cli/selftest_render.hpp"
+
+#include "provisioner/cli/json.hpp"
+
+#include <cstdio>
+
+namespace rtprov::cli {
+
+namespace {
+
+std::string fixed(double value, int decimals = 1) {
+    char buffer[40];
+    std::snprintf(buffer, sizeof buffer, "%.*f", decimals, value);
+    return buffer;
+}
+
+std::string pad(std::string text, std::size_t width, bool right = true) {
+    if (text.size() >= width)
+        return text;
+    std::string fill(width - text.size(), ' ');
+    return right ? fill + text : text + fill;
+}
+
+std::string kernel_line(const selftest::SelftestReport& r) {
+    std::string push = std::string(selftest::to_string(r.kernel.push_ipi));
+    return "kernel " + r.kernel_release + " (" + r.kernel.version + "), " +
+           (r.kernel.preempt_rt ? "PREEMPT_RT" : "not PREEMPT_RT") + ", RT_PUSH_IPI " + push + "\n";
+}
+
+} // namespace
+
+std::string selftest_text(const selftest::SelftestReport& r) {
+    const selftest::RunParameters& p = r.parameters;
+    std::string out = "rtprov selftest " + r.started_at + ": " +
+                      (r.profile.empty() ? "no profile applied" : "profile '" + r.profile + "'") +
+                      "; " + fixed(p.duration_ms / 1000.0, 0) + " s per idle policy, every " +
+                      std::to_string(p.interval_us) + " µs at SCHED_FIFO " +
+                      std::to_string(p.priority) + ", " +
+                      (p.load_cpus.empty() ? "no load" : "load on CPUs " + p.load_cpus) + "\n";
+    out += kernel_line(r);
+    out += "CPU  role          idle        cycles     min     avg     p99   p99.9     max  "
+           "limit  over  result\n";
+    for (const selftest::CoreReport& c : r.cores) {
+        const selftest::CoreLatency& l = c.latency;
+        out += pad(std::to_string(l.cpu), 3) + "  " +
+               pad(std::string(selftest::to_string(c.role)), 12, false) + "  " +
+               pad(std::string(selftest::to_string(l.idle)), 8, false) +
+               pad(std::to_string(l.cycles), 10) + pad(fixed(l.min_us), 8) +
+               pad(fixed(l.avg_us), 8) + pad(fixed(l.p99_us), 8) + pad(fixed(l.p999_us), 8) +
+               pad(fixed(l.max_us), 8) + pad(std::to_string(c.threshold_us), 7) +
+               pad(std::to_string(c.above), 6) + "  " + (c.passed ? "pass" : "FAIL") + "\n";
+    }
+    out += "(µs; 'over': samples above the limit; the maximum of each CPU came at";
+    for (const selftest::CoreReport& c : r.cores)
+        out += " " + fixed(c.latency.max_at_s) + " s";
+    out += ")\n";
+    if (r.pi_probe) {
+        const selftest::PiProbeResult& pr = r.pi_probe->result;
+        out += "PI-boost probe: " + std::to_string(pr.workers) +
+               " SCHED_OTHER workers holding a priority-inheritance mutex for " +
+               fixed(pr.critical_section_us, 0) + " µs; the SCHED_RR thread took it " +
+               std::to_string(pr.acquisitions) + " times, waited " + fixed(pr.avg_wait_us) +
+               " µs on average and " + fixed(pr.worst_wait_us) + " µs at worst (limit " +
+               fixed(r.pi_probe->limit_us, 0) + " µs); " + std::to_string(pr.starved.size()) +
+               " schedstat window(s) of " + std::to_string(pr.windows) +
+               " showed a thread runnable but not running" +
+               (pr.schedstat_seen ? "" : " (schedstat gave no numbers: starvation not visible)") +
+               ": " + (r.pi_probe->passed ? "pass" : "FAIL") + "\n";
+        for (const selftest::StarvedThread& t : pr.starved)
+            out += "  starved: thread " + std::to_string(t.tid) + " '" + t.name + "' at " +
+                   fixed(double(t.window_start.count()) / 1e9, 2) + " s: waited " +
+                   fixed(double(t.wait_ns) / 1e6, 1) + " ms, ran " +
+                   fixed(double(t.run_ns) / 1e6, 2) + " ms in a " +
+                   fixed(double(t.window.count()) / 1e6, 0) + " ms window\n";
+        if (!r.pi_probe->passed && !r.kernel.preempt_rt &&
+            r.kernel.push_ipi != selftest::PushIpiState::on)
+            out += "  RT_PUSH_IPI is not on: enable tuning.rt_push_ipi_guard in the profile, "
+                   "or run 'echo RT_PUSH_IPI > /sys/kernel/debug/sched/features'\n";
+    }
+    out += std::string("result: ") + (r.passed ? "passed" : "did not pass") + "\n";
+    return out;
+}
+
+std::string selftest_json(const selftest::SelftestReport& r) {
+    const selftest::RunParameters& p = r.parameters;
+    std::string out =
+        "{\n  \"rtprov_selftest\": 1,\n  \"started_at\": " + json_string(r.started_at) +
+        ",\n  \"profile\": " + (r.profile.empty() ? "null" : json_string(r.profile)) +
+        ",\n  \"kernel\": {\"release\": " + json_string(r.kernel_release) +
+        ", \"version\": " + json_string(r.kernel.version) +
+        ", \"preempt_rt\": " + (r.kernel.preempt_rt ? "true" : "false") +
+        ", \"rt_push_ipi\": " + json_string(std::string(selftest::to_string(r.kernel.push_ipi))) +
+        "},\n  \"parameters\": {\"duration_s\": " + fixed(p.duration_ms / 1000.0, 3) +
+        ", \"interval_us\": " + std::to_string(p.interval_us) +
+        ", \"priority\": " + std::to_string(p.priority) +
+        ", \"load_cpus\": " + json_string(p.load_cpus) + "},\n  \"cores\": [";
+    for (std::size_t i = 0; i < r.cores.size(); ++i) {
+        const selftest::CoreReport& c = r.cores[i];
+        const selftest::CoreLatency& l = c.latency;
+        out += std::string(i ? "," : "") + "\n    {\"cpu\": " + std::to_string(l.cpu) +
+               ", \"role\": " + json_string(std::string(selftest::to_string(c.role))) +
+               ", \"idle\": " + json_string(std::string(selftest::to_string(l.idle))) +
+               ", \"cycles\": " + std::to_string(l.cycles) +
+               ", \"overruns\": " + std::to_string(l.overruns) +
+               ", \"min_us\": " + fixed(l.min_us, 3) + ", \"avg_us\": " + fixed(l.avg_us, 3) +
+               ", \"max_us\": " + fixed(l.max_us, 3) + ", \"p50_us\": " + fixed(l.p50_us, 3) +
+               ", \"p99_us\": " + fixed(l.p99_us, 3) + ", \"p99_9_us\": " + fixed(l.p999_us, 3) +
+               ", \"p99_99_us\": " + fixed(l.p9999_us, 3) +
+               ", \"max_at_s\": " + fixed(l.max_at_s, 3) +
+               ", \"threshold_us\": " + std::to_string(c.threshold_us) +
+               ", \"above_threshold\": " + std::to_string(c.above) +
+               ", \"passed\": " + (c.passed ? "true" : "false") +
+               ",\n     \"histogram\": {\"bucket_us\": 1, \"limit_us\": " +
+               std::to_string(l.histogram.limit_us()) +
+               ", \"overflow\": " + std::to_string(l.histogram.overflow()) + ", \"counts\": {";
+        // Sparse: "µs": samples, only for buckets that have any.
+        bool first = true;
+        const auto& buckets = l.histogram.buckets();
+        for (std::size_t us = 0; us < buckets.size(); ++us)
+            if (buckets[us]) {
+                out += (first ? "\"" : ", \"") + std::to_string(us) +
+                       "\": " + std::to_string(buckets[us]);
+                first = false;
+            }
+        out += "}}}";
+    }
+    out += "\n  ],\n  \"pi_probe\": ";
+    if (!r.pi_probe) {
+        out += "null";
+    } else {
+        const selftest::PiProbeResult& pr = r.pi_probe->result;
+        out += "{\"workers\": " + std::to_string(pr.workers) +
+               ", \"critical_section_us\": " + fixed(pr.critical_section_us, 3) +
+               ", \"acquisitions\": " + std::to_string(pr.acquisitions) +
+               ", \"worker_acquisitions\": " + std::to_string(pr.worker_acquisitions) +
+               ", \"avg_wait_us\": " + fixed(pr.avg_wait_us, 3) +
+               ", \"worst_wait_us\": " + fixed(pr.worst_wait_us, 3) +
+               ", \"worst_wait_at_s\": " + fixed(pr.worst_wait_at_s, 3) +
+               ", \"limit_us\": " + fixed(r.pi_probe->limit_us, 3) +
+               ", \"windows\": " + std::to_string(pr.windows) +
+               ", \"schedstat_seen\": " + (pr.schedstat_seen ? "true" : "false") +
+               ", \"starved\": [";
+        for (std::size_t i = 0; i < pr.starved.size(); ++i) {
+            const selftest::StarvedThread& t = pr.starved[i];
+            out += std::string(i ? ", " : "") + "{\"tid\": " + std::to_string(t.tid) +
+                   ", \"name\": " + json_string(t.name) +
+                   ", \"window_start_s\": " + fixed(double(t.window_start.count()) / 1e9, 3) +
+                   ", \"window_ms\": " + fixed(double(t.window.count()) / 1e6, 3) +
+                   ", \"wait_ms\": " + fixed(double(t.wait_ns) / 1e6, 3) +
+                   ", \"run_ms\": " + fixed(double(t.run_ns) / 1e6, 3) + "}";
+        }
+        out += std::string("], \"passed\": ") + (r.pi_probe->passed ? "true" : "false") + "}";
+    }
+    out += std::string(",\n  \"passed\": ") + (r.passed ? "true" : "false") + "\n}\n";
+    return out;
+}
+
+std::string selftest_prometheus(const selftest::SelftestReport& r) {
+    std::string out =
+        "# HELP rtprov_selftest_latency_microseconds Timer wake-up latency measured by rtprov "
+        "selftest.\n# TYPE rtprov_selftest_latency_microseconds gauge\n";
+    auto labels = [](const selftest::CoreReport& c) {
+        return "cpu=\"" + std::to_string(c.latency.cpu) + "\",role=\"" +
+               std::string(selftest::to_string(c.role)) + "\",idle=\"" +
+               std::string(selftest::to_string(c.latency.idle)) + "\"";
+    };
+    for (const selftest::CoreReport& c : r.cores) {
+        const selftest::CoreLatency& l = c.latency;
+        for (auto [stat, value] : {std::pair{"min", l.min_us},
+                                   {"avg", l.avg_us},
+                                   {"p99", l.p99_us},
+                                   {"p99_9", l.p999_us},
+                                   {"max", l.max_us}})
+            out += "rtprov_selftest_latency_microseconds{" + labels(c) + ",stat=\"" + stat +
+                   "\"} " + fixed(value, 3) + "\n";
+    }
+    out += "# HELP rtprov_selftest_core_passed 1 when no sample was above the core's limit.\n"
+           "# TYPE rtprov_selftest_core_passed gauge\n";
+    for (const selftest::CoreReport& c : r.cores)
+        out += "rtprov_selftest_core_passed{" + labels(c) + "} " + (c.passed ? "1" : "0") + "\n";
+    if (r.pi_probe) {
+        out += "# HELP rtprov_selftest_pi_probe_worst_wait_microseconds Longest wait of the "
+               "SCHED_RR thread for the priority-inheritance mutex.\n"
+               "# TYPE rtprov_selftest_pi_probe_worst_wait_microseconds gauge\n"
+               "rtprov_selftest_pi_probe_worst_wait_microseconds " +
+               fixed(r.pi_probe->result.worst_wait_us, 3) +
+               "\n# HELP rtprov_selftest_pi_probe_starved_windows schedstat windows in which a "
+               "thread was runnable but did not run.\n"
+               "# TYPE rtprov_selftest_pi_probe_starved_windows gauge\n"
+               "rtprov_selftest_pi_probe_starved_windows " +
+               std::to_string(r.pi_probe->result.starved.size()) + "\n";
+    }
+    out += "# HELP rtprov_selftest_passed 1 when the last self-test passed.\n"
+           "# TYPE rtprov_selftest_passed gauge\nrtprov_selftest_passed " +
+           std::string(r.passed ? "1" : "0") + "\n";
+    return out;
+}
+
+std::string comparison_text(const std::vector<selftest::Comparison>& comparisons) {
+    std::string out = "compared with the last run measured the same way:\n";
+    for (const selftest::Comparison& c : comparisons) {
+        out += "  CPU " + std::to_string(c.now.cpu) + " idle " + c.now.idle + ": ";
+        if (!c.before) {
+            out += "no earlier run with " + c.now.parameters + "\n";
+            continue;
+        }
+        auto delta = [](double now, double before) {
+            std::string sign = now >= before ? "+" : "";
+            return fixed(before) + " → " + fixed(now) + " µs (" + sign + fixed(now - before) + ")";
+        };
+        out += "avg " + delta(c.now.avg_us, c.before->avg_us) + ", p99 " +
+               delta(c.now.p99_us, c.before->p99_us) + ", max " +
+               delta(c.now.max_us, c.before->max_us) + " since " + c.before->started_at + "\n";
+    }
+    return out;
+}
+
+} // namespace rtprov::cli

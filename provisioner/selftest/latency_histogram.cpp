@@ -1,0 +1,91 @@
+#include "provisioner/selftest/latency_histogram.hpp"
+
+#include <algorithm>
+#include <cassert>
+#include <cmath>
+#include <stdexcept>
+#include <string>
+
+namespace rtprov::selftest {
+
+namespace {
+
+constexpr std::uint64_t k_ppm = 1'000'000; // percentiles are counted in parts per million
+
+// ceil(count * ppm / 10^6) without overflow: count = q * 10^6 + r.
+std::uint64_t rank_for(std::uint64_t count, std::uint64_t ppm) {
+    const std::uint64_t q = count / k_ppm;
+    const std::uint64_t r = count % k_ppm;
+    return q * ppm + (r * ppm + k_ppm - 1) / k_ppm;
+}
+
+} // namespace
+
+LatencyHistogram::LatencyHistogram(std::uint32_t limit_us)
+    : m_limit_us(limit_us), m_buckets(std::size_t{limit_us} + 1, 0) {}
+
+void LatencyHistogram::add(std::int64_t latency_ns) noexcept {
+    const std::int64_t ns = std::max<std::int64_t>(latency_ns, 0);
+    // ceil(ns / 1000): bucket k holds (k-1 µs, k µs].
+    const std::uint64_t bucket = (static_cast<std::uint64_t>(ns) + 999) / 1000;
+    if (bucket <= m_limit_us)
+        ++m_buckets[bucket];
+    else
+        ++m_overflow;
+    if (m_count == 0 || ns < m_min_ns)
+        m_min_ns = ns;
+    if (m_count == 0 || ns > m_max_ns)
+        m_max_ns = ns;
+    m_sum_ns += ns;
+    ++m_count;
+}
+
+void LatencyHistogram::merge(const LatencyHistogram& other) {
+    if (other.m_limit_us != m_limit_us)
+        throw std::invalid_argument("cannot merge latency histograms with limits " +
+                                    std::to_string(m_limit_us) + " and " +
+                                    std::to_string(other.m_limit_us) + " µs");
+    if (other.m_count == 0)
+        return;
+    for (std::size_t k = 0; k < m_buckets.size(); ++k)
+        m_buckets[k] += other.m_buckets[k];
+    m_overflow += other.m_overflow;
+    m_min_ns = m_count == 0 ? other.m_min_ns : std::min(m_min_ns, other.m_min_ns);
+    m_max_ns = m_count == 0 ? other.m_max_ns : std::max(m_max_ns, other.m_max_ns);
+    m_sum_ns += other.m_sum_ns;
+    m_count += other.m_count;
+}
+
+double LatencyHistogram::avg_ns() const {
+    if (m_count == 0)
+        return 0.0;
+    return static_cast<double>(m_sum_ns) / static_cast<double>(m_count);
+}
+
+std::int64_t LatencyHistogram::percentile_ns(double percent) const {
+    assert(percent > 0.0 && percent <= 100.0);
+    if (m_count == 0)
+        return 0;
+    const auto ppm = static_cast<std::uint64_t>(
+        std::clamp<long long>(std::llround(percent * 10'000.0), 1, static_cast<long long>(k_ppm)));
+    const std::uint64_t rank = rank_for(m_count, ppm); // 1..count
+    std::uint64_t at_or_below = 0;
+    for (std::size_t k = 0; k < m_buckets.size(); ++k) {
+        at_or_below += m_buckets[k];
+        if (at_or_below >= rank)
+            return std::min(static_cast<std::int64_t>(k) * 1000, m_max_ns);
+    }
+    return m_max_ns; // the rank lies in the overflow bucket
+}
+
+std::uint64_t LatencyHistogram::count_above(std::uint32_t threshold_us) const {
+    if (threshold_us >= m_limit_us)
+        return m_max_ns > std::int64_t{threshold_us} * 1000 ? m_overflow : 0;
+    // A sample is above T µs exactly when its bucket ceil(ns / 1000) is above T.
+    std::uint64_t above = m_overflow;
+    for (std::size_t k = std::size_t{threshold_us} + 1; k < m_buckets.size(); ++k)
+        above += m_buckets[k];
+    return above;
+}
+
+} // namespace rtprov::selftest

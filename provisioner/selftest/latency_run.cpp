@@ -1,0 +1,314 @@
+#include "provisioner/selftest/latency_run.hpp"
+
+#include "provisioner/core/error.hpp"
+#include "provisioner/live/cpu_dma_latency.hpp"
+#include "provisioner/selftest/load.hpp"
+
+#include <sched.h>
+#include <sys/mman.h>
+#include <sys/resource.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cerrno>
+#include <cstring>
+#include <fstream>
+#include <latch>
+#include <memory>
+#include <optional>
+
+namespace rtprov::selftest {
+
+namespace {
+
+// Time for every measuring thread to pass the start gate before the first planned wake-up.
+constexpr std::int64_t k_start_margin_ns = 10'000'000;
+constexpr std::size_t k_stack_bytes = 512 * 1024;
+constexpr std::size_t k_prefault_bytes = 128 * 1024; // of the stack, touched before the run
+constexpr std::size_t k_page_bytes = 4096;
+
+// What one measuring thread owns; only that thread writes it until it is joined.
+struct CoreRun {
+    CoreRun(unsigned c, std::uint32_t limit_us) : cpu(c), histogram(limit_us) {}
+    unsigned cpu;
+    LatencyHistogram histogram; // allocated and zeroed here, before the run
+    std::int64_t max_at_ns = 0;
+    std::uint64_t overruns = 0;
+};
+
+// Shared by the measuring threads; start_ns is written before 'go' opens.
+struct Schedule {
+    std::latch go{1};
+    std::atomic<bool> stop{false};
+    std::int64_t start_ns = 0;
+    std::int64_t interval_ns = 0;
+    std::int64_t duration_ns = 0;
+};
+
+// Opens the start gate once; on the way out of an error, tells the threads to stop first.
+class Gate {
+  public:
+    explicit Gate(Schedule& schedule) : m_schedule(schedule) {}
+    ~Gate() {
+        m_schedule.stop.store(true, std::memory_order_relaxed);
+        open();
+    }
+    Gate(const Gate&) = delete;
+    Gate& operator=(const Gate&) = delete;
+
+    void open() {
+        if (!m_open)
+            m_schedule.go.count_down();
+        m_open = true;
+    }
+
+  private:
+    Schedule& m_schedule;
+    bool m_open = false;
+};
+
+// mlockall for the run: no page fault may delay a measuring thread. MCL_ONFAULT (Linux
+// 4.4) locks the pages that are resident and those faulted in later, instead of reading
+// in every mapped page: the histograms and stacks are written before the run, so they
+// are locked, while the unused parts of the shared libraries (ICU's 30 MB of data, pulled
+// in by libarchive) stay out of memory. Without it the self-test's peak RSS was 49 MB
+// against cyclictest's 2.7 MB (bench/latency-fidelity.sh).
+class MemoryLock {
+  public:
+    MemoryLock() {
+        if (mlockall(MCL_CURRENT | MCL_FUTURE | MCL_ONFAULT) == 0)
+            return;
+        const int error = errno;
+        rlimit limit{};
+        getrlimit(RLIMIT_MEMLOCK, &limit);
+        const std::string bytes = limit.rlim_cur == RLIM_INFINITY
+                                      ? "unlimited"
+                                      : std::to_string(limit.rlim_cur) + " bytes";
+        throw Error("cannot lock the self-test's memory in RAM (mlockall): " + errno_text(error) +
+                    " (RLIMIT_MEMLOCK is " + bytes +
+                    "); run rtprov as root, or raise the limit (ulimit -l unlimited, "
+                    "LimitMEMLOCK=infinity in a service)");
+    }
+    ~MemoryLock() { munlockall(); }
+    MemoryLock(const MemoryLock&) = delete;
+    MemoryLock& operator=(const MemoryLock&) = delete;
+};
+
+// The /dev/cpu_dma_latency request of IdlePolicy::held, dropped when the descriptor closes.
+class IdleHold {
+  public:
+    explicit IdleHold(const std::string& path) {
+        try {
+            m_fd = live::hold_cpu_dma_latency(path);
+        } catch (const Error& e) {
+            throw Error(std::string(e.what()) +
+                        "; the idle policy 'held' needs it: run rtprov as root, or measure "
+                        "with the idle policy 'default'");
+        }
+    }
+    ~IdleHold() { ::close(m_fd); }
+    IdleHold(const IdleHold&) = delete;
+    IdleHold& operator=(const IdleHold&) = delete;
+
+  private:
+    int m_fd = -1;
+};
+
+// The CPUs this process may put a thread on. Not its affinity: with isolcpus= the kernel
+// leaves the isolated CPUs out of every task's default affinity, yet a thread may still
+// be pinned there, which is the point of reserving them. The limit is the cgroup's
+// cpuset: asking for every CPU gives the calling thread the cpuset's CPUs (the kernel
+// narrows the request silently, sched_setaffinity(2)); the old affinity is put back.
+core::CpuList process_cpus() {
+    const int count = static_cast<int>(core::CpuList::k_max_cpu) + 1;
+    cpu_set_t* old_set = CPU_ALLOC(count);
+    cpu_set_t* set = CPU_ALLOC(count);
+    const std::size_t size = CPU_ALLOC_SIZE(count);
+    std::vector<unsigned> cpus;
+    if (sched_getaffinity(0, size, old_set) == 0) {
+        CPU_ZERO_S(size, set);
+        for (int cpu = 0; cpu < count; ++cpu)
+            CPU_SET_S(cpu, size, set);
+        bool widened = sched_setaffinity(0, size, set) == 0;
+        if (!widened || sched_getaffinity(0, size, set) != 0)
+            std::memcpy(set, old_set, size);
+        for (int cpu = 0; cpu < count; ++cpu)
+            if (CPU_ISSET_S(cpu, size, set))
+                cpus.push_back(static_cast<unsigned>(cpu));
+        if (widened)
+            sched_setaffinity(0, size, old_set);
+    }
+    CPU_FREE(set);
+    CPU_FREE(old_set);
+    return core::CpuList(std::move(cpus));
+}
+
+std::optional<core::CpuList> online_cpus() {
+    std::ifstream in("/sys/devices/system/cpu/online");
+    std::string line;
+    if (!std::getline(in, line))
+        return std::nullopt;
+    std::string error;
+    return core::parse_cpu_list(line, error);
+}
+
+void validate(const LatencyOptions& options) {
+    if (options.cpus.empty())
+        throw Error("no CPU to measure latency on; choose at least one");
+    if (options.interval.count() < 1)
+        throw Error("the latency interval must be at least 1 µs, not " +
+                    quoted(std::to_string(options.interval.count()) + " µs"));
+    if (options.duration.count() < 1)
+        throw Error("the latency measurement must last at least 1 ms, not " +
+                    quoted(std::to_string(options.duration.count()) + " ms"));
+    if (options.priority < 1 || options.priority > 99)
+        throw Error("SCHED_FIFO priority " + quoted(std::to_string(options.priority)) +
+                    " is out of range; use 1 to 99");
+}
+
+// Touches the stack the loop will use, so that its pages exist before the first sample.
+[[gnu::noinline]] void prefault_stack() {
+    unsigned char pages[k_prefault_bytes];
+    volatile unsigned char* touch = pages; // writes the compiler must not drop
+    for (std::size_t i = 0; i < k_prefault_bytes; i += k_page_bytes)
+        touch[i] = 0;
+}
+
+// The measuring loop: no allocation, no I/O, no lock (the histogram is preallocated).
+void measure(CoreRun& run, Schedule& schedule) noexcept {
+    prefault_stack();
+    schedule.go.wait();
+    // The gate also opens when setting up the run failed (memory lock, load): then there
+    // is no start time and nothing to measure.
+    if (schedule.stop.load(std::memory_order_relaxed) || schedule.start_ns == 0)
+        return;
+    const std::int64_t start = schedule.start_ns;
+    const std::int64_t end = start + schedule.duration_ns;
+    const std::int64_t interval = schedule.interval_ns;
+    std::int64_t next = start;
+    // Through the gate late (it opened after the start): join the schedule at the next
+    // planned wake-up instead of measuring the gate.
+    for (const std::int64_t now = monotonic_ns(); next + interval <= now;)
+        next += interval;
+    while (!schedule.stop.load(std::memory_order_relaxed)) {
+        // Absolute wake-ups: the schedule does not drift with the time spent per cycle.
+        next += interval;
+        sleep_until_ns(next);
+        const std::int64_t now = monotonic_ns();
+        const std::int64_t latency = now - next;
+        if (run.histogram.empty() || latency > run.histogram.max_ns())
+            run.max_at_ns = now - start;
+        run.histogram.add(latency);
+        if (now >= end)
+            break;
+        // A wake-up later than a whole interval: the planned wake-ups it passed are skipped
+        // rather than measured as a burst of ever smaller latencies.
+        while (next + interval <= now) {
+            next += interval;
+            ++run.overruns;
+        }
+    }
+}
+
+double to_us(std::int64_t ns) {
+    return static_cast<double>(ns) / 1000.0;
+}
+
+CoreLatency summarise(CoreRun& run, IdlePolicy idle) {
+    CoreLatency c;
+    const LatencyHistogram& h = run.histogram;
+    c.cpu = run.cpu;
+    c.idle = idle;
+    c.cycles = h.count();
+    c.overruns = run.overruns;
+    c.min_us = to_us(h.min_ns());
+    c.avg_us = h.avg_ns() / 1000.0;
+    c.max_us = to_us(h.max_ns());
+    c.p50_us = to_us(h.percentile_ns(50));
+    c.p99_us = to_us(h.percentile_ns(99));
+    c.p999_us = to_us(h.percentile_ns(99.9));
+    c.p9999_us = to_us(h.percentile_ns(99.99));
+    c.max_at_s = static_cast<double>(run.max_at_ns) / 1e9;
+    c.histogram = std::move(run.histogram);
+    return c;
+}
+
+} // namespace
+
+std::string_view to_string(IdlePolicy policy) {
+    switch (policy) {
+    case IdlePolicy::held:
+        return "held";
+    case IdlePolicy::system_default:
+        break;
+    }
+    return "default";
+}
+
+void check_cpus(const core::CpuList& wanted, const core::CpuList& online,
+                const core::CpuList& allowed, std::string_view doing) {
+    const std::string usable = online.intersection(allowed).to_string();
+    for (unsigned cpu : wanted.cpus()) {
+        const std::string what = "cannot " + std::string(doing) + " CPU " + std::to_string(cpu);
+        if (!online.contains(cpu))
+            throw Error(what + ": it is not online (online CPUs: " + quoted(online.to_string()) +
+                        "); choose CPUs from " + quoted(usable));
+        if (!allowed.contains(cpu))
+            throw Error(what + ": the cpuset of this process's cgroup allows only " +
+                        quoted(allowed.to_string()) +
+                        "; with reserve_method cpuset the reserved cores belong to "
+                        "rtprov.slice: measure them from there ('systemd-run "
+                        "--slice=rtprov.slice --pty rtprov selftest --cpus LIST'), or choose "
+                        "CPUs from " +
+                        quoted(usable));
+    }
+}
+
+std::vector<CoreLatency> run_latency(const LatencyOptions& options,
+                                     const ProgressCallback& progress) {
+    validate(options);
+    const core::CpuList allowed = process_cpus();
+    const core::CpuList online = online_cpus().value_or(allowed);
+    check_cpus(options.cpus, online, allowed, "measure on");
+    check_cpus(options.load_cpus, online, allowed, "put load on");
+
+    Schedule schedule;
+    schedule.interval_ns = std::chrono::nanoseconds(options.interval).count();
+    schedule.duration_ns = std::chrono::nanoseconds(options.duration).count();
+    std::vector<std::unique_ptr<CoreRun>> runs;
+    for (unsigned cpu : options.cpus.cpus())
+        runs.push_back(std::make_unique<CoreRun>(cpu, options.histogram_limit_us));
+
+    std::optional<IdleHold> idle_hold;
+    if (options.idle == IdlePolicy::held)
+        idle_hold.emplace(options.cpu_dma_latency);
+
+    // Destroyed in reverse: the gate stops and releases the threads before they are joined.
+    std::vector<std::unique_ptr<PinnedThread>> threads;
+    Gate gate(schedule);
+    for (auto& run : runs) {
+        ThreadSpec spec{"rtprov-lat" + std::to_string(run->cpu), SchedPolicy::fifo,
+                        options.priority, run->cpu, k_stack_bytes};
+        threads.push_back(std::make_unique<PinnedThread>(
+            spec, [&run = *run, &schedule] { measure(run, schedule); }));
+    }
+    std::optional<LoadGenerator> load;
+    if (!options.load_cpus.empty())
+        load.emplace(options.load_cpus);
+    MemoryLock memory_lock;
+
+    schedule.start_ns = monotonic_ns() + k_start_margin_ns;
+    gate.open();
+    wait_with_progress(schedule.start_ns, schedule.duration_ns, progress);
+    for (auto& thread : threads)
+        thread->join();
+    if (load)
+        load->stop();
+
+    std::vector<CoreLatency> results;
+    for (auto& run : runs)
+        results.push_back(summarise(*run, options.idle));
+    return results;
+}
+
+} // namespace rtprov::selftest

@@ -1,0 +1,75 @@
+#pragma once
+
+#include "provisioner/core/cpu_list.hpp"
+#include "provisioner/selftest/latency_histogram.hpp"
+#include "provisioner/selftest/pinned_thread.hpp"
+
+#include <chrono>
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+// The latency measurement of `rtprov selftest`: how late a real-time thread wakes up from
+// a timer on each chosen CPU.
+namespace rtprov::selftest {
+
+// What the CPUs may do when idle during a measurement. The same core measures very
+// differently under the two (43 µs vs 211 µs worst case, reference/seeds/000_*.txt), so
+// every result says which one was used.
+enum class IdlePolicy {
+    system_default, // deep idle states allowed, as the box normally runs (cyclictest
+                    // --default-system)
+    held,           // /dev/cpu_dma_latency held at 0 during the run (cyclictest's default)
+};
+
+// "default", "held": the names the CLI, the reports and the history use.
+std::string_view to_string(IdlePolicy policy);
+
+struct LatencyOptions {
+    core::CpuList cpus;                           // one measuring thread per CPU
+    IdlePolicy idle = IdlePolicy::system_default; // honest by default, see IdlePolicy
+    std::chrono::microseconds interval{100};      // between planned wake-ups
+    std::chrono::milliseconds duration{10'000};
+    int priority = 99; // SCHED_FIFO
+    std::uint32_t histogram_limit_us = LatencyHistogram::k_default_limit_us;
+    core::CpuList load_cpus;                              // a LoadGenerator on these, if any
+    std::string cpu_dma_latency = "/dev/cpu_dma_latency"; // used with IdlePolicy::held
+};
+
+// The result for one CPU. Latency = the moment the thread ran again minus the planned
+// wake-up, in µs; the percentiles follow LatencyHistogram's rule.
+struct CoreLatency {
+    unsigned cpu = 0;
+    IdlePolicy idle = IdlePolicy::system_default;
+    std::uint64_t cycles = 0;   // samples taken
+    std::uint64_t overruns = 0; // planned wake-ups skipped because a sample was later than
+                                // a whole interval (not measured again)
+    double min_us = 0;
+    double avg_us = 0;
+    double max_us = 0;
+    double p50_us = 0;
+    double p99_us = 0;
+    double p999_us = 0;         // 99.9 %
+    double p9999_us = 0;        // 99.99 %
+    double max_at_s = 0;        // when the maximum happened, seconds from the start
+    LatencyHistogram histogram; // for count_above() and the reports
+};
+
+// Measures wake-up latency on every CPU of 'options.cpus' at the same time: one
+// SCHED_FIFO thread per CPU, pinned, on an absolute CLOCK_MONOTONIC schedule. Memory is
+// locked (mlockall) for the run and unlocked afterwards; with IdlePolicy::held the
+// cpu_dma_latency request is held for the run and dropped afterwards. 'progress' is
+// called about once a second from the calling thread. Returns one result per CPU in
+// ascending order. Throws rtprov::Error, saying what to do, when the options are
+// invalid, a CPU is offline or outside this process's affinity, SCHED_FIFO or memory
+// locking is not permitted, or cpu_dma_latency cannot be held.
+std::vector<CoreLatency> run_latency(const LatencyOptions& options,
+                                     const ProgressCallback& progress = {});
+
+// Throws rtprov::Error unless every CPU of 'wanted' is in 'online' and in 'allowed' (the
+// process's affinity); 'doing' names the use in the message ("measure on"). Pure.
+void check_cpus(const core::CpuList& wanted, const core::CpuList& online,
+                const core::CpuList& allowed, std::string_view doing);
+
+} // namespace rtprov::selftest

@@ -1,0 +1,195 @@
+#include "provisioner/selftest/pinned_thread.hpp"
+
+#include "provisioner/core/error.hpp"
+
+#include <sched.h>
+#include <sys/resource.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cctype>
+#include <cerrno>
+#include <cstring>
+#include <ctime>
+
+namespace rtprov::selftest {
+
+namespace {
+
+constexpr std::int64_t k_ns_per_s = 1'000'000'000;
+
+int native_policy(SchedPolicy policy) {
+    switch (policy) {
+    case SchedPolicy::fifo:
+        return SCHED_FIFO;
+    case SchedPolicy::rr:
+        return SCHED_RR;
+    case SchedPolicy::other:
+        break;
+    }
+    return SCHED_OTHER;
+}
+
+std::optional<std::uint64_t> limit_value(rlim_t value) {
+    if (value == RLIM_INFINITY)
+        return std::nullopt;
+    return static_cast<std::uint64_t>(value);
+}
+
+std::string limit_text(const std::optional<std::uint64_t>& value) {
+    return value ? std::to_string(*value) : "unlimited";
+}
+
+// pthread_attr_t with its destruction tied to scope.
+class ThreadAttr {
+  public:
+    ThreadAttr() { pthread_attr_init(&m_attr); }
+    ~ThreadAttr() {
+        pthread_attr_destroy(&m_attr);
+        if (m_cpus)
+            CPU_FREE(m_cpus);
+    }
+    ThreadAttr(const ThreadAttr&) = delete;
+    ThreadAttr& operator=(const ThreadAttr&) = delete;
+
+    pthread_attr_t* get() { return &m_attr; }
+
+    void pin(unsigned cpu) {
+        m_cpus = CPU_ALLOC(cpu + 1);
+        const std::size_t size = CPU_ALLOC_SIZE(cpu + 1);
+        CPU_ZERO_S(size, m_cpus);
+        CPU_SET_S(cpu, size, m_cpus);
+        pthread_attr_setaffinity_np(&m_attr, size, m_cpus);
+    }
+
+  private:
+    pthread_attr_t m_attr;
+    cpu_set_t* m_cpus = nullptr;
+};
+
+} // namespace
+
+std::string_view to_string(SchedPolicy policy) {
+    switch (policy) {
+    case SchedPolicy::fifo:
+        return "SCHED_FIFO";
+    case SchedPolicy::rr:
+        return "SCHED_RR";
+    case SchedPolicy::other:
+        break;
+    }
+    return "SCHED_OTHER";
+}
+
+PinnedThread::PinnedThread(const ThreadSpec& spec, std::function<void()> body)
+    : m_start(std::make_unique<Start>()) {
+    m_start->body = std::move(body);
+    m_start->name = spec.name.substr(0, 15); // the kernel keeps 15 characters (TASK_COMM_LEN)
+
+    ThreadAttr attr;
+    const auto stack_min = static_cast<std::size_t>(PTHREAD_STACK_MIN);
+    pthread_attr_setstacksize(attr.get(), std::max(spec.stack_bytes, stack_min));
+    // Explicit scheduling: the thread starts with its own policy instead of the caller's.
+    pthread_attr_setinheritsched(attr.get(), PTHREAD_EXPLICIT_SCHED);
+    pthread_attr_setschedpolicy(attr.get(), native_policy(spec.policy));
+    sched_param param{};
+    param.sched_priority = spec.policy == SchedPolicy::other ? 0 : spec.priority;
+    pthread_attr_setschedparam(attr.get(), &param);
+    if (spec.cpu)
+        attr.pin(*spec.cpu);
+
+    const int rc = pthread_create(&m_thread, attr.get(), &PinnedThread::run, m_start.get());
+    if (rc == 0)
+        return;
+    m_joined = true;
+    if (rc == EPERM && spec.policy != SchedPolicy::other) {
+        rlimit limit{};
+        getrlimit(RLIMIT_RTPRIO, &limit);
+        throw Error(
+            realtime_permission_error(spec.policy, spec.priority,
+                                      {limit_value(limit.rlim_cur), limit_value(limit.rlim_max)}));
+    }
+    std::string where = std::string(to_string(spec.policy));
+    if (spec.policy != SchedPolicy::other)
+        where += " " + std::to_string(spec.priority);
+    if (spec.cpu)
+        where += " on CPU " + std::to_string(*spec.cpu);
+    throw Error("cannot start thread " + quoted(m_start->name) + " (" + where +
+                "): " + errno_text(rc));
+}
+
+PinnedThread::~PinnedThread() {
+    join();
+}
+
+void PinnedThread::join() {
+    if (m_joined)
+        return;
+    pthread_join(m_thread, nullptr);
+    m_joined = true;
+}
+
+pid_t PinnedThread::tid() const {
+    pid_t tid = m_start->tid.load();
+    while (tid == 0) {
+        m_start->tid.wait(0);
+        tid = m_start->tid.load();
+    }
+    return tid;
+}
+
+void* PinnedThread::run(void* start) {
+    auto* s = static_cast<Start*>(start);
+    pthread_setname_np(pthread_self(), s->name.c_str());
+    s->tid.store(gettid());
+    s->tid.notify_all();
+    s->body();
+    return nullptr;
+}
+
+std::string realtime_permission_error(SchedPolicy policy, int priority, const RtprioLimit& limit) {
+    const std::string prio = std::to_string(priority);
+    return "cannot run a thread at " + std::string(to_string(policy)) + " priority " + prio +
+           ": operation not permitted (RLIMIT_RTPRIO is " + limit_text(limit.soft) +
+           ", hard limit " + limit_text(limit.hard) +
+           "); run rtprov as root, or allow real-time priority " + prio + " (ulimit -r " + prio +
+           ", LimitRTPRIO=" + prio + " in a service, or 'rtprio " + prio +
+           "' in /etc/security/limits.d/)";
+}
+
+std::string errno_text(int error) {
+    std::string text = std::strerror(error);
+    if (!text.empty())
+        text[0] = static_cast<char>(std::tolower(static_cast<unsigned char>(text[0])));
+    return text;
+}
+
+std::int64_t monotonic_ns() {
+    timespec now{};
+    clock_gettime(CLOCK_MONOTONIC, &now);
+    return std::int64_t{now.tv_sec} * k_ns_per_s + now.tv_nsec;
+}
+
+void sleep_until_ns(std::int64_t deadline_ns) {
+    timespec deadline{};
+    deadline.tv_sec = static_cast<time_t>(deadline_ns / k_ns_per_s);
+    deadline.tv_nsec = static_cast<long>(deadline_ns % k_ns_per_s);
+    while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &deadline, nullptr) == EINTR) {
+    }
+}
+
+void wait_with_progress(std::int64_t start_ns, std::int64_t total_ns,
+                        const ProgressCallback& progress) {
+    const std::int64_t end = start_ns + total_ns;
+    for (std::int64_t second = 1;; ++second) {
+        const std::int64_t target = std::min(start_ns + second * k_ns_per_s, end);
+        sleep_until_ns(target);
+        if (progress)
+            progress(static_cast<double>(target - start_ns) / 1e9,
+                     static_cast<double>(total_ns) / 1e9);
+        if (target >= end)
+            return;
+    }
+}
+
+} // namespace rtprov::selftest

@@ -1,0 +1,139 @@
+#include "provisioner/selftest/report.hpp"
+
+#include <charconv>
+#include <cstdio>
+#include <sstream>
+
+namespace rtprov::selftest {
+
+std::string_view to_string(CoreRole role) {
+    switch (role) {
+    case CoreRole::reserved:
+        return "reserved";
+    case CoreRole::housekeeping:
+        return "housekeeping";
+    case CoreRole::unassigned:
+        break;
+    }
+    return "unassigned";
+}
+
+std::string RunParameters::key() const {
+    return "duration=" + std::to_string(duration_ms) +
+           "ms interval=" + std::to_string(interval_us) +
+           "us priority=" + std::to_string(priority) +
+           " load=" + (load_cpus.empty() ? std::string("none") : load_cpus);
+}
+
+CoreReport judge_core(CoreRole role, CoreLatency latency, const Thresholds& thresholds) {
+    CoreReport core;
+    core.role = role;
+    core.threshold_us =
+        role == CoreRole::reserved ? thresholds.reserved_us : thresholds.housekeeping_us;
+    core.above = latency.histogram.count_above(core.threshold_us);
+    // A run without a single sample proves nothing, so it does not pass.
+    core.passed = latency.cycles > 0 && core.above == 0;
+    core.latency = std::move(latency);
+    return core;
+}
+
+PiProbeReport judge_pi_probe(PiProbeResult result, const Thresholds& thresholds) {
+    PiProbeReport probe;
+    probe.limit_us = result.critical_section_us + thresholds.housekeeping_us;
+    probe.passed =
+        result.acquisitions > 0 && result.starved.empty() && result.worst_wait_us <= probe.limit_us;
+    probe.result = std::move(result);
+    return probe;
+}
+
+void conclude(SelftestReport& report) {
+    report.passed = !report.cores.empty();
+    for (const CoreReport& core : report.cores)
+        report.passed = report.passed && core.passed;
+    if (report.pi_probe)
+        report.passed = report.passed && report.pi_probe->passed;
+}
+
+std::vector<HistoryEntry> history_entries(const SelftestReport& report) {
+    std::vector<HistoryEntry> entries;
+    for (const CoreReport& core : report.cores)
+        entries.push_back({report.started_at, report.parameters.key(), core.latency.cpu,
+                           std::string(to_string(core.latency.idle)), core.latency.avg_us,
+                           core.latency.p99_us, core.latency.max_us, core.passed});
+    return entries;
+}
+
+namespace {
+
+std::string number(double value) {
+    char buffer[32];
+    std::snprintf(buffer, sizeof buffer, "%.3f", value);
+    return buffer;
+}
+
+std::vector<std::string> split(const std::string& line, char separator) {
+    std::vector<std::string> fields;
+    std::size_t start = 0;
+    for (std::size_t i = 0; i <= line.size(); ++i)
+        if (i == line.size() || line[i] == separator) {
+            fields.push_back(line.substr(start, i - start));
+            start = i + 1;
+        }
+    return fields;
+}
+
+template <typename T> bool parse_number(const std::string& text, T& value) {
+    const char* end = text.data() + text.size();
+    auto [ptr, ec] = std::from_chars(text.data(), end, value);
+    return ec == std::errc() && ptr == end;
+}
+
+} // namespace
+
+std::string format_history(const std::vector<HistoryEntry>& entries) {
+    std::string out;
+    for (const HistoryEntry& e : entries)
+        out += e.started_at + '\t' + e.parameters + '\t' + std::to_string(e.cpu) + '\t' + e.idle +
+               '\t' + number(e.avg_us) + '\t' + number(e.p99_us) + '\t' + number(e.max_us) + '\t' +
+               (e.passed ? "pass" : "fail") + '\n';
+    return out;
+}
+
+std::vector<HistoryEntry> parse_history(const std::string& text) {
+    std::vector<HistoryEntry> entries;
+    std::istringstream in(text);
+    std::string line;
+    while (std::getline(in, line)) {
+        std::vector<std::string> f = split(line, '\t');
+        HistoryEntry e;
+        if (f.size() != 8 || f[0].empty() || f[1].empty() || f[3].empty() ||
+            !parse_number(f[2], e.cpu) || !parse_number(f[4], e.avg_us) ||
+            !parse_number(f[5], e.p99_us) || !parse_number(f[6], e.max_us) ||
+            (f[7] != "pass" && f[7] != "fail"))
+            continue;
+        e.started_at = f[0];
+        e.parameters = f[1];
+        e.idle = f[3];
+        e.passed = f[7] == "pass";
+        entries.push_back(std::move(e));
+    }
+    return entries;
+}
+
+std::vector<Comparison> compare(const SelftestReport& report,
+                                const std::vector<HistoryEntry>& history) {
+    std::vector<Comparison> out;
+    for (HistoryEntry& now : history_entries(report)) {
+        Comparison c{now, std::nullopt};
+        for (auto it = history.rbegin(); it != history.rend(); ++it)
+            if (it->started_at != now.started_at && it->parameters == now.parameters &&
+                it->cpu == now.cpu && it->idle == now.idle) {
+                c.before = *it;
+                break;
+            }
+        out.push_back(std::move(c));
+    }
+    return out;
+}
+
+} // namespace rtprov::selftest

@@ -1,0 +1,105 @@
+#pragma once
+
+#include "provisioner/selftest/latency_run.hpp"
+#include "provisioner/selftest/pi_probe.hpp"
+
+#include <optional>
+#include <string>
+#include <vector>
+
+// What one `rtprov selftest` run found, judged against the profile's thresholds, and
+// how it compares with the last run measured the same way.
+namespace rtprov::selftest {
+
+// Why a CPU was measured: it is reserved for the audio services, it does the
+// housekeeping, or no profile is applied and it is just a CPU.
+enum class CoreRole { reserved, housekeeping, unassigned };
+std::string_view to_string(CoreRole role);
+
+// Everything that makes two runs comparable (like with like, reference/seeds/000_*.txt:
+// the same core measures 43 µs or 211 µs depending on the idle policy alone).
+struct RunParameters {
+    unsigned duration_ms = 10'000;
+    unsigned interval_us = 100;
+    int priority = 99;
+    std::string load_cpus; // CPU list with the load generator, "" for none
+    // "duration=10000ms interval=100us priority=99 load=none"; the idle policy and the
+    // CPU are part of each core's key.
+    std::string key() const;
+};
+
+struct CoreReport {
+    CoreRole role = CoreRole::unassigned;
+    CoreLatency latency;
+    unsigned threshold_us = 0; // the largest latency that passes
+    std::uint64_t above = 0;   // samples above the threshold
+    bool passed = false;       // nothing above the threshold
+};
+
+struct PiProbeReport {
+    PiProbeResult result;
+    double limit_us = 0; // the longest wait for the lock that passes
+    bool passed = false; // no starved window and no wait above the limit
+};
+
+struct SelftestReport {
+    std::string started_at; // UTC, ISO 8601
+    std::string profile;    // the applied profile's name, "" without one
+    std::string kernel_release;
+    KernelContext kernel;
+    RunParameters parameters;
+    std::vector<CoreReport> cores; // per CPU and idle policy, in the order measured
+    std::optional<PiProbeReport> pi_probe;
+    bool passed = false; // every core and the probe passed
+};
+
+struct Thresholds {
+    unsigned reserved_us = 500;
+    unsigned housekeeping_us = 10'000; // also used for unassigned CPUs
+};
+
+// Judges one core's result. Pure.
+CoreReport judge_core(CoreRole role, CoreLatency latency, const Thresholds& thresholds);
+
+// Judges the probe: a lock holder boosted by priority inheritance should run at once, so
+// the RT thread should wait at most one critical section plus the worst wake-up latency
+// tolerated on a housekeeping core; a schedstat window showing a thread runnable but
+// not running is the starvation of the RT_PUSH_IPI regression (reference/seeds/001_*.txt).
+// Pure.
+PiProbeReport judge_pi_probe(PiProbeResult result, const Thresholds& thresholds);
+
+// Sets 'passed' from the parts. Pure.
+void conclude(SelftestReport& report);
+
+// One line of the history: a core's result in a past run.
+struct HistoryEntry {
+    std::string started_at;
+    std::string parameters; // RunParameters::key()
+    unsigned cpu = 0;
+    std::string idle; // to_string(IdlePolicy)
+    double avg_us = 0;
+    double p99_us = 0;
+    double max_us = 0;
+    bool passed = false;
+};
+
+// The history lines of 'report', one per core and idle policy. Pure.
+std::vector<HistoryEntry> history_entries(const SelftestReport& report);
+
+// 'history.tsv' text for 'entries' (tab-separated, one line each) and back. Lines that do
+// not parse are skipped (a hand-edited or truncated file must not stop a self-test).
+std::string format_history(const std::vector<HistoryEntry>& entries);
+std::vector<HistoryEntry> parse_history(const std::string& text);
+
+// A core of this run next to the same core, idle policy and parameters in the latest
+// earlier run that has them.
+struct Comparison {
+    HistoryEntry now;
+    std::optional<HistoryEntry> before; // nullopt: no such earlier run
+};
+
+// Compares each core of 'report' with 'history' (oldest first). Pure.
+std::vector<Comparison> compare(const SelftestReport& report,
+                                const std::vector<HistoryEntry>& history);
+
+} // namespace rtprov::selftest

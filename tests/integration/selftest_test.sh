@@ -1,0 +1,102 @@
+#!/usr/bin/env bash
+# 'rtprov selftest' and 'rtprov audit' as a user runs them: a real short latency run and
+# PI-boost probe on this machine (only sanity is asserted, never a time), pass and fail
+# against the applied profile's thresholds, the kept history and --compare, the JSON and
+# Prometheus files, usage errors; the audit against a small fixture tree with
+# RT_PUSH_IPI off. Usage: selftest_test.sh RTPROV SOURCE_DIR
+set -uo pipefail
+rtprov=$1
+src=$2
+# shellcheck source=tests/integration/lib.sh
+. "$src/tests/integration/lib.sh"
+make_workdir
+
+# A system tree holding an applied profile: CPU 1 reserved, CPU 0 housekeeping.
+sys=$work/sys
+cp -a "$src/tests/fixtures/roots/debian13" "$sys"
+"$rtprov" apply --root "$sys" --profile x86-debian13 --set board.cpus=2 \
+    --set tuning.selftest.max_latency_us.reserved=1000000 \
+    --set tuning.selftest.max_latency_us.housekeeping=1000000 \
+    --set tuning.selftest.duration_s=1 >/dev/null 2>&1
+mkdir -p "$sys/sys/devices/system/cpu" "$sys/proc/sys/kernel" "$sys/sys/kernel/debug/sched"
+echo 0-1 >"$sys/sys/devices/system/cpu/online"
+echo 0-1 >"$sys/sys/devices/system/cpu/present"
+history=$work/history
+
+"$rtprov" selftest --sysroot "$sys" --history "$history" --pi-probe 1 --json "$work/r1.json" \
+    --prometheus "$work/r1.prom" >"$work/out1" 2>"$work/err1"
+check "selftest with generous limits passes (exit 0)" [ $? -eq 0 ] || cat "$work/out1" "$work/err1" >&2
+check "it measured the reserved CPU and one housekeeping CPU" \
+    grep -Eq '^  1  reserved +default' "$work/out1"
+check "the table names the housekeeping CPU" grep -Eq '^  0  housekeeping +default' "$work/out1"
+check "the duration came from the applied profile (1 s)" grep -q '; 1 s per idle policy' "$work/out1"
+check "progress went to stderr" grep -q 'rtprov selftest: measuring CPUs 0-1 for 1 s' "$work/err1"
+check "the JSON report is sane: cycles, min <= avg <= max, histogram sums to cycles" python3 - "$work/r1.json" <<'PY'
+import json, sys
+r = json.load(open(sys.argv[1]))
+assert r["passed"] is True and r["profile"] == "x86-debian13", r
+assert [c["cpu"] for c in r["cores"]] == [0, 1]
+for c in r["cores"]:
+    assert c["cycles"] > 0
+    assert c["min_us"] <= c["avg_us"] <= c["max_us"]
+    assert c["p50_us"] <= c["p99_us"] <= c["p99_9_us"] <= c["max_us"] + 1
+    assert sum(c["histogram"]["counts"].values()) + c["histogram"]["overflow"] == c["cycles"]
+p = r["pi_probe"]
+assert p["acquisitions"] > 0 and p["worst_wait_us"] >= p["avg_wait_us"] > 0, p
+PY
+check "the report is kept in the history folder" [ "$(find "$history" -name '*.json' | wc -l)" = 1 ]
+check "the Prometheus file says it passed" grep -qx 'rtprov_selftest_passed 1' "$work/r1.prom"
+check "the Prometheus file has a max sample per CPU" \
+    [ "$(grep -c '^rtprov_selftest_latency_microseconds{.*stat="max"}' "$work/r1.prom")" = 2 ]
+
+sleep 1 # a new report name (one per second)
+"$rtprov" selftest --sysroot "$sys" --history "$history" --pi-probe 0 --compare --cpus 1 \
+    >"$work/out2" 2>&1
+check "a second run compares with the first measured the same way" \
+    grep -Eq '^  CPU 1 idle default: avg .* since ' "$work/out2"
+check "the history has both runs' lines" [ "$(wc -l <"$history/history.tsv")" = 3 ]
+
+"$rtprov" selftest --sysroot "$sys" --history "$history" --pi-probe 0 --cpus 1 \
+    --interval 1000 --compare >"$work/out3" 2>&1
+check "another interval is not compared with runs at 100 µs" \
+    grep -q 'CPU 1 idle default: no earlier run with duration=1000ms interval=1000us' "$work/out3"
+
+# Limits no real machine meets: the run completes and does not pass (exit 3).
+"$rtprov" apply --root "$sys" --profile x86-debian13 --set board.cpus=2 \
+    --set tuning.selftest.max_latency_us.reserved=1 --set tuning.selftest.duration_s=1 >/dev/null 2>&1
+"$rtprov" selftest --sysroot "$sys" --history "$history" --pi-probe 0 --idle both \
+    --json - >"$work/r4.json" 2>"$work/err4"
+check "a run above the limits exits 3 (did not pass)" [ $? -eq 3 ]
+check "the table on stderr says which CPU failed" grep -Eq '^  1  reserved .*FAIL$' "$work/err4"
+check "both idle policies were measured, each labelled" \
+    python3 -c "import json,sys; r=json.load(open(sys.argv[1])); assert sorted({c['idle'] for c in r['cores']}) == ['default','held'] and r['passed'] is False" "$work/r4.json"
+
+"$rtprov" selftest --sysroot "$sys" --history "$history" --cpus 7-5 >"$work/out5" 2>&1
+check "a bad --cpus is a usage error (exit 2) that says what to give" [ $? -eq 2 ]
+check "the usage error explains the list" grep -q "runs backwards; give e.g. 2-3 or 0,2" "$work/out5"
+
+# -- audit against a fixture tree ------------------------------------------------------
+echo '#1 SMP PREEMPT_DYNAMIC Debian 6.12.117-1' >"$sys/proc/sys/kernel/version"
+echo 'BOOT_IMAGE=/vmlinuz root=/dev/vda ro quiet' >"$sys/proc/cmdline"
+echo 'GENTLE_FAIR_SLEEPERS NO_RT_PUSH_IPI RT_RUNTIME_SHARE' >"$sys/sys/kernel/debug/sched/features"
+"$rtprov" audit --sysroot "$sys" --json >"$work/audit.json" 2>"$work/audit.err"
+check "audit with RT_PUSH_IPI off and no boot parameters exits 3" [ $? -eq 3 ] || cat "$work/audit.err" >&2
+check "the audit JSON names the failed checks, each with a reason and a fix" python3 - "$work/audit.json" <<'PY'
+import json, sys
+r = json.load(open(sys.argv[1]))
+assert r["profile"] == "x86-debian13" and r["result"] == "fail", r["result"]
+status = {c["id"]: c for c in r["checks"]}
+assert status["rt-push-ipi"]["status"] == "fail", status["rt-push-ipi"]
+assert "RT_PUSH_IPI" in status["rt-push-ipi"]["fix"]
+assert status["cmdline"]["status"] == "fail" and "isolcpus" in status["cmdline"]["reason"]
+assert all(c["reason"] for c in r["checks"])
+assert all(c["fix"] for c in r["checks"] if c["status"] != "ok")
+PY
+echo 'GENTLE_FAIR_SLEEPERS RT_PUSH_IPI' >"$sys/sys/kernel/debug/sched/features"
+"$rtprov" audit --sysroot "$sys" >"$work/audit.txt" 2>&1
+check "the text audit shows RT_PUSH_IPI ok once it is on" grep -Eq '^ok +rt-push-ipi' "$work/audit.txt"
+"$rtprov" audit >"$work/audit-host.txt" 2>&1
+rc=$?
+check "audit of this machine without a profile runs (exit 0 or 3)" [ "$rc" -eq 0 ] || [ "$rc" -eq 3 ]
+check "it ran only the generic checks" grep -q 'no profile applied, generic checks only' "$work/audit-host.txt"
+finish

@@ -1,0 +1,110 @@
+#include "provisioner/core/error.hpp"
+#include "provisioner/profile/firstboot_config.hpp"
+#include "provisioner/target/firstboot_state.hpp"
+#include "tests/unit/catch.hpp"
+#include "tests/unit/temp_dir.hpp"
+
+using namespace rtprov;
+
+TEST_CASE("the first-boot config reads every key and keeps defaults for the others") {
+    auto config = profile::parse_firstboot_config(
+        "profile: x86-debian13\nset: [\"board.cpus=4\", tuning.selftest.duration_s=5]\n"
+        "reboot: false\nselftest_s: 3\n",
+        "firstboot.yaml");
+    CHECK(config.profile == "x86-debian13");
+    CHECK(config.sets == std::vector<std::string>{"board.cpus=4", "tuning.selftest.duration_s=5"});
+    CHECK_FALSE(config.reboot);
+    CHECK(config.selftest_s == 3);
+    CHECK(config.pi_probe_s == 2);
+    CHECK_FALSE(config.install_packages);
+    CHECK(profile::parse_firstboot_config("", "f").reboot); // an empty file: all defaults
+}
+
+TEST_CASE("the first-boot config names the file, line and column of a bad key or value") {
+    auto error = [](const std::string& text) {
+        try {
+            profile::parse_firstboot_config(text, "/etc/rtprov/firstboot.yaml");
+        } catch (const Error& e) {
+            return std::string(e.what());
+        }
+        return std::string("no error");
+    };
+    CHECK(error("profile: pi4\nreboots: true\n") ==
+          "/etc/rtprov/firstboot.yaml:2:1: unknown key 'reboots'; known: profile, set, "
+          "install_packages, reboot, selftest_s, pi_probe_s");
+    CHECK(error("reboot: maybe\n") ==
+          "/etc/rtprov/firstboot.yaml:1:9: 'reboot' must be true or false");
+    CHECK(error("selftest_s: 99999\n") ==
+          "/etc/rtprov/firstboot.yaml:1:13: 'selftest_s' must be a number of seconds (0-3600)");
+    CHECK(error("set: board.cpus=4\n") ==
+          "/etc/rtprov/firstboot.yaml:1:6: 'set' must be a list such as "
+          "[\"tuning.cores.reserved=3\"]");
+}
+
+TEST_CASE("the first-boot state survives a round trip and keeps messages on one line") {
+    target::FirstbootState s;
+    s.phase = "done";
+    s.profile = "x86-debian13";
+    s.reboots = 1;
+    s.reboot_cause = "the running kernel lacks isolcpus=managed_irq,domain,2-3";
+    s.cmdline = "ok";
+    s.selftest = "passed";
+    s.audit = "passed";
+    s.updated_at = "2026-11-30T01:00:00Z";
+    CHECK(target::parse_firstboot_state(target::format_firstboot_state(s), "state") == s);
+    s.reason = "line one\nline two";
+    auto back = target::parse_firstboot_state(target::format_firstboot_state(s), "state");
+    CHECK(back.reason == "line one line two");
+}
+
+TEST_CASE("a damaged first-boot state is refused with the line and the way out") {
+    try {
+        target::parse_firstboot_state("phase=done\nreboots=two\n",
+                                      "/var/lib/rtprov/firstboot/state");
+        FAIL("no error");
+    } catch (const Error& e) {
+        CHECK(std::string(e.what()) ==
+              "/var/lib/rtprov/firstboot/state:2: 'reboots' must be a number, found 'two'; the "
+              "first-boot state is damaged: remove it to run first boot again ('rm "
+              "/var/lib/rtprov/firstboot/state'), or fix the line");
+    }
+    CHECK_THROWS_AS(target::parse_firstboot_state("phase=sleeping\n", "s"), Error);
+    CHECK_THROWS_AS(target::parse_firstboot_state("colour=blue\n", "s"), Error);
+}
+
+TEST_CASE("first boot reboots once for missing parameters and never a second time") {
+    target::FirstbootState fresh;
+    auto first = target::decide_reboot(fresh, "isolcpus=managed_irq,domain,2-3", true);
+    CHECK(first.reboot);
+    target::FirstbootState after = fresh;
+    after.reboots = 1;
+    auto second = target::decide_reboot(after, "isolcpus=managed_irq,domain,2-3", true);
+    CHECK_FALSE(second.reboot);
+    CHECK(second.cmdline.starts_with(
+        "still missing after the reboot: isolcpus=managed_irq,domain,2-3"));
+    CHECK(target::decide_reboot(after, "", true).cmdline == "ok");
+    CHECK_FALSE(target::decide_reboot(fresh, "", true).reboot);
+    auto not_allowed = target::decide_reboot(fresh, "nohz_full=2-3", false);
+    CHECK_FALSE(not_allowed.reboot);
+    CHECK(not_allowed.cmdline ==
+          "missing until the next reboot (reboot: false in /etc/rtprov/firstboot.yaml): "
+          "nohz_full=2-3");
+}
+
+TEST_CASE("the first-boot state is written under the root and read back") {
+    TempDir dir;
+    target::Root root(dir.path());
+    CHECK_FALSE(target::read_firstboot_state(root));
+    target::FirstbootState s;
+    s.phase = "rebooting";
+    s.reboots = 1;
+    target::write_firstboot_state(root, s);
+    auto back = target::read_firstboot_state(root);
+    REQUIRE(back);
+    CHECK(back->phase == "rebooting");
+    CHECK(back->reboots == 1);
+    CHECK_FALSE(root.exists(target::k_firstboot_done)); // the unit runs again after the reboot
+    s.phase = "done";
+    target::write_firstboot_state(root, s);
+    CHECK(root.exists(target::k_firstboot_done));
+}

@@ -1,0 +1,204 @@
+#include "provisioner/audit/kernel_checks.hpp"
+
+#include "tests/unit/audit_fixture.hpp"
+#include "tests/unit/catch.hpp"
+
+using namespace rtprov;
+using namespace rtprov::audit;
+using audit_fixture::k_generic;
+using audit_fixture::k_rt;
+
+namespace {
+
+template <typename T> Fact<T> known(T value) {
+    Fact<T> fact;
+    fact.value = std::move(value);
+    return fact;
+}
+
+template <typename T> Fact<T> unreadable(const std::string& path) {
+    Fact<T> fact;
+    fact.problem = "cannot read '" + path + "': No such file or directory";
+    return fact;
+}
+
+const std::string k_no_push = "TTWU_QUEUE RT_PUSH_IPI_X NO_RT_PUSH_IPI NO_RT_RUNTIME_SHARE";
+
+// The facts of a healthy generic-kernel box with CPUs 2-3 reserved.
+SystemView healthy() {
+    SystemView v;
+    v.cmdline = known(audit_fixture::k_cmdline);
+    v.kernel_version = known(k_generic);
+    v.sched_features = known(std::string("TTWU_QUEUE RT_PUSH_IPI"));
+    v.sched_preempt = known(std::string("none voluntary (full) lazy"));
+    v.rt_runtime_us = known(950000LL);
+    v.rt_period_us = known(1000000LL);
+    v.online = known(core::CpuList::range(0, 3));
+    v.isolated = known(core::CpuList({2, 3}));
+    v.nohz_full = known(core::CpuList({2, 3}));
+    v.governors = known(std::map<unsigned, std::string>{
+        {0, "performance"}, {1, "performance"}, {2, "performance"}, {3, "performance"}});
+    return v;
+}
+
+Expectation expectation() {
+    Expectation e;
+    e.profile_name = "x86-debian13";
+    e.cores = {core::CpuList({0, 1}), core::CpuList({2, 3})};
+    e.isolcpus_flags = {"managed_irq", "domain"};
+    e.kernel_params = {{"isolcpus", "managed_irq,domain,2-3", false},
+                       {"nohz_full", "2-3", false},
+                       {"rcu_nocbs", "2-3", false},
+                       {"irqaffinity", "0-1", false}};
+    e.rt_packages = {"linux-image-rt-amd64"};
+    return e;
+}
+
+} // namespace
+
+TEST_CASE("NO_RT_PUSH_IPI on a non-PREEMPT_RT kernel fails, with the workaround as the fix") {
+    SystemView v = healthy();
+    v.sched_features = known(k_no_push);
+    Check c = check_rt_push_ipi(v, nullptr);
+    CHECK(c.id == "rt-push-ipi");
+    CHECK(c.status == Status::fail);
+    CHECK(c.reason == "NO_RT_PUSH_IPI on a non-PREEMPT_RT kernel (the default since "
+                      "dd29c017aed6): real-time audio threads can starve for seconds waiting for "
+                      "a priority boost");
+    CHECK(c.fix == "echo RT_PUSH_IPI > /sys/kernel/debug/sched/features (again at every boot; an "
+                   "rtprov profile's tuning.rt_push_ipi_guard does that)");
+
+    Expectation e = expectation();
+    e.rt_push_ipi_guard = false;
+    CHECK(check_rt_push_ipi(v, &e).fix ==
+          "enable tuning.rt_push_ipi_guard in profile 'x86-debian13' and apply it; now: echo "
+          "RT_PUSH_IPI > /sys/kernel/debug/sched/features");
+    e.rt_push_ipi_guard = true;
+    CHECK(check_rt_push_ipi(v, &e).fix.starts_with(
+        "rtprov-sched-features.service sets it at boot: see 'systemctl status "
+        "rtprov-sched-features.service'; now: "));
+}
+
+TEST_CASE("RT_PUSH_IPI is left alone on a PREEMPT_RT kernel, even without debugfs") {
+    SystemView v = healthy();
+    v.kernel_version = known(k_rt);
+    v.sched_features = known(k_no_push);
+    CHECK(check_rt_push_ipi(v, nullptr).status == Status::ok);
+    v.sched_features = unreadable<std::string>("/sys/kernel/debug/sched/features");
+    Check c = check_rt_push_ipi(v, nullptr);
+    CHECK(c.status == Status::ok);
+    CHECK(c.reason == "PREEMPT_RT kernel: it pushes real-time tasks to other CPUs itself; "
+                      "RT_PUSH_IPI is left as it is");
+}
+
+TEST_CASE("without debugfs the RT_PUSH_IPI check warns and says how to mount it") {
+    SystemView v = healthy();
+    v.sched_features = unreadable<std::string>("/sys/kernel/debug/sched/features");
+    Check c = check_rt_push_ipi(v, nullptr);
+    CHECK(c.status == Status::warn);
+    CHECK(c.reason == "cannot read '/sys/kernel/debug/sched/features': No such file or "
+                      "directory; RT_PUSH_IPI cannot be checked");
+    CHECK(c.fix == "mount debugfs ('mount -t debugfs debugfs /sys/kernel/debug') and rerun "
+                   "'rtprov audit'");
+    v.kernel_version = unreadable<std::string>("/proc/sys/kernel/version");
+    CHECK(check_rt_push_ipi(v, nullptr).status == Status::warn);
+}
+
+TEST_CASE("the preemption model is information, unless the profile chose PREEMPT_RT") {
+    SystemView v = healthy();
+    Check info = check_preemption(v, nullptr);
+    CHECK(info.status == Status::ok);
+    CHECK(info.reason ==
+          "the running kernel ('" + k_generic + "') is PREEMPT_DYNAMIC, mode 'full'");
+    Expectation e = expectation();
+    e.realtime = true;
+    Check c = check_preemption(v, &e);
+    CHECK(c.status == Status::fail);
+    CHECK(c.reason == "profile 'x86-debian13' chose a PREEMPT_RT kernel (tuning.kernel.realtime) "
+                      "but the running kernel ('" +
+                          k_generic + "') is PREEMPT_DYNAMIC, mode 'full'");
+    CHECK(c.fix == "install 'linux-image-rt-amd64' ('rtprov apply --install-packages'), reboot "
+                   "and check that the boot loader starts it by default");
+    v.kernel_version = known(k_rt);
+    CHECK(check_preemption(v, &e).status == Status::ok);
+    v.kernel_version = known(std::string("#1 SMP Debian 6.1.0"));
+    CHECK(check_preemption(v, nullptr)
+              .reason.ends_with("is no forced preemption (PREEMPT_NONE or PREEMPT_VOLUNTARY)"));
+}
+
+TEST_CASE("RT throttling below the default warns; the default and 'off' pass") {
+    SystemView v = healthy();
+    CHECK(check_rt_throttling(v).status == Status::ok);
+    v.rt_runtime_us = known(-1LL);
+    CHECK(check_rt_throttling(v).status == Status::ok);
+    v.rt_runtime_us = known(500000LL);
+    Check c = check_rt_throttling(v);
+    CHECK(c.status == Status::warn);
+    CHECK(c.reason == "real-time threads may use only 500000 µs of every 1000000 µs (the default "
+                      "is 950000 of 1000000); a busy audio thread is stopped when it reaches that");
+    v.rt_runtime_us = unreadable<long long>("/proc/sys/kernel/sched_rt_runtime_us");
+    CHECK(check_rt_throttling(v).status == Status::warn);
+}
+
+TEST_CASE("the governor: the profile's must hold, else 'performance' is recommended") {
+    SystemView v = healthy();
+    CHECK(check_cpu_governor(v, nullptr).status == Status::ok);
+    (*v.governors.value)[1] = "powersave";
+    Check generic = check_cpu_governor(v, nullptr);
+    CHECK(generic.status == Status::warn);
+    CHECK(generic.reason == "CPU 1 'powersave' is not on 'performance': the clock ramps up only "
+                            "after an audio thread woke");
+    Expectation e = expectation();
+    e.cpu_governor = "performance";
+    Check c = check_cpu_governor(v, &e);
+    CHECK(c.status == Status::fail);
+    CHECK(c.reason == "profile 'x86-debian13' sets 'performance' but CPU 1 'powersave' runs "
+                      "another");
+    v.governors = known(std::map<unsigned, std::string>{});
+    CHECK(check_cpu_governor(v, nullptr).status == Status::ok);
+    CHECK(check_cpu_governor(v, &e).status == Status::warn);
+}
+
+TEST_CASE("the command line must hold every planned parameter with the planned value") {
+    SystemView v = healthy();
+    Expectation e = expectation();
+    Check ok = check_cmdline(v, e);
+    CHECK(ok.status == Status::ok);
+    CHECK(ok.reason == "'/proc/cmdline' has every planned parameter: "
+                       "isolcpus=managed_irq,domain,2-3 nohz_full=2-3 rcu_nocbs=2-3 "
+                       "irqaffinity=0-1");
+    v.cmdline = known(std::string("root=/dev/sda1 ro irqaffinity=0-3 rcu_nocbs=3,2 "
+                                  "isolcpus=domain,managed_irq,2,3"));
+    Check c = check_cmdline(v, e);
+    CHECK(c.status == Status::fail);
+    CHECK(c.reason == "the running kernel was not booted with the parameters profile "
+                      "'x86-debian13' plans: 'nohz_full=2-3' is missing and 'irqaffinity=0-3' "
+                      "instead of 'irqaffinity=0-1'");
+    CHECK(c.fix == "reboot to use the command line rtprov wrote; if they are still missing, see "
+                   "'rtprov status' (the boot loader may still need regenerating)");
+    v.cmdline = unreadable<std::string>("/proc/cmdline");
+    CHECK(check_cmdline(v, e).status == Status::warn);
+}
+
+TEST_CASE("isolated and nohz_full CPUs must be the reserved ones when planned") {
+    SystemView v = healthy();
+    Expectation e = expectation();
+    REQUIRE(check_isolated(v, e));
+    CHECK(check_isolated(v, e)->status == Status::ok);
+    CHECK(check_nohz_full(v, e)->status == Status::ok);
+    v.isolated = known(core::CpuList());
+    Check c = *check_isolated(v, e);
+    CHECK(c.status == Status::fail);
+    CHECK(c.reason == "'/sys/devices/system/cpu/isolated' is '' but profile 'x86-debian13' "
+                      "reserves CPUs 2-3 with isolcpus=");
+    v.nohz_full = unreadable<core::CpuList>("/sys/devices/system/cpu/nohz_full");
+    CHECK(check_nohz_full(v, e)->status == Status::warn);
+
+    e.kernel_params = {{"irqaffinity", "0-1", false}};
+    CHECK_FALSE(check_isolated(v, e));
+    CHECK_FALSE(check_nohz_full(v, e));
+    // isolcpus= without the 'domain' flag does not show in 'isolated'.
+    e.kernel_params = {{"isolcpus", "nohz,managed_irq,2-3", false}};
+    e.isolcpus_flags = {"nohz", "managed_irq"};
+    CHECK_FALSE(check_isolated(v, e));
+}

@@ -1,0 +1,130 @@
+#include "provisioner/selftest/pinned_thread.hpp"
+
+#include "provisioner/core/error.hpp"
+
+#include "tests/unit/catch.hpp"
+#include "tests/unit/child_process.hpp"
+#include "tests/unit/temp_dir.hpp"
+
+#include <sched.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <optional>
+#include <utility>
+#include <vector>
+
+using namespace rtprov::selftest;
+
+namespace {
+
+const std::string k_fifo_99_error =
+    "cannot run a thread at SCHED_FIFO priority 99: operation not permitted (RLIMIT_RTPRIO is "
+    "0, hard limit 0); run rtprov as root, or allow real-time priority 99 (ulimit -r 99, "
+    "LimitRTPRIO=99 in a service, or 'rtprio 99' in /etc/security/limits.d/)";
+
+} // namespace
+
+TEST_CASE("scheduling policies are named as the kernel's constants") {
+    CHECK(to_string(SchedPolicy::other) == "SCHED_OTHER");
+    CHECK(to_string(SchedPolicy::fifo) == "SCHED_FIFO");
+    CHECK(to_string(SchedPolicy::rr) == "SCHED_RR");
+}
+
+TEST_CASE("a refused real-time priority says which limit to raise") {
+    CHECK(realtime_permission_error(SchedPolicy::fifo, 99, {0, 0}) == k_fifo_99_error);
+    CHECK(realtime_permission_error(SchedPolicy::rr, 20, {10, std::nullopt}) ==
+          "cannot run a thread at SCHED_RR priority 20: operation not permitted (RLIMIT_RTPRIO "
+          "is 10, hard limit unlimited); run rtprov as root, or allow real-time priority 20 "
+          "(ulimit -r 20, LimitRTPRIO=20 in a service, or 'rtprio 20' in "
+          "/etc/security/limits.d/)");
+}
+
+TEST_CASE("errno texts are lower case") {
+    CHECK(errno_text(EPERM) == "operation not permitted");
+    CHECK(errno_text(ENOENT) == "no such file or directory");
+}
+
+TEST_CASE("a pinned thread runs on its CPU, under its name, and reports its tid") {
+    pid_t seen_tid = 0;
+    int seen_cpu = -1;
+    {
+        PinnedThread thread({"rtprov-test-pinned-thread", SchedPolicy::other, 0, 0u}, [&] {
+            seen_tid = gettid();
+            seen_cpu = sched_getcpu();
+        });
+        const pid_t tid = thread.tid();
+        thread.join();
+        CHECK(tid == seen_tid);
+        CHECK(tid != gettid());
+    }
+    CHECK(seen_cpu == 0);
+
+    std::string comm;
+    PinnedThread named({"rtprov-test-pinned-thread", SchedPolicy::other, 0, std::nullopt},
+                       [&] { comm = TempDir::read_host_file("/proc/thread-self/comm"); });
+    named.join();
+    CHECK(comm == "rtprov-test-pin\n"); // 15 characters kept
+}
+
+TEST_CASE("a real-time thread starts with its policy, or the error says what to do") {
+    int policy = -1;
+    int priority = -1;
+    try {
+        PinnedThread thread({"rtprov-test-rt", SchedPolicy::fifo, 42, std::nullopt}, [&] {
+            sched_param param{};
+            policy = sched_getscheduler(0);
+            sched_getparam(0, &param);
+            priority = param.sched_priority;
+        });
+        thread.join();
+        CHECK(policy == SCHED_FIFO);
+        CHECK(priority == 42);
+    } catch (const rtprov::Error& e) {
+        // No permission here: the message must be the one that says what to do.
+        rlimit limit{};
+        getrlimit(RLIMIT_RTPRIO, &limit);
+        auto value = [](rlim_t v) {
+            return v == RLIM_INFINITY ? std::nullopt : std::optional<std::uint64_t>(v);
+        };
+        CHECK(std::string(e.what()) ==
+              realtime_permission_error(SchedPolicy::fifo, 42,
+                                        {value(limit.rlim_cur), value(limit.rlim_max)}));
+    }
+}
+
+TEST_CASE("without RLIMIT_RTPRIO or privileges a SCHED_FIFO thread is refused clearly") {
+    const std::string result = run_in_child([] {
+        if (std::string failed = drop_privileges(0); !failed.empty())
+            return failed;
+        try {
+            PinnedThread thread({"rtprov-test-rt", SchedPolicy::fifo, 99, std::nullopt}, [] {});
+            return std::string("the thread started");
+        } catch (const rtprov::Error& e) {
+            return std::string(e.what());
+        }
+    });
+    CHECK(result == k_fifo_99_error);
+}
+
+TEST_CASE("a thread that cannot be pinned names the thread, policy and CPU") {
+    try {
+        PinnedThread thread({"rtprov-test", SchedPolicy::other, 0, 4095u}, [] {});
+        FAIL("a thread pinned to CPU 4095 started");
+    } catch (const rtprov::Error& e) {
+        CHECK(std::string(e.what()) ==
+              "cannot start thread 'rtprov-test' (SCHED_OTHER on CPU 4095): invalid argument");
+    }
+}
+
+TEST_CASE("waiting with progress reports every full second and the end") {
+    std::vector<std::pair<double, double>> calls;
+    const std::int64_t start = monotonic_ns() - 2'000'000'000; // started two seconds ago
+    wait_with_progress(start, 2'250'000'000,
+                       [&](double elapsed, double total) { calls.emplace_back(elapsed, total); });
+    REQUIRE(calls.size() == 3);
+    CHECK(calls[0] == std::pair{1.0, 2.25});
+    CHECK(calls[1] == std::pair{2.0, 2.25});
+    CHECK(calls[2] == std::pair{2.25, 2.25});
+    CHECK(monotonic_ns() >= start + 2'250'000'000);
+}

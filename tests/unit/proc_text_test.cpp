@@ -1,0 +1,136 @@
+#include "provisioner/audit/proc_text.hpp"
+
+#include "tests/unit/audit_fixture.hpp"
+#include "tests/unit/catch.hpp"
+
+using namespace rtprov::audit;
+
+namespace {
+
+// A stat line of an MPD output thread at SCHED_FIFO 40 whose name holds a space.
+const std::string k_stat =
+    "290956 (output:Heed Aba) S 1 290953 290953 0 -1 4194624 1226 0 0 0 61 39 0 0 -41 0 12 0 "
+    "1543 1342177280 5127 18446744073709551615 1 1 0 0 0 0 0 4096 16902 0 0 0 -1 3 40 1 0 0 0 "
+    "0 0 0 0 0 0 0 0 0\n";
+
+} // namespace
+
+TEST_CASE("stat fields are counted after the last parenthesis") {
+    auto stat = parse_stat(k_stat);
+    REQUIRE(stat);
+    CHECK(stat->pid == 290956);
+    CHECK(stat->comm == "output:Heed Aba");
+    CHECK(stat->ppid == 1);
+    CHECK(stat->flags == 4194624);
+    CHECK(stat->processor == 3);
+    CHECK(stat->rt_priority == 40);
+    CHECK(stat->policy == Policy::fifo);
+
+    auto odd = parse_stat("7 (a) b) (c) S 2 0 0 0 -1 2129984 0 0 0 0 0 0 0 0 20 0 1 0 10 0 0 0 0 "
+                          "0 0 0 0 0 0 0 0 0 0 0 0 1 0 0\n");
+    REQUIRE(odd);
+    CHECK(odd->comm == "a) b) (c");
+    CHECK((odd->flags & k_pf_kthread) != 0);
+    CHECK(odd->processor == 1);
+    CHECK(odd->policy == Policy::other);
+}
+
+TEST_CASE("a stat line without the scheduling fields is refused") {
+    CHECK_FALSE(parse_stat("1 (init) S 0 1 1 0 -1 4194560\n"));
+    CHECK_FALSE(parse_stat("garbage"));
+    CHECK_FALSE(parse_stat(""));
+}
+
+TEST_CASE("policy numbers map to the profile's names and to ps's classes") {
+    CHECK(policy_from_number(1) == Policy::fifo);
+    CHECK(policy_from_number(5) == Policy::idle);
+    CHECK(policy_from_number(4) == Policy::unknown);
+    CHECK(to_string(Policy::rr) == "rr");
+    CHECK(ps_class(Policy::other) == "TS");
+    CHECK(ps_class(Policy::fifo) == "FF");
+    CHECK(ps_class(Policy::idle) == "IDL");
+    CHECK(is_realtime(Policy::deadline));
+    CHECK_FALSE(is_realtime(Policy::batch));
+}
+
+TEST_CASE("Cpus_allowed_list is read from a status file") {
+    auto cpus = parse_cpus_allowed("Name:\tmpd\nCpus_allowed:\tc\nCpus_allowed_list:\t2-3\n");
+    REQUIRE(cpus);
+    CHECK(cpus->to_string() == "2-3");
+    CHECK_FALSE(parse_cpus_allowed("Name:\tmpd\n"));
+    CHECK_FALSE(parse_cpus_allowed("Cpus_allowed_list:\t3-1\n"));
+}
+
+TEST_CASE("limits give the soft and hard real-time priority and locked memory") {
+    ProcessLimits limits = parse_limits(audit_fixture::limits_text("40", "unlimited"));
+    REQUIRE(limits.rtprio);
+    CHECK(limits.rtprio->soft == LimitValue{false, 40});
+    CHECK(limits.rtprio->hard == LimitValue{false, 40});
+    REQUIRE(limits.memlock);
+    CHECK(limits.memlock->soft.unlimited);
+    CHECK_FALSE(parse_limits("Limit Soft Hard Units\n").rtprio);
+}
+
+TEST_CASE("limit_memlock sizes are powers of 1024, and 'infinity' is unlimited") {
+    CHECK(parse_memlock_setting("64M") == LimitValue{false, 64u << 20});
+    CHECK(parse_memlock_setting("65536") == LimitValue{false, 65536});
+    CHECK(parse_memlock_setting("infinity") == LimitValue{true, 0});
+    CHECK_FALSE(parse_memlock_setting("lots"));
+    CHECK_FALSE(parse_memlock_setting("M"));
+    CHECK(bytes_text(LimitValue{false, 8388608}) == "8M");
+    CHECK(bytes_text(LimitValue{false, 1000}) == "1000");
+    CHECK(bytes_text(LimitValue{true, 0}) == "unlimited");
+    CHECK(covers(LimitValue{true, 0}, LimitValue{true, 0}));
+    CHECK_FALSE(covers(LimitValue{false, 1u << 30}, LimitValue{true, 0}));
+    CHECK(covers(LimitValue{false, 41}, LimitValue{false, 40}));
+}
+
+TEST_CASE("interrupts give chip, hwirq and handlers for x86 and GIC lines") {
+    const std::string text =
+        "           CPU0       CPU1       CPU2       CPU3\n"
+        "  0:         36          0          0          0   IO-APIC   2-edge      timer\n"
+        " 11:      12345      23456      34567      45678     GICv2  30 Level     arch_timer\n"
+        " 28:          0          1          0          0  PCI-MSIX-0000:00:01.0   0-edge      "
+        "virtio0-config\n"
+        " 55:          0          0          0          0  BRCM STB PCIe MSI 524288 Edge      "
+        "xhci_hcd\n"
+        " 60:          1          0          0          0  IO-APIC  16-fasteoi   ehci_hcd:usb1, "
+        "uhci_hcd:usb2\n"
+        "LOC:     123456     123456     123456     123456   Local timer interrupts\n"
+        "ERR:          0\n";
+    std::vector<InterruptLine> lines = parse_interrupts(text);
+    REQUIRE(lines.size() == 5);
+    CHECK(lines[0].irq == 0);
+    CHECK(lines[0].chip == "IO-APIC");
+    CHECK(lines[0].hwirq == 2u);
+    CHECK(lines[0].name == "timer");
+    CHECK(lines[0].counts == std::map<unsigned, std::uint64_t>{{0, 36}, {1, 0}, {2, 0}, {3, 0}});
+    CHECK(lines[1].chip == "GICv2");
+    CHECK(lines[1].hwirq == 30u);
+    CHECK(lines[1].name == "arch_timer");
+    CHECK(lines[2].name == "virtio0-config");
+    CHECK(lines[3].name == "xhci_hcd");
+    CHECK(lines[4].name == "ehci_hcd:usb1, uhci_hcd:usb2");
+}
+
+TEST_CASE("the systemd cgroup comes from name=systemd, else from the unified hierarchy") {
+    CHECK(systemd_cgroup("0::/system.slice/mpd.service\n") == "/system.slice/mpd.service");
+    CHECK(systemd_cgroup("12:cpuset:/\n1:name=systemd:/rtprov.slice/mpd.service\n0::/\n") ==
+          "/rtprov.slice/mpd.service");
+    CHECK(systemd_cgroup("3:cpuset:/\n").empty());
+    CHECK(cgroup_in_unit("/system.slice/mpd.service", "mpd.service"));
+    CHECK(cgroup_in_unit("/rtprov.slice/mpd.service/payload", "mpd.service"));
+    CHECK_FALSE(cgroup_in_unit("/system.slice/mpd.socket", "mpd.service"));
+    CHECK_FALSE(cgroup_in_unit("/system.slice/xmpd.service", "mpd.service"));
+    CHECK_FALSE(cgroup_in_unit("", "mpd.service"));
+}
+
+TEST_CASE("interrupt counts are keyed by the CPU the header names, offline CPUs skipped") {
+    std::vector<InterruptLine> lines =
+        parse_interrupts("           CPU0       CPU2\n"
+                         " 36:          0    2276665 PCI-MSIX-0000:00:02.0   1-edge      "
+                         "virtio1-req.0\n");
+    REQUIRE(lines.size() == 1);
+    CHECK(lines[0].counts == std::map<unsigned, std::uint64_t>{{0, 0}, {2, 2276665}});
+    CHECK(lines[0].name == "virtio1-req.0");
+}

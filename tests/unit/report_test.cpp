@@ -1,0 +1,110 @@
+#include "provisioner/selftest/report.hpp"
+
+#include "tests/unit/catch.hpp"
+
+using namespace rtprov::selftest;
+
+namespace {
+
+CoreLatency latency(unsigned cpu, IdlePolicy idle, std::initializer_list<std::int64_t> ns) {
+    CoreLatency l;
+    l.cpu = cpu;
+    l.idle = idle;
+    for (std::int64_t sample : ns)
+        l.histogram.add(sample);
+    l.cycles = l.histogram.count();
+    l.avg_us = l.histogram.avg_ns() / 1000.0;
+    l.max_us = double(l.histogram.max_ns()) / 1000.0;
+    l.p99_us = double(l.histogram.percentile_ns(99)) / 1000.0;
+    return l;
+}
+
+SelftestReport report_at(const std::string& when, double max_us_cpu2) {
+    SelftestReport r;
+    r.started_at = when;
+    r.parameters = {10'000, 100, 99, ""};
+    r.cores.push_back(judge_core(
+        CoreRole::reserved,
+        latency(2, IdlePolicy::system_default, {5'000, std::int64_t(max_us_cpu2 * 1000)}), {}));
+    return r;
+}
+
+} // namespace
+
+TEST_CASE("a core passes when no sample is above its role's limit") {
+    Thresholds t{500, 10'000};
+    auto reserved =
+        judge_core(CoreRole::reserved, latency(2, IdlePolicy::held, {40'000, 500'000, 501'000}), t);
+    CHECK(reserved.threshold_us == 500);
+    CHECK(reserved.above == 1);
+    CHECK_FALSE(reserved.passed);
+    auto housekeeping =
+        judge_core(CoreRole::housekeeping, latency(0, IdlePolicy::held, {40'000, 501'000}), t);
+    CHECK(housekeeping.threshold_us == 10'000);
+    CHECK(housekeeping.passed);
+    // no sample at all proves nothing
+    CHECK_FALSE(judge_core(CoreRole::reserved, latency(3, IdlePolicy::held, {}), t).passed);
+}
+
+TEST_CASE("the PI probe passes without starvation and within one critical section plus the limit") {
+    PiProbeResult r;
+    r.acquisitions = 100;
+    r.critical_section_us = 200;
+    r.worst_wait_us = 10'150;
+    auto ok = judge_pi_probe(r, {500, 10'000});
+    CHECK(ok.limit_us == 10'200);
+    CHECK(ok.passed);
+    r.worst_wait_us = 10'300;
+    CHECK_FALSE(judge_pi_probe(r, {500, 10'000}).passed);
+    r.worst_wait_us = 300;
+    r.starved.push_back(StarvedThread{});
+    CHECK_FALSE(judge_pi_probe(r, {500, 10'000}).passed);
+}
+
+TEST_CASE("a report passes only when every core and the probe pass") {
+    SelftestReport r = report_at("t1", 40);
+    conclude(r);
+    CHECK(r.passed);
+    r.cores.push_back(judge_core(CoreRole::reserved, latency(3, IdlePolicy::held, {900'000}), {}));
+    conclude(r);
+    CHECK_FALSE(r.passed);
+    SelftestReport empty;
+    conclude(empty);
+    CHECK_FALSE(empty.passed);
+}
+
+TEST_CASE("history lines survive a round trip and broken lines are skipped") {
+    auto entries = history_entries(report_at("2026-11-30T01:00:00Z", 40));
+    REQUIRE(entries.size() == 1);
+    CHECK(entries[0].idle == "default");
+    CHECK(entries[0].parameters == "duration=10000ms interval=100us priority=99 load=none");
+    std::string text = format_history(entries);
+    CHECK(text == "2026-11-30T01:00:00Z\tduration=10000ms interval=100us priority=99 "
+                  "load=none\t2\tdefault\t22.500\t40.000\t40.000\tpass\n");
+    auto back = parse_history("garbage\n" + text + "x\ty\n");
+    REQUIRE(back.size() == 1);
+    CHECK(back[0].cpu == 2);
+    CHECK(back[0].max_us == 40.0);
+    CHECK(back[0].passed);
+}
+
+TEST_CASE("compare finds the latest earlier run measured the same way") {
+    std::vector<HistoryEntry> history;
+    for (auto [when, max] : {std::pair{"t1", 40.0}, {"t2", 60.0}})
+        for (HistoryEntry& e : history_entries(report_at(when, max)))
+            history.push_back(e);
+    SelftestReport other = report_at("t3", 80);
+    other.parameters.interval_us = 200; // not like with like
+    for (HistoryEntry& e : history_entries(other))
+        history.push_back(e);
+
+    auto now = report_at("t4", 50);
+    auto c = compare(now, history);
+    REQUIRE(c.size() == 1);
+    REQUIRE(c[0].before);
+    CHECK(c[0].before->started_at == "t2");
+    CHECK(c[0].before->max_us == 60.0);
+
+    now.parameters.load_cpus = "0-1";
+    CHECK_FALSE(compare(now, history)[0].before);
+}

@@ -1,0 +1,222 @@
+#include "provisioner/audit/reserved_cpu_checks.hpp"
+
+#include "tests/unit/catch.hpp"
+
+using namespace rtprov;
+using namespace rtprov::audit;
+
+namespace {
+
+core::CpuList cpus(const std::string& text) {
+    std::string error;
+    return *core::parse_cpu_list(text, error);
+}
+
+Irq irq(unsigned number, const std::string& name, const std::string& affinity,
+        const std::string& effective, const std::string& chip = "IO-APIC",
+        std::optional<unsigned> hwirq = 5) {
+    Irq i;
+    i.number = number;
+    i.name = name;
+    i.chip = chip;
+    i.hwirq = hwirq;
+    i.affinity = cpus(affinity);
+    if (!effective.empty())
+        i.effective = cpus(effective);
+    return i;
+}
+
+Process process(int pid, const std::string& comm, const std::string& cgroup,
+                const std::string& allowed, Policy policy = Policy::other, int priority = 0) {
+    Process p;
+    p.pid = pid;
+    p.ppid = 1;
+    p.comm = comm;
+    p.cgroup = cgroup;
+    Thread t;
+    t.tid = pid;
+    t.comm = comm;
+    t.policy = policy;
+    t.rt_priority = priority;
+    t.allowed = cpus(allowed);
+    p.threads.push_back(t);
+    return p;
+}
+
+Process kthread(int pid, const std::string& comm, const std::string& allowed,
+                Policy policy = Policy::other, int priority = 0) {
+    Process p = process(pid, comm, "/", allowed, policy, priority);
+    p.ppid = 2;
+    p.kernel_thread = true;
+    return p;
+}
+
+Thread thread(int tid, const std::string& comm, Policy policy, int priority,
+              const std::string& allowed) {
+    Thread t;
+    t.tid = tid;
+    t.comm = comm;
+    t.policy = policy;
+    t.rt_priority = priority;
+    t.allowed = cpus(allowed);
+    return t;
+}
+
+Expectation with_mpd() {
+    Expectation e;
+    e.profile_name = "box";
+    e.cores = {cpus("0-1"), cpus("2-3")};
+    ServiceExpectation mpd;
+    mpd.unit = "mpd.service";
+    mpd.profile_key = "mpd";
+    mpd.app_name = "MPD";
+    mpd.app_threads = "rtio and output:* threads";
+    mpd.cpus = cpus("2-3");
+    mpd.app_sched = ThreadSched{Policy::fifo, 40};
+    mpd.rt_threads = {"rtio", "output:*"};
+    e.services.push_back(mpd);
+    return e;
+}
+
+SystemView with(std::vector<Process> processes, std::vector<Irq> irqs = {}) {
+    SystemView v;
+    v.online.value = cpus("0-3");
+    v.isolated.value = cpus("2-3");
+    v.processes.value = std::move(processes);
+    v.irqs.value = std::move(irqs);
+    return v;
+}
+
+Process mpd_process() {
+    Process mpd = process(812, "mpd", "/system.slice/mpd.service", "2-3");
+    mpd.threads.push_back(thread(815, "rtio", Policy::fifo, 40, "2-3"));
+    mpd.threads.push_back(thread(816, "output:1", Policy::fifo, 40, "2-3"));
+    return mpd;
+}
+
+} // namespace
+
+TEST_CASE("a movable IRQ delivered to a reserved CPU warns, with the commands to move it") {
+    Irq eth0 = irq(29, "eth0", "3", "");
+    eth0.counts = {{0, 9}, {1, 0}, {2, 0}, {3, 512}};
+    SystemView v =
+        with({}, {irq(24, "ACPI:Ged", "0-1", "0"), irq(28, "virtio0-config", "0-3", "2"), eth0});
+    Check c = check_irq_affinity(v, nullptr);
+    CHECK(c.status == Status::warn);
+    // The busiest first.
+    CHECK(c.reason == "2 IRQs are delivered to reserved CPUs 2-3: IRQ 29 'eth0' on CPU 3 (fired "
+                      "512 times there since boot) and IRQ 28 'virtio0-config' on CPU 2; each one "
+                      "interrupts the audio threads there");
+    CHECK(c.fix == "move them to the housekeeping CPUs: for n in 28 29; do echo 0-1 > "
+                   "/proc/irq/$n/smp_affinity_list; done; irqaffinity= sets only the default at "
+                   "boot: keep irqbalance off the reserved CPUs (IRQBALANCE_BANNED_CPULIST=2-3)");
+    Expectation e = with_mpd();
+    e.irqaffinity = false;
+    CHECK(check_irq_affinity(v, &e).fix.ends_with(
+        "; set tuning.kernel.irqaffinity: true so that boot does it"));
+}
+
+TEST_CASE("without a profile and without isolated CPUs there is no IRQ placement to check") {
+    SystemView v = with({}, {irq(28, "virtio0-config", "0-3", "2")});
+    v.isolated.value = core::CpuList();
+    Check c = check_irq_affinity(v, nullptr);
+    CHECK(c.status == Status::ok);
+    CHECK(c.reason == "no CPU is isolated (isolated and nohz_full in /sys/devices/system/cpu name "
+                      "none): there are no reserved CPUs to keep IRQs off");
+}
+
+TEST_CASE("per-CPU IRQs are listed for information, fixed ones on reserved CPUs warn") {
+    Irq timer = irq(11, "arch_timer", "0-3", "", "GICv2", 30);
+    Irq fixed = irq(40, "fe00b880.mailbox", "0-3", "3", "GICv2", 65);
+    fixed.affinity_writable = false;
+    CHECK(irq_placement(timer) == IrqPlacement::per_cpu);
+    CHECK(irq_placement(fixed) == IrqPlacement::fixed);
+
+    Check info = check_unmovable_irqs(with({}, {timer}), nullptr);
+    CHECK(info.status == Status::ok);
+    CHECK(info.reason == "1 per-CPU IRQ fires on every CPU, the reserved ones included: IRQ 11 "
+                         "'arch_timer'");
+    CHECK(check_irq_affinity(with({}, {timer}), nullptr).status == Status::ok);
+
+    Check c = check_unmovable_irqs(with({}, {timer, fixed}), nullptr);
+    CHECK(c.status == Status::warn);
+    CHECK(c.reason == "1 IRQ on reserved CPUs 2-3 cannot be moved: IRQ 40 'fe00b880.mailbox' on "
+                      "CPU 3 (read-only smp_affinity_list); 1 per-CPU IRQ fires on every CPU, the "
+                      "reserved ones included: IRQ 11 'arch_timer'");
+}
+
+TEST_CASE("IRQ checks that cannot read /proc/irq warn with the reason") {
+    SystemView v = with({});
+    v.irqs.value.reset();
+    v.irqs.problem = "cannot list '/proc/irq': No such file or directory";
+    Check c = check_irq_affinity(v, nullptr);
+    CHECK(c.status == Status::warn);
+    CHECK(c.reason == "cannot list '/proc/irq': No such file or directory");
+    CHECK(check_unmovable_irqs(v, nullptr).status == Status::warn);
+}
+
+TEST_CASE("a user task allowed on a reserved CPU fails; services and per-CPU kthreads do not") {
+    Expectation e = with_mpd();
+    SystemView clean = with({mpd_process(), kthread(25, "migration/2", "2", Policy::fifo, 99),
+                             kthread(26, "ksoftirqd/3", "3"), process(400, "sshd", "/", "0-1")});
+    Check ok = check_reserved_cpu_tasks(clean, e);
+    CHECK(ok.status == Status::ok);
+    CHECK(ok.reason ==
+          "only the profile's services and per-CPU kernel threads may run on reserved CPUs 2-3");
+
+    SystemView wandering = clean;
+    wandering.processes.value->push_back(process(512, "cron", "/system.slice/cron.service", "0-3"));
+    wandering.processes.value->push_back(kthread(60, "kworker/u8:1", "0-3"));
+    Check c = check_reserved_cpu_tasks(wandering, e);
+    CHECK(c.status == Status::fail);
+    CHECK(c.reason == "1 task outside the profile's services may run on reserved CPUs 2-3: "
+                      "'cron' (pid 512, CPUs 0-3); and 1 kernel thread not bound to one CPU: "
+                      "'kworker/u8:1' (pid 60, CPUs 0-3)");
+    CHECK(c.fix == "isolcpus= keeps tasks off only at boot: whatever gave these an affinity "
+                   "(taskset, CPUAffinity=) must leave CPUs 2-3 out; if every task is affected, "
+                   "see check 'isolated-cpus'");
+}
+
+TEST_CASE("unbound kernel threads alone on reserved CPUs only warn") {
+    Expectation e = with_mpd();
+    SystemView v = with({mpd_process(), kthread(60, "kworker/u8:1", "0-3")});
+    Check c = check_reserved_cpu_tasks(v, e);
+    CHECK(c.status == Status::warn);
+    CHECK(c.reason == "reserved CPUs 2-3 are open to 1 kernel thread not bound to one CPU: "
+                      "'kworker/u8:1' (pid 60, CPUs 0-3)");
+    CHECK(c.fix == "unbound kernel workers follow /sys/devices/virtual/workqueue/cpumask: write 3 "
+                   "(the housekeeping CPUs) there");
+    e.reserve_method = core::ReserveMethod::none;
+    CHECK(check_reserved_cpu_tasks(v, e).status == Status::ok);
+}
+
+TEST_CASE("a foreign real-time task above the audio threads on reserved CPUs warns") {
+    Expectation e = with_mpd();
+    SystemView v =
+        with({mpd_process(), kthread(25, "migration/2", "2", Policy::fifo, 99),
+              process(301, "multipathd", "/system.slice/multipathd.service", "0-3", Policy::rr, 99),
+              process(302, "low", "/", "0-3", Policy::fifo, 10)});
+    Check c = check_rt_above_audio(v, e);
+    CHECK(c.status == Status::warn);
+    CHECK(c.reason == "1 real-time task at or above priority 40, the audio threads', may run on "
+                      "reserved CPUs 2-3: 'multipathd' (tid 301, rr 99, CPUs 0-3)");
+    CHECK(c.fix == "lower them below 40 (chrt -p PRIORITY TID) or keep them off the reserved "
+                   "CPUs (taskset -pc 0-1 TID)");
+}
+
+TEST_CASE("a service's own threads above its audio threads invert them and fail") {
+    Expectation e = with_mpd();
+    Process mpd = mpd_process();
+    mpd.threads[0].policy = Policy::rr; // unit-wide rr 45, as in the measured case
+    mpd.threads[0].rt_priority = 45;
+    mpd.threads.push_back(thread(817, "player", Policy::rr, 45, "2-3"));
+    Check c = check_rt_above_audio(with({mpd}), e);
+    CHECK(c.status == Status::fail);
+    CHECK(c.reason == "'mpd.service' runs other threads at or above its own audio threads (fifo "
+                      "40): 'mpd' (tid 812, rr 45) and 'player' (tid 817, rr 45); they make the "
+                      "audio threads wait (measured on MPD: 47 ms without the CPU, 16 dropouts in "
+                      "10.5 s)");
+    CHECK(c.fix == "remove the unit-wide priority (tuning.services.mpd.policy: app), apply and "
+                   "restart 'mpd.service'");
+    CHECK(check_rt_above_audio(with({mpd_process()}), e).status == Status::ok);
+}
