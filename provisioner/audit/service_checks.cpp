@@ -79,6 +79,19 @@ Judged judge(const Process& p, const Thread& t, const ServiceExpectation& s) {
                         restart + ": " + s.app_name + " sets " + r.expected + " itself";
             }
         }
+    } else if (s.app_sched && s.rt_threads.empty() && t.tid == p.pid && is_realtime(t.policy)) {
+        // The apps rtprov knows make some threads real-time, never their main thread
+        // (reference/anchors.md §5). Without their thread names, a real-time main thread
+        // is the sign that a unit-wide policy or 'chrt -a' raised every thread: the
+        // inversion measured on MPD (47 ms without the CPU, 16 dropouts in 10.5 s,
+        // reference/seeds/000_*.txt).
+        r.status = Status::fail;
+        r.expected = "not real-time";
+        r.note = "the main thread runs at " + to_string(have) + ": every thread of " + s.app_name +
+                 " seems raised, which inverts its " + s.app_threads;
+        j.fix = "remove what raises it (a unit-wide CPUSchedulingPolicy=, a 'chrt -a' script) "
+                "and " +
+                restart + ": " + s.app_name + " sets its own real-time threads";
     } else if (s.app_sched && s.rt_threads.empty() && s.is_audio_thread(t)) {
         j.audio = true;
         r.expected = to_string(*s.app_sched) + " or above";

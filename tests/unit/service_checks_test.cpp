@@ -191,3 +191,31 @@ TEST_CASE("a unit-wide policy must reach the main thread") {
     CHECK(find(audit, "service-limits").reason ==
           "the profile sets no LimitRTPRIO= or LimitMEMLOCK= for it and no app needs one");
 }
+
+TEST_CASE("an app without known thread names fails when its main thread runs real-time") {
+    // PipeWire's module-rt raises its data loop, not the main thread; 'chrt -a -f 90'
+    // raises every thread, which inverts them.
+    ServiceExpectation pw;
+    pw.unit = "pipewire.service";
+    pw.profile_key = "pipewire";
+    pw.app_name = "PipeWire";
+    pw.app_threads = "data-loop threads";
+    pw.app_sched = ThreadSched{Policy::fifo, 83};
+    FakeSystem ok_sys;
+    ok_sys.process(900, "/system.slice/pipewire.service",
+                   {{900, "pipewire", k_other, 0, "0-3"}, {901, "data-loop.0", k_fifo, 83, "0-3"}},
+                   limits_text("95", "unlimited"));
+    CHECK(find(audit_service(ok_sys.view(), pw), "service-threads").status == Status::ok);
+
+    FakeSystem inverted;
+    inverted.process(
+        900, "/system.slice/pipewire.service",
+        {{900, "pipewire", k_fifo, 90, "0-3"}, {901, "data-loop.0", k_fifo, 90, "0-3"}},
+        limits_text("95", "unlimited"));
+    ServiceAudit audit = audit_service(inverted.view(), pw);
+    CHECK(find(audit, "service-threads").status == Status::fail);
+    REQUIRE(audit.table.threads.size() == 2);
+    CHECK(audit.table.threads[0].note ==
+          "the main thread runs at fifo 90: every thread of PipeWire seems raised, which "
+          "inverts its data-loop threads");
+}
