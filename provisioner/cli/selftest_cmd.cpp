@@ -298,12 +298,15 @@ int run_selftest(const SelftestCommand& c) {
             past = selftest::parse_history(old->content);
         core::FileState state;
         state.content = json;
-        history.write("/" + report.started_at + ".json", state);
+        // Two runs in the same second keep both reports.
+        std::string name = report.started_at + ".json";
+        for (int n = 2; history.exists("/" + name); ++n)
+            name = report.started_at + "-" + std::to_string(n) + ".json";
+        history.write("/" + name, state);
         state.content = selftest::format_history(past) +
                         selftest::format_history(selftest::history_entries(report));
         history.write("/history.tsv", state);
-        out << "report kept in "
-            << (fs::path(c.history_dir) / (report.started_at + ".json")).string() << "\n";
+        out << "report kept in " << (fs::path(c.history_dir) / name).string() << "\n";
     } catch (const std::exception& e) {
         std::cerr << "rtprov: warning: cannot keep the report in " << quoted(c.history_dir) << ": "
                   << e.what() << "; pass --history DIR, ignoring\n";

@@ -38,7 +38,7 @@ std::string selftest_text(const selftest::SelftestReport& r) {
                       std::to_string(p.priority) + ", " +
                       (p.load_cpus.empty() ? "no load" : "load on CPUs " + p.load_cpus) + "\n";
     out += kernel_line(r);
-    out += "CPU  role          idle        cycles     min     avg     p99   p99.9     max  "
+    out += "CPU  role          idle        cycles     min     avg     p99   p99.9     max  at s  "
            "limit  over  result\n";
     for (const selftest::CoreReport& c : r.cores) {
         const selftest::CoreLatency& l = c.latency;
@@ -47,13 +47,12 @@ std::string selftest_text(const selftest::SelftestReport& r) {
                pad(std::string(selftest::to_string(l.idle)), 8, false) +
                pad(std::to_string(l.cycles), 10) + pad(fixed(l.min_us), 8) +
                pad(fixed(l.avg_us), 8) + pad(fixed(l.p99_us), 8) + pad(fixed(l.p999_us), 8) +
-               pad(fixed(l.max_us), 8) + pad(std::to_string(c.threshold_us), 7) +
-               pad(std::to_string(c.above), 6) + "  " + (c.passed ? "pass" : "FAIL") + "\n";
+               pad(fixed(l.max_us), 8) + pad(fixed(l.max_at_s), 6) +
+               pad(std::to_string(c.threshold_us), 7) + pad(std::to_string(c.above), 6) + "  " +
+               (c.passed ? "pass" : "FAIL") + "\n";
     }
-    out += "(µs; 'over': samples above the limit; the maximum of each CPU came at";
-    for (const selftest::CoreReport& c : r.cores)
-        out += " " + fixed(c.latency.max_at_s) + " s";
-    out += ")\n";
+    out += "(µs; 'at s': when the maximum came, seconds into the run; 'over': samples above "
+           "the limit)\n";
     if (r.pi_probe) {
         const selftest::PiProbeResult& pr = r.pi_probe->result;
         out += "PI-boost probe: " + std::to_string(pr.workers) +

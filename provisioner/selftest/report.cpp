@@ -126,8 +126,7 @@ std::vector<Comparison> compare(const SelftestReport& report,
     for (HistoryEntry& now : history_entries(report)) {
         Comparison c{now, std::nullopt};
         for (auto it = history.rbegin(); it != history.rend(); ++it)
-            if (it->started_at != now.started_at && it->parameters == now.parameters &&
-                it->cpu == now.cpu && it->idle == now.idle) {
+            if (it->parameters == now.parameters && it->cpu == now.cpu && it->idle == now.idle) {
                 c.before = *it;
                 break;
             }

@@ -98,7 +98,8 @@ struct Comparison {
     std::optional<HistoryEntry> before; // nullopt: no such earlier run
 };
 
-// Compares each core of 'report' with 'history' (oldest first). Pure.
+// Compares each core of 'report' with 'history' (the earlier runs, oldest first; the
+// report's own lines are not in it). Pure.
 std::vector<Comparison> compare(const SelftestReport& report,
                                 const std::vector<HistoryEntry>& history);
 

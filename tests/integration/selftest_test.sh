@@ -49,12 +49,13 @@ check "the Prometheus file says it passed" grep -qx 'rtprov_selftest_passed 1' "
 check "the Prometheus file has a max sample per CPU" \
     [ "$(grep -c '^rtprov_selftest_latency_microseconds{.*stat="max"}' "$work/r1.prom")" = 2 ]
 
-sleep 1 # a new report name (one per second)
 "$rtprov" selftest --sysroot "$sys" --history "$history" --pi-probe 0 --compare --cpus 1 \
     >"$work/out2" 2>&1
 check "a second run compares with the first measured the same way" \
     grep -Eq '^  CPU 1 idle default: avg .* since ' "$work/out2"
 check "the history has both runs' lines" [ "$(wc -l <"$history/history.tsv")" = 3 ]
+check "each run kept its own report, even within one second" \
+    [ "$(find "$history" -name '*.json' | wc -l)" = 2 ]
 
 "$rtprov" selftest --sysroot "$sys" --history "$history" --pi-probe 0 --cpus 1 \
     --interval 1000 --compare >"$work/out3" 2>&1

@@ -11,6 +11,8 @@
 #   firstboot: only rtprov, its enabled unit and /etc/rtprov/firstboot.yaml in the image,
 #            machine-id 'uninitialized': the guest detects the board, applies, runs
 #            update-grub, reboots once, self-tests and audits.
+#   firstboot-fail: the same with a malformed firstboot.yaml: the guest boots normally,
+#            first boot records the failure and does not reboot or apply anything.
 # The kernel command line: qemu boots the kernel directly (-kernel), so this script
 # passes the command line GRUB would: for 'offline' it sources /etc/default/grub and
 # rtprov's drop-in exactly as grub-mkconfig does (update-grub needs the image's block
@@ -30,7 +32,7 @@ rtprov=$(realpath "${1:?usage: guest_test.sh RTPROV SOURCE_DIR [SCENARIO...]}")
 src=$(realpath "${2:?usage: guest_test.sh RTPROV SOURCE_DIR [SCENARIO...]}")
 shift 2
 scenarios=("$@")
-[ ${#scenarios[@]} -gt 0 ] || scenarios=(live offline firstboot)
+[ ${#scenarios[@]} -gt 0 ] || scenarios=(live offline firstboot firstboot-fail)
 # shellcheck source=tests/integration/lib.sh
 . "$src/tests/integration/lib.sh"
 # shellcheck source=tests/system/qemu.sh
@@ -200,6 +202,8 @@ firstboot)
     check "firstboot: the state says the command line is ok, self-test and audit passed" \
         grep -Pzq 'cmdline=ok\nselftest=passed\naudit=passed\n' "$work/firstboot/state" ||
         cat "$work/firstboot/state" >&2
+    check "firstboot: systemctl status shows its last sd_notify STATUS= line" \
+        has firstboot.status "rtprov first boot: done: profile 'x86-debian13'"
     check "firstboot: rtprov status shows it" grep -q '^first boot:  done at .*self-test passed; audit passed' \
         "$work/firstboot/status.out"
     check "firstboot: the self-test report was kept" grep -q '"passed": true' "$work/firstboot/selftest.json"
@@ -210,6 +214,30 @@ firstboot)
     echo "guest_test: benchmark: first-boot detection, apply and check took ${total:-?} ms in the guest," \
         "of which update-grub ${tools:-?} ms: rtprov's own share $((${total:-0} - ${tools:-0})) ms" \
         "(target: under 1000 ms; qemu TCG emulates the CPU, real hardware is faster)" >&2
+    ;;
+firstboot-fail)
+    root=$work/firstboot-fail-root
+    cp -a "$base" "$root"
+    mkdir -p "$root/etc/rtprov-guest" && echo firstboot >"$root/etc/rtprov-guest/scenario"
+    echo uninitialized >"$root/etc/machine-id"
+    chroot "$root" systemctl enable rtprov-firstboot.service >/dev/null 2>&1
+    mkdir -p "$root/etc/rtprov"
+    printf 'profile: x86-debian13\nreboots: 1\n' >"$root/etc/rtprov/firstboot.yaml"
+    run_scenario firstboot-fail "root=/dev/vda rw $console systemd.firstboot=off"
+    for f in state status.out firstboot.journal; do
+        guest_cat "$work/firstboot-fail.img" "/var/lib/rtprov-guest/$f" >"$work/firstboot-fail/$f"
+    done
+    check "firstboot-fail: the guest finished booting" has boot.state "degraded"
+    check "firstboot-fail: the unit failed, and nothing else did" is boot.failed "rtprov-firstboot.service "
+    check "firstboot-fail: no reboot was asked for" is journal.reboot_requests 0
+    check "firstboot-fail: the state records the failure with file, line and key" \
+        grep -q "^reason=/etc/rtprov/firstboot.yaml:2:1: unknown key 'reboots'" "$work/firstboot-fail/state"
+    check "firstboot-fail: rtprov status shows it" grep -q '^first boot:  FAILED at ' \
+        "$work/firstboot-fail/status.out"
+    check "firstboot-fail: nothing was applied" grep -q '^no rtprov profile is applied' \
+        "$work/firstboot-fail/status.out"
+    check "firstboot-fail: the done marker stops it from running at every boot" \
+        grep -q '^phase=failed' <(guest_cat "$work/firstboot-fail.img" /var/lib/rtprov/firstboot/done)
     ;;
 *) echo "guest_test: unknown scenario '$scenario'" >&2; exit 2 ;;
 esac
