@@ -72,7 +72,9 @@ std::vector<std::string> ids(const AuditReport& report) {
     return out;
 }
 
-const Check& find(const AuditReport& report, const std::string& id) {
+// The id as a C string: a std::string temporary here makes GCC 14 warn that the
+// returned reference may dangle (-Wdangling-reference), although it points into 'report'.
+const Check& find(const AuditReport& report, const char* id) {
     for (const Check& c : report.checks)
         if (c.id == id)
             return c;

@@ -32,7 +32,8 @@ std::vector<FakeThread> mpd_threads() {
             {816, "output:1", k_fifo, 40, "2-3"}, {817, "update", k_idle, 0, "2-3"}};
 }
 
-const Check& find(const ServiceAudit& audit, const std::string& id) {
+// The id as a C string, for GCC 14's -Wdangling-reference (see audit_test.cpp).
+const Check& find(const ServiceAudit& audit, const char* id) {
     for (const Check& c : audit.checks)
         if (c.id == id)
             return c;
