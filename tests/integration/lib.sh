@@ -4,7 +4,8 @@
 pass=0
 fail=0
 
-# check DESCRIPTION COMMAND...: runs COMMAND, counts and reports the outcome.
+# check DESCRIPTION COMMAND...: runs COMMAND, counts and reports the outcome; returns
+# non-zero on failure, so 'check ... || show_details' prints what went wrong.
 check() {
     local description=$1
     shift
@@ -13,6 +14,7 @@ check() {
     else
         fail=$((fail + 1))
         echo "FAIL: $description" >&2
+        return 1
     fi
 }
 

@@ -21,9 +21,10 @@
 # entry of the guest's own grub.cfg, as GRUB would (this script plays GRUB's part; a
 # bootable GRUB disk is the debos plugin's test).
 # qemu TCG emulates the CPUs, and the 4 vCPUs are threads on this machine's 2 cores:
-# seen here, p99.9 of 30 ms on an idle guest and maxima above 100 ms while the first
-# boot is still starting units. So the guests' profiles raise the self-test limits to
-# 1 s: the self-test's pipeline and sanity are checked here; its numbers mean something
+# seen here, p99.9 of 30 ms on an idle guest, maxima above 100 ms while the first boot
+# is still starting units, and a first-boot self-test that did not pass a 1 s limit
+# while this machine also compiled. So the guests' profiles raise the self-test limits to
+# 5 s: the self-test's pipeline and sanity are checked here; its numbers mean something
 # on real hardware.
 # Usage: guest_test.sh RTPROV SOURCE_DIR [SCENARIO...]
 # (RTPROV: this machine's build, for the offline apply, as an image builder runs it.)
@@ -54,16 +55,16 @@ install -D -m 0644 "$src/tests/system/guest/rtprov-guest.service" "$base/etc/sys
 chroot "$base" systemctl enable mpd.service rtprov-guest.service >/dev/null 2>&1
 check "rtprov is built and installed in the Debian 13 root" [ -x "$base/usr/bin/rtprov" ]
 check "mpd and the collector are enabled" \
-    [ -L "$base/etc/systemd/system/multi-user.target.wants/mpd.service" ] &&
-    [ -L "$base/etc/systemd/system/multi-user.target.wants/rtprov-guest.service" ]
+    test -L "$base/etc/systemd/system/multi-user.target.wants/mpd.service" \
+    -a -L "$base/etc/systemd/system/multi-user.target.wants/rtprov-guest.service"
 # A persistent journal, so the boots can be counted afterwards; an fstab, as a real
 # system has, so a boot with 'ro' (GRUB's entries) remounts / read-write; a serial
 # console on every GRUB entry.
 mkdir -p "$base/var/log/journal"
 echo '/dev/vda / ext4 defaults 0 1' >"$base/etc/fstab"
 sed -i 's/^GRUB_CMDLINE_LINUX=.*/GRUB_CMDLINE_LINUX="console=ttyS0 panic=10"/' "$base/etc/default/grub"
-tcg_limits=(tuning.selftest.max_latency_us.reserved=1000000
-            tuning.selftest.max_latency_us.housekeeping=1000000)
+tcg_limits=(tuning.selftest.max_latency_us.reserved=5000000
+            tuning.selftest.max_latency_us.housekeeping=5000000)
 kernel=$(ls "$base"/boot/vmlinuz-*) initrd=$(ls "$base"/boot/initrd.img-*)
 cp "$kernel" "$initrd" "$work/"
 kernel=$work/$(basename "$kernel") initrd=$work/$(basename "$initrd")
@@ -196,7 +197,17 @@ firstboot)
     check "firstboot: MPD's rtio thread runs SCHED_FIFO 40, only on cores 2-3" is boot.mpd.thread.rtio "FF 40 2-3"
     check "firstboot: RT_PUSH_IPI is on" is boot.sched_features RT_PUSH_IPI
     check "firstboot: the unit finished successfully" is firstboot.result success ||
-        cat "$work/firstboot/firstboot.journal" >&2
+        cat "$work/firstboot/state" "$work/firstboot/firstboot.journal" >&2
+    check "firstboot: the self-test report is sane" python3 - "$work/firstboot/selftest.json" <<'PY'
+import json, sys
+r = json.load(open(sys.argv[1]))
+for c in r["cores"]:
+    assert c["cycles"] > 0 and c["min_us"] <= c["avg_us"] <= c["max_us"]
+print("first-boot self-test: " + ", ".join(
+    f'CPU {c["cpu"]} avg {c["avg_us"]:.0f} max {c["max_us"]:.0f} µs' for c in r["cores"]) +
+    f'; PI probe worst wait {r["pi_probe"]["worst_wait_us"]:.0f} µs; passed: {r["passed"]}',
+    file=sys.stderr)
+PY
     check "firstboot: its state says done, profile detected, one reboot" \
         grep -Pzq 'phase=done\nprofile=x86-debian13\nreboots=1\n' "$work/firstboot/state"
     check "firstboot: the state says the command line is ok, self-test and audit passed" \
