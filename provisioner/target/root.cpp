@@ -53,14 +53,55 @@ std::string join(const std::vector<std::string>& parts) {
     return out.empty() ? "/" : out;
 }
 
+} // namespace
+
+int open_beneath_walk(int root_fd, const std::string& resolved, int flags) {
+    std::deque<std::string> parts = components(resolved);
+    if (parts.empty())
+        return ::openat(root_fd, ".", flags | O_CLOEXEC);
+    int dir = root_fd;
+    for (std::size_t i = 0; i + 1 < parts.size(); ++i) {
+        if (parts[i] == "..") { // resolved paths have none; refuse rather than climb
+            errno = EXDEV;
+            return -1;
+        }
+        int next = ::openat(dir, parts[i].c_str(), O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        int err = errno;
+        if (dir != root_fd)
+            ::close(dir);
+        if (next < 0) {
+            errno = err;
+            return -1;
+        }
+        dir = next;
+    }
+    int fd = ::openat(dir, parts.back().c_str(), flags | O_NOFOLLOW | O_CLOEXEC);
+    int err = errno;
+    if (dir != root_fd)
+        ::close(dir);
+    errno = err;
+    return fd;
+}
+
+namespace {
+
 // openat2() beneath the root, refusing every symlink: the path was resolved already,
-// so a link found now means the tree changed under us.
+// so a link found now means the tree changed under us. Where there is no openat2 —
+// qemu-user, which runs an arm64 rtprov in an x86 image build's chroot (pi-gen's
+// on_chroot), or a kernel before 5.6 — the same walk by hand (open_beneath_walk).
 int open_beneath(int root_fd, const std::string& resolved, std::uint64_t flags) {
-    open_how how{};
-    how.flags = flags | O_CLOEXEC;
-    how.resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS;
-    std::string rel = relative(resolved);
-    return int(syscall(SYS_openat2, root_fd, rel.c_str(), &how, sizeof how));
+    static bool have_openat2 = true;
+    if (have_openat2) {
+        open_how how{};
+        how.flags = flags | O_CLOEXEC;
+        how.resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS;
+        std::string rel = relative(resolved);
+        int fd = int(syscall(SYS_openat2, root_fd, rel.c_str(), &how, sizeof how));
+        if (fd >= 0 || errno != ENOSYS)
+            return fd;
+        have_openat2 = false;
+    }
+    return open_beneath_walk(root_fd, resolved, int(flags));
 }
 
 void write_all(int fd, const std::string& bytes, const std::string& what) {

@@ -112,4 +112,9 @@ class Root {
 // Splits an absolute in-root path into its parent and last name: "/etc/x" -> "/etc", "x".
 std::pair<std::string, std::string> split_parent(const std::string& path);
 
+// Opens RESOLVED (absolute, already resolved inside the root) relative to ROOT_FD one
+// component at a time with O_NOFOLLOW: what openat2(RESOLVE_BENEATH|RESOLVE_NO_SYMLINKS)
+// does, for where openat2 is missing. -1 and errno on failure (ELOOP/ENOTDIR on a link).
+int open_beneath_walk(int root_fd, const std::string& resolved, int flags);
+
 } // namespace rtprov::target

@@ -4,6 +4,7 @@
 #include "tests/unit/catch.hpp"
 #include "tests/unit/temp_dir.hpp"
 
+#include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -227,4 +228,30 @@ TEST_CASE("a root that is not a directory is refused") {
     std::string file = dir.write("file", "");
     CHECK_THROWS_AS(Root(file), Error);
     CHECK_THROWS_AS(Root(dir.path() + "/missing"), Error);
+}
+
+TEST_CASE("without openat2 the walk opens files beneath the root and follows no link") {
+    TempDir dir;
+    dir.write("etc/default/grub", "GRUB\n");
+    fs::create_symlink("/etc", dir.path() + "/link-dir");
+    fs::create_symlink("grub", dir.path() + "/etc/default/link-file");
+    int root_fd = ::open(dir.path().c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC);
+    REQUIRE(root_fd >= 0);
+    int fd = rtprov::target::open_beneath_walk(root_fd, "/etc/default/grub", O_RDONLY);
+    REQUIRE(fd >= 0);
+    char buffer[8] = {};
+    CHECK(::read(fd, buffer, sizeof buffer) == 5);
+    CHECK(std::string(buffer) == "GRUB\n");
+    ::close(fd);
+    errno = 0;
+    CHECK(rtprov::target::open_beneath_walk(root_fd, "/link-dir/default/grub", O_RDONLY) == -1);
+    CHECK((errno == ELOOP || errno == ENOTDIR));
+    errno = 0;
+    CHECK(rtprov::target::open_beneath_walk(root_fd, "/etc/default/link-file", O_RDONLY) == -1);
+    CHECK(errno == ELOOP);
+    CHECK(rtprov::target::open_beneath_walk(root_fd, "/etc/../etc/default/grub", O_RDONLY) == -1);
+    int top = rtprov::target::open_beneath_walk(root_fd, "/", O_RDONLY | O_DIRECTORY);
+    CHECK(top >= 0);
+    ::close(top);
+    ::close(root_fd);
 }
