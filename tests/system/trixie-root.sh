@@ -4,10 +4,26 @@
 # tests boot (systemd, Debian's kernel, mpd, rt-tests) and what it takes to build
 # rtprov inside it against Debian 13's libraries. Cached by date under
 # $RTPROV_CACHE (default /var/tmp/rtprov-cache); older copies are removed.
+# Usage: trixie-root.sh [amd64|arm64|build]
+#   amd64 (default): the above.
+#   arm64: what a Raspberry Pi OS trixie lite image has of it (systemd, mpd, apt), for the
+#   pi-gen stage test; its maintainer scripts run under qemu-user (binfmt), so it takes
+#   several minutes. Boot files and kernels are the test's: Pi OS's come from
+#   archive.raspberrypi.com, which this machine cannot reach.
+#   build: amd64 with arm64 as a foreign architecture, the cross (aarch64) toolchain and
+#   the arm64 libraries, for scripts/build-deb.sh. (Not the amd64 ones too: libext2fs-dev,
+#   which libarchive-dev needs, cannot be installed for two architectures at once.)
 set -euo pipefail
+arch=${1:-amd64}
 
 cache=${RTPROV_CACHE:-/var/tmp/rtprov-cache}
 mirror=${RTPROV_DEBIAN_MIRROR:-http://deb.debian.org/debian}
+if [ "$arch" = arm64 ]; then
+  packages=(systemd systemd-sysv udev dbus mpd procps util-linux kmod)
+elif [ "$arch" = build ]; then
+  packages=(cmake make pkgconf dpkg-dev file libcli11-dev crossbuild-essential-arm64
+            libmount-dev:arm64 libarchive-dev:arm64 libyaml-cpp-dev:arm64 libsystemd-dev:arm64)
+else
 packages=(
   # what the appliance runs
   systemd systemd-sysv udev dbus linux-image-amd64 mpd rt-tests procps util-linux
@@ -16,13 +32,26 @@ packages=(
   # what building rtprov needs (Debian 13 versions: Catch2 3, yaml-cpp 0.8, CLI11 2.4)
   g++ cmake make pkgconf libmount-dev libarchive-dev libyaml-cpp-dev libsystemd-dev
   libcli11-dev catch2
-  # what the integration tests use
-  python3
+  # what the integration tests use; dpkg-dev and file let CPack make the .deb
+  python3 dpkg-dev file
 )
+fi
 # A new day or a new package list makes a new root.
 stamp=$(date -u +%Y%m%d)-$(printf '%s\n' "${packages[@]}" | sha256sum | cut -c1-8)
-root="$cache/trixie-$stamp"
+name=trixie-$stamp
+[ "$arch" = amd64 ] || name=trixie-$arch-$stamp
+root="$cache/$name"
 
+if [ -f "$root/.rtprov-complete" ]; then
+  echo "$root"
+  exit 0
+fi
+
+# One builder per root: a second caller (another test, scripts/build-deb.sh) waits for
+# the first and then takes its root.
+mkdir -p "$cache"
+exec 9>"$cache/.$name.lock"
+flock 9
 if [ -f "$root/.rtprov-complete" ]; then
   echo "$root"
   exit 0
@@ -33,12 +62,15 @@ if ! command -v mmdebstrap >/dev/null; then
   exit 1
 fi
 
-mkdir -p "$cache"
-find "$cache" -maxdepth 1 -name 'trixie-*' ! -name "trixie-$stamp" -exec rm -rf {} + 2>/dev/null || true
+pattern='trixie-[0-9]*'
+[ "$arch" = amd64 ] || pattern="trixie-$arch-*"
+find "$cache" -maxdepth 1 -name "$pattern" ! -name "$name" ! -name "$name.tmp" -exec rm -rf {} + 2>/dev/null || true
 rm -rf "$root" "$root.tmp"
-echo "trixie-root: building $root with mmdebstrap (about a minute)" >&2
+echo "trixie-root: building $root with mmdebstrap ($arch; amd64 about a minute)" >&2
 # --skip=check/empty: the target directory may exist from an interrupted run.
-mmdebstrap --variant=minbase --include="$(IFS=,; echo "${packages[*]}")" \
+architectures=$arch
+[ "$arch" = build ] && architectures=amd64,arm64
+mmdebstrap --variant=minbase --architectures="$architectures" --include="$(IFS=,; echo "${packages[*]}")" \
   --dpkgopt='path-exclude=/usr/share/doc/*' --dpkgopt='path-exclude=/usr/share/man/*' \
   --aptopt='APT::Install-Recommends "false"' \
   trixie "$root.tmp" "$mirror" >&2
