@@ -12,6 +12,9 @@ if [ "$what" = test ]; then
     # qemu-system-x86 boots the Debian 13 guests; e2fsprogs makes and reads their disks.
     packages+=(mmdebstrap python3 shellcheck clang-format tar util-linux qemu-system-x86
                qemu-utils e2fsprogs)
+    # The pi-gen stage test: an arm64 root (arch-test lets mmdebstrap make it), its
+    # chroot under qemu-user (binfmt), pi-gen's own tools (rsync, capsh), 'file'.
+    packages+=(arch-test qemu-user-static binfmt-support rsync libcap2-bin file)
 fi
 missing=()
 for p in "${packages[@]}"; do

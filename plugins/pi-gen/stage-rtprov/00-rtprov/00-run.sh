@@ -1,0 +1,24 @@
+#!/bin/bash -e
+# On the build host. pi-gen runs a step's NN-packages before its NN-run.sh and all of
+# step 00 before step 01 (reference/pi.md §1.2), so this prepares step 01:
+#  - the rtprov package for the image's architecture, for 01-run-chroot.sh;
+#  - 01-packages: what the profile needs installed ('rtprov plan --packages': the
+#    PREEMPT_RT kernel when RTPROV_RT_KERNEL=1), written anew on every build.
+# shellcheck source-path=SCRIPTDIR source=rtprov-stage.sh
+. ./rtprov-stage.sh
+
+rtprov_find_deb
+# Not /tmp: on_chroot mounts a tmpfs there (reference/pi.md §1.2).
+install -D -m 644 "${rtprov_deb}" "${ROOTFS_DIR}/var/cache/rtprov-stage/rtprov.deb"
+echo "stage-rtprov: $(basename "${rtprov_deb}") staged for the image"
+
+packages=$("${RTPROV}" plan --root "${ROOTFS_DIR}" "${rtprov_args[@]}" --packages)
+if [ -n "${packages}" ]; then
+	{
+		echo "# written by 00-run.sh from 'rtprov plan --packages'; rewritten on every build"
+		echo "${packages}"
+	} >01-packages
+	echo "stage-rtprov: 01-packages: $(echo "${packages}" | tr '\n' ' ')"
+else
+	rm -f 01-packages
+fi

@@ -1,0 +1,7 @@
+#!/bin/bash -e
+# Inside the image (pi-gen's on_chroot; under qemu-user on an x86 build host): rtprov
+# itself, for first boot, 'rtprov audit', 'rtprov selftest' and 'rtprov rollback' on the Pi.
+# apt-get brings its libraries from the image's own archive.
+apt-get install -y /var/cache/rtprov-stage/rtprov.deb
+rm -rf /var/cache/rtprov-stage
+rtprov --version

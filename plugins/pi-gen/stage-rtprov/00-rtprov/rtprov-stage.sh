@@ -1,0 +1,47 @@
+# Shared by this sub-stage's NN-run.sh scripts (sourced; pi-gen runs only NN-* files, so it
+# never runs this one itself). Reads the exported RTPROV_* settings from pi-gen's config
+# and fails with what to do when one is wrong. A variable set in config without 'export'
+# never reaches stage scripts: pi-gen sources config without 'set -a' (reference/pi.md §1.2).
+# shellcheck shell=bash disable=SC2034 # the variables are for the scripts that source it
+
+rtprov_fail() {
+	echo "stage-rtprov: $*" >&2
+	exit 1
+}
+
+# The build host's rtprov: it works on ${ROOTFS_DIR} from outside, as on any image root.
+RTPROV=${RTPROV:-rtprov}
+command -v "${RTPROV}" >/dev/null ||
+	rtprov_fail "'${RTPROV}' not found on the build host; install rtprov there (scripts/build-deb.sh amd64 makes the package) or add 'export RTPROV=/path/to/rtprov' to pi-gen's config"
+
+# Arguments for 'rtprov plan|apply': profile, overrides, the PREEMPT_RT choice.
+rtprov_args=(--profile "${RTPROV_PROFILE:-pi4}")
+read -r -a rtprov_sets <<<"${RTPROV_SET:-}"
+for kv in "${rtprov_sets[@]}"; do
+	[[ "${kv}" == *=* ]] || rtprov_fail "RTPROV_SET entry '${kv}' is not KEY=VALUE (entries are separated by spaces)"
+	rtprov_args+=(--set "${kv}")
+done
+case "${RTPROV_RT_KERNEL:-0}" in
+1 | yes | true) rtprov_args+=(--set tuning.kernel.realtime=true) ;;
+0 | no | false) ;;
+*) rtprov_fail "RTPROV_RT_KERNEL='${RTPROV_RT_KERNEL}': give 1 (boot the PREEMPT_RT kernel) or 0" ;;
+esac
+case "${RTPROV_FIRSTBOOT:-1}" in
+1 | yes | true) rtprov_firstboot=1 ;;
+0 | no | false) rtprov_firstboot=0 ;;
+*) rtprov_fail "RTPROV_FIRSTBOOT='${RTPROV_FIRSTBOOT}': give 1 (self-test and audit at first boot) or 0" ;;
+esac
+
+# Sets rtprov_deb: RTPROV_DEB, or the one files/rtprov_*_${ARCH}.deb (run in 00-rtprov/).
+rtprov_find_deb() {
+	rtprov_deb=${RTPROV_DEB:-}
+	if [ -z "${rtprov_deb}" ]; then
+		local debs
+		debs=(files/rtprov_*_"${ARCH:-arm64}".deb)
+		if [ ! -f "${debs[0]}" ] || [ "${#debs[@]}" -ne 1 ]; then
+			rtprov_fail "need exactly one rtprov_*_${ARCH:-arm64}.deb in $PWD/files; make it with rtprov's scripts/build-deb.sh ${ARCH:-arm64} and copy it there, or export RTPROV_DEB=/path/to.deb"
+		fi
+		rtprov_deb=${debs[0]}
+	fi
+	[ -f "${rtprov_deb}" ] || rtprov_fail "RTPROV_DEB='${rtprov_deb}' does not exist"
+}

@@ -1,0 +1,13 @@
+#!/bin/bash -e
+# Check rtprov's settings and files first, so that a wrong one stops the build before
+# this stage does anything; then, as in every stock pi-gen stage, start from the
+# previous stage's root (reference/pi.md §1.3).
+(
+	cd 00-rtprov
+	# shellcheck source-path=SCRIPTDIR source=00-rtprov/rtprov-stage.sh
+	. ./rtprov-stage.sh
+	rtprov_find_deb
+)
+if [ ! -d "${ROOTFS_DIR}" ]; then
+	copy_previous
+fi

@@ -1,0 +1,167 @@
+#!/usr/bin/env bash
+# plugins/pi-gen/stage-rtprov run as pi-gen runs a stage (tests/system/pigen/contract.sh:
+# prerun.sh, each NN-packages through apt-get in the chroot, each NN-run.sh on this host
+# with ROOTFS_DIR and the exported config variables, each NN-run-chroot.sh fed to bash in
+# the chroot) against an arm64 Debian 13 root shaped like Raspberry Pi OS trixie lite
+# after pi-gen's stage2: pi-gen's /boot/firmware/cmdline.txt (root=ROOTDEV still a
+# placeholder), config.txt, fstab and a Pi kernel config from tests/fixtures. The chroot
+# part runs arm64 binaries under qemu-user (binfmt). The image's rtprov is the arm64
+# package from scripts/build-deb.sh (or RTPROV_DEB_ARM64); the host's is RTPROV.
+# What only a real Pi shows (the firmware reading cmdline.txt, the first boot there) is
+# not covered here; the x86 guests (guest_test.sh, debos_test.sh) boot the same code.
+# Usage: pigen_test.sh RTPROV SOURCE_DIR
+set -uo pipefail
+rtprov=$(realpath "${1:?usage: pigen_test.sh RTPROV SOURCE_DIR}")
+src=$(realpath "${2:?usage: pigen_test.sh RTPROV SOURCE_DIR}")
+# shellcheck source=tests/integration/lib.sh
+. "$src/tests/integration/lib.sh"
+TMPDIR=/var/tmp make_workdir
+started=$(date +%s)
+
+# arm64 binaries in a chroot need qemu-user registered with binfmt_misc
+# (reference/machine-notes.md; issue 7's machine traits).
+mountpoint -q /proc/sys/fs/binfmt_misc || mount -t binfmt_misc binfmt_misc /proc/sys/fs/binfmt_misc
+update-binfmts --enable qemu-aarch64 2>/dev/null || true
+if [ ! -e /proc/sys/fs/binfmt_misc/qemu-aarch64 ]; then
+    echo "pigen_test: qemu-aarch64 is not registered with binfmt_misc; apt-get install qemu-user-static binfmt-support" >&2
+    exit 1
+fi
+
+deb=${RTPROV_DEB_ARM64:-}
+[ -n "$deb" ] || deb=$("$src/scripts/build-deb.sh" arm64 "$work/deb") || { echo "pigen_test: no arm64 package" >&2; exit 1; }
+base=$("$src/tests/system/trixie-root.sh" arm64) || { echo "pigen_test: no arm64 Debian 13 root" >&2; exit 1; }
+fixture=$src/tests/fixtures/roots/pi4-trixie
+
+# A pi-gen tree as a user has it: the stage copied in, the package in its files/.
+pigen=$work/pi-gen
+mkdir -p "$pigen"
+cp -a "$src/plugins/pi-gen/stage-rtprov" "$pigen/"
+cp "$deb" "$pigen/stage-rtprov/00-rtprov/files/"
+cat >"$pigen/config" <<CONFIG
+IMG_NAME=rtprov-test
+# rtprov's settings reach the stage only when exported (reference/pi.md §1.2)
+export RTPROV=$rtprov
+export RTPROV_PROFILE=pi4
+export RTPROV_SET="tuning.cores.housekeeping=0-1 tuning.cores.reserved=2-3"
+CONFIG
+
+# The previous stage's root, as stage2 leaves it: Debian 13 arm64 plus pi-gen's boot files.
+export BASE_DIR=$pigen WORK_DIR=$pigen/work/rtprov-test ARCH=arm64 RELEASE=trixie
+prev=$WORK_DIR/stage2/rootfs
+mkdir -p "$WORK_DIR/stage2"
+cp -a "$base" "$prev"
+cp -a "$fixture/boot/." "$prev/boot/"
+install -m 644 "$fixture/etc/fstab" "$prev/etc/fstab"
+cp /etc/resolv.conf "$prev/etc/resolv.conf" # pi-gen's stage0 does the same
+cp "$prev/boot/firmware/cmdline.txt" "$work/cmdline.before"
+cp "$prev/boot/firmware/config.txt" "$work/config.before"
+echo "pigen_test: previous stage ready ($(($(date +%s) - started)) s)"
+
+# run_pigen LOG [VAR=VALUE...]: apt lists (as stage0 leaves them), then stage-rtprov, in a
+# private mount namespace; the variables are exported after the config, as if set there.
+run_pigen() {
+    local log=$1
+    shift
+    # shellcheck disable=SC2016 # expanded by the inner bash
+    unshare --mount --propagation private -- bash -ec '
+        . "$1/tests/system/pigen/contract.sh"
+        cd "$BASE_DIR"
+        . ./config
+        for kv in "${@:2}"; do export "$kv"; done
+        export PREV_STAGE=stage2 PREV_STAGE_DIR=$BASE_DIR/stage2 PREV_ROOTFS_DIR=$WORK_DIR/stage2/rootfs
+        ls "$PREV_ROOTFS_DIR"/var/lib/apt/lists/*_Packages >/dev/null 2>&1 ||
+            ROOTFS_DIR=$PREV_ROOTFS_DIR on_chroot <<<"apt-get update -qq"
+        pigen_unmount "$WORK_DIR/stage2"
+        pigen_run_stage "$BASE_DIR/stage-rtprov"
+        echo "EXPORT_DIRS=$EXPORT_DIRS"
+    ' run_pigen "$src" "$@" >"$log" 2>&1
+}
+
+# 1. The stage, as configured above.
+run_pigen "$work/stage.log"
+rc=$?
+sed 's/^/  | /' "$work/stage.log" | grep -Ev '^  \| (Get|Selecting|Preparing|Unpacking|Setting up|\(Reading)' | tail -40
+check "the stage runs to the end (exit $rc)" [ "$rc" -eq 0 ] || exit 1
+echo "pigen_test: stage ran in $(($(date +%s) - started)) s so far"
+rootfs=$WORK_DIR/stage-rtprov/rootfs
+cmdline=$rootfs/boot/firmware/cmdline.txt
+
+# What rtprov plans for this root with these settings, from the host's rtprov on the
+# previous stage: the stage must have produced exactly that.
+cp -a "$fixture" "$work/expect"
+"$rtprov" apply --root "$work/expect" --profile pi4 --set tuning.cores.housekeeping=0-1 \
+    --set tuning.cores.reserved=2-3 >/dev/null 2>&1
+check "cmdline.txt is what rtprov plans for the profile and RTPROV_SET" \
+    cmp "$work/expect/boot/firmware/cmdline.txt" "$cmdline" ||
+    { echo "  got: $(cat "$cmdline")"; echo "  want: $(cat "$work/expect/boot/firmware/cmdline.txt")"; }
+check "cmdline.txt reserves cores 2-3 (RTPROV_SET reached the stage)" \
+    grep -q ' isolcpus=managed_irq,domain,2-3 irqaffinity=0-1' "$cmdline"
+check "cmdline.txt keeps pi-gen's placeholder root=ROOTDEV for export-image" \
+    grep -q 'root=ROOTDEV rootfstype=ext4' "$cmdline"
+check "cmdline.txt has no nohz_full= (the Pi kernel config lacks NO_HZ_FULL)" \
+    bash -c "! grep -q nohz_full= '$cmdline'"
+check "cmdline.txt is one line" [ "$(wc -l <"$cmdline")" -eq 1 ]
+check "config.txt unchanged (no PREEMPT_RT chosen)" cmp "$work/config.before" "$rootfs/boot/firmware/config.txt"
+check "mpd's drop-in pins it to the reserved cores" \
+    grep -rqs 'CPUAffinity=2-3' "$rootfs/etc/systemd/system/mpd.service.d/"
+check "RT_PUSH_IPI guard unit installed and enabled" \
+    test -L "$rootfs/etc/systemd/system/sysinit.target.wants/rtprov-sched-features.service"
+
+# rtprov inside the image: the arm64 package, installed by apt with its libraries.
+check "rtprov package installed in the image" \
+    bash -c "chroot '$rootfs' dpkg-query -W -f='\${Status} \${Architecture}' rtprov | grep -q 'install ok installed arm64'"
+check "/usr/bin/rtprov is an arm64 executable" \
+    bash -c "file -L '$rootfs/usr/bin/rtprov' | grep -q 'ARM aarch64'"
+check "rt-tests installed from 00-packages" [ -x "$rootfs/usr/bin/cyclictest" ]
+check "the staged package was removed from the image" [ ! -e "$rootfs/var/cache/rtprov-stage" ]
+version=$(chroot "$rootfs" /usr/bin/rtprov --version 2>&1)
+check "the image's rtprov runs (qemu-user): $version" grep -q "^rtprov " <<<"$version"
+# The image's own rtprov (arm64, its libraries and profiles from the image, under
+# qemu-user) agrees that nothing is left to do.
+inside=$(qemu-aarch64-static -L "$rootfs" "$rootfs/usr/bin/rtprov" plan --root "$rootfs" \
+    --profile pi4 --set tuning.cores.housekeeping=0-1 --set tuning.cores.reserved=2-3 2>&1)
+check "the image's rtprov plans no further change" grep -q "^nothing to change" <<<"$inside" ||
+    printf '  | %s\n' "$inside"
+check "first boot enabled" \
+    test -L "$rootfs/etc/systemd/system/multi-user.target.wants/rtprov-firstboot.service"
+check "firstboot.yaml names the profile and the overrides" \
+    grep -qx "  - 'tuning.cores.reserved=2-3'" "$rootfs/etc/rtprov/firstboot.yaml"
+firstboot_check=$(chroot "$rootfs" /usr/bin/rtprov firstboot --help 2>&1 | head -1)
+check "the image's rtprov has the firstboot command" test -n "$firstboot_check"
+check "the stage is exported as an image (EXPORT_IMAGE)" grep -q "EXPORT_DIRS=.*stage-rtprov" "$work/stage.log"
+check "the build log shows rtprov's apply" grep -q "applied profile 'pi4'" "$work/stage.log"
+
+# Nothing is lost: the host's rtprov rolls the image back to pi-gen's bytes.
+"$rtprov" rollback --root "$rootfs" >"$work/rollback.log" 2>&1
+check "rollback restores pi-gen's cmdline.txt byte for byte" cmp "$work/cmdline.before" "$cmdline" ||
+    sed 's/^/  | /' "$work/rollback.log"
+
+# 2. Bad input stops the stage in prerun.sh, before it has made or changed anything.
+rm -rf "$WORK_DIR/stage-rtprov" "$pigen/stage-rtprov/00-rtprov/files/"*.deb
+run_pigen "$work/nodeb.log"
+rc=$?
+check "without a package the stage fails (exit $rc)" [ "$rc" -ne 0 ]
+check "and says where the package goes" grep -q "need exactly one rtprov_\*_arm64.deb" "$work/nodeb.log" ||
+    tail -5 "$work/nodeb.log"
+check "and stops before the stage's root exists" [ ! -e "$WORK_DIR/stage-rtprov/rootfs" ]
+cp "$deb" "$pigen/stage-rtprov/00-rtprov/files/"
+run_pigen "$work/badset.log" RTPROV_SET="tuning.cores.reserved"
+check "an override without '=' is refused the same way" \
+    grep -q "RTPROV_SET entry 'tuning.cores.reserved' is not KEY=VALUE" "$work/badset.log"
+check "and stops before the stage's root exists" [ ! -e "$WORK_DIR/stage-rtprov/rootfs" ]
+check "pi-gen's root is untouched" cmp "$work/cmdline.before" "$prev/boot/firmware/cmdline.txt"
+
+# 3. RTPROV_RT_KERNEL=1: 00-run.sh lists the profile's PREEMPT_RT kernel in 01-packages.
+# (Installing it needs archive.raspberrypi.com, which this machine cannot reach.)
+mkdir -p "$work/rt"
+cp -a "$fixture/." "$work/rt/"
+(cd "$pigen/stage-rtprov/00-rtprov" && RTPROV="$rtprov" ROOTFS_DIR="$work/rt" ARCH=arm64 \
+    RTPROV_RT_KERNEL=1 ./00-run.sh) >"$work/rt.log" 2>&1
+check "RTPROV_RT_KERNEL=1 puts linux-image-rpi-v8-rt in 01-packages" \
+    grep -qx linux-image-rpi-v8-rt "$pigen/stage-rtprov/00-rtprov/01-packages" || cat "$work/rt.log"
+(cd "$pigen/stage-rtprov/00-rtprov" && RTPROV="$rtprov" ROOTFS_DIR="$work/rt" ARCH=arm64 \
+    RTPROV_RT_KERNEL=maybe ./00-run.sh) >"$work/rt-bad.log" 2>&1
+check "RTPROV_RT_KERNEL=maybe is refused with what to give" grep -q "give 1" "$work/rt-bad.log"
+
+echo "pigen_test: $(($(date +%s) - started)) s in all"
+finish
