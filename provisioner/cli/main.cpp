@@ -32,10 +32,13 @@ namespace fs = std::filesystem;
 using namespace rtprov;
 
 // Built-in data sits in ../share/rtprov next to the binary, both where it is installed
-// and in the build tree, which mirrors the install layout.
+// and in the build tree, which mirrors the install layout. Without /proc (a bare
+// chroot into an image), the folder the package installs it to.
 std::string rtprov::cli::data_dir(const char* sub) {
     std::error_code ec;
     fs::path exe = fs::read_symlink("/proc/self/exe", ec);
+    if (ec)
+        return (fs::path(RTPROV_INSTALL_DATADIR) / sub).string();
     return (exe.parent_path().parent_path() / "share/rtprov" / sub).string();
 }
 

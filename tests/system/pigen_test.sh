@@ -116,6 +116,9 @@ check "rt-tests installed from 00-packages" [ -x "$rootfs/usr/bin/cyclictest" ]
 check "the staged package was removed from the image" [ ! -e "$rootfs/var/cache/rtprov-stage" ]
 version=$(chroot "$rootfs" /usr/bin/rtprov --version 2>&1)
 check "the image's rtprov runs (qemu-user): $version" grep -q "^rtprov " <<<"$version"
+# A bare chroot has no /proc/self/exe: the built-in profiles come from /usr/share/rtprov.
+check "in a bare chroot the image's rtprov finds its built-in profiles" \
+    bash -c "chroot '$rootfs' /usr/bin/rtprov profiles 2>&1 | grep -q '^ *pi4'"
 # The image's own rtprov (arm64, its libraries and profiles from the image, under
 # qemu-user) agrees that nothing is left to do.
 inside=$(qemu-aarch64-static -L "$rootfs" "$rootfs/usr/bin/rtprov" plan --root "$rootfs" \
