@@ -3,7 +3,7 @@
 # which is Debian 13 underneath: amd64 natively, arm64 with the aarch64 cross toolchain,
 # both inside a Debian 13 root made with mmdebstrap (cached by date), so the package
 # links against Debian 13's libraries whatever this machine runs. Needs root and the
-# Debian archive. Prints the path of the .deb.
+# Debian archive. Prints the path of the .deb (and nothing else on stdout).
 # Usage: build-deb.sh amd64|arm64 [OUT_DIR]    (OUT_DIR default: ./deb)
 set -euo pipefail
 arch=${1:?usage: build-deb.sh amd64|arm64 [OUT_DIR]}
@@ -30,7 +30,7 @@ echo "build-deb: building rtprov for $arch in $root" >&2
     test -x /build/bin/rtprov
     cd /build && cpack -G DEB >/dev/null
     rm -f /out/*.deb && cp /build/rtprov_*_$arch.deb /out/
-"
+" >&2
 deb=$(ls "$root"/out/rtprov_*_"$arch".deb)
 cp "$deb" "$out/"
 echo "$out/$(basename "$deb")"

@@ -15,6 +15,9 @@ if [ "$what" = test ]; then
     # The pi-gen stage test: an arm64 root (arch-test lets mmdebstrap make it), its
     # chroot under qemu-user (binfmt), pi-gen's own tools (rsync, capsh), 'file'.
     packages+=(arch-test qemu-user-static binfmt-support rsync libcap2-bin file)
+    # The debos test: debos itself (never its recommends: systemd-resolved), parted for
+    # its image-partition action, dosfstools for FAT partitions.
+    packages+=(debos parted dosfstools fdisk)
 fi
 missing=()
 for p in "${packages[@]}"; do

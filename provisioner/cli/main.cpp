@@ -477,7 +477,8 @@ int main(int argc, char** argv) {
                     "With --live and the cpuset method: also set AllowedCPUs= on the running "
                     "slices now, without a reboot");
     plan->add_flag("--packages", o.packages,
-                   "Print only the packages the target needs (one per line), for image builders");
+                   "Print only the packages the profile needs in the target, installed or not (one "
+                   "per line), for image builders");
     for (auto* cmd : {plan, apply}) {
         cmd->add_option("--regenerate-boot", o.regenerate,
                         "When to regenerate the boot configuration (grub.cfg, systemd-boot "
