@@ -4,8 +4,11 @@
 #   2. the same unit and CLI tests under AddressSanitizer + UndefinedBehaviorSanitizer
 #   3. build and test inside a Debian 13 root made with mmdebstrap (cached by date),
 #      system tests in it, and that root booted under qemu
-#   4. shellcheck and clang-format over the tree
-# Set RTPROV_SKIP_TRIXIE=1 to leave out step 3 (it needs the Debian archive).
+#   4. the image-builder plugins as their tools run them: the Debian packages (amd64,
+#      arm64 cross-built), the pi-gen stage under pi-gen's stage contract on an arm64
+#      root (qemu-user), the debos example built with debos and booted from its GRUB
+#   5. shellcheck and clang-format over the tree
+# Set RTPROV_SKIP_TRIXIE=1 to leave out steps 3 and 4 (they need the Debian archive).
 set -euo pipefail
 src=$(dirname "$(dirname "$(realpath "$0")")")
 cd "$src"
@@ -40,6 +43,22 @@ if [ -z "${RTPROV_SKIP_TRIXIE:-}" ]; then
     tests/system/systemd_test.sh build/ci/bin/rtprov "$src" || failed+=("systemd")
     step "booted Debian 13 guests under qemu (live D-Bus path, offline apply)"
     tests/system/guest_test.sh build/ci/bin/rtprov "$src" || failed+=("guest")
+
+    step "Debian packages: amd64, and arm64 with the cross toolchain (Debian 13 roots)"
+    rm -rf build/deb
+    debs_ok=1
+    for arch in amd64 arm64; do
+        scripts/build-deb.sh "$arch" build/deb >/dev/null || { failed+=("deb-$arch"); debs_ok=""; }
+    done
+    ls build/deb
+    if [ -n "$debs_ok" ]; then
+        step "pi-gen stage under pi-gen's stage contract (arm64 Debian 13 root, qemu-user)"
+        RTPROV_DEB_ARM64=$(echo "$src"/build/deb/rtprov_*_arm64.deb) \
+            tests/system/pigen_test.sh build/ci/bin/rtprov "$src" || failed+=("pi-gen")
+        step "debos example recipe built with debos and booted from its own GRUB"
+        RTPROV_DEB=$(echo "$src"/build/deb/rtprov_*_amd64.deb) \
+            tests/system/debos_test.sh build/ci/bin/rtprov "$src" || failed+=("debos")
+    fi
 fi
 
 step "shellcheck and clang-format"
