@@ -1,5 +1,8 @@
 #include "provisioner/audit/system_view.hpp"
 
+#include "provisioner/core/error.hpp"
+#include "provisioner/target/root.hpp"
+
 #include <sys/stat.h>
 
 #include <algorithm>
@@ -37,26 +40,19 @@ class RootReader {
 
     fs::path host(const std::string& path) const { return m_root / path.substr(1); }
 
+    // Regular files only, size capped (target::read_host_file): a sysroot is any folder,
+    // and a FIFO or device node there must not block or start anything.
     Fact<std::string> text(const std::string& path) const {
         Fact<std::string> fact;
-        FILE* file = std::fopen(host(path).c_str(), "rb");
-        if (!file) {
-            fact.problem = "cannot read '" + path + "': " + std::strerror(errno);
-            return fact;
+        try {
+            if (auto content =
+                    target::read_host_file(host(path).string(), target::caps::k_system, path))
+                fact.value = std::move(*content);
+            else
+                fact.problem = "cannot read '" + path + "': " + std::strerror(ENOENT);
+        } catch (const Error& e) {
+            fact.problem = e.what();
         }
-        std::string out;
-        char buffer[4096];
-        std::size_t n = 0;
-        while ((n = std::fread(buffer, 1, sizeof buffer, file)) > 0)
-            out.append(buffer, n);
-        const bool failed = std::ferror(file) != 0;
-        const int error = errno;
-        std::fclose(file);
-        if (failed) {
-            fact.problem = "cannot read '" + path + "': " + std::strerror(error);
-            return fact;
-        }
-        fact.value = std::move(out);
         return fact;
     }
 

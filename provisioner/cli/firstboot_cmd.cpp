@@ -203,7 +203,7 @@ int run_firstboot(const FirstbootCommand&) {
     };
     try {
         profile::FirstbootConfig config;
-        if (auto file = root.read(target::k_firstboot_config))
+        if (auto file = root.read(target::k_firstboot_config, target::caps::k_config))
             config = profile::parse_firstboot_config(file->content, target::k_firstboot_config);
         core::BoardFacts facts = live::read_board_facts("/");
         if (state.phase.empty()) {

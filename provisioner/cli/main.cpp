@@ -85,7 +85,7 @@ class RootFiles : public profile::FileSource {
     std::optional<std::string> read(const std::string& path) const override {
         if (!m_root.exists(path) || m_root.is_directory(path))
             return std::nullopt;
-        auto file = m_root.read(path);
+        auto file = m_root.read(path, target::caps::k_config);
         return file ? std::optional(file->content) : std::nullopt;
     }
     std::vector<std::string> list(const std::string& dir) const override {

@@ -25,12 +25,7 @@ namespace rtprov::cli {
 namespace {
 
 std::optional<std::string> read_text(const fs::path& path) {
-    std::ifstream in(path, std::ios::binary);
-    if (!in)
-        return std::nullopt;
-    std::ostringstream out;
-    out << in.rdbuf();
-    return out.str();
+    return target::read_host_file(path.string(), target::caps::k_config);
 }
 
 // Progress on stderr: rewritten in place on a terminal, a line every 5 s otherwise (the
@@ -294,7 +289,7 @@ int run_selftest(const SelftestCommand& c) {
     try {
         fs::create_directories(c.history_dir);
         target::Root history(c.history_dir);
-        if (auto old = history.read("/history.tsv"))
+        if (auto old = history.read("/history.tsv", target::caps::k_state))
             past = selftest::parse_history(old->content);
         core::FileState state;
         state.content = json;

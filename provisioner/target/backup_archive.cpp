@@ -5,6 +5,7 @@
 #include <archive.h>
 #include <archive_entry.h>
 
+#include <cstdint>
 #include <memory>
 
 namespace rtprov::target {
@@ -96,7 +97,14 @@ Backups read_backup_archive(const std::string& bytes, const std::string& label) 
         state.uid = unsigned(archive_entry_uid(entry));
         state.gid = unsigned(archive_entry_gid(entry));
         state.mtime = archive_entry_mtime(entry);
+        // The header's size is the archive's word, not a fact: an entry cannot hold more
+        // bytes than the whole archive (a forged header declaring 8 GB would otherwise
+        // allocate them).
         la_int64_t size = archive_entry_size(entry);
+        if (size < 0 || std::uint64_t(size) > bytes.size())
+            throw damaged("entry '" + std::string(archive_entry_pathname(entry)) + "' declares " +
+                          std::to_string(size) + " bytes in an archive of " +
+                          std::to_string(bytes.size()));
         state.content.resize(std::size_t(size));
         if (archive_read_data(reader.get(), state.content.data(), state.content.size()) != size)
             throw damaged("short entry '" + std::string(archive_entry_pathname(entry)) + "'");

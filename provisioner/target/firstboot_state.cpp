@@ -76,7 +76,7 @@ FirstbootState parse_firstboot_state(const std::string& text, const std::string&
 }
 
 std::optional<FirstbootState> read_firstboot_state(const Root& root) {
-    auto file = root.read(k_firstboot_state);
+    auto file = root.read(k_firstboot_state, caps::k_config);
     if (!file)
         return std::nullopt;
     return parse_firstboot_state(file->content, root.host_path(k_firstboot_state));

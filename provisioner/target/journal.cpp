@@ -39,7 +39,7 @@ std::string state_sha(const core::FileState& state) {
 }
 
 std::optional<std::string> current_sha(const Root& root, const std::string& path) {
-    auto entry = root.read_entry(path);
+    auto entry = root.read_entry(path, caps::k_managed);
     if (!entry)
         return std::nullopt;
     return state_sha(*entry);
@@ -63,7 +63,7 @@ std::vector<ManagedFile> stale_entries(const Root& root, const State& state,
     for (const core::FileChange& change : plan.changes)
         wanted.insert(managed_path(root, change.path, change.next.symlink));
     for (const std::string& path : plan.unchanged) {
-        auto entry = root.read_entry(path);
+        auto entry = root.read_entry(path, caps::k_managed);
         wanted.insert(managed_path(root, path, entry && entry->symlink));
     }
     std::vector<ManagedFile> stale;
@@ -82,7 +82,7 @@ void check_is_system_root(const Root& root) {
 }
 
 std::optional<State> read_state(const Root& root) {
-    auto file = root.read(k_state_file);
+    auto file = root.read(k_state_file, caps::k_state);
     if (!file)
         return std::nullopt;
     return parse_state(file->content, root.host_path(k_state_file));
@@ -109,7 +109,7 @@ ApplyResult apply_plan(Root& root, const core::Plan& plan, const ApplyInfo& info
     // Files already as planned: what is on disk is what rtprov means to be there. This
     // also settles the checksums a killed apply recorded but never wrote.
     for (const std::string& path : plan.unchanged) {
-        auto entry = root.read_entry(path);
+        auto entry = root.read_entry(path, caps::k_managed);
         std::string resolved = managed_path(root, path, entry && entry->symlink);
         auto file = std::find_if(next.files.begin(), next.files.end(),
                                  [&](const ManagedFile& f) { return f.path == resolved; });
@@ -141,8 +141,8 @@ ApplyResult apply_plan(Root& root, const core::Plan& plan, const ApplyInfo& info
     Backups backups;
     bool new_backups = false;
     if (previous && root.exists(k_backup_file))
-        backups =
-            read_backup_archive(root.read(k_backup_file)->content, root.host_path(k_backup_file));
+        backups = read_backup_archive(root.read(k_backup_file, caps::k_backup)->content,
+                                      root.host_path(k_backup_file));
     std::vector<std::string> resolved;
     for (const core::FileChange& change : plan.changes) {
         std::string path = managed_path(root, change.path, change.next.symlink);
@@ -249,7 +249,7 @@ ApplyResult apply_plan(Root& root, const core::Plan& plan, const ApplyInfo& info
                 new_outputs = true;
                 continue;
             }
-            auto current = root.read_entry(output);
+            auto current = root.read_entry(output, caps::k_managed);
             ManagedFile file{output, !current, "", "", "", true};
             if (current) {
                 file.original_sha256 = state_sha(*current);
@@ -325,7 +325,37 @@ RollbackResult rollback(Root& root, DriftPolicy drift, const CommandRunner& run)
                     "'rtprov rollback --force'. Nothing was changed");
     }
 
-    std::optional<Backups> backups;
+    // Everything that could stop the rollback is checked before the first change, so a
+    // refusal leaves every file as it was: the archive is read whole, and each original
+    // rtprov will need is there with its checksum.
+    Backups backups;
+    if (auto archive = root.read(k_backup_file, caps::k_backup))
+        backups = read_backup_archive(archive->content, root.host_path(k_backup_file));
+    std::vector<std::string> unrestorable;
+    for (const ManagedFile& file : state->files) {
+        if (file.created)
+            continue;
+        auto original = backups.find(file.path);
+        bool usable =
+            original != backups.end() && state_sha(original->second) == file.original_sha256;
+        // Still the original (a run killed before writing it): nothing to restore.
+        if (!usable && current_sha(root, file.path) != file.original_sha256)
+            unrestorable.push_back(quoted(root.host_path(file.path)));
+    }
+    if (!unrestorable.empty()) {
+        std::string list;
+        for (const std::string& path : unrestorable)
+            list += (list.empty() ? "" : ", ") + path;
+        throw Error(root.host_path(k_backup_file) + ": the original" +
+                    (unrestorable.size() == 1 ? " of " : "s of ") + list +
+                    (unrestorable.size() == 1 ? " is" : " are") +
+                    " missing or damaged, so rollback cannot restore " +
+                    (unrestorable.size() == 1 ? "it" : "them") + ". Nothing was changed; restore " +
+                    (unrestorable.size() == 1 ? "that file" : "those files") +
+                    " from a copy of the image, then move " + quoted(root.host_path(k_state_dir)) +
+                    " away");
+    }
+
     bool regenerate = false; // a generated file changed since: make it again instead
     for (auto it = state->files.rbegin(); it != state->files.rend(); ++it) {
         const ManagedFile& file = *it;
@@ -344,21 +374,10 @@ RollbackResult rollback(Root& root, DriftPolicy drift, const CommandRunner& run)
                 result.removed.push_back(file.path);
             continue;
         }
-        if (!backups) {
-            auto archive = root.read(k_backup_file);
-            backups = archive ? read_backup_archive(archive->content, root.host_path(k_backup_file))
-                              : Backups{};
-        }
-        auto original = backups->find(file.path);
-        if (original == backups->end() || state_sha(original->second) != file.original_sha256) {
-            if (current_sha(root, file.path) == file.original_sha256)
-                continue; // never changed (a run killed before writing it)
-            throw Error(root.host_path(k_backup_file) + ": the original of " +
-                        quoted(root.host_path(file.path)) +
-                        " is missing or damaged; it cannot be restored. The state is kept; "
-                        "restore the file from a copy of the image");
-        }
-        auto current = root.read_entry(file.path);
+        auto original = backups.find(file.path);
+        if (original == backups.end() || state_sha(original->second) != file.original_sha256)
+            continue; // still the original (checked above)
+        auto current = root.read_entry(file.path, caps::k_managed);
         if (current && current->same_as(original->second))
             continue;
         root.write(file.path, original->second);

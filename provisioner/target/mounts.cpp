@@ -3,6 +3,7 @@
 #include <libmount/libmount.h>
 
 #include <climits>
+#include <cstdio>
 #include <cstdlib>
 #include <memory>
 
@@ -18,10 +19,13 @@ Table load(const char* path) {
 
 } // namespace
 
-std::optional<std::string> fstab_source(const std::string& fstab_host_path,
-                                        const std::string& mount_point) {
-    Table table = load(fstab_host_path.c_str());
-    if (!table)
+std::optional<std::string> fstab_source(const std::string& fstab, const std::string& mount_point) {
+    if (fstab.empty())
+        return std::nullopt;
+    Table table(mnt_new_table(), mnt_unref_table);
+    std::unique_ptr<FILE, int (*)(FILE*)> stream(
+        fmemopen(const_cast<char*>(fstab.data()), fstab.size(), "r"), std::fclose);
+    if (!table || !stream || mnt_table_parse_stream(table.get(), stream.get(), "fstab") != 0)
         return std::nullopt;
     libmnt_fs* fs = mnt_table_find_target(table.get(), mount_point.c_str(), MNT_ITER_BACKWARD);
     if (!fs || !mnt_fs_get_source(fs))

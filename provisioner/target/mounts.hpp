@@ -6,11 +6,10 @@
 // Mount facts through libmount: the target's fstab and the running system's mount table.
 namespace rtprov::target {
 
-// The source of the entry in fstab file 'fstab_host_path' that mounts on 'mount_point'
-// (as written in that fstab, e.g. '/boot/firmware'); nullopt when there is none or the
-// file cannot be read.
-std::optional<std::string> fstab_source(const std::string& fstab_host_path,
-                                        const std::string& mount_point);
+// The source of the entry of fstab text 'fstab' (read through the target's Root: a
+// regular file of bounded size) that mounts on 'mount_point' (as written in that fstab,
+// e.g. '/boot/firmware'); nullopt when there is none or the text does not parse.
+std::optional<std::string> fstab_source(const std::string& fstab, const std::string& mount_point);
 
 // Whether something is mounted exactly on 'host_path' now (/proc/self/mountinfo).
 bool is_mount_point(const std::string& host_path);

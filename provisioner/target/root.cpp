@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdint>
 #include <cstring>
 #include <deque>
 #include <random>
@@ -219,43 +220,146 @@ int Root::open_directory(const std::string& resolved) const {
     return fd;
 }
 
-std::optional<core::FileState> Root::read(const std::string& path) const {
-    std::string resolved = resolve(path);
-    int fd = open_beneath(m_fd, resolved, O_RDONLY | O_NOCTTY | O_NONBLOCK);
-    if (fd < 0) {
-        if (errno == ENOENT)
-            return std::nullopt;
-        throw Error("cannot read " + quoted(host_path(resolved)) + ": " + errno_text(errno));
+std::string file_type_name(unsigned mode) {
+    switch (mode & S_IFMT) {
+    case S_IFREG:
+        return "a regular file";
+    case S_IFDIR:
+        return "a folder";
+    case S_IFLNK:
+        return "a symlink";
+    case S_IFCHR:
+        return "a character device";
+    case S_IFBLK:
+        return "a block device";
+    case S_IFIFO:
+        return "a FIFO";
+    case S_IFSOCK:
+        return "a socket";
     }
-    struct stat st {};
-    if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+    return "a special file";
+}
+
+namespace {
+
+std::string size_text(std::uint64_t bytes) {
+    return std::to_string(bytes) + (bytes == 1 ? " byte" : " bytes");
+}
+
+Error too_large(const std::string& shown, std::uint64_t size, const SizeCap& cap) {
+    return Error(quoted(shown) + " is " + size_text(size) + ", more than the " +
+                 size_text(cap.max_bytes) + " rtprov reads of a " + cap.kind +
+                 "; is it the right file? Nothing was changed");
+}
+
+Error not_regular(const std::string& shown, unsigned mode) {
+    return Error(quoted(shown) + " is " + file_type_name(mode) +
+                 ", not a regular file; rtprov reads and replaces only regular files "
+                 "(nothing was opened or changed)");
+}
+
+// Opens for reading the regular file that 'path_fd' (O_PATH) is, without opening any
+// other: through /proc/self/fd, which reopens that very file (open(2), O_PATH). Without
+// /proc (a bare chroot) 'reopen' opens the path again, and the file is checked to be
+// the same one.
+int reopen_for_reading(int path_fd, const struct stat& st, const std::function<int()>& reopen) {
+    constexpr int k_flags = O_RDONLY | O_NOCTTY | O_NONBLOCK | O_CLOEXEC;
+    std::string self = "/proc/self/fd/" + std::to_string(path_fd);
+    int fd = ::open(self.c_str(), k_flags);
+    if (fd >= 0 || errno != ENOENT)
+        return fd;
+    fd = reopen();
+    if (fd < 0)
+        return fd;
+    struct stat again {};
+    if (::fstat(fd, &again) != 0 || again.st_dev != st.st_dev || again.st_ino != st.st_ino) {
         ::close(fd);
-        throw Error(quoted(host_path(resolved)) + " is not a regular file");
+        errno = ESTALE;
+        return -1;
     }
-    core::FileState state;
-    state.mode = st.st_mode & 07777;
-    state.uid = st.st_uid;
-    state.gid = st.st_gid;
-    state.mtime = st.st_mtim.tv_sec;
+    return fd;
+}
+
+// Reads the regular file behind 'path_fd' (O_PATH, taken over and closed), at most
+// cap.max_bytes of it; 'shown' names it in errors.
+std::string read_capped(int path_fd, const std::string& shown, const SizeCap& cap,
+                        const std::function<int()>& reopen, core::FileState* state) {
+    struct stat st {};
+    if (::fstat(path_fd, &st) != 0) {
+        int err = errno;
+        ::close(path_fd);
+        throw Error("cannot read " + quoted(shown) + ": " + errno_text(err));
+    }
+    if (!S_ISREG(st.st_mode)) {
+        ::close(path_fd);
+        throw not_regular(shown, st.st_mode);
+    }
+    if (std::uint64_t(st.st_size) > cap.max_bytes) {
+        ::close(path_fd);
+        throw too_large(shown, std::uint64_t(st.st_size), cap);
+    }
+    int fd = reopen_for_reading(path_fd, st, reopen);
+    int err = errno;
+    ::close(path_fd);
+    if (fd < 0)
+        throw Error("cannot read " + quoted(shown) + ": " + errno_text(err));
+    if (state) {
+        state->mode = st.st_mode & 07777;
+        state->uid = st.st_uid;
+        state->gid = st.st_gid;
+        state->mtime = st.st_mtim.tv_sec;
+    }
+    std::string content;
     char buffer[65536];
     while (true) {
         ssize_t n = ::read(fd, buffer, sizeof buffer);
         if (n < 0 && errno == EINTR)
             continue;
         if (n < 0) {
-            int err = errno;
+            err = errno;
             ::close(fd);
-            throw Error("cannot read " + quoted(host_path(resolved)) + ": " + errno_text(err));
+            throw Error("cannot read " + quoted(shown) + ": " + errno_text(err));
         }
         if (n == 0)
             break;
-        state.content.append(buffer, std::size_t(n));
+        // Files of /proc and /sys say size 0; a file may also grow while it is read.
+        if (content.size() + std::size_t(n) > cap.max_bytes) {
+            ::close(fd);
+            throw too_large(shown, content.size() + std::size_t(n), cap);
+        }
+        content.append(buffer, std::size_t(n));
     }
     ::close(fd);
+    return content;
+}
+
+} // namespace
+
+std::optional<core::FileState> Root::read(const std::string& path, const SizeCap& cap) const {
+    return read_resolved(resolve(path), cap);
+}
+
+std::optional<core::FileState> Root::read_resolved(const std::string& resolved,
+                                                   const SizeCap& cap) const {
+    int path_fd = open_beneath(m_fd, resolved, O_PATH);
+    if (path_fd < 0) {
+        if (errno == ENOENT)
+            return std::nullopt;
+        if (errno == ELOOP) { // the last name is a link again: the tree changed under us
+            struct stat st {};
+            ::fstatat(m_fd, relative(resolved).c_str(), &st, AT_SYMLINK_NOFOLLOW);
+            throw not_regular(host_path(resolved), st.st_mode);
+        }
+        throw Error("cannot read " + quoted(host_path(resolved)) + ": " + errno_text(errno));
+    }
+    core::FileState state;
+    state.content = read_capped(
+        path_fd, host_path(resolved), cap,
+        [&] { return open_beneath(m_fd, resolved, O_RDONLY | O_NOCTTY | O_NONBLOCK); }, &state);
     return state;
 }
 
-std::optional<core::FileState> Root::read_entry(const std::string& path) const {
+std::optional<core::FileState> Root::read_entry(const std::string& path, const SizeCap& cap) const {
     std::string resolved = resolve_parent(path);
     struct stat st {};
     if (::fstatat(m_fd, relative(resolved).c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0) {
@@ -275,7 +379,22 @@ std::optional<core::FileState> Root::read_entry(const std::string& path) const {
         state.gid = st.st_gid;
         return state;
     }
-    return read(resolved);
+    return read_resolved(resolved, cap);
+}
+
+std::optional<std::string> read_host_file(const std::string& path, const SizeCap& cap,
+                                          const std::string& shown) {
+    const std::string& name = shown.empty() ? path : shown;
+    int path_fd = ::open(path.c_str(), O_PATH | O_CLOEXEC);
+    if (path_fd < 0) {
+        if (errno == ENOENT)
+            return std::nullopt;
+        throw Error("cannot read " + quoted(name) + ": " + errno_text(errno));
+    }
+    return read_capped(
+        path_fd, name, cap,
+        [&] { return ::open(path.c_str(), O_RDONLY | O_NOCTTY | O_NONBLOCK | O_CLOEXEC); },
+        nullptr);
 }
 
 bool Root::exists(const std::string& path) const {
@@ -326,11 +445,20 @@ std::string Root::temporary_name(const std::string& dir) const {
 void Root::write(const std::string& path, const core::FileState& state) {
     std::string resolved = resolve_parent(path);
     struct stat st {};
-    bool entry = ::fstatat(m_fd, relative(resolved).c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0 &&
-                 (S_ISREG(st.st_mode) || S_ISLNK(st.st_mode));
-    if (auto current = entry ? read_entry(resolved) : std::nullopt;
-        current && current->same_as(state))
-        return;
+    if (::fstatat(m_fd, relative(resolved).c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0) {
+        if (!S_ISREG(st.st_mode) && !S_ISLNK(st.st_mode))
+            throw Error(quoted(host_path(resolved)) + " is " + file_type_name(st.st_mode) +
+                        ", not a regular file or a symlink; rtprov replaces only those "
+                        "(nothing was changed)");
+        // Same bytes are only possible at the same size; a larger file is never read.
+        bool maybe_same = S_ISLNK(st.st_mode) == state.symlink &&
+                          (state.symlink || std::size_t(st.st_size) == state.content.size());
+        if (maybe_same) {
+            if (auto current = read_entry(resolved, {"file", state.content.size()});
+                current && current->same_as(state))
+                return;
+        }
+    }
     auto [parent, name] = split_parent(resolved);
     int dir_fd = open_directory(parent);
     std::string temp = split_parent(temporary_name(parent)).second;

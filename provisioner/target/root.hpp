@@ -2,12 +2,42 @@
 
 #include "provisioner/core/file_state.hpp"
 
+#include <cstddef>
 #include <functional>
 #include <optional>
 #include <string>
 #include <vector>
 
 namespace rtprov::target {
+
+// A kind of file rtprov reads, and the most it reads of one: a larger file is refused,
+// named with its size, before a byte of it is read (a sparse 5 GB cmdline.txt costs
+// nothing to make and would otherwise cost 5 GB of memory).
+struct SizeCap {
+    const char* kind; // "kernel command line", for messages
+    std::size_t max_bytes;
+};
+
+namespace caps {
+// cmdline.txt, /etc/kernel/cmdline: the firmware reads at most 1024 characters
+// (raspberrypi/linux#140), the kernel COMMAND_LINE_SIZE (2048 on arm64, x86).
+inline constexpr SizeCap k_cmdline{"kernel command line", 64u << 10};
+// Text configuration: config.txt, os-release, fstab, /etc/default/grub, unit files and
+// drop-ins, profiles, first boot's files.
+inline constexpr SizeCap k_config{"configuration file", 1u << 20};
+// /boot/config-<version>: Debian 13's is 280 KB.
+inline constexpr SizeCap k_kernel_config{"kernel configuration", 8u << 20};
+// /var/lib/dpkg/status: 400 KB on a plain Debian 13 root, a few MB on a desktop.
+inline constexpr SizeCap k_package_status{"dpkg status file", 64u << 20};
+// rtprov's own state file: a line per managed file.
+inline constexpr SizeCap k_state{"rtprov state file", 1u << 20};
+// rtprov's backup archive: the originals of the files it changed.
+inline constexpr SizeCap k_backup{"rtprov backup archive", 256u << 20};
+// A file of the running system's /proc or /sys (/proc/interrupts grows with CPUs and IRQs).
+inline constexpr SizeCap k_system{"file of /proc or /sys", 16u << 20};
+// Any file rtprov writes or checks for drift (grub.cfg is the largest, ~100 KB).
+inline constexpr SizeCap k_managed{"file rtprov manages", 16u << 20};
+} // namespace caps
 
 // The file system rtprov works on: an image root offline, or '/' on the running
 // machine. Every path is given as seen inside the target ("/etc/fstab") and resolved as
@@ -38,14 +68,17 @@ class Root {
     // last name of '.' or '..'.
     std::string resolve_parent(const std::string& path) const;
 
-    // Reads a regular file. nullopt when it does not exist. Throws rtprov::Error when it
-    // exists but is not a regular file or cannot be read.
-    std::optional<core::FileState> read(const std::string& path) const;
+    // Reads a regular file of at most cap.max_bytes. nullopt when it does not exist.
+    // The type is checked before the file is opened for reading (an O_PATH descriptor,
+    // which runs no driver code), so a device node — a watchdog starts when opened — or
+    // a FIFO is refused without side effects. Throws rtprov::Error when the entry is not
+    // a regular file, is larger than the cap, or cannot be read.
+    std::optional<core::FileState> read(const std::string& path, const SizeCap& cap) const;
 
     // The entry 'path' itself (its folder resolved, its last name not followed): a
-    // regular file, or a symlink with its target. nullopt when there is nothing there.
-    // Throws rtprov::Error for anything else (a folder, a device).
-    std::optional<core::FileState> read_entry(const std::string& path) const;
+    // regular file (as read() reads it), or a symlink with its target. nullopt when there
+    // is nothing there. Throws rtprov::Error for anything else (a folder, a device).
+    std::optional<core::FileState> read_entry(const std::string& path, const SizeCap& cap) const;
 
     bool is_directory(const std::string& path) const;
     bool exists(const std::string& path) const;
@@ -58,7 +91,8 @@ class Root {
     // mode, owner, mtime when non-zero): temp file in the same directory, fsync, rename,
     // fsync of the directory. The parent must exist. A regular file that already holds
     // 'state' is not rewritten. Callers that mean to write through a link resolve()
-    // first. Throws rtprov::Error.
+    // first. Throws rtprov::Error, also when the entry is neither a regular file nor a
+    // symlink (a folder, a device node, a FIFO): only those are replaced.
     void write(const std::string& path, const core::FileState& state);
 
     // Creates the missing directories of 'path' (mode 0755) and returns them, parents
@@ -99,6 +133,8 @@ class Root {
 
   private:
     int open_directory(const std::string& resolved) const; // no symlinks, beneath the root
+    std::optional<core::FileState> read_resolved(const std::string& resolved,
+                                                 const SizeCap& cap) const;
     void step() const {
         if (m_step_hook)
             m_step_hook();
@@ -108,6 +144,15 @@ class Root {
     int m_fd = -1;
     std::function<void()> m_step_hook;
 };
+
+// Reads the host's regular file 'path' (absolute, or relative to the working folder) as
+// Root::read reads a file of a root: type checked before opening, size capped. nullopt
+// when it does not exist. Errors name it 'shown' (default: 'path'). Throws rtprov::Error.
+std::optional<std::string> read_host_file(const std::string& path, const SizeCap& cap,
+                                          const std::string& shown = "");
+
+// "a folder", "a character device", "a FIFO": what a file of mode 'mode' is, for messages.
+std::string file_type_name(unsigned mode);
 
 // Splits an absolute in-root path into its parent and last name: "/etc/x" -> "/etc", "x".
 std::pair<std::string, std::string> split_parent(const std::string& path);

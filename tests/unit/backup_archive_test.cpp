@@ -3,6 +3,8 @@
 #include "provisioner/core/error.hpp"
 #include "tests/unit/catch.hpp"
 
+#include <cstdio>
+
 using namespace rtprov::target;
 
 TEST_CASE("the backup archive keeps bytes, mode, owner and mtime") {
@@ -26,4 +28,27 @@ TEST_CASE("a damaged backup archive is an error") {
     std::string bytes = write_backup_archive(backups);
     CHECK_THROWS_AS(read_backup_archive(bytes.substr(0, 600), "backup.tar"), rtprov::Error);
     CHECK_THROWS_AS(read_backup_archive("not a tar file at all", "backup.tar"), rtprov::Error);
+}
+
+TEST_CASE("an entry declaring more bytes than the archive holds is refused, not allocated") {
+    Backups backups;
+    backups["/etc/x"] = {"content\n", 0644, 0, 0, 0};
+    std::string bytes = write_backup_archive(backups);
+    // The first header's size field (offset 124, 12 bytes of octal): 8 GB - 1.
+    bytes.replace(124, 12, std::string("77777777777") + '\0');
+    unsigned sum = 0;
+    for (std::size_t i = 0; i < 512; ++i)
+        sum += (i >= 148 && i < 156) ? unsigned(' ') : static_cast<unsigned char>(bytes[i]);
+    char field[9];
+    std::snprintf(field, sizeof field, "%06o", sum);
+    bytes.replace(148, 8, std::string(field, 6) + '\0' + ' ');
+    try {
+        read_backup_archive(bytes, "backup.tar");
+        FAIL("the forged entry was read");
+    } catch (const rtprov::Error& e) {
+        CHECK(std::string(e.what()) ==
+              "backup.tar: backup archive is damaged (entry 'etc/x' declares 8589934591 bytes in "
+              "an archive of " +
+                  std::to_string(bytes.size()) + "); rollback cannot restore originals from it");
+    }
 }

@@ -26,7 +26,7 @@ void make_system(const TempDir& dir) {
 
 core::Plan two_changes(const Root& root) {
     core::Plan plan;
-    core::FileState grub = *root.read("/etc/default/grub");
+    core::FileState grub = *root.read("/etc/default/grub", rtprov::target::caps::k_config);
     core::FileState next = grub;
     next.content = "GRUB_CMDLINE_LINUX_DEFAULT=\"quiet isolcpus=3\"\n";
     plan.changes.push_back({"/etc/default/grub", grub, next, "test"});
@@ -105,7 +105,7 @@ TEST_CASE("a later apply keeps the original from before the first apply") {
     Root root(dir.path());
     apply_plan(root, two_changes(root), k_info);
     core::Plan second;
-    core::FileState grub = *root.read("/etc/default/grub");
+    core::FileState grub = *root.read("/etc/default/grub", rtprov::target::caps::k_config);
     core::FileState next = grub;
     next.content = "GRUB_CMDLINE_LINUX_DEFAULT=\"quiet isolcpus=2-3\"\n";
     second.changes.push_back({"/etc/default/grub", grub, next, "test"});

@@ -47,7 +47,7 @@ TEST_CASE("absolute symlinks resolve inside the root, as when the image boots") 
     CHECK(root.resolve("/etc/os-release") == "/usr/lib/os-release");
     CHECK(root.resolve("/lib/os-release") == "/usr/lib/os-release");
     CHECK(root.resolve("/lib/new-file") == "/usr/lib/new-file");
-    CHECK(root.read("/etc/os-release")->content == "ID=debian\n");
+    CHECK(root.read("/etc/os-release", rtprov::target::caps::k_config)->content == "ID=debian\n");
 }
 
 TEST_CASE("relative symlinks and '..' that stay inside are followed") {
@@ -149,8 +149,8 @@ TEST_CASE("reading a folder as a file is an error; a missing file is nullopt") {
     TempDir dir;
     fs::create_directories(dir.path() + "/etc/d");
     Root root(dir.path());
-    CHECK_FALSE(root.read("/etc/missing"));
-    CHECK_THROWS_AS(root.read("/etc/d"), Error);
+    CHECK_FALSE(root.read("/etc/missing", rtprov::target::caps::k_config));
+    CHECK_THROWS_AS(root.read("/etc/d", rtprov::target::caps::k_config), Error);
 }
 
 TEST_CASE("make_directories reports what it created, parents first") {
@@ -254,4 +254,58 @@ TEST_CASE("without openat2 the walk opens files beneath the root and follows no 
     CHECK(top >= 0);
     ::close(top);
     ::close(root_fd);
+}
+
+TEST_CASE("a FIFO or device node is refused by its type and never opened") {
+    TempDir dir;
+    fs::create_directories(dir.path() + "/boot/firmware");
+    const std::string fifo = dir.path() + "/boot/firmware/cmdline.txt";
+    REQUIRE(::mkfifo(fifo.c_str(), 0644) == 0);
+    Root root(dir.path());
+    try {
+        root.read("/boot/firmware/cmdline.txt", rtprov::target::caps::k_cmdline);
+        FAIL("a FIFO was read");
+    } catch (const Error& e) {
+        CHECK(std::string(e.what()) ==
+              "'" + fifo +
+                  "' is a FIFO, not a regular file; rtprov reads and replaces only regular "
+                  "files (nothing was opened or changed)");
+    }
+    // Nobody opened the FIFO for reading: a writer that does not wait finds no reader.
+    int writer = ::open(fifo.c_str(), O_WRONLY | O_NONBLOCK);
+    CHECK(writer < 0);
+    CHECK(errno == ENXIO);
+    if (writer >= 0)
+        ::close(writer);
+    CHECK_THROWS_AS(root.write("/boot/firmware/cmdline.txt", FileState{"x\n"}), Error);
+    CHECK(fs::is_fifo(fifo));
+    CHECK_THROWS_AS(rtprov::target::read_host_file(fifo, rtprov::target::caps::k_config), Error);
+}
+
+TEST_CASE("a file larger than its kind's cap is refused before it is read") {
+    TempDir dir;
+    const std::string big = dir.write("boot/firmware/cmdline.txt", "");
+    // Sparse: 5 GB that take no room; reading it would take 5 GB of memory.
+    REQUIRE(::truncate(big.c_str(), 5LL << 30) == 0);
+    Root root(dir.path());
+    try {
+        root.read("/boot/firmware/cmdline.txt", rtprov::target::caps::k_cmdline);
+        FAIL("a 5 GB file was read");
+    } catch (const Error& e) {
+        CHECK(std::string(e.what()) == "'" + big +
+                                           "' is 5368709120 bytes, more than the 65536 bytes "
+                                           "rtprov reads of a kernel command line; is it the "
+                                           "right file? Nothing was changed");
+    }
+    dir.write("etc/small", std::string(10, 'x'));
+    CHECK_THROWS_AS(root.read("/etc/small", {"test file", 9}), Error);
+    CHECK(root.read("/etc/small", {"test file", 10})->content == std::string(10, 'x'));
+}
+
+TEST_CASE("a file that grows past its cap while it is read is refused") {
+    // /proc and /sys files report size 0; the cap holds on what is read.
+    Root root("/");
+    CHECK_THROWS_AS(root.read("/proc/self/status", {"test file", 16}), Error);
+    CHECK(root.read("/proc/self/status", rtprov::target::caps::k_system)->content.find("Pid:") !=
+          std::string::npos);
 }

@@ -72,7 +72,8 @@ TEST_CASE("a file that cannot be read, or holds nonsense, is a problem too") {
     sys.write("proc/sys/kernel/sched_rt_runtime_us", "lots\n");
     sys.write("sys/devices/system/cpu/isolated", "3-1\n");
     SystemView v = sys.view();
-    CHECK(v.cmdline.problem == "cannot read '/proc/cmdline': Is a directory");
+    CHECK(v.cmdline.problem == "'/proc/cmdline' is a folder, not a regular file; rtprov reads "
+                               "and replaces only regular files (nothing was opened or changed)");
     CHECK(v.rt_runtime_us.problem ==
           "'/proc/sys/kernel/sched_rt_runtime_us' holds 'lots', not a number");
     CHECK(v.isolated.problem ==

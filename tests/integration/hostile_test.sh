@@ -1,0 +1,103 @@
+#!/usr/bin/env bash
+# rtprov attacked as a hostile image, profile or user would, and used as a careless one
+# would: every case must be refused (or handled) with a clear message, within a time and
+# memory bound put around the process, and leave every file exactly as it was.
+# Usage: hostile_test.sh RTPROV SOURCE_DIR
+set -uo pipefail
+rtprov=$1
+src=$2
+# shellcheck source=tests/integration/lib.sh
+. "$src/tests/integration/lib.sh"
+make_workdir
+
+fresh() { # fresh NAME FIXTURE: a copy of a fixture root at $work/NAME
+    rm -rf "${work:?}/$1"
+    cp -a "$src/tests/fixtures/roots/$2" "$work/$1"
+}
+
+# bounded: rtprov with at most 64 MiB of address space (it needs about 48) and 20 s (a
+# bound against hangs, not a timing: the benchmark bench/hostile_parse.sh measures);
+# output in $out, $err, exit code in $rc (124: timed out).
+bounded() {
+    out=$(prlimit --as=$((64 << 20)) timeout 20 "$rtprov" "$@" 2>"$work/stderr")
+    rc=$?
+    err=$(cat "$work/stderr")
+}
+
+# -- unbounded reads: a huge (sparse) file is refused by its size, not read ----------------
+fresh r pi4-trixie
+truncate -s 5G "$work/r/boot/firmware/cmdline.txt"
+before=$(tree_sum "$work/r")
+bounded plan --root "$work/r" --profile pi4
+check "a 5 GB cmdline.txt is refused" [ "$rc" -eq 1 ]
+check "the refusal names the file and its size" [ "$err" = \
+    "rtprov: error: '$work/r/boot/firmware/cmdline.txt' is 5368709120 bytes, more than the 65536 bytes rtprov reads of a kernel command line; is it the right file? Nothing was changed" ]
+bounded apply --root "$work/r" --profile pi4
+check "apply with a 5 GB cmdline.txt is refused within the bounds" [ "$rc" -eq 1 ]
+check "and leaves every file as it was" [ "$(tree_sum "$work/r")" = "$before" ]
+
+fresh r pi4-trixie
+truncate -s 5G "$work/r/boot/config-6.18.39+rpt-rpi-v8"
+bounded plan --root "$work/r" --profile pi4
+check "a 5 GB kernel config is refused within the bounds" [ "$rc" -eq 1 ]
+check "the refusal names the kernel config" \
+    grep -qF "'$work/r/boot/config-6.18.39+rpt-rpi-v8' is 5368709120 bytes, more than the 8388608 bytes rtprov reads of a kernel configuration" <<<"$err"
+
+# A backup archive whose header declares 8 GB: refused as damaged, nothing allocated.
+fresh r pi4-trixie
+"$rtprov" apply --root "$work/r" --profile pi4 >/dev/null
+python3 - "$work/r/var/lib/rtprov/backup.tar" <<'EOF'
+import sys
+path = sys.argv[1]
+data = bytearray(open(path, 'rb').read())
+data[124:136] = b'77777777777\0'          # the first entry's size: 8 GB - 1
+data[148:156] = b' ' * 8
+data[148:156] = b'%06o\0 ' % sum(data[:512])
+open(path, 'wb').write(data)
+EOF
+before=$(tree_sum "$work/r")
+bounded rollback --root "$work/r"
+check "a forged 8 GB archive entry is refused within the bounds" [ "$rc" -eq 1 ]
+check "the refusal says the archive is damaged" grep -q "backup archive is damaged (entry 'boot/firmware/cmdline.txt' declares 8589934591 bytes" <<<"$err"
+check "a refused rollback changes nothing" [ "$(tree_sum "$work/r")" = "$before" ]
+
+# -- special files: refused by type, never opened ---------------------------------------------
+# A FIFO in place of cmdline.txt: a writer waits until someone opens it for reading. If
+# rtprov opened it, the writer would get through and say so.
+fresh r pi4-trixie
+rm "$work/r/boot/firmware/cmdline.txt"
+mkfifo "$work/r/boot/firmware/cmdline.txt"
+(exec 3>"$work/r/boot/firmware/cmdline.txt" && echo opened >"$work/fifo-opened") &
+writer=$!
+before=$(tree_sum "$work/r")
+bounded plan --root "$work/r" --profile pi4
+check "a FIFO as cmdline.txt is refused" [ "$rc" -eq 1 ]
+check "the refusal names its type" [ "$err" = \
+    "rtprov: error: '$work/r/boot/firmware/cmdline.txt' is a FIFO, not a regular file; rtprov reads and replaces only regular files (nothing was opened or changed)" ]
+bounded apply --root "$work/r" --profile pi4
+check "apply refuses it too" [ "$rc" -eq 1 ]
+sleep 0.2
+check "the FIFO was never opened" [ ! -e "$work/fifo-opened" ]
+kill "$writer" 2>/dev/null
+wait "$writer" 2>/dev/null
+check "nothing changed" [ "$(tree_sum "$work/r")" = "$before" ]
+
+# A character device (the kernel's null device, 1:3) in place of the image's fstab and of
+# a drop-in rtprov would replace.
+fresh r pi4-trixie
+rm "$work/r/etc/fstab"
+mknod "$work/r/etc/fstab" c 1 3
+bounded plan --root "$work/r" --profile pi4
+check "a device node as /etc/fstab is refused" [ "$rc" -eq 1 ]
+check "the refusal names the device" \
+    grep -qF "'$work/r/etc/fstab' is a character device, not a regular file" <<<"$err"
+fresh r debian13
+mkdir -p "$work/r/etc/default/grub.d"
+mknod "$work/r/etc/default/grub.d/90-rtprov.cfg" c 1 3
+before=$(tree_sum "$work/r")
+bounded apply --root "$work/r" --profile x86-debian13 --set board.cpus=4
+check "a device node where rtprov writes is refused" [ "$rc" -eq 1 ]
+check "and is still the device" [ -c "$work/r/etc/default/grub.d/90-rtprov.cfg" ]
+check "nothing changed around it" [ "$(tree_sum "$work/r")" = "$before" ]
+
+finish
