@@ -12,6 +12,9 @@ inline constexpr int k_exit_failed = 1;
 inline constexpr int k_exit_usage = 2;
 inline constexpr int k_exit_not_passed = 3; // selftest, audit: ran, and did not pass
 
+// The environment variable that hands the root lock's descriptor to a child rtprov.
+inline constexpr const char* k_lock_fd_variable = "RTPROV_ROOT_LOCK_FD";
+
 // 'rtprov selftest': latency run and PI-boost probe on this machine.
 struct SelftestCommand {
     CLI::App* app = nullptr;

@@ -16,6 +16,7 @@
 #include "provisioner/systemd/online.hpp"
 #include "provisioner/target/firstboot_state.hpp"
 #include "provisioner/target/probe.hpp"
+#include "provisioner/target/root_lock.hpp"
 
 #include <fcntl.h>
 #include <sys/utsname.h>
@@ -62,14 +63,19 @@ void journal(const char* id, int priority, const std::string& message,
                         "PRIORITY=%i", priority, "%s", extra.c_str(), nullptr);
 }
 
-// Runs this rtprov binary with 'args'; its stdout goes to 'stdout_path' when given.
-// Returns its exit code (128+N for a signal).
-int run_rtprov(const std::vector<std::string>& args, const std::string& stdout_path = "") {
+// Runs this rtprov binary with 'args'; its stdout goes to 'stdout_path' when given. The
+// child gets the root lock first boot holds ('lock_fd', kept open across exec and named
+// in RTPROV_ROOT_LOCK_FD), so its apply runs under this run's lock instead of finding
+// the root locked. Returns its exit code (128+N for a signal).
+int run_rtprov(int lock_fd, const std::vector<std::string>& args,
+               const std::string& stdout_path = "") {
     std::cout.flush();
     pid_t pid = fork();
     if (pid < 0)
         throw Error(std::string("cannot start rtprov ") + args.front() + ": fork failed");
     if (pid == 0) {
+        ::fcntl(lock_fd, F_SETFD, 0);
+        setenv(k_lock_fd_variable, std::to_string(lock_fd).c_str(), 1);
         if (!stdout_path.empty()) {
             int fd = open(stdout_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
             if (fd < 0 || dup2(fd, STDOUT_FILENO) < 0)
@@ -189,6 +195,7 @@ void add_firstboot_command(CLI::App& parent, FirstbootCommand& c) {
 int run_firstboot(const FirstbootCommand&) {
     auto started = std::chrono::steady_clock::now();
     target::Root root("/");
+    target::RootLock lock(root);
     target::FirstbootState state =
         target::read_firstboot_state(root).value_or(target::FirstbootState{});
     if (state.phase == "done" || state.phase == "failed") {
@@ -218,7 +225,7 @@ int run_firstboot(const FirstbootCommand&) {
             if (config.install_packages)
                 args.push_back("--install-packages");
             progress("applying profile '" + state.profile + "'");
-            if (int rc = run_rtprov(args); rc != 0)
+            if (int rc = run_rtprov(lock.fd(), args); rc != 0)
                 throw Error("'rtprov apply' failed (exit " + std::to_string(rc) +
                             "); its messages are in 'journalctl -u rtprov-firstboot'; fix the "
                             "cause, then 'rm -r " +
@@ -258,15 +265,16 @@ int run_firstboot(const FirstbootCommand&) {
         state.selftest = "not run";
         if (config.selftest_s > 0) {
             progress("self-test");
-            int rc = run_rtprov({"selftest", "--duration", std::to_string(config.selftest_s),
-                                 "--pi-probe", std::to_string(config.pi_probe_s), "--json",
-                                 dir + "/selftest.json"});
+            int rc =
+                run_rtprov(lock.fd(), {"selftest", "--duration", std::to_string(config.selftest_s),
+                                       "--pi-probe", std::to_string(config.pi_probe_s), "--json",
+                                       dir + "/selftest.json"});
             state.selftest = rc == k_exit_ok           ? "passed"
                              : rc == k_exit_not_passed ? "did not pass"
                                                        : "error";
         }
         progress("audit");
-        int rc = run_rtprov({"audit", "--json"}, dir + "/.audit.json.tmp");
+        int rc = run_rtprov(lock.fd(), {"audit", "--json"}, dir + "/.audit.json.tmp");
         fs::rename(dir + "/.audit.json.tmp", dir + "/audit.json");
         state.audit = rc == k_exit_ok           ? "passed"
                       : rc == k_exit_not_passed ? "did not pass"

@@ -14,6 +14,7 @@
 #include "provisioner/systemd/online.hpp"
 #include "provisioner/target/journal.hpp"
 #include "provisioner/target/probe.hpp"
+#include "provisioner/target/root_lock.hpp"
 #include "provisioner/target/run_in_root.hpp"
 
 #include <CLI/CLI.hpp>
@@ -205,6 +206,19 @@ target::CommandRunner command_runner(const Options& o, const target::Root& root)
     };
 }
 
+// RTPROV_ROOT_LOCK_FD: the locked root folder a parent rtprov (first boot) passes to
+// the rtprov it runs, which would otherwise find the root locked by its own parent.
+std::optional<int> inherited_lock_fd() {
+    const char* text = std::getenv(cli::k_lock_fd_variable);
+    if (!text || *text == '\0')
+        return std::nullopt;
+    char* end = nullptr;
+    long fd = std::strtol(text, &end, 10);
+    if (*end != '\0' || fd < 0 || fd > 65535)
+        return std::nullopt;
+    return int(fd);
+}
+
 struct Planned {
     core::Profile profile;
     std::string profile_yaml;
@@ -279,6 +293,8 @@ int run_plan(const Options& o) {
 int run_apply(const Options& o) {
     auto root = open_root(o, true);
     target::check_is_system_root(*root);
+    // Planned under the lock too: what the plan read is what apply changes.
+    target::RootLock lock(*root, inherited_lock_fd());
     Planned p = make_plan(o, *root);
     if (p.plan.refused()) {
         cli::PlanView view{p.profile.name, root->path(), o.live, &p.plan, {}};
@@ -301,7 +317,7 @@ int run_apply(const Options& o) {
     };
     target::ApplyResult result;
     try {
-        result = target::apply_plan(*root, p.plan, info, command_runner(o, *root));
+        result = target::apply_plan(*root, lock, p.plan, info, command_runner(o, *root));
     } catch (const Error&) {
         if (o.live) {
             try {
@@ -349,9 +365,10 @@ int run_status(const Options& o) {
 
 int run_rollback(const Options& o) {
     auto root = open_root(o, true);
+    target::RootLock lock(*root, inherited_lock_fd());
     install_kill_hook(*root);
     auto result = target::rollback(
-        *root, o.force ? target::DriftPolicy::overwrite : target::DriftPolicy::refuse,
+        *root, lock, o.force ? target::DriftPolicy::overwrite : target::DriftPolicy::refuse,
         o.regenerate == "never" ? target::CommandRunner{} : command_runner(o, *root));
     // On the running system, systemd forgets the units and drop-ins rtprov removed.
     if (o.live) {

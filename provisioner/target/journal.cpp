@@ -88,7 +88,7 @@ std::optional<State> read_state(const Root& root) {
     return parse_state(file->content, root.host_path(k_state_file));
 }
 
-ApplyResult apply_plan(Root& root, const core::Plan& plan, const ApplyInfo& info,
+ApplyResult apply_plan(Root& root, const RootLock&, const core::Plan& plan, const ApplyInfo& info,
                        const CommandRunner& run) {
     if (plan.refused())
         throw Error("the plan has refusals (see 'rtprov plan'); nothing was written");
@@ -297,7 +297,7 @@ std::string command_text(const std::vector<std::string>& argv) {
     return text;
 }
 
-RollbackResult rollback(Root& root, DriftPolicy drift, const CommandRunner& run) {
+RollbackResult rollback(Root& root, const RootLock&, DriftPolicy drift, const CommandRunner& run) {
     RollbackResult result;
     std::optional<State> state = read_state(root);
     std::vector<std::string> paths;

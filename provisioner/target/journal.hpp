@@ -2,6 +2,7 @@
 
 #include "provisioner/core/plan.hpp"
 #include "provisioner/target/root.hpp"
+#include "provisioner/target/root_lock.hpp"
 #include "provisioner/target/state_file.hpp"
 
 #include <functional>
@@ -41,9 +42,11 @@ using CommandRunner = std::function<int(const std::vector<std::string>& argv)>;
 // checksums written and the plan's commands pending, then each command, recorded as
 // done when it succeeds. Throws rtprov::Error when the plan is refused, a write fails
 // or a command fails; what was done so far stays recorded, so 'rtprov rollback' or a
-// new apply converges (a failed command stays pending and is planned again).
-ApplyResult apply_plan(Root& root, const core::Plan& plan, const ApplyInfo& info,
-                       const CommandRunner& run = {});
+// new apply converges (a failed command stays pending and is planned again). 'lock' is
+// the proof that this run is the root's one writer: temporaries of a killed run are
+// swept only under it.
+ApplyResult apply_plan(Root& root, const RootLock& lock, const core::Plan& plan,
+                       const ApplyInfo& info, const CommandRunner& run = {});
 
 // Files rtprov wrote in an earlier apply that 'plan' no longer wants (a service or a
 // feature left the profile). apply_plan() removes those it created and restores those
@@ -67,7 +70,8 @@ struct RollbackResult {
 // (when given), then removes its own state. Files changed by hand since rtprov wrote
 // them are refused (rtprov::Error naming them) unless 'drift' is overwrite. A failing
 // command stops the rollback with the state kept, so it can run again.
-RollbackResult rollback(Root& root, DriftPolicy drift, const CommandRunner& run = {});
+RollbackResult rollback(Root& root, const RootLock& lock, DriftPolicy drift,
+                        const CommandRunner& run = {});
 
 // "update-grub", "kernel-install add 6.12 /boot/vmlinuz-6.12": argv as one line.
 std::string command_text(const std::vector<std::string>& argv);

@@ -429,6 +429,13 @@ std::vector<std::string> Root::list(const std::string& path) const {
     return names;
 }
 
+int Root::open_folder() const {
+    int fd = ::openat(m_fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (fd < 0)
+        throw Error("cannot open the target root " + quoted(m_path) + ": " + errno_text(errno));
+    return fd;
+}
+
 std::string Root::temporary_name(const std::string& dir) const {
     static std::mt19937_64 random{std::random_device{}()};
     static const char k_chars[] = "abcdefghijklmnopqrstuvwxyz0123456789";

@@ -122,6 +122,10 @@ class Root {
     // Returns how many were removed.
     int remove_stale_temporaries(const std::string& dir);
 
+    // A new descriptor of the root folder itself, open for reading (RootLock flocks it).
+    // Throws rtprov::Error.
+    int open_folder() const;
+
     // A fresh, unused name for a temporary in 'dir'.
     std::string temporary_name(const std::string& dir) const;
 

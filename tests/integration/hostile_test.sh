@@ -100,4 +100,58 @@ check "a device node where rtprov writes is refused" [ "$rc" -eq 1 ]
 check "and is still the device" [ -c "$work/r/etc/default/grub.d/90-rtprov.cfg" ]
 check "nothing changed around it" [ "$(tree_sum "$work/r")" = "$before" ]
 
+# -- one writer per root -------------------------------------------------------------------
+# A holder of the root's lock: a second rtprov refuses at once and names it.
+fresh r pi4-trixie
+before=$(tree_sum "$work/r")
+flock -n "$work/r" sleep 30 &
+holder=$!
+for _ in $(seq 50); do grep -q FLOCK /proc/locks && break; sleep 0.1; done
+bounded apply --root "$work/r" --profile pi4
+check "apply on a locked root is refused" [ "$rc" -eq 1 ]
+check "the refusal names the holder" grep -Eq "^rtprov: error: another process \('(flock|sleep)', pid [0-9]+\) is working on '$work/r'; wait for it to finish, then run this again \(nothing was changed\)$" <<<"$err"
+bounded rollback --root "$work/r/."
+check "another spelling of the same root is the same lock" [ "$rc" -eq 1 ]
+kill "$holder"
+wait "$holder" 2>/dev/null
+check "a refused run changed nothing" [ "$(tree_sum "$work/r")" = "$before" ]
+
+# apply racing rollback, and apply racing apply, many rounds: whatever order they run
+# in, the root is either applied (with its state) or as it was, and never loses an
+# original. Each loser must say another rtprov is working on the root.
+fresh r pi4-trixie
+original=$(tree_sum "$work/r")
+losers_ok=1
+consistent=1
+for round in $(seq 15); do
+    if [ $((round % 3)) -eq 0 ]; then second=(apply --root "$work/r" --profile pi4 --set tuning.selftest.duration_s=$round)
+    else second=(rollback --root "$work/r"); fi
+    "$rtprov" apply --root "$work/r" --profile pi4 >/dev/null 2>"$work/a.err" &
+    a=$!
+    "$rtprov" "${second[@]}" >/dev/null 2>"$work/b.err" &
+    b=$!
+    wait "$a"; rc_a=$?
+    wait "$b"; rc_b=$?
+    for n in a b; do
+        if [ "$([ $n = a ] && echo $rc_a || echo $rc_b)" -ne 0 ] &&
+            ! grep -q "^rtprov: error: another rtprov (pid [0-9]*) is working on '$work/r'" "$work/$n.err"; then
+            losers_ok=""
+            echo "round $round: $n failed otherwise:" >&2
+            cat "$work/$n.err" >&2
+        fi
+    done
+    if [ -e "$work/r/var/lib/rtprov/state" ]; then
+        "$rtprov" status --root "$work/r" >"$work/status" 2>&1 || { consistent=""; cat "$work/status" >&2; }
+        grep -q '^no drift' "$work/status" || { consistent=""; echo "round $round: drift" >&2; cat "$work/status" >&2; }
+    elif [ "$(tree_sum "$work/r")" != "$original" ]; then
+        consistent=""
+        echo "round $round: no state, and the root is not as it was" >&2
+    fi
+done
+check "every run that lost a race says another rtprov is working on the root" [ -n "$losers_ok" ]
+check "after every round the root is applied with its state, or as it was" [ -n "$consistent" ]
+"$rtprov" rollback --root "$work/r" >/dev/null 2>&1
+check "a final rollback restores the fixture byte for byte" [ "$(tree_sum "$work/r")" = "$original" ]
+check "no temporary is left behind" [ -z "$(find "$work/r" -name '.rtprov-tmp-*')" ]
+
 finish

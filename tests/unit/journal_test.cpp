@@ -59,12 +59,12 @@ TEST_CASE("apply then rollback leaves the tree byte-identical, mode and owner in
     make_system(dir);
     auto before = snapshot(dir.path());
     Root root(dir.path());
-    ApplyResult applied = apply_plan(root, two_changes(root), k_info);
+    ApplyResult applied = apply_plan(root, RootLock(root), two_changes(root), k_info);
     CHECK(applied.written.size() == 2);
     CHECK(dir.read("etc/rtprov/sub/owned.conf") == "owned\n");
     CHECK(snapshot(dir.path()) != before);
 
-    RollbackResult rolled = rollback(root, DriftPolicy::refuse);
+    RollbackResult rolled = rollback(root, RootLock(root), DriftPolicy::refuse);
     CHECK(rolled.restored == std::vector<std::string>{"/etc/default/grub"});
     CHECK(snapshot(dir.path()) == before);
 }
@@ -73,7 +73,7 @@ TEST_CASE("the state records the profile, created folders and checksums") {
     TempDir dir;
     make_system(dir);
     Root root(dir.path());
-    apply_plan(root, two_changes(root), k_info);
+    apply_plan(root, RootLock(root), two_changes(root), k_info);
     auto state = read_state(root);
     REQUIRE(state);
     CHECK(state->status == ApplyStatus::applied);
@@ -89,11 +89,11 @@ TEST_CASE("a second apply of the same plan changes nothing") {
     TempDir dir;
     make_system(dir);
     Root root(dir.path());
-    apply_plan(root, two_changes(root), k_info);
+    apply_plan(root, RootLock(root), two_changes(root), k_info);
     auto after_first = snapshot(dir.path());
     core::Plan same; // what plan() gives once the target matches
     same.unchanged = {"/etc/default/grub", "/etc/rtprov/sub/owned.conf"};
-    ApplyResult again = apply_plan(root, same, k_info);
+    ApplyResult again = apply_plan(root, RootLock(root), same, k_info);
     CHECK(again.nothing_to_do);
     CHECK(snapshot(dir.path()) == after_first);
 }
@@ -103,14 +103,14 @@ TEST_CASE("a later apply keeps the original from before the first apply") {
     make_system(dir);
     auto before = snapshot(dir.path());
     Root root(dir.path());
-    apply_plan(root, two_changes(root), k_info);
+    apply_plan(root, RootLock(root), two_changes(root), k_info);
     core::Plan second;
     core::FileState grub = *root.read("/etc/default/grub", rtprov::target::caps::k_config);
     core::FileState next = grub;
     next.content = "GRUB_CMDLINE_LINUX_DEFAULT=\"quiet isolcpus=2-3\"\n";
     second.changes.push_back({"/etc/default/grub", grub, next, "test"});
-    apply_plan(root, second, k_info);
-    rollback(root, DriftPolicy::refuse);
+    apply_plan(root, RootLock(root), second, k_info);
+    rollback(root, RootLock(root), DriftPolicy::refuse);
     CHECK(snapshot(dir.path()) == before);
 }
 
@@ -119,11 +119,11 @@ TEST_CASE("rollback refuses to lose hand edits unless forced") {
     make_system(dir);
     auto before = snapshot(dir.path());
     Root root(dir.path());
-    apply_plan(root, two_changes(root), k_info);
+    apply_plan(root, RootLock(root), two_changes(root), k_info);
     dir.write("etc/rtprov/sub/owned.conf", "edited by hand\n");
     auto edited = snapshot(dir.path());
     try {
-        rollback(root, DriftPolicy::refuse);
+        rollback(root, RootLock(root), DriftPolicy::refuse);
         FAIL("rollback did not refuse");
     } catch (const Error& e) {
         CHECK(std::string(e.what()) ==
@@ -133,7 +133,7 @@ TEST_CASE("rollback refuses to lose hand edits unless forced") {
                   "--force'. Nothing was changed");
     }
     CHECK(snapshot(dir.path()) == edited);
-    rollback(root, DriftPolicy::overwrite);
+    rollback(root, RootLock(root), DriftPolicy::overwrite);
     CHECK(snapshot(dir.path()) == before);
 }
 
@@ -141,7 +141,7 @@ TEST_CASE("status reports drift by checksum") {
     TempDir dir;
     make_system(dir);
     Root root(dir.path());
-    apply_plan(root, two_changes(root), k_info);
+    apply_plan(root, RootLock(root), two_changes(root), k_info);
     CHECK(read_status(root).files[0].drift == Drift::none);
     dir.write("etc/default/grub", "changed\n");
     fs::remove(dir.path() + "/etc/rtprov/sub/owned.conf");
@@ -156,9 +156,9 @@ TEST_CASE("an existing state folder is kept by rollback") {
     dir.write("var/lib/rtprov/selftest/keep.json", "{}");
     auto before = snapshot(dir.path());
     Root root(dir.path());
-    apply_plan(root, two_changes(root), k_info);
+    apply_plan(root, RootLock(root), two_changes(root), k_info);
     CHECK_FALSE(read_state(root)->state_dir_created);
-    rollback(root, DriftPolicy::refuse);
+    rollback(root, RootLock(root), DriftPolicy::refuse);
     CHECK(snapshot(dir.path()) == before);
 }
 
@@ -166,13 +166,13 @@ TEST_CASE("a corrupted state file stops apply and rollback and is left as it is"
     TempDir dir;
     make_system(dir);
     Root root(dir.path());
-    apply_plan(root, two_changes(root), k_info);
+    apply_plan(root, RootLock(root), two_changes(root), k_info);
     std::string state = dir.read("var/lib/rtprov/state");
     state[state.find("status applied") + 7] = 'X';
     dir.write("var/lib/rtprov/state", state);
     auto corrupted = snapshot(dir.path());
-    CHECK_THROWS_AS(rollback(root, DriftPolicy::overwrite), Error);
-    CHECK_THROWS_AS(apply_plan(root, two_changes(root), k_info), Error);
+    CHECK_THROWS_AS(rollback(root, RootLock(root), DriftPolicy::overwrite), Error);
+    CHECK_THROWS_AS(apply_plan(root, RootLock(root), two_changes(root), k_info), Error);
     CHECK_THROWS_AS(read_status(root), Error);
     CHECK(snapshot(dir.path()) == corrupted);
 }
@@ -182,7 +182,7 @@ TEST_CASE("a root without /etc or /var/lib is refused") {
     fs::create_directories(dir.path() + "/etc");
     Root root(dir.path());
     try {
-        apply_plan(root, core::Plan{}, k_info);
+        apply_plan(root, RootLock(root), core::Plan{}, k_info);
         FAIL("no error");
     } catch (const Error& e) {
         CHECK(std::string(e.what()) ==
@@ -197,7 +197,7 @@ TEST_CASE("rollback with nothing applied does nothing") {
     make_system(dir);
     auto before = snapshot(dir.path());
     Root root(dir.path());
-    CHECK(rollback(root, DriftPolicy::refuse).nothing_to_do);
+    CHECK(rollback(root, RootLock(root), DriftPolicy::refuse).nothing_to_do);
     CHECK(snapshot(dir.path()) == before);
 }
 
@@ -212,7 +212,7 @@ TEST_CASE("a failing command stays pending and the next plan runs it again") {
         ran.push_back(argv[0]);
         return 1;
     };
-    CHECK_THROWS_AS(apply_plan(root, plan, k_info, failing), Error);
+    CHECK_THROWS_AS(apply_plan(root, RootLock(root), plan, k_info, failing), Error);
     auto state = read_state(root);
     REQUIRE(state);
     CHECK(state->pending == std::vector<std::vector<std::string>>{{"update-grub"}});
@@ -224,7 +224,7 @@ TEST_CASE("a failing command stays pending and the next plan runs it again") {
         ran.push_back(argv[0]);
         return 0;
     };
-    apply_plan(root, retry, k_info, working);
+    apply_plan(root, RootLock(root), retry, k_info, working);
     state = read_state(root);
     CHECK(state->pending.empty());
     CHECK(state->ran == std::vector<std::vector<std::string>>{{"update-grub"}});
@@ -245,21 +245,21 @@ TEST_CASE("a file a command generated is put back byte for byte, or made again i
         dir.write("boot/grub/grub.cfg", "generated with " + dir.read("etc/default/grub"));
         return 0;
     };
-    apply_plan(root, plan, k_info, update_grub);
+    apply_plan(root, RootLock(root), plan, k_info, update_grub);
     CHECK(dir.read("boot/grub/grub.cfg").rfind("generated with", 0) == 0);
 
     // Untouched since: restored from the backup, no need to run it again.
-    rollback(root, DriftPolicy::refuse, update_grub);
+    rollback(root, RootLock(root), DriftPolicy::refuse, update_grub);
     CHECK(snapshot(dir.path()) == before);
     CHECK(ran.size() == 1);
 
     // Regenerated by someone else since (a kernel update): made again from the restored input.
     core::Plan again = two_changes(root);
     again.commands.push_back({{"update-grub"}, "test", true, {"/boot/grub/grub.cfg"}});
-    apply_plan(root, again, k_info, update_grub);
+    apply_plan(root, RootLock(root), again, k_info, update_grub);
     CHECK(ran.size() == 2);
     dir.write("boot/grub/grub.cfg", "regenerated by a kernel update\n");
-    rollback(root, DriftPolicy::refuse, update_grub);
+    rollback(root, RootLock(root), DriftPolicy::refuse, update_grub);
     CHECK(ran.size() == 3);
     CHECK(dir.read("boot/grub/grub.cfg") ==
           "generated with GRUB_CMDLINE_LINUX_DEFAULT=\"quiet\"\n");
@@ -270,13 +270,13 @@ TEST_CASE("a file the profile no longer wants is removed, or gets its original b
     make_system(dir);
     auto before = snapshot(dir.path());
     Root root(dir.path());
-    apply_plan(root, two_changes(root), k_info);
+    apply_plan(root, RootLock(root), two_changes(root), k_info);
     core::Plan neither; // the profile no longer wants either file
-    ApplyResult result = apply_plan(root, neither, k_info);
+    ApplyResult result = apply_plan(root, RootLock(root), neither, k_info);
     CHECK(result.retired ==
           std::vector<std::string>{"/etc/default/grub", "/etc/rtprov/sub/owned.conf"});
     CHECK(read_state(root)->files.empty());
     CHECK(read_state(root)->created_dirs.empty());
-    rollback(root, DriftPolicy::refuse);
+    rollback(root, RootLock(root), DriftPolicy::refuse);
     CHECK(snapshot(dir.path()) == before);
 }

@@ -1,0 +1,49 @@
+#pragma once
+
+#include "provisioner/target/root.hpp"
+
+#include <optional>
+#include <string>
+
+namespace rtprov::target {
+
+// The one writer of a root. apply, rollback and first boot hold it for their whole run,
+// from before they read the state until after they wrote it last, so two runs never
+// interleave (an apply racing a rollback lost the original cmdline.txt; two applies
+// removed each other's temporary files).
+//
+// It is flock(2) on the root folder itself: nothing is written into the target; another
+// spelling, symlink or bind mount of the same root is the same inode and so the same
+// lock; and the kernel drops it when the holder ends, however it ends (a SIGKILL leaves
+// no stale lock behind).
+class RootLock {
+  public:
+    // Takes the lock at once, or throws rtprov::Error saying who holds it: "another
+    // rtprov (pid 123) is working on '/mnt/img'; wait for it to finish, then run this
+    // again". 'inherited_fd' is a descriptor of the same root folder passed by a parent
+    // rtprov that holds the lock for it (first boot runs 'rtprov apply' as a child); it
+    // is used only when it is that folder, and is never unlocked by this object.
+    explicit RootLock(const Root& root, std::optional<int> inherited_fd = std::nullopt);
+    ~RootLock();
+    RootLock(const RootLock&) = delete;
+    RootLock& operator=(const RootLock&) = delete;
+
+    // The locked descriptor, for handing to a child rtprov.
+    int fd() const { return m_fd; }
+
+  private:
+    int m_fd = -1;
+    bool m_inherited = false;
+};
+
+// The pid and command name of the process holding the flock of the file with device
+// 'dev' and inode 'ino', from /proc/locks text 'locks' and a reader of /proc/PID/comm.
+// Pure apart from 'comm_of'; nullopt when 'locks' does not list it.
+struct LockHolder {
+    int pid = 0;
+    std::string comm; // "" when unknown
+};
+std::optional<LockHolder> lock_holder(const std::string& locks, unsigned long long dev_major,
+                                      unsigned long long dev_minor, unsigned long long ino);
+
+} // namespace rtprov::target
