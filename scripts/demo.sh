@@ -14,7 +14,7 @@ say() { printf '\n\033[1m$ %s\033[0m\n' "$*"; }
 scripts/install-deps.sh build
 echo "demo: building rtprov (about a minute the first time)" >&2
 cmake -S . -B build/demo >/dev/null
-cmake --build build/demo -j "$(nproc)" --target rtprov rtprov_profiles -- --no-print-directory >/dev/null
+cmake --build build/demo -j "$(nproc)" --target rtprov rtprov_profiles rtprov_apps -- --no-print-directory >/dev/null
 rtprov=$src/build/demo/bin/rtprov
 
 demo=$(mktemp -d /tmp/rtprov-demo-XXXXXX)

@@ -9,8 +9,9 @@ namespace rtprov::profile {
 
 // Reads every *.yaml in 'dir' (board-profiles/apps/, installed as share/rtprov/apps/):
 // 'apps:' maps a key to name, units, threads, policy, priority and, optionally,
-// rt_threads (thread-name globs). A missing folder gives no apps. Throws rtprov::Error
-// with 'file:line:col: message' for a malformed file.
+// rt_threads (thread-name globs). Throws rtprov::Error with 'file:line:col: message' for
+// a malformed file, and when the folder is missing or holds no file: rtprov never plans
+// without this knowledge.
 std::vector<core::AppKnowledge> load_apps(const std::string& dir);
 
 } // namespace rtprov::profile

@@ -1,75 +1,73 @@
 #include "provisioner/profile/firstboot_config.hpp"
 
 #include "provisioner/core/error.hpp"
+#include "provisioner/profile/yaml_tree.hpp"
 
-#include <yaml-cpp/yaml.h>
+#include <charconv>
 
 namespace rtprov::profile {
 
 namespace {
 
-std::string where(const std::string& file, const YAML::Mark& mark) {
-    if (mark.line < 0)
-        return file;
-    return file + ":" + std::to_string(mark.line + 1) + ":" + std::to_string(mark.column + 1);
+Error at(const Tree& node, const std::string& message) {
+    return Error(node.origin.to_string() + ": " + message);
 }
 
-template <typename T>
-T scalar(const std::string& file, const std::string& key, const YAML::Node& node,
-         const char* expected) {
-    try {
-        if (node.IsScalar())
-            return node.as<T>();
-    } catch (const YAML::Exception&) {
-    }
-    throw Error(where(file, node.Mark()) + ": '" + key + "' must be " + expected);
+const std::string& scalar(const std::string& key, const Tree& node, const char* expected) {
+    if (node.kind != Tree::Kind::scalar)
+        throw at(node, "'" + key + "' must be " + expected);
+    return node.scalar;
 }
 
-unsigned seconds(const std::string& file, const std::string& key, const YAML::Node& node) {
-    long long value = scalar<long long>(file, key, node, "a number of seconds (0-3600)");
-    if (value < 0 || value > 3600)
-        throw Error(where(file, node.Mark()) + ": '" + key + "' must be a number of seconds " +
-                    "(0-3600)");
-    return unsigned(value);
+bool boolean(const std::string& key, const Tree& node) {
+    const std::string& value = scalar(key, node, "true or false");
+    if (value != "true" && value != "false")
+        throw at(node, "'" + key + "' must be true or false");
+    return value == "true";
+}
+
+unsigned seconds(const std::string& key, const Tree& node) {
+    const char* expected = "a number of seconds (0-3600)";
+    const std::string& text = scalar(key, node, expected);
+    unsigned value = 0;
+    auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+    if (text.empty() || ec != std::errc() || end != text.data() + text.size() || value > 3600)
+        throw at(node, "'" + key + "' must be " + expected);
+    return value;
 }
 
 } // namespace
 
 FirstbootConfig parse_firstboot_config(const std::string& text, const std::string& label) {
     FirstbootConfig config;
-    YAML::Node root;
-    try {
-        root = YAML::Load(text);
-    } catch (const YAML::Exception& e) {
-        throw Error(where(label, e.mark) + ": " + e.msg);
-    }
-    if (root.IsNull())
+    std::vector<core::ProfileProblem> problems;
+    Tree root = parse_yaml(text, label, problems, EmptyDocument::null);
+    if (!problems.empty())
+        throw Error(problems.front().origin.to_string() + ": " + problems.front().message);
+    if (root.kind == Tree::Kind::null)
         return config;
-    if (!root.IsMap())
-        throw Error(where(label, root.Mark()) +
-                    ": expected keys such as 'profile:', 'set:' and 'reboot:'");
-    for (const auto& item : root) {
-        const std::string key = item.first.Scalar();
-        const YAML::Node& value = item.second;
+    if (root.kind != Tree::Kind::map)
+        throw at(root, "expected keys such as 'profile:', 'set:' and 'reboot:'");
+    for (const TreeEntry& item : root.entries) {
+        const std::string& key = item.key;
+        const Tree& value = item.value;
         if (key == "profile") {
-            config.profile = scalar<std::string>(label, key, value, "a profile name");
+            config.profile = scalar(key, value, "a profile name");
         } else if (key == "set") {
-            if (!value.IsSequence())
-                throw Error(where(label, value.Mark()) +
-                            ": 'set' must be a list such as [\"tuning.cores.reserved=3\"]");
-            for (const auto& entry : value)
-                config.sets.push_back(
-                    scalar<std::string>(label, key, entry, "a list of KEY=VALUE strings"));
+            if (value.kind != Tree::Kind::sequence)
+                throw at(value, "'set' must be a list such as [\"tuning.cores.reserved=3\"]");
+            for (const Tree& entry : value.items)
+                config.sets.push_back(scalar(key, entry, "a list of KEY=VALUE strings"));
         } else if (key == "install_packages") {
-            config.install_packages = scalar<bool>(label, key, value, "true or false");
+            config.install_packages = boolean(key, value);
         } else if (key == "reboot") {
-            config.reboot = scalar<bool>(label, key, value, "true or false");
+            config.reboot = boolean(key, value);
         } else if (key == "selftest_s") {
-            config.selftest_s = seconds(label, key, value);
+            config.selftest_s = seconds(key, value);
         } else if (key == "pi_probe_s") {
-            config.pi_probe_s = seconds(label, key, value);
+            config.pi_probe_s = seconds(key, value);
         } else {
-            throw Error(where(label, item.first.Mark()) + ": unknown key '" + key +
+            throw Error(item.key_origin.to_string() + ": unknown key '" + key +
                         "'; known: profile, set, install_packages, reboot, selftest_s, "
                         "pi_probe_s");
         }

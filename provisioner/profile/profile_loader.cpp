@@ -2,8 +2,9 @@
 
 #include "provisioner/core/error.hpp"
 #include "provisioner/profile/yaml_tree.hpp"
+#include "provisioner/target/root.hpp"
 
-#include <yaml-cpp/yaml.h>
+#include <yaml-cpp/yaml.h> // the emitter: to_yaml()
 
 #include <algorithm>
 #include <charconv>
@@ -25,96 +26,13 @@ namespace {
 
 using Problems = std::vector<ProfileProblem>;
 
-// ---- YAML text -> Tree ---------------------------------------------------------------
-
-Origin origin_of(const YAML::Mark& mark, const std::string& file, const Origin& fallback) {
-    if (mark.line < 0 || mark.column < 0)
-        return fallback;
-    return Origin{file, unsigned(mark.line + 1), unsigned(mark.column + 1)};
-}
-
-// Deeper than any profile; a self-referencing alias ('a: &x {b: *x}') would recurse
-// forever.
-constexpr int k_max_depth = 32;
-
-Tree to_tree(const YAML::Node& node, const std::string& file, const Origin& fallback,
-             Problems& problems, int depth = 0) {
-    Tree tree;
-    tree.origin = origin_of(node.Mark(), file, fallback);
-    if (depth > k_max_depth) {
-        problems.push_back({tree.origin, "nesting deeper than " + std::to_string(k_max_depth) +
-                                             " levels (a self-referencing alias?)"});
-        return tree;
-    }
-    switch (node.Type()) {
-    case YAML::NodeType::Undefined:
-    case YAML::NodeType::Null:
-        tree.kind = Tree::Kind::null;
-        break;
-    case YAML::NodeType::Scalar:
-        tree.kind = Tree::Kind::scalar;
-        tree.scalar = node.Scalar();
-        break;
-    case YAML::NodeType::Sequence:
-        tree.kind = Tree::Kind::sequence;
-        for (const YAML::Node& item : node)
-            tree.items.push_back(to_tree(item, file, tree.origin, problems, depth + 1));
-        break;
-    case YAML::NodeType::Map:
-        tree.kind = Tree::Kind::map;
-        for (const auto& kv : node) {
-            Origin key_origin = origin_of(kv.first.Mark(), file, tree.origin);
-            if (!kv.first.IsScalar()) {
-                problems.push_back({key_origin, "a key must be a plain word"});
-                continue;
-            }
-            std::string key = kv.first.Scalar();
-            if (tree.find(key)) {
-                problems.push_back({key_origin, "key '" + key + "' appears twice"});
-                continue;
-            }
-            tree.entries.push_back(
-                {key, key_origin, to_tree(kv.second, file, key_origin, problems, depth + 1)});
-        }
-        break;
-    }
-    return tree;
-}
-
-enum class EmptyDocument { empty_map, null };
-
-// One YAML document; more than one is refused (only the first would count).
-Tree parse_yaml(const std::string& text, const std::string& file, Problems& problems,
-                EmptyDocument empty = EmptyDocument::empty_map) {
-    try {
-        std::vector<YAML::Node> documents = YAML::LoadAll(text);
-        if (documents.size() > 1)
-            problems.push_back({origin_of(documents[1].Mark(), file, Origin{file, 1, 1}),
-                                "a profile is one YAML document; remove the '---' and what "
-                                "follows, or put it in its own file"});
-        Tree tree = documents.empty() ? Tree{Tree::Kind::null, {}, {}, {}, Origin{file, 1, 1}}
-                                      : to_tree(documents[0], file, Origin{file, 1, 1}, problems);
-        if (tree.kind == Tree::Kind::null && empty == EmptyDocument::empty_map)
-            tree.kind = Tree::Kind::map; // an empty file is an empty profile
-        return tree;
-    } catch (const YAML::Exception& e) {
-        problems.push_back({origin_of(e.mark, file, Origin{file, 1, 1}), e.msg});
-        return Tree{Tree::Kind::map, {}, {}, {}, Origin{file, 1, 1}};
-    }
-}
-
 class HostFiles : public FileSource {
   public:
     std::optional<std::string> read(const std::string& path) const override {
         std::error_code ec;
         if (!fs::is_regular_file(path, ec))
             return std::nullopt;
-        std::ifstream in(path, std::ios::binary);
-        if (!in)
-            throw Error("cannot read profile " + quoted(path) + ": " + std::strerror(errno));
-        std::ostringstream text;
-        text << in.rdbuf();
-        return text.str();
+        return target::read_host_file(path, target::caps::k_config);
     }
     std::vector<std::string> list(const std::string& dir) const override {
         std::vector<std::string> names;

@@ -15,14 +15,65 @@ fresh() { # fresh NAME FIXTURE: a copy of a fixture root at $work/NAME
     cp -a "$src/tests/fixtures/roots/$2" "$work/$1"
 }
 
-# bounded: rtprov with at most 64 MiB of address space (it needs about 48) and 20 s (a
-# bound against hangs, not a timing: the benchmark bench/hostile_parse.sh measures);
-# output in $out, $err, exit code in $rc (124: timed out).
+# bounded: rtprov with at most 64 MiB of heap and anonymous memory (RLIMIT_DATA; a plan
+# needs under 2 MiB) and 20 s (a bound against hangs, not a timing: the benchmark
+# bench/hostile_parse.sh measures); output in $out, $err, exit code in $rc (124: timed
+# out).
 bounded() {
-    out=$(prlimit --as=$((64 << 20)) timeout 20 "$rtprov" "$@" 2>"$work/stderr")
+    out=$(prlimit --data=$((64 << 20)) timeout 20 "$rtprov" "$@" 2>"$work/stderr")
     rc=$?
     err=$(cat "$work/stderr")
 }
+
+# -- hostile YAML: parsed or refused within the bounds, naming the file or the --set -----------
+printf , >"$work/comma.yaml"
+bounded profiles show "$work/comma.yaml"
+check "a one-byte ',' profile is refused (yaml-cpp's LoadAll loops on it)" [ "$rc" -eq 1 ]
+check "the refusal names file, line and column" [ "$err" = \
+    "rtprov: error: $work/comma.yaml:1:1: unexpected ',': this is not YAML that rtprov can read" ]
+fresh r pi4-trixie
+before=$(tree_sum "$work/r")
+bounded plan --root "$work/r" --profile pi4 --set tuning.kernel.extra=,
+check "a ',' --set value is refused" [ "$rc" -eq 1 ]
+check "the refusal names the --set" [ "$err" = \
+    "rtprov: error: --set 'tuning.kernel.extra=,': value is not valid YAML: unexpected ',': this is not YAML that rtprov can read" ]
+bounded plan --root "$work/r" --profile pi4 --set 'tuning=[&a [*a,*a]]'
+check "a self-referencing alias in --set is refused" [ "$rc" -eq 1 ]
+check "the refusal says aliases are not used" grep -q "anchors and aliases ('&name', '\*name') are not used" <<<"$err"
+printf 'tuning: &a\n  x: [*a, *a, *a, *a]\n' >"$work/alias.yaml"
+bounded profiles show "$work/alias.yaml"
+check "a self-referencing alias in a file is refused" [ "$rc" -eq 1 ]
+python3 -c "print('[' * 100000 + ']' * 100000)" >"$work/deep.yaml"
+bounded profiles show "$work/deep.yaml"
+check "100000 nested lists are refused within the bounds" [ "$rc" -eq 1 ]
+check "the refusal says how deep is allowed" grep -q "nesting deeper than 32 levels" <<<"$err"
+python3 -c "print('description: x\nboard:\n  model: \\'' + 'y' * 1000000 + '\\'')" >"$work/long.yaml"
+bounded profiles show "$work/long.yaml"
+check "a 1 MB profile is parsed within the bounds" [ "$rc" -eq 0 ]
+
+# One bad profile in the image's profile folder stops only what needs it.
+mkdir -p "$work/r/etc/rtprov/profiles"
+printf , >"$work/r/etc/rtprov/profiles/broken.yaml"
+printf 'extends: pi4\ndescription: mine\n' >"$work/r/etc/rtprov/profiles/mine.yaml"
+before=$(tree_sum "$work/r")
+bounded profiles --root "$work/r"
+check "profiles --root lists the folder with a bad profile in it" [ "$rc" -eq 0 ]
+check "the bad one is shown as unreadable with its position" grep -Eq "^broken +target /etc/rtprov/profiles +\(unreadable: $work/r/etc/rtprov/profiles/broken.yaml:1:1: unexpected ','" <<<"$out"
+bounded plan --root "$work/r" --profile mine
+check "a good profile beside it still plans" [ "$rc" -eq 0 ]
+bounded plan --root "$work/r" --profile broken
+check "the bad one is refused with file:line:col" grep -q "^rtprov: error: $work/r/etc/rtprov/profiles/broken.yaml:1:1: unexpected ','" <<<"$err"
+check "nothing changed in the image" [ "$(tree_sum "$work/r")" = "$before" ]
+
+# A build without the app knowledge must not plan as if MPD set no priorities of its own.
+mkdir -p "$work/noapps/bin" "$work/noapps/share/rtprov"
+cp "$rtprov" "$work/noapps/bin/rtprov"
+cp -r "$(dirname "$(dirname "$rtprov")")/share/rtprov/profiles" "$work/noapps/share/rtprov/"
+fresh r pi4-trixie
+bounded plan --root "$work/r" --profile pi4
+check "plan works with the app knowledge" [ "$rc" -eq 0 ]
+out=$("$work/noapps/bin/rtprov" plan --root "$work/r" --profile pi4 2>&1)
+check "without it, plan refuses and says why" grep -q "^rtprov: error: rtprov's knowledge of audio apps (which set their own real-time priorities: MPD, PipeWire, JACK, ...) is missing: no folder '$work/noapps/share/rtprov/apps'; reinstall rtprov, or build the 'rtprov_apps' target$" <<<"$out"
 
 # -- unbounded reads: a huge (sparse) file is refused by its size, not read ----------------
 fresh r pi4-trixie

@@ -57,3 +57,31 @@ TEST_CASE("rt_threads must be a list of non-empty names") {
     dir.write("apps.yaml", k_head + "    rt_threads: [rtio, [a]]\n");
     CHECK(load_error(dir) == file + ":6:24" + problem);
 }
+
+TEST_CASE("missing app knowledge is an error, not a silent empty list") {
+    TempDir dir;
+    const std::string start = "rtprov's knowledge of audio apps (which set their own real-time "
+                              "priorities: MPD, PipeWire, JACK, ...) is missing: ";
+    const std::string fix = "; reinstall rtprov, or build the 'rtprov_apps' target";
+    CHECK(load_error(dir) == start + "'" + dir.path() + "' holds no *.yaml file" + fix);
+    try {
+        profile::load_apps(dir.path() + "/nope");
+        FAIL("no error");
+    } catch (const Error& e) {
+        CHECK(std::string(e.what()) == start + "no folder '" + dir.path() + "/nope'" + fix);
+    }
+}
+
+TEST_CASE("app knowledge is read with the same bounds as profiles") {
+    TempDir dir;
+    const std::string file = dir.write("apps.yaml", "apps:\n  mpd: &m {name: MPD}\n  b: *m\n");
+    CHECK(load_error(dir) == file +
+                                 ":2:8: anchors and aliases ('&name', '*name') are not used in "
+                                 "rtprov's YAML; write the value out, or share it with 'extends:'");
+    dir.write("apps.yaml", k_head + "    colour: blue\n");
+    CHECK(load_error(dir) == file + ":6:5: app 'mpd': unknown key 'colour'; known: name, units, "
+                                    "threads, policy, priority, rt_threads");
+    dir.write("apps.yaml", "apps:\n  mpd:\n    units: [mpd.service]\n");
+    CHECK(load_error(dir) ==
+          file + ":3:5: app 'mpd' needs 'priority', the lowest of its own real-time threads");
+}

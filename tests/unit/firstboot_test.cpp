@@ -108,3 +108,14 @@ TEST_CASE("the first-boot state is written under the root and read back") {
     target::write_firstboot_state(root, s);
     CHECK(root.exists(target::k_firstboot_done));
 }
+
+TEST_CASE("the first-boot config is read with the same bounds as profiles") {
+    try {
+        profile::parse_firstboot_config(",", "/etc/rtprov/firstboot.yaml");
+        FAIL("no error");
+    } catch (const Error& e) {
+        CHECK(std::string(e.what()) == "/etc/rtprov/firstboot.yaml:1:1: unexpected ',': this is "
+                                       "not YAML that rtprov can read");
+    }
+    CHECK_THROWS_AS(profile::parse_firstboot_config("set: &s [a]\nx: *s\n", "f"), Error);
+}

@@ -211,11 +211,46 @@ TEST_CASE("list_profiles marks a profile hidden by an earlier folder") {
     CHECK(entries[1].hidden);
 }
 
-TEST_CASE("a self-referencing alias is an error, not a crash") {
+TEST_CASE("anchors and aliases are refused before they can grow") {
     TempDir dir;
-    CHECK(error_for(dir, "tuning: &t {x: *t}\n")
-              .find("nesting deeper than 32 levels (a "
-                    "self-referencing alias?)") != std::string::npos);
+    const std::string why = "anchors and aliases ('&name', '*name') are not used in rtprov's "
+                            "YAML; write the value out, or share it with 'extends:'";
+    CHECK(error_for(dir, "tuning: &t {x: *t}\n") == "t.yaml:1:9: " + why);
+    CHECK(error_for(dir, "tuning: {}\nboard: *t\n") ==
+          "t.yaml:2:8: the referenced anchor is not defined");
+    CHECK(error_for(dir, "{}\n", {{"tuning=[&a [*a,*a]]"}}) ==
+          "--set 'tuning=[&a [*a,*a]]': value is not valid YAML: " + why);
+}
+
+TEST_CASE("input on which yaml-cpp's LoadAll loops forever is refused") {
+    // jbeder/yaml-cpp#1040: a lone ',' made a "document" at the same place for ever.
+    TempDir dir;
+    CHECK(error_for(dir, ",") ==
+          "t.yaml:1:1: unexpected ',': this is not YAML that rtprov can read");
+    CHECK(error_for(dir, "{}\n", {{"tuning.kernel.extra=,"}}) ==
+          "--set 'tuning.kernel.extra=,': value is not valid YAML: unexpected ',': this is not "
+          "YAML that rtprov can read");
+    CHECK(error_for(dir, "[:") == "t.yaml:1:2: unknown token");
+}
+
+TEST_CASE("tags, deep nesting, NUL bytes and oversized text are refused") {
+    TempDir dir;
+    CHECK(error_for(dir, "description: !!str x\n") ==
+          "t.yaml:1:14: tags ('tag:yaml.org,2002:str') are not used in rtprov's YAML; remove it");
+    CHECK(error_for(dir, std::string(40, '[') + std::string(40, ']')) ==
+          "t.yaml:1:33: nesting deeper than 32 levels");
+    CHECK(error_for(dir, std::string("description: a\0b\n", 17)) ==
+          "t.yaml:1:15: a NUL byte; YAML is text");
+    std::string many = "description: x\nboard:\n  match:\n    os_id: [";
+    for (int i = 0; i < 70000; ++i)
+        many += "a,";
+    many += "a]\n";
+    CHECK(error_for(dir, many) == "t.yaml:4:131084: more than 65536 values: rtprov's YAML is a "
+                                  "short file");
+    std::string huge = "description: \"" + std::string((1u << 20) + 1, 'x') + "\"\n";
+    CHECK(error_for(dir, huge) == "'t.yaml' is 1048593 bytes, more than the 1048576 bytes "
+                                  "rtprov reads of a configuration file; is it the right "
+                                  "file? Nothing was changed");
 }
 
 TEST_CASE("a second YAML document is refused, not ignored") {
