@@ -4,6 +4,7 @@
 #include "provisioner/boot/grub.hpp"
 #include "provisioner/boot/kernel_params.hpp"
 #include "provisioner/boot/rpi_firmware.hpp"
+#include "provisioner/core/grammar.hpp"
 
 #include <algorithm>
 
@@ -267,6 +268,13 @@ void plan_systemd_boot(Context& c) {
     for (const InstalledKernel& k : c.facts.kernels) {
         if (!k.has_image)
             continue;
+        // The release becomes an argument of kernel-install, and a line of rtprov's state.
+        if (auto broken = grammar::kernel_release(k.version)) {
+            error(c.plan, "kernel-release-odd",
+                  "'/boot/vmlinuz-" + k.version + "' is not named like a kernel: " + *broken +
+                      "; remove or rename it (nothing was written)");
+            return;
+        }
         // Debian keeps kernels in /boot, which 'kernel-install add-all' does not look at
         // (reference/debian.md §4): one 'add' per kernel.
         std::vector<std::string> argv = {"kernel-install", "add", k.version,

@@ -4,6 +4,20 @@
 
 namespace rtprov::boot {
 
+namespace {
+
+// 'text' as one word of POSIX sh, taken literally: in single quotes, each ' written '\''.
+// The values follow core::grammar::kernel_parameter already; the quoting is the second
+// wall, because update-grub sources this file as root.
+std::string sh_quote(const std::string& text) {
+    std::string out = "'";
+    for (char c : text)
+        out += c == '\'' ? std::string("'\\''") : std::string(1, c);
+    return out + "'";
+}
+
+} // namespace
+
 std::string render_grub_dropin(const std::string& profile_name,
                                const std::vector<KernelParam>& params,
                                const std::optional<std::string>& rt_flavour) {
@@ -16,7 +30,8 @@ std::string render_grub_dropin(const std::string& profile_name,
         // Only the keys rtprov sets now: a value of a key it no longer wants stays.
         std::string patterns;
         for (const KernelParam& p : params)
-            patterns += (patterns.empty() ? "" : "|") + p.key + "|" + p.key + "=*";
+            patterns +=
+                (patterns.empty() ? "" : "|") + sh_quote(p.key) + "|" + sh_quote(p.key + "=") + "*";
         std::string tokens;
         for (const KernelParam& p : params)
             tokens += (tokens.empty() ? "" : " ") + p.token();
@@ -30,16 +45,16 @@ std::string render_grub_dropin(const std::string& profile_name,
                "\tesac\n"
                "done)\n"
                "rtprov_kept=\"${rtprov_kept# }\"\n"
-               "GRUB_CMDLINE_LINUX_DEFAULT=\"${rtprov_kept:+$rtprov_kept }" +
-               tokens +
-               "\"\n"
+               "GRUB_CMDLINE_LINUX_DEFAULT=\"${rtprov_kept:+$rtprov_kept }\"" +
+               sh_quote(tokens) +
+               "\n"
                "unset rtprov_kept\n";
     }
     if (rt_flavour) {
         out += "# PREEMPT_RT: the newest " + *rt_flavour +
                " kernel is the default entry (GRUB_TOP_LEVEL, GRUB 2.12).\n"
                "rtprov_rt=$(ls -1 /boot/vmlinuz-*-" +
-               *rt_flavour +
+               sh_quote(*rt_flavour) +
                " 2>/dev/null | sort -V | tail -n 1)\n"
                "[ -z \"$rtprov_rt\" ] || GRUB_TOP_LEVEL=\"$rtprov_rt\"\n"
                "unset rtprov_rt\n";

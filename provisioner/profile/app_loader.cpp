@@ -1,6 +1,7 @@
 #include "provisioner/profile/app_loader.hpp"
 
 #include "provisioner/core/error.hpp"
+#include "provisioner/core/grammar.hpp"
 #include "provisioner/profile/yaml_tree.hpp"
 #include "provisioner/target/root.hpp"
 
@@ -62,6 +63,9 @@ core::AppKnowledge read_app(const std::string& key, const Tree& facts) {
     if (!units)
         throw at(facts, "app '" + key + "' needs 'units', the systemd units that run it");
     app.units = strings(key, *units, "units", "systemd unit names such as [mpd.service]");
+    for (const std::string& unit : app.units)
+        if (auto broken = core::grammar::service_unit(unit))
+            throw at(*units, "app '" + key + "': unit '" + unit + "': " + *broken);
     app.threads = text(key, facts, "threads", std::string());
     app.policy = text(key, facts, "policy", std::string("fifo"));
     if (app.policy != "fifo" && app.policy != "rr")

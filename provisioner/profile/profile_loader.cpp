@@ -1,6 +1,7 @@
 #include "provisioner/profile/profile_loader.hpp"
 
 #include "provisioner/core/error.hpp"
+#include "provisioner/core/grammar.hpp"
 #include "provisioner/profile/yaml_tree.hpp"
 #include "provisioner/target/root.hpp"
 
@@ -12,7 +13,6 @@
 #include <filesystem>
 #include <fstream>
 #include <functional>
-#include <regex>
 #include <set>
 #include <sstream>
 
@@ -97,6 +97,24 @@ std::string suggestion(const std::string& key, const std::vector<std::string_vie
     return "; known keys: " + list;
 }
 
+// 'value' quoted for a message, control characters written as escapes so that a
+// newline in a hostile value cannot start a line of its own.
+std::string shown(const std::string& value) {
+    std::string out = "'";
+    for (unsigned char c : value) {
+        if (c == '\n')
+            out += "\\n";
+        else if (c < 0x20 || c == 0x7f) {
+            static const char k_hex[] = "0123456789abcdef";
+            out += "\\x";
+            out += k_hex[c >> 4];
+            out += k_hex[c & 15];
+        } else
+            out += char(c);
+    }
+    return out + "'";
+}
+
 // ---- Tree -> Profile --------------------------------------------------------------------
 
 class Converter {
@@ -105,6 +123,26 @@ class Converter {
 
     void fail(const Origin& origin, std::string message) {
         m_problems.push_back({origin, std::move(message)});
+    }
+
+    // Checks 'value' of key 'path' against its kind's rule (core::grammar): whatever
+    // reaches a file, a unit, a path or a command must follow one.
+    bool follows(const Origin& origin, const std::string& path, const std::string& value,
+                 std::optional<std::string> (*rule)(const std::string&)) {
+        std::optional<std::string> broken = rule(value);
+        if (broken)
+            fail(origin, "'" + path + "' holds " + shown(value) + ": " + *broken);
+        return !broken;
+    }
+
+    // Every item of a list read with strings().
+    void all_follow(const Tree* tree, const std::string& path,
+                    const std::vector<std::string>& values,
+                    std::optional<std::string> (*rule)(const std::string&)) {
+        if (tree)
+            for (const std::string& value : values)
+                if (!follows(tree->origin, path, value, rule))
+                    return;
     }
 
     // True when 'tree' is a map (null counts as an empty one); reports unknown keys.
@@ -283,6 +321,8 @@ void read_board(Converter& c, const Tree& tree, core::Board& board) {
     if (!c.map(tree, "board", {"model", "match", "cpus", "boot", "kernel"}))
         return;
     c.text(child(tree, "model"), "board.model", board.model);
+    if (const Tree* model = child(tree, "model"))
+        c.follows(model->origin, "board.model", board.model, core::grammar::text_line);
     if (const Tree* cpus = child(tree, "cpus")) {
         board.cpus_origin = cpus->origin;
         if (cpus->kind == Tree::Kind::scalar && cpus->scalar == "auto")
@@ -302,6 +342,12 @@ void read_board(Converter& c, const Tree& tree, core::Board& board) {
         c.strings(child(match, "dmi_product_name"), "board.match.dmi_product_name",
                   board.match.dmi_product_name);
         c.strings(child(match, "os_id"), "board.match.os_id", board.match.os_id);
+        c.all_follow(child(match, "device_tree_model"), "board.match.device_tree_model",
+                     board.match.device_tree_model, core::grammar::text_line);
+        c.all_follow(child(match, "dmi_product_name"), "board.match.dmi_product_name",
+                     board.match.dmi_product_name, core::grammar::text_line);
+        c.all_follow(child(match, "os_id"), "board.match.os_id", board.match.os_id,
+                     core::grammar::text_line);
         c.number(child(match, "cpu_count"), "board.match.cpu_count", 1,
                  core::CpuList::k_max_cpu + 1, board.match.cpu_count);
     }
@@ -316,10 +362,12 @@ void read_board(Converter& c, const Tree& tree, core::Board& board) {
                  board.boot.loader);
         c.text(child(boot, "firmware_dir"), "board.boot.firmware_dir", board.boot.firmware_dir);
         c.text(child(boot, "cmdline_file"), "board.boot.cmdline_file", board.boot.cmdline_file);
-        if (const Tree* dir = child(boot, "firmware_dir");
-            dir && (board.boot.firmware_dir.empty() || board.boot.firmware_dir.front() != '/'))
-            c.fail(dir->origin, "'board.boot.firmware_dir' must be an absolute path such as "
-                                "'/boot/firmware'");
+        if (const Tree* dir = child(boot, "firmware_dir"))
+            c.follows(dir->origin, "board.boot.firmware_dir", board.boot.firmware_dir,
+                      core::grammar::absolute_folder);
+        if (const Tree* file = child(boot, "cmdline_file"))
+            c.follows(file->origin, "board.boot.cmdline_file", board.boot.cmdline_file,
+                      core::grammar::file_name);
     }
 
     const Tree& kernel = child_or_empty(tree, "kernel");
@@ -328,6 +376,13 @@ void read_board(Converter& c, const Tree& tree, core::Board& board) {
         c.strings(child(kernel, "rt_packages"), "board.kernel.rt_packages",
                   board.kernel.rt_packages);
         c.text(child(kernel, "rt_image"), "board.kernel.rt_image", board.kernel.rt_image);
+        c.all_follow(child(kernel, "packages"), "board.kernel.packages", board.kernel.packages,
+                     core::grammar::debian_package);
+        c.all_follow(child(kernel, "rt_packages"), "board.kernel.rt_packages",
+                     board.kernel.rt_packages, core::grammar::debian_package);
+        if (const Tree* image = child(kernel, "rt_image"); image && !board.kernel.rt_image.empty())
+            c.follows(image->origin, "board.kernel.rt_image", board.kernel.rt_image,
+                      core::grammar::file_name);
     }
 }
 
@@ -337,12 +392,17 @@ void read_service(Converter& c, const TreeEntry& entry, core::ServiceTuning& ser
     service.unit = entry.key + ".service";
     service.origin = entry.key_origin;
     service.priority_origin = entry.key_origin;
+    if (!c.follows(entry.key_origin, "tuning.services", entry.key, core::grammar::service_key))
+        return;
     const Tree& tree = entry.value;
     if (!c.map(tree, path,
                {"unit", "cpus", "policy", "priority", "reset_on_fork", "limit_rtprio",
                 "limit_memlock", "nice", "io_class", "force_priority", "if_missing"}))
         return;
     c.text(child(tree, "unit"), path + ".unit", service.unit);
+    const Tree* unit = child(tree, "unit");
+    c.follows(unit ? unit->origin : entry.key_origin, path + ".unit", service.unit,
+              core::grammar::service_unit);
     if (const Tree* cpus = child(tree, "cpus")) {
         core::CpuTarget target;
         if (cpus->kind == Tree::Kind::scalar && cpus->scalar == "reserved")
@@ -381,14 +441,9 @@ void read_service(Converter& c, const TreeEntry& entry, core::ServiceTuning& ser
     if (const Tree* memlock = child(tree, "limit_memlock")) {
         std::string value;
         c.text(memlock, path + ".limit_memlock", value);
-        static const std::regex k_size("infinity|[0-9]+[KMGT]?");
-        if (std::regex_match(value, k_size))
+        if (memlock->kind == Tree::Kind::scalar &&
+            c.follows(memlock->origin, path + ".limit_memlock", value, core::grammar::memlock_size))
             service.limit_memlock = value;
-        else if (memlock->kind == Tree::Kind::scalar)
-            c.fail(memlock->origin, "'" + path +
-                                        ".limit_memlock' must be 'infinity' or a size "
-                                        "such as '512M', not '" +
-                                        value + "'");
     }
     c.number(child(tree, "nice"), path + ".nice", -100000, 100000, service.nice);
     c.choice(child(tree, "io_class"), path + ".io_class",
@@ -456,15 +511,8 @@ void read_tuning(Converter& c, const Tree& tree, core::Tuning& tuning) {
                      {"assume", core::MissingKernelConfig::assume}},
                  tuning.kernel.missing_config);
         c.strings(child(kernel, "extra"), "tuning.kernel.extra", tuning.kernel.extra);
-        // Tokens end up in cmdline.txt and inside a double-quoted shell string in GRUB's
-        // drop-in: plain characters only, no quotes, spaces or shell syntax.
-        static const std::regex k_token("[A-Za-z0-9_.,:/=+@%~\\[\\]-]+");
-        if (const Tree* extra = child(kernel, "extra"))
-            for (const std::string& token : tuning.kernel.extra)
-                if (!std::regex_match(token, k_token))
-                    c.fail(extra->origin, "kernel parameter '" + token +
-                                              "' in 'tuning.kernel.extra' may hold only letters, "
-                                              "digits and . , : / = + @ % ~ [ ] _ -");
+        c.all_follow(child(kernel, "extra"), "tuning.kernel.extra", tuning.kernel.extra,
+                     core::grammar::kernel_parameter);
     }
 
     const Tree& services = child_or_empty(tree, "services");
@@ -487,14 +535,9 @@ void read_tuning(Converter& c, const Tree& tree, core::Tuning& tuning) {
     if (const Tree* governor = child(tree, "cpu_governor")) {
         std::string value;
         c.text(governor, "tuning.cpu_governor", value);
-        // cpufreq governor names: 'performance', 'schedutil', 'ondemand', ...
-        static const std::regex k_governor("[a-z0-9_]+");
-        if (std::regex_match(value, k_governor))
+        if (governor->kind == Tree::Kind::scalar &&
+            c.follows(governor->origin, "tuning.cpu_governor", value, core::grammar::cpu_governor))
             tuning.cpu_governor = value;
-        else if (governor->kind == Tree::Kind::scalar)
-            c.fail(governor->origin, "'tuning.cpu_governor' must be a governor name such as "
-                                     "'performance', not '" +
-                                         value + "'");
     }
 
     const Tree& selftest = child_or_empty(tree, "selftest");
@@ -520,11 +563,12 @@ core::Profile convert(const Tree& tree, const std::string& default_name, Problem
     if (!c.map(tree, "profile", {"name", "description", "extends", "board", "tuning"}))
         return profile;
     c.text(child(tree, "name"), "name", profile.name);
-    static const std::regex k_name("[A-Za-z0-9][A-Za-z0-9._-]*");
-    if (!std::regex_match(profile.name, k_name))
-        c.fail(child(tree, "name") ? child(tree, "name")->origin : tree.origin,
-               "profile name '" + profile.name + "' may hold only letters, digits, '.', '_', '-'");
+    c.follows(child(tree, "name") ? child(tree, "name")->origin : tree.origin, "name", profile.name,
+              core::grammar::profile_name);
     c.text(child(tree, "description"), "description", profile.description);
+    if (const Tree* description = child(tree, "description"))
+        c.follows(description->origin, "description", profile.description,
+                  core::grammar::text_line);
     read_board(c, child_or_empty(tree, "board"), profile.board);
     read_tuning(c, child_or_empty(tree, "tuning"), profile.tuning);
     return profile;

@@ -47,7 +47,7 @@ python3 -c "print('[' * 100000 + ']' * 100000)" >"$work/deep.yaml"
 bounded profiles show "$work/deep.yaml"
 check "100000 nested lists are refused within the bounds" [ "$rc" -eq 1 ]
 check "the refusal says how deep is allowed" grep -q "nesting deeper than 32 levels" <<<"$err"
-python3 -c "print('description: x\nboard:\n  model: \\'' + 'y' * 1000000 + '\\'')" >"$work/long.yaml"
+python3 -c "print(('# ' + 'y' * 77 + '\n') * 13000 + 'extends: pi4')" >"$work/long.yaml"
 bounded profiles show "$work/long.yaml"
 check "a 1 MB profile is parsed within the bounds" [ "$rc" -eq 0 ]
 
@@ -74,6 +74,49 @@ bounded plan --root "$work/r" --profile pi4
 check "plan works with the app knowledge" [ "$rc" -eq 0 ]
 out=$("$work/noapps/bin/rtprov" plan --root "$work/r" --profile pi4 2>&1)
 check "without it, plan refuses and says why" grep -q "^rtprov: error: rtprov's knowledge of audio apps (which set their own real-time priorities: MPD, PipeWire, JACK, ...) is missing: no folder '$work/noapps/share/rtprov/apps'; reinstall rtprov, or build the 'rtprov_apps' target$" <<<"$out"
+
+# -- injection: every value that reaches a file, a unit, a path or a command has a grammar ---
+# Each line: the --set, and the key the refusal must name. The payloads try a newline
+# into a unit file, shell syntax into GRUB's drop-in (sourced by update-grub as root),
+# and '..' out of the systemd folder.
+# shellcheck disable=SC2016 # the $(...) must reach rtprov unexpanded
+cat >"$work/injections" <<'LIST'
+board.kernel.rt_packages=["linux-image-rt-amd64\nGRUB_DISABLE_RECOVERY=true"]	board.kernel.rt_packages
+board.kernel.rt_packages=["linux-image-rt-amd64;reboot"]	board.kernel.rt_packages
+board.kernel.rt_packages=["linux-image-$(id)"]	board.kernel.rt_packages
+board.kernel.packages=["a b"]	board.kernel.packages
+board.kernel.rt_image="kernel8_rt.img\ndtoverlay=evil"	board.kernel.rt_image
+board.boot.cmdline_file="../../etc/shadow"	board.boot.cmdline_file
+board.boot.firmware_dir="/boot/../etc"	board.boot.firmware_dir
+tuning.services.mpd.unit="../../profile.d/zz"	tuning.services.mpd.unit
+tuning.services.mpd.unit="mpd.service\nExecStartPre=/bin/touch /pwned"	tuning.services.mpd.unit
+tuning.services={"mpd.service.d/../../../x": {}}	tuning.services
+tuning.services={"mpd\nExecStartPre=/bin/touch /pwned": {}}	tuning.services
+tuning.services.mpd.limit_memlock="infinity\nExecStartPre=/bin/touch /pwned"	tuning.services.mpd.limit_memlock
+tuning.kernel.extra=["quiet\"; touch /pwned; \""]	tuning.kernel.extra
+tuning.kernel.extra=["x=`id`"]	tuning.kernel.extra
+tuning.kernel.extra=["a)|*) touch /pwned;;"]	tuning.kernel.extra
+tuning.cpu_governor="performance; touch /pwned"	tuning.cpu_governor
+description="x\nExecStartPre=/bin/touch /pwned"	description
+board.model="\u001b]0;pwned\u0007"	board.model
+LIST
+for fixture in debian13 pi4-trixie; do
+    fresh r "$fixture"
+    mkdir -p "$work/r/usr/lib/systemd/system"
+    touch "$work/r/usr/lib/systemd/system/mpd.service"
+    before=$(tree_sum "$work/r")
+    profile=pi4
+    [ "$fixture" = debian13 ] && profile=x86-debian13
+    while IFS=$'\t' read -r set key; do
+        bounded apply --root "$work/r" --profile "$profile" --set board.cpus=4 \
+            --set tuning.kernel.realtime=true --set "$set"
+        check "$fixture: --set $set is refused" [ "$rc" -eq 1 ]
+        check "$fixture: the refusal names '$key' and its rule" grep -q "'$key' holds '.*': " <<<"$err" ||
+            echo "$err" >&2
+    done <"$work/injections"
+    check "$fixture: nothing was written by any of them" [ "$(tree_sum "$work/r")" = "$before" ]
+done
+check "no payload ran" [ ! -e /pwned ]
 
 # -- unbounded reads: a huge (sparse) file is refused by its size, not read ----------------
 fresh r pi4-trixie

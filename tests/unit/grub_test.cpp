@@ -58,3 +58,16 @@ TEST_CASE("shell assignments are read as the last one wins") {
     CHECK(shell_assignment(defaults, "GRUB_CMDLINE_LINUX_DEFAULT") == "quiet isolcpus=1");
     CHECK_FALSE(shell_assignment(defaults, "GRUB_CMDLINE_LINUX"));
 }
+
+TEST_CASE("the GRUB drop-in quotes every value it writes into shell text") {
+    // rtprov's grammar keeps quotes and shell syntax out of parameters; the quoting holds
+    // even for a value that got past it.
+    TempDir dir;
+    const std::string marker = dir.path() + "/pwned";
+    std::string dropin = render_grub_dropin(
+        "x86", {{"a'b", "$(touch " + marker + ")", false}, {"isolcpus", "3", false}},
+        std::string("rt'$(touch " + marker + ")"));
+    CHECK(source_with_sh(dropin, "GRUB_CMDLINE_LINUX_DEFAULT='quiet a'\\''b=1'") ==
+          "quiet a'b=$(touch " + marker + ") isolcpus=3|");
+    CHECK_FALSE(dir.exists("pwned"));
+}
