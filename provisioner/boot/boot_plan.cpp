@@ -43,17 +43,35 @@ bool changes(const Plan& plan, const std::string& path) {
                        [&](const FileChange& c) { return c.path == path; });
 }
 
-// Merges the parameters into a command-line file's text and reports values that were
-// there before rtprov for keys it sets.
-std::vector<CmdlineToken> merge_into(Context& c, const std::string& path) {
-    auto current = parse_cmdline(content_of(c.facts, path));
-    auto original = parse_cmdline(c.facts.original_content(path).value_or(""));
+// Merges the parameters into a command-line file's text, keeping every other byte,
+// reports values that were there before rtprov for keys it sets, and records the edit
+// for rollback and drift.
+std::string merge_into(Context& c, const std::string& path, CmdlineScope scope) {
+    CmdlineText current = parse_cmdline_text(content_of(c.facts, path), scope);
+    auto original = parse_cmdline_text(c.facts.original_content(path).value_or(""), scope).tokens;
     MergedCmdline merged = merge_cmdline(current, original, c.params, c.keys);
     for (const ForeignValue& f : merged.foreign)
         warning(c.plan, "foreign-value",
                 path + " had '" + f.foreign + "' before rtprov; rtprov's '" + f.ours +
                     "' replaces it (rollback brings it back)");
-    return merged.tokens;
+    c.plan.cmdline_edits[path] = CmdlineEdit{scope == CmdlineScope::first_line, c.keys,
+                                             owned_part(merged.text.tokens, c.keys)};
+    return render(merged.text);
+}
+
+// A NUL byte ends the text for the firmware and for kernel-install alike (both read it
+// as a C string): what follows, rtprov's parameters included, would never reach the
+// kernel. Returns true, with a refusal, when 'path' holds one.
+bool refuse_nul(Context& c, const std::string& path) {
+    const std::string& text = content_of(c.facts, path);
+    std::size_t nul = text.find('\0');
+    if (nul == std::string::npos)
+        return false;
+    error(c.plan, "cmdline-nul",
+          path + " has a NUL byte at byte " + std::to_string(nul + 1) +
+              ": the kernel command line ends there, so what follows it — rtprov's parameters "
+              "included — would never reach the kernel; remove it (nothing was written)");
+    return true;
 }
 
 // An earlier apply left the regeneration for first boot and it has not happened yet.
@@ -142,14 +160,28 @@ void plan_rpi(Context& c) {
                   "; the firmware reads the kernel command line from it");
         return;
     }
+    if (refuse_nul(c, cmdline_path))
+        return;
     const std::string& current = content_of(c.facts, cmdline_path);
-    std::string next = render_cmdline_txt(merge_into(c, cmdline_path));
-    if (std::count(current.begin(), current.end(), '\n') > 1)
-        info(c.plan, "cmdline-joined",
-             cmdline_path + " had more than one line; the firmware wants one, so they are joined");
-    if (next.size() > k_cmdline_warn_length)
+    std::string next = merge_into(c, cmdline_path, CmdlineScope::first_line);
+    const std::string first_line = next.substr(0, next.find('\n'));
+    if (CmdlineText lines = parse_cmdline_text(current, CmdlineScope::first_line);
+        !parse_cmdline(lines.rest).empty())
+        warning(c.plan, "cmdline-lines",
+                cmdline_path +
+                    " has text after its first line: the firmware reads the command line from "
+                    "the first line only (Raspberry Pi documentation: \"do not use newlines\"), "
+                    "so '" +
+                    render_cmdline(parse_cmdline(lines.rest)) +
+                    "' never reaches the kernel; rtprov edits the first line and leaves the rest "
+                    "as it is: move what belongs there onto the first line");
+    if (first_line.find('\r') != std::string::npos)
+        info(c.plan, "cmdline-cr",
+             cmdline_path + " has a CR (a Windows line end); the kernel reads it as a space "
+                            "between parameters, and rtprov keeps it");
+    if (first_line.size() > k_cmdline_warn_length)
         warning(c.plan, "cmdline-long",
-                cmdline_path + " is " + std::to_string(next.size() - 1) +
+                cmdline_path + " is " + std::to_string(first_line.size()) +
                     " characters; the firmware takes at most 1024 and prepends its own, so "
                     "parameters at the end may be lost");
     FileState cmdline;
@@ -254,8 +286,10 @@ void plan_systemd_boot(Context& c) {
                      "host's /proc/cmdline; create it with this system's root= first");
         return;
     }
+    if (refuse_nul(c, path))
+        return;
     FileState cmdline;
-    cmdline.content = render_cmdline(merge_into(c, path)) + "\n";
+    cmdline.content = merge_into(c, path, CmdlineScope::whole_text);
     add_file_change(c.plan, c.facts, path, std::move(cmdline),
                     "kernel command line for systemd-boot entries (kernel-install)");
     if (c.profile.tuning.kernel.realtime)
@@ -325,6 +359,28 @@ std::vector<std::string> produces_of(const std::vector<std::string>& argv) {
     if (argv == std::vector<std::string>{"update-grub"})
         return {"/boot/grub/grub.cfg"};
     return {};
+}
+
+bool is_planned_command(const std::vector<std::string>& argv, const std::string& loader) {
+    auto for_loader = [&](BootLoader wanted) {
+        return loader.empty() || loader == to_string(wanted);
+    };
+    if (argv == std::vector<std::string>{"update-grub"})
+        return for_loader(BootLoader::grub);
+    if (argv.size() >= 4 && argv.size() <= 5 && argv[0] == "kernel-install" && argv[1] == "add") {
+        const std::string& release = argv[2];
+        return for_loader(BootLoader::systemd_boot) && !grammar::kernel_release(release) &&
+               argv[3] == "/boot/vmlinuz-" + release &&
+               (argv.size() == 4 || argv[4] == "/boot/initrd.img-" + release);
+    }
+    if (argv == std::vector<std::string>{"apt-get", "update"})
+        return true;
+    if (argv.size() >= 5 && argv[0] == "apt-get" && argv[1] == "install" && argv[2] == "-y" &&
+        argv[3] == "--no-install-recommends")
+        return std::all_of(argv.begin() + 4, argv.end(), [](const std::string& package) {
+            return !grammar::debian_package(package);
+        });
+    return false;
 }
 
 void plan_boot(Plan& plan, const Profile& profile, const std::optional<ResolvedCores>& cores,

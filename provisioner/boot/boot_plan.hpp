@@ -17,4 +17,11 @@ void plan_boot(core::Plan& plan, const core::Profile& profile,
 // The files a regeneration command rewrites ('update-grub': /boot/grub/grub.cfg).
 std::vector<std::string> produces_of(const std::vector<std::string>& argv);
 
+// Whether 'argv' is a command plan_boot() makes for boot loader 'loader' ("grub",
+// "systemd-boot", "rpi-firmware"; "" for any): 'update-grub' (grub), 'kernel-install add
+// RELEASE /boot/vmlinuz-RELEASE [/boot/initrd.img-RELEASE]' (systemd-boot), and the
+// package install of --install-packages ('apt-get update', 'apt-get install -y
+// --no-install-recommends PACKAGE...'). rtprov runs nothing else that a state file names.
+bool is_planned_command(const std::vector<std::string>& argv, const std::string& loader);
+
 } // namespace rtprov::boot

@@ -3,6 +3,7 @@
 #include "provisioner/core/cpu_list.hpp"
 
 #include <algorithm>
+#include <iterator>
 #include <set>
 
 namespace rtprov::boot {
@@ -18,24 +19,59 @@ std::optional<std::string> CmdlineToken::value() const {
     return text.substr(equals + 1);
 }
 
-std::vector<CmdlineToken> parse_cmdline(std::string_view text) {
-    std::vector<CmdlineToken> tokens;
-    std::string current;
+namespace {
+
+bool is_space(char c) {
+    return c == ' ' || c == '\t' || c == '\n' || c == '\r';
+}
+
+} // namespace
+
+CmdlineText parse_cmdline_text(std::string_view text, CmdlineScope scope) {
+    CmdlineText out;
+    if (scope == CmdlineScope::first_line) {
+        std::size_t newline = text.find('\n');
+        if (newline != std::string_view::npos) {
+            out.rest = std::string(text.substr(newline + 1));
+            text = text.substr(0, newline + 1);
+        }
+    }
+    out.separators.clear();
+    std::string separator, token;
     bool quoted = false;
     for (char c : text) {
         if (c == '"')
             quoted = !quoted;
-        if (!quoted && (c == ' ' || c == '\t' || c == '\n' || c == '\r')) {
-            if (!current.empty())
-                tokens.push_back({std::move(current)});
-            current.clear();
+        if (!quoted && is_space(c)) {
+            if (!token.empty()) {
+                out.separators.push_back(std::move(separator));
+                out.tokens.push_back({std::move(token)});
+                separator.clear();
+                token.clear();
+            }
+            separator += c;
             continue;
         }
-        current += c;
+        token += c;
     }
-    if (!current.empty())
-        tokens.push_back({std::move(current)});
-    return tokens;
+    if (!token.empty()) {
+        out.separators.push_back(std::move(separator));
+        out.tokens.push_back({std::move(token)});
+        separator.clear();
+    }
+    out.separators.push_back(std::move(separator));
+    return out;
+}
+
+std::string render(const CmdlineText& text) {
+    std::string out;
+    for (std::size_t i = 0; i < text.tokens.size(); ++i)
+        out += text.separators[i] + text.tokens[i].text;
+    return out + text.separators.back() + text.rest;
+}
+
+std::vector<CmdlineToken> parse_cmdline(std::string_view text) {
+    return parse_cmdline_text(text, CmdlineScope::whole_text).tokens;
 }
 
 std::string render_cmdline(const std::vector<CmdlineToken>& tokens) {
@@ -77,24 +113,73 @@ bool same_value(const std::string& key, const std::string& a, const std::string&
     return pa && pb && *pa == *pb;
 }
 
-MergedCmdline merge_cmdline(const std::vector<CmdlineToken>& current,
-                            const std::vector<CmdlineToken>& original,
+namespace {
+
+// Removes token 'at' and the space that belongs to it: the separator before it, or for
+// the first token the one after it (the line's leading bytes and its end stay).
+void erase_token(CmdlineText& text, std::size_t at) {
+    auto& seps = text.separators;
+    if (at > 0) {
+        seps.erase(seps.begin() + std::ptrdiff_t(at));
+    } else if (text.tokens.size() > 1) {
+        seps.erase(seps.begin() + 1);
+    } else {
+        seps[0] += seps[1];
+        seps.erase(seps.begin() + 1);
+    }
+    text.tokens.erase(text.tokens.begin() + std::ptrdiff_t(at));
+}
+
+// Inserts 'token' before token 'at' (at == size: after the last one) with one space.
+void insert_token(CmdlineText& text, std::size_t at, std::string token) {
+    auto& seps = text.separators;
+    if (at < text.tokens.size())
+        seps.insert(seps.begin() + std::ptrdiff_t(at) + 1, " ");
+    else
+        seps.insert(seps.begin() + std::ptrdiff_t(at), text.tokens.empty() ? "" : " ");
+    text.tokens.insert(text.tokens.begin() + std::ptrdiff_t(at), CmdlineToken{std::move(token)});
+}
+
+// Where a new token goes: before the first systemd.run* token, else at the end.
+std::size_t insertion_point(const CmdlineText& text) {
+    for (std::size_t i = 0; i < text.tokens.size(); ++i)
+        if (text.tokens[i].key().rfind("systemd.run", 0) == 0)
+            return i;
+    return text.tokens.size();
+}
+
+} // namespace
+
+MergedCmdline merge_cmdline(const CmdlineText& current, const std::vector<CmdlineToken>& original,
                             const std::vector<KernelParam>& wanted,
                             const std::vector<std::string>& owned_keys) {
     MergedCmdline merged;
-    merged.tokens = current;
-    auto& tokens = merged.tokens;
+    merged.text = current;
+    CmdlineText& text = merged.text;
     auto wanted_param = [&](const std::string& key) -> const KernelParam* {
         for (const KernelParam& p : wanted)
             if (p.key == key)
                 return &p;
         return nullptr;
     };
+    auto first_of = [&](const std::string& key) {
+        std::size_t i = 0;
+        while (i < text.tokens.size() && text.tokens[i].key() != key)
+            ++i;
+        return i;
+    };
+    auto erase_all_after = [&](std::size_t from, const std::string& key) {
+        for (std::size_t i = text.tokens.size(); i-- > from;)
+            if (text.tokens[i].key() == key)
+                erase_token(text, i);
+    };
 
     for (const std::string& key : owned_keys) {
         const KernelParam* param = wanted_param(key);
+        std::vector<std::string> before;
         for (const CmdlineToken& token : original)
             if (token.key() == key) {
+                before.push_back(token.text);
                 bool differs =
                     !param || (param->flag ? token.text != param->token()
                                            : !token.value() ||
@@ -102,44 +187,51 @@ MergedCmdline merge_cmdline(const std::vector<CmdlineToken>& current,
                 if (param && differs)
                     merged.foreign.push_back({key, token.text, param->token()});
             }
-        auto first = std::find_if(tokens.begin(), tokens.end(),
-                                  [&](const CmdlineToken& t) { return t.key() == key; });
+        std::size_t first = first_of(key);
         if (param) {
-            if (first != tokens.end()) {
-                first->text = param->token();
-                tokens.erase(std::remove_if(first + 1, tokens.end(),
-                                            [&](const CmdlineToken& t) { return t.key() == key; }),
-                             tokens.end());
+            if (first < text.tokens.size()) {
+                text.tokens[first].text = param->token();
+                erase_all_after(first + 1, key);
             } else {
-                auto run = std::find_if(tokens.begin(), tokens.end(), [](const CmdlineToken& t) {
-                    return t.key().rfind("systemd.run", 0) == 0;
-                });
-                tokens.insert(run, CmdlineToken{param->token()});
+                insert_token(text, insertion_point(text), param->token());
             }
             continue;
         }
-        // Not wanted: put back what was there before rtprov, where rtprov's token is.
-        std::vector<CmdlineToken> before;
-        for (const CmdlineToken& token : original)
-            if (token.key() == key)
-                before.push_back(token);
-        if (first == tokens.end()) {
-            if (!before.empty()) {
-                auto run = std::find_if(tokens.begin(), tokens.end(), [](const CmdlineToken& t) {
-                    return t.key().rfind("systemd.run", 0) == 0;
-                });
-                tokens.insert(run, before.begin(), before.end());
-            }
-            continue;
-        }
-        std::size_t at = std::size_t(first - tokens.begin());
-        tokens.erase(std::remove_if(tokens.begin(), tokens.end(),
-                                    [&](const CmdlineToken& t) { return t.key() == key; }),
-                     tokens.end());
-        tokens.insert(tokens.begin() + std::ptrdiff_t(std::min(at, tokens.size())), before.begin(),
-                      before.end());
+        // Not wanted: what was there before rtprov comes back, where rtprov's token is.
+        std::size_t at = first < text.tokens.size() ? first : insertion_point(text);
+        erase_all_after(at, key);
+        for (std::size_t i = 0; i < before.size(); ++i)
+            insert_token(text, at + i, before[i]);
     }
     return merged;
+}
+
+std::vector<std::string> owned_part(const std::vector<CmdlineToken>& tokens,
+                                    const std::vector<std::string>& owned_keys) {
+    std::vector<std::string> part;
+    for (const CmdlineToken& token : tokens)
+        if (std::find(owned_keys.begin(), owned_keys.end(), token.key()) != owned_keys.end())
+            part.push_back(token.text);
+    return part;
+}
+
+ForeignEdits foreign_edits(const std::vector<CmdlineToken>& original,
+                           const std::vector<CmdlineToken>& current,
+                           const std::vector<std::string>& owned_keys) {
+    auto others = [&](const std::vector<CmdlineToken>& tokens) {
+        std::multiset<std::string> out;
+        for (const CmdlineToken& token : tokens)
+            if (std::find(owned_keys.begin(), owned_keys.end(), token.key()) == owned_keys.end())
+                out.insert(token.text);
+        return out;
+    };
+    std::multiset<std::string> before = others(original), after = others(current);
+    ForeignEdits edits;
+    std::set_difference(before.begin(), before.end(), after.begin(), after.end(),
+                        std::back_inserter(edits.removed));
+    std::set_difference(after.begin(), after.end(), before.begin(), before.end(),
+                        std::back_inserter(edits.added));
+    return edits;
 }
 
 } // namespace rtprov::boot

@@ -18,11 +18,33 @@ struct CmdlineToken {
     std::optional<std::string> value() const;
 };
 
-// Splits a command line at whitespace (spaces, tabs, newlines), keeping double-quoted
-// stretches ('opt="a b"') in one token, as the kernel does.
+// Splits a command line at whitespace (spaces, tabs, CR, newlines), keeping
+// double-quoted stretches ('opt="a b"') in one token, as the kernel does.
 std::vector<CmdlineToken> parse_cmdline(std::string_view text);
 
-// Tokens joined by single spaces.
+// Which part of a file is the command line. The Raspberry Pi firmware reads the first
+// line of cmdline.txt ("Do not use newlines", Raspberry Pi documentation,
+// configuration/kernel-command-line-config.adoc); kernel-install reads all of
+// /etc/kernel/cmdline, lines joined.
+enum class CmdlineScope { first_line, whole_text };
+
+// A command-line file as text: its tokens and the exact bytes between them, so that an
+// edit changes the tokens it means and keeps every other byte (spacing, a CR, a missing
+// final newline, lines the firmware does not read).
+struct CmdlineText {
+    std::vector<CmdlineToken> tokens;
+    // separators[i] comes before tokens[i]; the last one follows the last token (with the
+    // first line's newline): always tokens.size() + 1 of them.
+    std::vector<std::string> separators = {""};
+    std::string rest; // first_line: everything after the first line, kept as it is
+};
+
+CmdlineText parse_cmdline_text(std::string_view text, CmdlineScope scope);
+
+// The text back: parse_cmdline_text() then render() gives the input byte for byte.
+std::string render(const CmdlineText& text);
+
+// Tokens joined by single spaces (for messages and GRUB's variables).
 std::string render_cmdline(const std::vector<CmdlineToken>& tokens);
 
 // One parameter rtprov wants: 'isolcpus' = 'managed_irq,domain,3'.
@@ -42,23 +64,43 @@ struct ForeignValue {
 };
 
 struct MergedCmdline {
-    std::vector<CmdlineToken> tokens;
+    CmdlineText text;
     std::vector<ForeignValue> foreign;
 };
 
-// Merges 'wanted' into 'current'. 'owned_keys' are every key rtprov may set; 'original'
-// is the command line before rtprov's first change (the same as 'current' when rtprov
-// has not changed it). For each owned key:
+// Merges 'wanted' into 'current', changing only tokens of 'owned_keys'. 'owned_keys' are every key
+// rtprov may set; 'original' is the command line before rtprov's first change (the same as
+// 'current' when rtprov has not changed it). For each owned key:
 // - wanted: its first token in 'current' is replaced in place, later duplicates are
-//   dropped; a missing key is inserted before the first 'systemd.run' token (Raspberry
-//   Pi Imager's first-run script deletes everything after that), else at the end;
+//   dropped with the space before them; a missing key is inserted before the first
+//   'systemd.run' token (Raspberry Pi Imager's first-run script deletes everything
+//   after that), else after the last token;
 // - not wanted: the original's tokens for it come back (rtprov's are removed).
-// Every other token stays as it is, in its place. 'foreign' lists the original's values
-// for wanted keys that differ from rtprov's (CPU lists compared normalised).
-MergedCmdline merge_cmdline(const std::vector<CmdlineToken>& current,
-                            const std::vector<CmdlineToken>& original,
+// Every other token, and every byte between, stays as it is. 'foreign' lists the
+// original's values for wanted keys that differ from rtprov's (CPU lists compared
+// normalised). With no 'wanted' this is rollback's edit: rtprov's part out, the
+// originals of its keys back, everyone else's edits since kept.
+MergedCmdline merge_cmdline(const CmdlineText& current, const std::vector<CmdlineToken>& original,
                             const std::vector<KernelParam>& wanted,
                             const std::vector<std::string>& owned_keys);
+
+// The tokens of 'owned_keys' in 'text', in order: rtprov's part of a command line it
+// edits, recorded at apply and compared later to tell its own part's drift from edits
+// made by others.
+std::vector<std::string> owned_part(const std::vector<CmdlineToken>& tokens,
+                                    const std::vector<std::string>& owned_keys);
+
+// What others changed in a command-line file since rtprov first edited it: the tokens
+// not of 'owned_keys' that 'original' has and 'current' lacks ('removed'), and the other
+// way round ('added').
+struct ForeignEdits {
+    std::vector<std::string> removed;
+    std::vector<std::string> added;
+    bool empty() const { return removed.empty() && added.empty(); }
+};
+ForeignEdits foreign_edits(const std::vector<CmdlineToken>& original,
+                           const std::vector<CmdlineToken>& current,
+                           const std::vector<std::string>& owned_keys);
 
 // True when two values of 'key' mean the same: CPU lists and isolcpus flag lists are
 // compared normalised ('3,2' equals '2-3'; 'domain,managed_irq,2-3' equals

@@ -55,10 +55,6 @@ std::string cmdline_txt_path(const std::string& firmware_dir, const FirmwareSett
     return firmware_dir + "/" + settings.os_prefix + settings.cmdline_file;
 }
 
-std::string render_cmdline_txt(const std::vector<CmdlineToken>& tokens) {
-    return render_cmdline(tokens) + "\n";
-}
-
 std::string initramfs_for(const std::string& kernel_image) {
     std::string stem = kernel_image;
     if (stem.size() > 4 && stem.ends_with(".img"))

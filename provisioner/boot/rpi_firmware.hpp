@@ -21,9 +21,6 @@ FirmwareSettings parse_config_txt(const std::string& text);
 // In-root path of the command-line file: '<dir>/<os_prefix><cmdline_file>'.
 std::string cmdline_txt_path(const std::string& firmware_dir, const FirmwareSettings& settings);
 
-// cmdline.txt content for 'tokens': one line, one trailing newline.
-std::string render_cmdline_txt(const std::vector<CmdlineToken>& tokens);
-
 // The firmware reads at most 1024 characters of command line and prepends its own
 // (raspberrypi/linux#140, reference/pi.md §5); past this, plan warns.
 inline constexpr std::size_t k_cmdline_warn_length = 900;

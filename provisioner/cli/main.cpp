@@ -117,10 +117,12 @@ std::vector<profile::Override> overrides(const Options& o) {
     return out;
 }
 
-// The target, refusing the running system unless --live says so.
+// The target, refusing the running system unless --live says so. The running system is
+// recognised by what it is (target::is_running_system: device and inode), not by how
+// it is spelled: '/.', '//', a symlink, /proc/self/root and a bind mount of '/' all are.
 std::unique_ptr<target::Root> open_root(const Options& o, bool required) {
     if (o.live) {
-        if (!o.root.empty() && fs::weakly_canonical(o.root) != "/")
+        if (!o.root.empty() && !target::is_running_system(target::Root(o.root)))
             throw CLI::ValidationError("--live", "--live works on this machine's '/'; drop "
                                                  "--root " +
                                                      quoted(o.root) + " or --live");
@@ -132,11 +134,11 @@ std::unique_ptr<target::Root> open_root(const Options& o, bool required) {
                                                  "for this machine");
         return nullptr;
     }
-    std::error_code ec;
-    if (fs::weakly_canonical(o.root, ec) == "/")
+    auto root = std::make_unique<target::Root>(o.root);
+    if (target::is_running_system(*root))
         throw Error("refusing --root " + quoted(o.root) +
                     ": that is the running system; pass --live to change it");
-    return std::make_unique<target::Root>(o.root);
+    return root;
 }
 
 std::string now_utc() {
@@ -303,7 +305,8 @@ int run_apply(const Options& o) {
     }
     print_findings_to_stderr(p.plan);
     install_kill_hook(*root);
-    target::ApplyInfo info{p.profile.name, core::sha256_hex(p.profile_yaml), now_utc()};
+    target::ApplyInfo info{p.profile.name, core::sha256_hex(p.profile_yaml), now_utc(),
+                           core::to_string(p.profile.board.boot.loader)};
     if (o.runtime && !o.live)
         throw CLI::ValidationError("--runtime", "--runtime changes the running system: use it "
                                                 "with --live");
@@ -385,6 +388,9 @@ int run_rollback(const Options& o) {
     }
     for (const std::string& path : result.restored)
         std::cout << "restored " << path << "\n";
+    for (const auto& [path, edits] : result.kept_edits)
+        std::cout << "kept edits made since rtprov in " << path << ": " << edits
+                  << " (rtprov's parameters taken out, the originals of its keys put back)\n";
     for (const std::string& path : result.removed)
         std::cout << "removed " << path << "\n";
     for (const std::string& command : result.ran)
@@ -395,7 +401,9 @@ int run_rollback(const Options& o) {
     for (const std::string& path : result.kept_dirs)
         std::cerr << "rtprov: warning: kept folder " << path
                   << ": it holds files rtprov did not write\n";
-    std::cout << "rolled back: every file rtprov changed is as it was before\n";
+    std::cout << "rolled back: every file rtprov changed is as it was before"
+              << (result.kept_edits.empty() ? "" : ", with the edits others made since kept")
+              << "\n";
     return k_exit_ok;
 }
 

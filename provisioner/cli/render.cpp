@@ -136,6 +136,8 @@ const char* drift_text(target::Drift drift) {
     switch (drift) {
     case target::Drift::none:
         return "as written";
+    case target::Drift::foreign_edit:
+        return "rtprov's part as written; edited by others since, which rollback keeps";
     case target::Drift::modified:
         return "changed by hand";
     case target::Drift::missing:
@@ -148,6 +150,8 @@ const char* drift_code(target::Drift drift) {
     switch (drift) {
     case target::Drift::none:
         return "none";
+    case target::Drift::foreign_edit:
+        return "foreign-edit";
     case target::Drift::modified:
         return "modified";
     case target::Drift::missing:
@@ -196,18 +200,29 @@ std::string status_text(const target::Status& status, const std::string& root,
     const target::State& s = *status.state;
     std::string out = "profile:     " + s.profile + " (sha256 " + s.profile_sha256.substr(0, 12) +
                       ")\napplied at:  " + s.applied_at + "\nstate:       " +
-                      (s.status == target::ApplyStatus::applied
-                           ? "applied"
+                      (s.status == target::ApplyStatus::applied ? "applied"
+                       : s.status == target::ApplyStatus::rolling_back
+                           ? "interrupted: a rollback stopped half way; run 'rtprov rollback' "
+                             "again"
                            : "interrupted: an apply stopped half way; run 'rtprov apply' again "
                              "or 'rtprov rollback'") +
                       "\nfiles:\n";
-    std::size_t drifted = 0;
+    std::size_t drifted = 0, edited = 0;
     for (const target::FileStatus& f : status.files) {
         out += std::string("  ") + (f.file.created ? "created  " : "changed  ") + f.file.path +
                "  " + drift_text(f.drift) + "\n";
-        drifted += f.drift != target::Drift::none;
+        if (!f.detail.empty() && f.drift != target::Drift::none)
+            out += "           " + f.detail + "\n";
+        drifted += f.drift == target::Drift::modified || f.drift == target::Drift::missing;
+        edited += f.drift == target::Drift::foreign_edit;
     }
-    out += drifted == 0 ? "no drift: every managed file is as rtprov wrote it\n"
+    if (!status.foreign.empty())
+        out += "FOREIGN STATE: " + status.foreign + "\n";
+    out += drifted == 0 ? std::string("no drift: every part rtprov manages is as rtprov wrote it") +
+                              (edited ? " (others edited " + plural(edited, "file", "files") +
+                                            " beside it, above)"
+                                      : "") +
+                              "\n"
                         : plural(drifted, "managed file differs", "managed files differ") +
                               " from what rtprov wrote; 'rtprov plan' shows how\n";
     return out + first;
@@ -222,16 +237,21 @@ std::string status_json(const target::Status& status, const std::string& root,
         out += ",\n  \"profile\": " + json_string(s.profile) +
                ",\n  \"profile_sha256\": " + json_string(s.profile_sha256) +
                ",\n  \"applied_at\": " + json_string(s.applied_at) + ",\n  \"status\": " +
-               json_string(s.status == target::ApplyStatus::applied ? "applied" : "interrupted") +
+               json_string(s.status == target::ApplyStatus::applied        ? "applied"
+                           : s.status == target::ApplyStatus::rolling_back ? "rolling-back"
+                                                                           : "interrupted") +
                ",\n  \"files\": [";
         for (std::size_t i = 0; i < status.files.size(); ++i) {
             const target::FileStatus& f = status.files[i];
             out += std::string(i ? "," : "") + "\n    {\"path\": " + json_string(f.file.path) +
                    ", \"created\": " + (f.file.created ? "true" : "false") +
                    ", \"sha256\": " + json_string(f.file.sha256) +
-                   ", \"drift\": " + json_string(drift_code(f.drift)) + "}";
+                   ", \"drift\": " + json_string(drift_code(f.drift)) +
+                   ", \"detail\": " + json_string(f.detail) + "}";
         }
         out += std::string(status.files.empty() ? "" : "\n  ") + "]";
+        out +=
+            ",\n  \"foreign\": " + (status.foreign.empty() ? "null" : json_string(status.foreign));
     }
     if (firstboot)
         out += firstboot_json(*firstboot);

@@ -108,9 +108,22 @@ struct FileChange {
     std::string reason;
 };
 
+// How rtprov edits a command-line file it does not own (cmdline.txt, /etc/kernel/cmdline):
+// token by token, in its first line or all of it. apply keeps this in its state, so that
+// rollback can take out rtprov's own part and keep what others changed since (pi-gen
+// rewrites root=ROOTDEV after rtprov ran), and status can tell the two apart.
+struct CmdlineEdit {
+    bool first_line_only = false;        // cmdline.txt: the firmware reads line 1
+    std::vector<std::string> owned_keys; // the keys rtprov owns in this file
+    std::vector<std::string> part;       // the tokens of those keys as rtprov left them
+    friend bool operator==(const CmdlineEdit&, const CmdlineEdit&) = default;
+};
+
 struct Plan {
     std::vector<FileChange> changes;    // in the order apply performs them
     std::vector<std::string> unchanged; // managed paths already as planned
+    // Command-line files among the changed and unchanged paths, by path as written.
+    std::map<std::string, CmdlineEdit> cmdline_edits;
     std::vector<Finding> findings;
     std::vector<std::string> packages; // what the target needs installed (plan --packages)
     std::vector<Command> commands;     // run by apply after the files, in order

@@ -1,10 +1,13 @@
 #include "provisioner/target/journal.hpp"
 
+#include "provisioner/boot/boot_plan.hpp"
+#include "provisioner/boot/cmdline.hpp"
 #include "provisioner/core/error.hpp"
 #include "provisioner/core/sha256.hpp"
 #include "provisioner/target/backup_archive.hpp"
 
 #include <algorithm>
+#include <functional>
 #include <set>
 
 namespace rtprov::target {
@@ -55,6 +58,129 @@ void write_state(Root& root, const State& state) {
     root.write(k_state_file, private_file(serialize_state(state)));
 }
 
+Backups read_backups(const Root& root) {
+    auto archive = root.read(k_backup_file, caps::k_backup);
+    return archive ? read_backup_archive(archive->content, root.host_path(k_backup_file))
+                   : Backups{};
+}
+
+boot::CmdlineScope scope_of(const core::CmdlineEdit& edit) {
+    return edit.first_line_only ? boot::CmdlineScope::first_line : boot::CmdlineScope::whole_text;
+}
+
+std::string joined(const std::vector<std::string>& tokens) {
+    std::string out;
+    for (const std::string& token : tokens)
+        out += (out.empty() ? "'" : " '") + token + "'";
+    return out.empty() ? "nothing" : out;
+}
+
+// What a managed file holds now, judged against the state. 'backups' are read when a
+// command-line file needs its original.
+struct FileCheck {
+    Drift drift = Drift::none;
+    bool holds_ours = false; // exactly what rtprov wrote, or its part of a command line
+    std::string detail;      // foreign edits, or how rtprov's part changed
+    bool lossless = false;   // rolling it back loses nothing (it holds its original, or
+                             // a file rtprov created is gone)
+    std::optional<core::FileState> current;
+};
+
+FileCheck check_file(const Root& root, const State& state, const ManagedFile& file,
+                     const std::function<const Backups&()>& backups) {
+    FileCheck check;
+    check.current = root.read_entry(file.path, caps::k_managed);
+    auto sha = check.current ? std::optional(state_sha(*check.current)) : std::nullopt;
+    check.holds_ours = sha && *sha == file.sha256;
+    // Under way (or killed): a file may hold what came before, too.
+    const bool applying = state.status != ApplyStatus::applied;
+    // A command's output is the command's: rollback restores or regenerates it.
+    if (check.holds_ours || file.generated || (applying && file.is_ours(sha))) {
+        check.drift = Drift::none;
+        return check;
+    }
+    if (!sha) {
+        check.drift = Drift::missing;
+        check.lossless = file.created;
+        return check;
+    }
+    if (!file.created && *sha == file.original_sha256) {
+        check.drift = Drift::modified;
+        check.detail = "it holds its original again";
+        check.lossless = true;
+        return check;
+    }
+    if (file.cmdline && !file.created && !check.current->symlink) {
+        const core::CmdlineEdit& edit = *file.cmdline;
+        auto now = boot::parse_cmdline_text(check.current->content, scope_of(edit)).tokens;
+        std::vector<std::string> part = boot::owned_part(now, edit.owned_keys);
+        if (part == edit.part) {
+            check.holds_ours = true;
+            check.drift = Drift::foreign_edit;
+            auto original = backups().find(file.path);
+            if (original != backups().end()) {
+                auto before =
+                    boot::parse_cmdline_text(original->second.content, scope_of(edit)).tokens;
+                boot::ForeignEdits edits = boot::foreign_edits(before, now, edit.owned_keys);
+                if (!edits.removed.empty())
+                    check.detail += "took out " + joined(edits.removed);
+                if (!edits.added.empty())
+                    check.detail += std::string(check.detail.empty() ? "" : ", ") + "put in " +
+                                    joined(edits.added);
+            }
+            if (check.detail.empty())
+                check.detail = "changed spacing or lines rtprov does not edit";
+            return check;
+        }
+        check.detail =
+            "rtprov's parameters are " + joined(part) + " instead of " + joined(edit.part);
+    }
+    check.drift = Drift::modified;
+    return check;
+}
+
+// A state is this root's when at least one file it lists holds what rtprov wrote there.
+// A state copied from another root, or written for a root that never had these files,
+// matches none: acting on it would restore another machine's originals, or report a
+// rollback that restored nothing.
+void refuse_foreign(const Root& root, const State& state, const std::vector<FileCheck>& checks) {
+    if (state.status != ApplyStatus::applied)
+        return;
+    std::size_t written = 0, holding = 0;
+    for (std::size_t i = 0; i < state.files.size(); ++i) {
+        if (state.files[i].generated)
+            continue;
+        ++written;
+        holding += checks[i].holds_ours ? 1 : 0;
+    }
+    if (written == 0 || holding > 0)
+        return;
+    throw Error(root.host_path(k_state_file) + " does not belong to this root: it lists " +
+                std::to_string(written) + (written == 1 ? " file" : " files") +
+                " rtprov wrote, and none of them holds what rtprov wrote there (was the state "
+                "copied from another image?). Nothing was changed; if rtprov never applied "
+                "anything here, move " +
+                quoted(root.host_path(k_state_dir)) +
+                " away; if it did, restore the image from a copy");
+}
+
+std::vector<FileCheck> check_files(const Root& root, const State& state,
+                                   const std::function<const Backups&()>& backups) {
+    std::vector<FileCheck> checks;
+    for (const ManagedFile& file : state.files)
+        checks.push_back(check_file(root, state, file, backups));
+    return checks;
+}
+
+// The archive, read once on first use.
+std::function<const Backups&()> lazy_backups(const Root& root, std::optional<Backups>& cache) {
+    return [&root, &cache]() -> const Backups& {
+        if (!cache)
+            cache = read_backups(root);
+        return *cache;
+    };
+}
+
 } // namespace
 
 std::vector<ManagedFile> stale_entries(const Root& root, const State& state,
@@ -85,7 +211,20 @@ std::optional<State> read_state(const Root& root) {
     auto file = root.read(k_state_file, caps::k_state);
     if (!file)
         return std::nullopt;
-    return parse_state(file->content, root.host_path(k_state_file));
+    State state = parse_state(file->content, root.host_path(k_state_file));
+    // Its checksum proves only that the file is whole: anyone who can write it can make
+    // it match. So the commands it names are ones rtprov itself plans, or none is run.
+    for (const auto* list : {&state.pending, &state.ran, &state.made})
+        for (const auto& argv : *list)
+            if (!boot::is_planned_command(argv, state.loader))
+                throw Error(root.host_path(k_state_file) + " names the command " +
+                            quoted(command_text(argv)) + ", which rtprov never plans" +
+                            (state.loader.empty() ? "" : " for a " + state.loader + " system") +
+                            ": the state file was forged or damaged, and nothing was run or "
+                            "changed; restore the image from a copy, or move " +
+                            quoted(root.host_path(k_state_dir)) +
+                            " away if rtprov never applied anything here");
+    return state;
 }
 
 ApplyResult apply_plan(Root& root, const RootLock&, const core::Plan& plan, const ApplyInfo& info,
@@ -101,10 +240,20 @@ ApplyResult apply_plan(Root& root, const RootLock&, const core::Plan& plan, cons
         paths.push_back(change.path);
     result.stale_temporaries_removed = remove_stale_temporaries(root, paths);
 
+    if (previous) {
+        std::optional<Backups> cache;
+        refuse_foreign(root, *previous, check_files(root, *previous, lazy_backups(root, cache)));
+    }
+
     State next = previous.value_or(State{});
     next.profile = info.profile;
     next.profile_sha256 = info.profile_sha256;
     next.applied_at = info.applied_at;
+    next.loader = info.loader;
+    auto cmdline_edit = [&](const std::string& path) -> std::optional<core::CmdlineEdit> {
+        auto it = plan.cmdline_edits.find(path);
+        return it == plan.cmdline_edits.end() ? std::nullopt : std::optional(it->second);
+    };
 
     // Files already as planned: what is on disk is what rtprov means to be there. This
     // also settles the checksums a killed apply recorded but never wrote.
@@ -118,6 +267,7 @@ ApplyResult apply_plan(Root& root, const RootLock&, const core::Plan& plan, cons
         if (auto sha = current_sha(root, resolved))
             file->sha256 = *sha;
         file->previous_sha256.clear();
+        file->cmdline = cmdline_edit(path);
     }
 
     const std::vector<ManagedFile> stale =
@@ -161,9 +311,11 @@ ApplyResult apply_plan(Root& root, const RootLock&, const core::Plan& plan, cons
             // left there) or the new content.
             known->previous_sha256 = change.old ? state_sha(*change.old) : std::string();
             known->sha256 = sha;
+            known->cmdline = cmdline_edit(change.path);
             continue;
         }
-        ManagedFile file{path, !change.old, sha, "", ""};
+        ManagedFile file{path, !change.old, sha, "", "", false, std::nullopt};
+        file.cmdline = cmdline_edit(change.path);
         if (change.old) {
             file.original_sha256 = state_sha(*change.old);
             backups[path] = *change.old;
@@ -250,7 +402,7 @@ ApplyResult apply_plan(Root& root, const RootLock&, const core::Plan& plan, cons
                 continue;
             }
             auto current = root.read_entry(output, caps::k_managed);
-            ManagedFile file{output, !current, "", "", "", true};
+            ManagedFile file{output, !current, "", "", "", true, std::nullopt};
             if (current) {
                 file.original_sha256 = state_sha(*current);
                 backups[output] = *current;
@@ -311,26 +463,28 @@ RollbackResult rollback(Root& root, const RootLock&, DriftPolicy drift, const Co
         return result;
     }
 
+    // Everything that could stop the rollback is checked before the first change, so a
+    // refusal leaves every file as it was: the archive is read whole, the state must be
+    // this root's, hand edits are named, and each original rtprov needs is there.
+    Backups backups = read_backups(root);
+    const std::vector<FileCheck> checks =
+        check_files(root, *state, [&]() -> const Backups& { return backups; });
+    refuse_foreign(root, *state, checks);
     std::vector<std::string> drifted;
-    for (const ManagedFile& file : state->files)
-        if (!file.is_ours(current_sha(root, file.path)))
-            drifted.push_back(file.path);
+    for (std::size_t i = 0; i < state->files.size(); ++i)
+        if ((checks[i].drift == Drift::modified || checks[i].drift == Drift::missing) &&
+            !checks[i].lossless)
+            drifted.push_back(quoted(root.host_path(state->files[i].path)) +
+                              (checks[i].detail.empty() ? "" : " (" + checks[i].detail + ")"));
     if (!drifted.empty() && drift == DriftPolicy::refuse) {
         std::string list;
         for (const std::string& path : drifted)
-            list += (list.empty() ? "" : ", ") + quoted(root.host_path(path));
+            list += (list.empty() ? "" : ", ") + path;
         throw Error("rollback refused: " + list + (drifted.size() == 1 ? " was" : " were") +
                     " changed by hand since rtprov wrote " + (drifted.size() == 1 ? "it" : "them") +
                     ", and rolling back would lose those changes; save them, then run "
                     "'rtprov rollback --force'. Nothing was changed");
     }
-
-    // Everything that could stop the rollback is checked before the first change, so a
-    // refusal leaves every file as it was: the archive is read whole, and each original
-    // rtprov will need is there with its checksum.
-    Backups backups;
-    if (auto archive = root.read(k_backup_file, caps::k_backup))
-        backups = read_backup_archive(archive->content, root.host_path(k_backup_file));
     std::vector<std::string> unrestorable;
     for (const ManagedFile& file : state->files) {
         if (file.created)
@@ -356,14 +510,22 @@ RollbackResult rollback(Root& root, const RootLock&, DriftPolicy drift, const Co
                     " away");
     }
 
+    // From here on files change: a rollback killed now is finished by the next one,
+    // which must not take the originals it finds for a state of another root.
+    if (state->status != ApplyStatus::rolling_back) {
+        State marked = *state;
+        marked.status = ApplyStatus::rolling_back;
+        write_state(root, marked);
+    }
+
     bool regenerate = false; // a generated file changed since: make it again instead
-    for (auto it = state->files.rbegin(); it != state->files.rend(); ++it) {
-        const ManagedFile& file = *it;
+    for (std::size_t n = state->files.size(); n-- > 0;) {
+        const ManagedFile& file = state->files[n];
+        const FileCheck& check = checks[n];
         if (file.generated) {
-            auto sha = current_sha(root, file.path);
             // Empty: its command failed or was killed, so what is there is not known to
             // be anyone else's: the original from before rtprov goes back.
-            bool as_left = file.sha256.empty() || sha == file.sha256;
+            bool as_left = file.sha256.empty() || check.holds_ours;
             if (!as_left) {
                 regenerate = true;
                 continue;
@@ -377,10 +539,25 @@ RollbackResult rollback(Root& root, const RootLock&, DriftPolicy drift, const Co
         auto original = backups.find(file.path);
         if (original == backups.end() || state_sha(original->second) != file.original_sha256)
             continue; // still the original (checked above)
-        auto current = root.read_entry(file.path, caps::k_managed);
-        if (current && current->same_as(original->second))
+        core::FileState restored = original->second;
+        // A command line others edited since: rtprov's part out, its keys' originals back,
+        // their edits kept (pi-gen's export puts the real root= in after rtprov ran).
+        if (file.cmdline && check.current && !check.current->symlink &&
+            (check.drift == Drift::foreign_edit ||
+             (check.drift == Drift::modified && drift == DriftPolicy::overwrite))) {
+            const core::CmdlineEdit& edit = *file.cmdline;
+            auto before = boot::parse_cmdline_text(original->second.content, scope_of(edit)).tokens;
+            restored.content =
+                boot::render(boot::merge_cmdline(
+                                 boot::parse_cmdline_text(check.current->content, scope_of(edit)),
+                                 before, {}, edit.owned_keys)
+                                 .text);
+            if (restored.content != original->second.content)
+                result.kept_edits.push_back({file.path, check.detail});
+        }
+        if (check.current && check.current->same_as(restored))
             continue;
-        root.write(file.path, original->second);
+        root.write(file.path, restored);
         result.restored.push_back(file.path);
     }
     for (auto it = state->created_dirs.rbegin(); it != state->created_dirs.rend(); ++it) {
@@ -427,15 +604,15 @@ Status read_status(const Root& root) {
     status.state = read_state(root);
     if (!status.state)
         return status;
-    for (const ManagedFile& file : status.state->files) {
-        auto sha = current_sha(root, file.path);
-        // After an interrupted apply a file may also hold what came before it.
-        bool applying = status.state->status == ApplyStatus::applying;
-        Drift drift = !sha                                                     ? Drift::missing
-                      : *sha == file.sha256 || (applying && file.is_ours(sha)) ? Drift::none
-                                                                               : Drift::modified;
-        status.files.push_back({file, drift});
+    std::optional<Backups> cache;
+    std::vector<FileCheck> checks = check_files(root, *status.state, lazy_backups(root, cache));
+    try {
+        refuse_foreign(root, *status.state, checks);
+    } catch (const Error& e) {
+        status.foreign = e.what();
     }
+    for (std::size_t i = 0; i < checks.size(); ++i)
+        status.files.push_back({status.state->files[i], checks[i].drift, checks[i].detail});
     return status;
 }
 

@@ -23,6 +23,7 @@ struct ApplyInfo {
     std::string profile;
     std::string profile_sha256;
     std::string applied_at; // UTC, ISO 8601
+    std::string loader;     // core::to_string(profile.board.boot.loader)
 };
 
 struct ApplyResult {
@@ -62,7 +63,9 @@ struct RollbackResult {
     std::vector<std::string> kept_dirs; // created folders left because they are not empty
     std::vector<std::string> ran;       // regeneration commands run again, as text
     std::vector<std::string> not_run;   // those that were not (no runner given)
-    bool nothing_to_do = false;         // no state: nothing was applied here
+    // Command-line files restored with others' edits since kept: path, and what they did.
+    std::vector<std::pair<std::string, std::string>> kept_edits;
+    bool nothing_to_do = false; // no state: nothing was applied here
 };
 
 // Puts every file rtprov changed back to its original bytes, mode and owner, removes
@@ -76,16 +79,22 @@ RollbackResult rollback(Root& root, const RootLock& lock, DriftPolicy drift,
 // "update-grub", "kernel-install add 6.12 /boot/vmlinuz-6.12": argv as one line.
 std::string command_text(const std::vector<std::string>& argv);
 
-enum class Drift { none, modified, missing };
+// none: as rtprov left it. foreign_edit: a command-line file whose rtprov part is as
+// rtprov left it while others changed other tokens (rollback keeps their edits).
+// modified: changed by hand where rtprov wrote. missing: gone.
+enum class Drift { none, foreign_edit, modified, missing };
 
 struct FileStatus {
     ManagedFile file;
     Drift drift = Drift::none;
+    std::string detail; // foreign edits ("took out 'root=ROOTDEV', put in ..."), or how
+                        // rtprov's part changed
 };
 
 struct Status {
     std::optional<State> state;
     std::vector<FileStatus> files;
+    std::string foreign; // why the state does not belong to this root; "" when it does
 };
 
 // What is applied and which managed files changed since (checksums).

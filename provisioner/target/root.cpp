@@ -436,6 +436,16 @@ int Root::open_folder() const {
     return fd;
 }
 
+bool is_running_system(const Root& root) {
+    int fd = root.open_folder();
+    struct stat st {
+    }, system{};
+    bool same = ::fstat(fd, &st) == 0 && ::stat("/", &system) == 0 && st.st_dev == system.st_dev &&
+                st.st_ino == system.st_ino;
+    ::close(fd);
+    return same;
+}
+
 std::string Root::temporary_name(const std::string& dir) const {
     static std::mt19937_64 random{std::random_device{}()};
     static const char k_chars[] = "abcdefghijklmnopqrstuvwxyz0123456789";

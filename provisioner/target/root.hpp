@@ -149,6 +149,10 @@ class Root {
     std::function<void()> m_step_hook;
 };
 
+// True when 'root' is this machine's '/' (the same device and inode as the '/' of this
+// process), however it was spelled or mounted.
+bool is_running_system(const Root& root);
+
 // Reads the host's regular file 'path' (absolute, or relative to the working folder) as
 // Root::read reads a file of a root: type checked before opening, size capped. nullopt
 // when it does not exist. Errors name it 'shown' (default: 'path'). Throws rtprov::Error.

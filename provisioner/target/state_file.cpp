@@ -17,7 +17,7 @@ std::string encode(const std::string& path) {
     static const char k_hex[] = "0123456789ABCDEF";
     std::string out;
     for (unsigned char c : path) {
-        if (c <= 0x20 || c == '%' || c >= 0x7f) {
+        if (c <= 0x20 || c == '%' || c == ',' || c >= 0x7f) {
             out += '%';
             out += k_hex[c >> 4];
             out += k_hex[c & 15];
@@ -69,6 +69,18 @@ std::vector<std::string> words(const std::string& line) {
     return out;
 }
 
+std::vector<std::string> split_commas(const std::string& text) {
+    std::vector<std::string> out;
+    std::size_t start = 0;
+    while (true) {
+        std::size_t comma = text.find(',', start);
+        out.push_back(text.substr(start, comma - start));
+        if (comma == std::string::npos)
+            return out;
+        start = comma + 1;
+    }
+}
+
 } // namespace
 
 bool ManagedFile::is_ours(const std::optional<std::string>& sha) const {
@@ -91,10 +103,15 @@ std::string serialize_state(const State& state) {
     std::string body;
     body += std::string(k_magic) + "\n";
     body += std::string("status ") +
-            (state.status == ApplyStatus::applied ? "applied" : "applying") + "\n";
+            (state.status == ApplyStatus::applied        ? "applied"
+             : state.status == ApplyStatus::rolling_back ? "rolling-back"
+                                                         : "applying") +
+            "\n";
     body += "profile " + encode(state.profile) + "\n";
     body += "profile-sha256 " + state.profile_sha256 + "\n";
     body += "applied-at " + state.applied_at + "\n";
+    if (!state.loader.empty())
+        body += "loader " + encode(state.loader) + "\n";
     body += std::string("state-dir ") + (state.state_dir_created ? "created" : "existing") + "\n";
     for (const std::string& dir : state.created_dirs)
         body += "dir " + encode(dir) + "\n";
@@ -108,6 +125,17 @@ std::string serialize_state(const State& state) {
         if (file.generated)
             body += " generated";
         body += "\n";
+        if (file.cmdline) {
+            std::string keys;
+            for (const std::string& key : file.cmdline->owned_keys)
+                keys += (keys.empty() ? "" : ",") + encode(key);
+            body += "cmdline " + encode(file.path) +
+                    (file.cmdline->first_line_only ? " first-line " : " whole-text ") +
+                    (keys.empty() ? "-" : keys);
+            for (const std::string& token : file.cmdline->part)
+                body += " " + encode(token);
+            body += "\n";
+        }
     }
     auto command_line = [](const char* tag, const std::vector<std::string>& argv) {
         std::string line = tag;
@@ -173,8 +201,11 @@ State parse_state(const std::string& text, const std::string& label) {
         };
         if (i == first)
             continue; // the magic line
-        if (w[0] == "status" && w.size() == 2 && (w[1] == "applied" || w[1] == "applying")) {
-            state.status = w[1] == "applied" ? ApplyStatus::applied : ApplyStatus::applying;
+        if (w[0] == "status" && w.size() == 2 &&
+            (w[1] == "applied" || w[1] == "applying" || w[1] == "rolling-back")) {
+            state.status = w[1] == "applied"        ? ApplyStatus::applied
+                           : w[1] == "rolling-back" ? ApplyStatus::rolling_back
+                                                    : ApplyStatus::applying;
             have_status = true;
         } else if (w[0] == "profile" && w.size() == 2) {
             auto name = decode(w[1]);
@@ -185,6 +216,35 @@ State parse_state(const std::string& text, const std::string& label) {
             state.profile_sha256 = w[1];
         } else if (w[0] == "applied-at" && w.size() == 2) {
             state.applied_at = w[1];
+        } else if (w[0] == "loader" && w.size() == 2) {
+            auto loader = decode(w[1]);
+            if (!loader)
+                throw bad("bad escape");
+            state.loader = *loader;
+        } else if (w[0] == "cmdline" && w.size() >= 4 &&
+                   (w[2] == "first-line" || w[2] == "whole-text")) {
+            auto path = decode(w[1]);
+            ManagedFile* file = path && !state.files.empty() && state.files.back().path == *path
+                                    ? &state.files.back()
+                                    : nullptr;
+            if (!file || file->cmdline)
+                throw bad("a cmdline line that follows no file line of its path");
+            core::CmdlineEdit edit;
+            edit.first_line_only = w[2] == "first-line";
+            if (w[3] != "-")
+                for (const std::string& key : split_commas(w[3])) {
+                    auto decoded = decode(key);
+                    if (!decoded || decoded->empty())
+                        throw bad("bad key");
+                    edit.owned_keys.push_back(*decoded);
+                }
+            for (std::size_t k = 4; k < w.size(); ++k) {
+                auto token = decode(w[k]);
+                if (!token)
+                    throw bad("bad escape");
+                edit.part.push_back(*token);
+            }
+            file->cmdline = std::move(edit);
         } else if (w[0] == "state-dir" && w.size() == 2 &&
                    (w[1] == "created" || w[1] == "existing")) {
             state.state_dir_created = w[1] == "created";

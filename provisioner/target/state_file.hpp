@@ -1,5 +1,7 @@
 #pragma once
 
+#include "provisioner/core/plan.hpp"
+
 #include <optional>
 #include <string>
 #include <vector>
@@ -21,19 +23,27 @@ struct ManagedFile {
     // original only while the file is still what the command left; otherwise (a kernel
     // update regenerated it since) it runs the command again.
     bool generated = false;
+    // A command-line file rtprov edits token by token: its keys and its part of the file,
+    // so that rollback keeps what others changed since and status tells the two apart.
+    std::optional<core::CmdlineEdit> cmdline;
 
     // True when 'sha' (nullopt: no file) is a content rtprov put there or kept there.
     bool is_ours(const std::optional<std::string>& sha) const;
     friend bool operator==(const ManagedFile&, const ManagedFile&) = default;
 };
 
-enum class ApplyStatus { applying, applied };
+// applying: an apply is (or was, when killed) under way; applied: it finished;
+// rolling_back: a rollback began changing files (a killed one resumes).
+enum class ApplyStatus { applying, applied, rolling_back };
 
 struct State {
     ApplyStatus status = ApplyStatus::applying;
     std::string profile;
     std::string profile_sha256;
     std::string applied_at; // UTC, ISO 8601
+    // The boot loader of the applied profile ('grub'): the commands rollback may run are
+    // the ones rtprov plans for it. "" in states from before rtprov recorded it.
+    std::string loader;
     bool state_dir_created = false;
     std::vector<std::string> created_dirs; // parents first
     std::vector<ManagedFile> files;        // in the order they were first written

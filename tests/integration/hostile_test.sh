@@ -118,6 +118,73 @@ for fixture in debian13 pi4-trixie; do
 done
 check "no payload ran" [ ! -e /pwned ]
 
+# -- forged or foreign state ---------------------------------------------------------------
+# forge_state ROOT LINE: adds LINE before the checksum and makes the checksum match, as
+# anyone who can write the file can.
+forge_state() {
+    python3 - "$1/var/lib/rtprov/state" "$2" <<'EOF'
+import hashlib, sys
+path, line = sys.argv[1], sys.argv[2]
+lines = open(path).read().splitlines()
+body = [l for l in lines if not l.startswith('#') and not l.startswith('checksum ')] + [line]
+text = '\n'.join(body) + '\n'
+header = [l for l in lines if l.startswith('#')]
+open(path, 'w').write('\n'.join(header) + '\n' + text + 'checksum ' + hashlib.sha256(text.encode()).hexdigest() + '\n')
+EOF
+}
+fresh r debian13
+"$rtprov" apply --root "$work/r" --profile x86-debian13 --set board.cpus=4 >/dev/null 2>&1
+forge_state "$work/r" "ran sh -c touch%20$work/pwned"
+before=$(tree_sum "$work/r")
+bounded rollback --root "$work/r"
+check "a forged 'ran' command is refused" [ "$rc" -eq 1 ]
+check "the refusal names the command and what to do" [ "$err" = \
+    "rtprov: error: $work/r/var/lib/rtprov/state names the command 'sh -c touch $work/pwned', which rtprov never plans for a grub system: the state file was forged or damaged, and nothing was run or changed; restore the image from a copy, or move '$work/r/var/lib/rtprov' away if rtprov never applied anything here" ]
+check "the forged command never ran" [ ! -e "$work/pwned" ]
+check "the refused rollback changed nothing" [ "$(tree_sum "$work/r")" = "$before" ]
+fresh r debian13
+"$rtprov" apply --root "$work/r" --profile x86-debian13 --set board.cpus=4 >/dev/null 2>&1
+forge_state "$work/r" "pending kernel-install add 1 /boot/vmlinuz-1"
+bounded apply --root "$work/r" --profile x86-debian13 --set board.cpus=4 --regenerate-boot=now
+check "a command of another boot loader is refused as pending too" \
+    grep -q "names the command 'kernel-install add 1 /boot/vmlinuz-1', which rtprov never plans for a grub system" <<<"$err"
+
+# A state copied from another root: refused by apply and rollback; status says so.
+fresh a pi4-trixie
+fresh r pi4-trixie
+original=$(tree_sum "$work/r")
+"$rtprov" apply --root "$work/a" --profile pi4 >/dev/null 2>&1
+cp -a "$work/a/var/lib/rtprov" "$work/r/var/lib/rtprov"
+before=$(tree_sum "$work/r")
+bounded rollback --root "$work/r"
+check "rollback with a state from another root is refused" [ "$rc" -eq 1 ]
+check "the refusal says the state is not this root's" grep -q "^rtprov: error: $work/r/var/lib/rtprov/state does not belong to this root: it lists [0-9]* files rtprov wrote, and none of them holds what rtprov wrote there" <<<"$err"
+bounded apply --root "$work/r" --profile pi4
+check "apply over it is refused too" grep -q "does not belong to this root" <<<"$err"
+bounded status --root "$work/r"
+check "status says it is a foreign state" grep -q "^FOREIGN STATE: " <<<"$out"
+check "nothing was changed by any of them" [ "$(tree_sum "$work/r")" = "$before" ]
+rm -r "$work/r/var/lib/rtprov"
+check "moving it away, as the message says, leaves the root as it was" [ "$(tree_sum "$work/r")" = "$original" ]
+
+# A rollback that cannot restore everything says which files, and changes nothing.
+fresh r pi4-trixie
+"$rtprov" apply --root "$work/r" --profile pi4 >/dev/null 2>&1
+tar -cf "$work/r/var/lib/rtprov/backup.tar" --files-from /dev/null
+before=$(tree_sum "$work/r")
+bounded rollback --root "$work/r"
+check "a rollback whose originals are gone is refused" [ "$rc" -eq 1 ]
+check "it names every file it could not restore" grep -q "the originals\? of '$work/r/boot/firmware/cmdline.txt'" <<<"$err" ||
+    echo "$err" >&2
+check "and changes nothing" [ "$(tree_sum "$work/r")" = "$before" ]
+
+# -- the running system is recognised by what it is, not how it is spelled ---------------------
+mkdir -p "$work/bind"
+out=$(unshare --mount sh -c "mount --bind / '$work/bind' && '$rtprov' apply --root '$work/bind' --profile pi4" 2>&1)
+check "a bind mount of / is refused as the running system" grep -qF "rtprov: error: refusing --root '$work/bind': that is the running system; pass --live to change it" <<<"$out"
+out=$("$rtprov" status --root /proc/self/root 2>&1)
+check "/proc/self/root is refused too" grep -qF "refusing --root '/proc/self/root': that is the running system" <<<"$out"
+
 # -- unbounded reads: a huge (sparse) file is refused by its size, not read ----------------
 fresh r pi4-trixie
 truncate -s 5G "$work/r/boot/firmware/cmdline.txt"
@@ -218,7 +285,7 @@ original=$(tree_sum "$work/r")
 losers_ok=1
 consistent=1
 for round in $(seq 15); do
-    if [ $((round % 3)) -eq 0 ]; then second=(apply --root "$work/r" --profile pi4 --set tuning.selftest.duration_s=$round)
+    if [ $((round % 3)) -eq 0 ]; then second=(apply --root "$work/r" --profile pi4 --set "tuning.selftest.duration_s=$round")
     else second=(rollback --root "$work/r"); fi
     "$rtprov" apply --root "$work/r" --profile pi4 >/dev/null 2>"$work/a.err" &
     a=$!
@@ -247,5 +314,49 @@ check "after every round the root is applied with its state, or as it was" [ -n 
 "$rtprov" rollback --root "$work/r" >/dev/null 2>&1
 check "a final rollback restores the fixture byte for byte" [ "$(tree_sum "$work/r")" = "$original" ]
 check "no temporary is left behind" [ -z "$(find "$work/r" -name '.rtprov-tmp-*')" ]
+
+# -- edits made after rtprov: pi-gen's export rewrites root=ROOTDEV --------------------------
+partuuid=PARTUUID=6c586e13-02
+fresh pigen-alone pi4-trixie
+sed -i "s/ROOTDEV/$partuuid/" "$work/pigen-alone/boot/firmware/cmdline.txt" # export-image/03-set-partuuid
+fresh r pi4-trixie
+"$rtprov" apply --root "$work/r" --profile pi4 >/dev/null 2>&1
+sed -i "s/ROOTDEV/$partuuid/" "$work/r/boot/firmware/cmdline.txt"
+bounded status --root "$work/r"
+check "status after the rewrite reports no drift" grep -q '^no drift: every part rtprov manages is as rtprov wrote it' <<<"$out"
+check "status shows the foreign edit, token by token" grep -qF "took out 'root=ROOTDEV', put in 'root=$partuuid'" <<<"$out"
+bounded plan --root "$work/r" --profile pi4
+check "plan after the rewrite has nothing to change" grep -q '^nothing to change' <<<"$out"
+bounded rollback --root "$work/r"
+check "rollback after the rewrite needs no --force" [ "$rc" -eq 0 ]
+check "rollback says it kept the edit" grep -qF "kept edits made since rtprov" <<<"$out"
+check "cmdline.txt is byte for byte what pi-gen alone makes" \
+    cmp "$work/r/boot/firmware/cmdline.txt" "$work/pigen-alone/boot/firmware/cmdline.txt"
+check "the whole image is what pi-gen alone makes" [ "$(tree_sum "$work/r")" = "$(tree_sum "$work/pigen-alone")" ]
+# rtprov's own part changed by hand is drift, and blocks the rollback.
+fresh r pi4-trixie
+"$rtprov" apply --root "$work/r" --profile pi4 >/dev/null 2>&1
+sed -i 's/isolcpus=managed_irq,domain,3/isolcpus=2/' "$work/r/boot/firmware/cmdline.txt"
+bounded status --root "$work/r"
+check "a change to rtprov's own tokens is drift" grep -qF "rtprov's parameters are 'isolcpus=2' 'irqaffinity=0-2' instead of 'isolcpus=managed_irq,domain,3' 'irqaffinity=0-2'" <<<"$out"
+bounded rollback --root "$work/r"
+check "and rollback refuses it without --force" [ "$rc" -eq 1 ]
+
+# -- cmdline.txt oddities are findings that say what the firmware does ---------------------------
+fresh r pi4-trixie
+printf 'console=tty1 root=ROOTDEV\0 rootwait\n' >"$work/r/boot/firmware/cmdline.txt"
+before=$(tree_sum "$work/r")
+bounded apply --root "$work/r" --profile pi4
+check "a NUL byte in cmdline.txt is refused" [ "$rc" -eq 1 ]
+check "the refusal says where the command line ends" grep -qF "/boot/firmware/cmdline.txt has a NUL byte at byte 26: the kernel command line ends there" <<<"$err$out"
+check "and nothing was written" [ "$(tree_sum "$work/r")" = "$before" ]
+fresh r pi4-trixie
+printf 'console=tty1 root=ROOTDEV rootwait\r\nquiet splash\n' >"$work/r/boot/firmware/cmdline.txt"
+bounded apply --root "$work/r" --profile pi4
+check "a cmdline.txt with two lines is applied" [ "$rc" -eq 0 ]
+check "the warning says the firmware reads the first line only" grep -qF "warning: /boot/firmware/cmdline.txt has text after its first line: the firmware reads the command line from the first line only" <<<"$err"
+check "rtprov's tokens go on the first line, the CR and the second line stay" [ "$(cat -A "$work/r/boot/firmware/cmdline.txt")" = \
+    "console=tty1 root=ROOTDEV rootwait isolcpus=managed_irq,domain,3 irqaffinity=0-2^M\$
+quiet splash\$" ]
 
 finish

@@ -9,10 +9,10 @@ namespace {
 const std::vector<std::string> k_keys = {"isolcpus", "nohz_full", "rcu_nocbs", "irqaffinity"};
 
 std::string merge(const std::string& current, const std::vector<KernelParam>& wanted,
-                  const std::string& original = "") {
-    auto tokens = parse_cmdline(current);
-    auto before = original.empty() ? tokens : parse_cmdline(original);
-    return render_cmdline(merge_cmdline(tokens, before, wanted, k_keys).tokens);
+                  const std::string& original = "", CmdlineScope scope = CmdlineScope::whole_text) {
+    auto text = parse_cmdline_text(current, scope);
+    auto before = original.empty() ? text.tokens : parse_cmdline_text(original, scope).tokens;
+    return render(merge_cmdline(text, before, wanted, k_keys).text);
 }
 
 const std::vector<KernelParam> k_isolate = {{"isolcpus", "managed_irq,domain,3", false},
@@ -56,16 +56,17 @@ TEST_CASE("rtprov's keys are replaced in place and duplicates dropped") {
 }
 
 TEST_CASE("a foreign value for a key rtprov sets is reported with both values") {
-    auto tokens = parse_cmdline("quiet isolcpus=1");
-    auto merged = merge_cmdline(tokens, tokens, k_isolate, k_keys);
+    auto text = parse_cmdline_text("quiet isolcpus=1", CmdlineScope::whole_text);
+    auto merged = merge_cmdline(text, text.tokens, k_isolate, k_keys);
     REQUIRE(merged.foreign.size() == 1);
     CHECK(merged.foreign[0].foreign == "isolcpus=1");
     CHECK(merged.foreign[0].ours == "isolcpus=managed_irq,domain,3");
 }
 
 TEST_CASE("an equal value written differently is not foreign") {
-    auto tokens = parse_cmdline("isolcpus=domain,managed_irq,3 irqaffinity=0,1,2");
-    CHECK(merge_cmdline(tokens, tokens, k_isolate, k_keys).foreign.empty());
+    auto text = parse_cmdline_text("isolcpus=domain,managed_irq,3 irqaffinity=0,1,2",
+                                   CmdlineScope::whole_text);
+    CHECK(merge_cmdline(text, text.tokens, k_isolate, k_keys).foreign.empty());
     CHECK(same_value("nohz_full", "3,2", "2-3"));
     CHECK_FALSE(same_value("nohz_full", "3", "2-3"));
     CHECK_FALSE(same_value("console", "tty1", "tty2"));
@@ -91,4 +92,47 @@ TEST_CASE("a key rtprov no longer wants gets its original value back") {
     std::string applied = merge(original, k_isolate, original);
     CHECK(applied == "root=x isolcpus=managed_irq,domain,3 irqaffinity=0-2");
     CHECK(merge(applied, {}, original) == "root=x isolcpus=1");
+}
+
+TEST_CASE("parsing and rendering a command-line file gives it back byte for byte") {
+    for (const char* text : {"", "\n", "a", " a  b\t c\r\n", "a b\nsecond line\n", "x=\"a b\" y\n"})
+        for (CmdlineScope scope : {CmdlineScope::first_line, CmdlineScope::whole_text})
+            CHECK(render(parse_cmdline_text(text, scope)) == text);
+    CmdlineText lines = parse_cmdline_text("a b\nc d\n", CmdlineScope::first_line);
+    CHECK(lines.tokens.size() == 2);
+    CHECK(lines.rest == "c d\n");
+}
+
+TEST_CASE("an edit changes only rtprov's tokens: spacing, CR, other lines and the end stay") {
+    CHECK(merge("a  b\r\n", k_isolate, "", CmdlineScope::first_line) ==
+          "a  b isolcpus=managed_irq,domain,3 irqaffinity=0-2\r\n");
+    CHECK(merge("a b\nnot read\n", k_isolate, "", CmdlineScope::first_line) ==
+          "a b isolcpus=managed_irq,domain,3 irqaffinity=0-2\nnot read\n");
+    CHECK(merge("a\tb", k_isolate) == "a\tb isolcpus=managed_irq,domain,3 irqaffinity=0-2");
+    CHECK(merge("", k_isolate) == "isolcpus=managed_irq,domain,3 irqaffinity=0-2");
+    CHECK(merge("isolcpus=1  quiet\n", {}, "quiet\n") == "quiet\n");
+}
+
+TEST_CASE("rollback's edit takes rtprov's part out and keeps what others changed since") {
+    // pi-gen's export-image rewrites root=ROOTDEV after rtprov ran.
+    const std::string pigen = "console=serial0,115200 console=tty1 root=ROOTDEV rootfstype=ext4 "
+                              "fsck.repair=yes rootwait resize\n";
+    const std::string applied = merge(pigen, k_isolate, pigen, CmdlineScope::first_line);
+    std::string exported = applied;
+    exported.replace(exported.find("ROOTDEV"), 7, "PARTUUID=6c586e13-02");
+    std::string pigen_alone = pigen;
+    pigen_alone.replace(pigen_alone.find("ROOTDEV"), 7, "PARTUUID=6c586e13-02");
+    CHECK(merge(exported, {}, pigen, CmdlineScope::first_line) == pigen_alone);
+    // An original value of an owned key comes back in place.
+    CHECK(merge("a isolcpus=managed_irq,domain,3 b c\n", {}, "a isolcpus=1 b\n") ==
+          "a isolcpus=1 b c\n");
+}
+
+TEST_CASE("rtprov's part and others' edits are told apart") {
+    auto original = parse_cmdline("root=ROOTDEV quiet isolcpus=1");
+    auto current = parse_cmdline("root=PARTUUID=1 isolcpus=3 irqaffinity=0-2 quiet splash");
+    CHECK(owned_part(current, k_keys) == std::vector<std::string>{"isolcpus=3", "irqaffinity=0-2"});
+    ForeignEdits edits = foreign_edits(original, current, k_keys);
+    CHECK(edits.removed == std::vector<std::string>{"root=ROOTDEV"});
+    CHECK(edits.added == std::vector<std::string>{"root=PARTUUID=1", "splash"});
 }

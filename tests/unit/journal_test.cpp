@@ -35,7 +35,7 @@ core::Plan two_changes(const Root& root) {
     return plan;
 }
 
-const ApplyInfo k_info{"test", std::string(64, 'f'), "2026-11-29T00:00:00Z"};
+const ApplyInfo k_info{"test", std::string(64, 'f'), "2026-11-29T00:00:00Z", "grub"};
 
 // path -> "type mode uid gid content" for every entry below 'dir'.
 std::map<std::string, std::string> snapshot(const std::string& dir) {
@@ -279,4 +279,66 @@ TEST_CASE("a file the profile no longer wants is removed, or gets its original b
     CHECK(read_state(root)->created_dirs.empty());
     rollback(root, RootLock(root), DriftPolicy::refuse);
     CHECK(snapshot(dir.path()) == before);
+}
+
+TEST_CASE("a state copied from another root is refused, and nothing changes") {
+    TempDir one, two;
+    make_system(one);
+    make_system(two);
+    Root a(one.path()), b(two.path());
+    apply_plan(a, RootLock(a), two_changes(a), k_info);
+    fs::copy(one.path() + "/var/lib/rtprov", two.path() + "/var/lib/rtprov",
+             fs::copy_options::recursive);
+    auto before = snapshot(two.path());
+    try {
+        rollback(b, RootLock(b), DriftPolicy::overwrite);
+        FAIL("a foreign state was rolled back");
+    } catch (const Error& e) {
+        CHECK(std::string(e.what()).find("does not belong to this root: it lists 2 files rtprov "
+                                         "wrote, and none of them holds what rtprov wrote") !=
+              std::string::npos);
+    }
+    CHECK_THROWS_AS(apply_plan(b, RootLock(b), two_changes(b), k_info), Error);
+    CHECK_FALSE(read_status(b).foreign.empty());
+    CHECK(read_status(a).foreign.empty());
+    CHECK(snapshot(two.path()) == before);
+}
+
+TEST_CASE("a rollback killed after its first change is finished by the next one") {
+    TempDir dir;
+    make_system(dir);
+    auto before = snapshot(dir.path());
+    Root root(dir.path());
+    apply_plan(root, RootLock(root), two_changes(root), k_info);
+    // Killed right after it restored the files, before it removed its state: every file
+    // holds its original, as on a root that never had this state, but the state says
+    // the rollback was under way.
+    int steps = 0;
+    root.set_step_hook([&] {
+        if (++steps == 4)
+            throw std::runtime_error("killed");
+    });
+    CHECK_THROWS(rollback(root, RootLock(root), DriftPolicy::refuse));
+    root.set_step_hook({});
+    CHECK(read_state(root)->status == ApplyStatus::rolling_back);
+    rollback(root, RootLock(root), DriftPolicy::refuse);
+    CHECK(snapshot(dir.path()) == before);
+}
+
+TEST_CASE("a state naming a command rtprov never plans is refused before anything runs") {
+    TempDir dir;
+    make_system(dir);
+    Root root(dir.path());
+    apply_plan(root, RootLock(root), two_changes(root), k_info);
+    State forged = *read_state(root);
+    forged.ran.push_back({"sh", "-c", "touch /pwned"});
+    root.write(k_state_file, core::FileState{serialize_state(forged), 0600, 0, 0, 0});
+    bool ran = false;
+    CHECK_THROWS_AS(rollback(root, RootLock(root), DriftPolicy::refuse,
+                             [&](const std::vector<std::string>&) {
+                                 ran = true;
+                                 return 0;
+                             }),
+                    Error);
+    CHECK_FALSE(ran);
 }

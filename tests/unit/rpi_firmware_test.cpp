@@ -14,10 +14,6 @@ TEST_CASE("cmdline= and os_prefix= in sections that apply to a Pi 4 are honoured
           "/boot/firmware/cmdline.txt");
 }
 
-TEST_CASE("cmdline.txt is one line with exactly one trailing newline") {
-    CHECK(render_cmdline_txt(parse_cmdline("a b\n\nc\n\n")) == "a b c\n");
-}
-
 TEST_CASE("the RT block goes after the trailing [all] and ends in [all] again") {
     std::string config = "arm_64bit=1\n[cm4]\notg_mode=1\n\n[all]\n";
     std::string edited = edit_config_txt(config, std::string("kernel8_rt.img"), "pi4");

@@ -16,11 +16,24 @@ State sample() {
     s.applied_at = "2026-11-29T12:00:00Z";
     s.state_dir_created = true;
     s.created_dirs = {"/etc/rtprov", "/etc/with space"};
-    s.files = {{"/etc/rtprov/profile.yaml", true, std::string(64, 'b'), "", ""},
-               {"/boot/firmware/cmdline.txt", false, std::string(64, 'c'), std::string(64, 'd'),
-                std::string(64, '1')},
-               {"/etc/x", true, std::string(64, 'c'), "", std::string(64, '2')},
-               {"/etc/with space/100%", true, std::string(64, 'e'), "", ""}};
+    s.loader = "rpi-firmware";
+    auto file = [](std::string path, bool created, std::string sha, std::string original,
+                   std::string previous) {
+        ManagedFile f;
+        f.path = std::move(path);
+        f.created = created;
+        f.sha256 = std::move(sha);
+        f.original_sha256 = std::move(original);
+        f.previous_sha256 = std::move(previous);
+        return f;
+    };
+    s.files = {file("/etc/rtprov/profile.yaml", true, std::string(64, 'b'), "", ""),
+               file("/boot/firmware/cmdline.txt", false, std::string(64, 'c'), std::string(64, 'd'),
+                    std::string(64, '1')),
+               file("/etc/x", true, std::string(64, 'c'), "", std::string(64, '2')),
+               file("/etc/with space/100%", true, std::string(64, 'e'), "", "")};
+    s.files[1].cmdline = rtprov::core::CmdlineEdit{
+        true, {"isolcpus", "irqaffinity"}, {"isolcpus=managed_irq,domain,3", "irqaffinity=0-2"}};
     return s;
 }
 
@@ -44,13 +57,20 @@ TEST_CASE("the state file round-trips, odd paths included") {
 }
 
 TEST_CASE("a managed file is ours with what rtprov wrote, kept or is about to replace") {
-    ManagedFile changed{"/f", false, "new", "orig", "prev"};
+    ManagedFile changed;
+    changed.path = "/f";
+    changed.sha256 = "new";
+    changed.original_sha256 = "orig";
+    changed.previous_sha256 = "prev";
     CHECK(changed.is_ours(std::string("new")));
     CHECK(changed.is_ours(std::string("orig")));
     CHECK(changed.is_ours(std::string("prev")));
     CHECK_FALSE(changed.is_ours(std::string("hand")));
     CHECK_FALSE(changed.is_ours(std::nullopt));
-    ManagedFile created{"/g", true, "new", "", ""};
+    ManagedFile created;
+    created.path = "/g";
+    created.created = true;
+    created.sha256 = "new";
     CHECK(created.is_ours(std::nullopt));
     CHECK_FALSE(created.is_ours(std::string("")));
     CHECK_FALSE(created.is_ours(std::string("hand")));
@@ -73,7 +93,7 @@ TEST_CASE("a damaged or hand-edited state file is refused, never trusted") {
     std::string text = serialize_state(sample());
     std::string edited = text;
     edited.replace(edited.find("profile pi4"), 11, "profile pi5");
-    CHECK(error_of(edited) == "state:14: checksum does not match the contents: the state file "
+    CHECK(error_of(edited) == "state:16: checksum does not match the contents: the state file "
                               "was damaged or edited by hand" +
                                   k_fix);
     std::string truncated = text.substr(0, text.size() / 2);

@@ -1,0 +1,89 @@
+#include "provisioner/boot/boot_plan.hpp"
+
+#include "tests/unit/catch.hpp"
+
+#include <algorithm>
+
+using namespace rtprov;
+using namespace rtprov::core;
+
+namespace {
+
+Profile pi4() {
+    Profile p;
+    p.name = "pi4";
+    p.board.cpus = 4;
+    p.board.boot.loader = BootLoader::rpi_firmware;
+    p.tuning.cores.housekeeping = CpuList::range(0, 2);
+    p.tuning.cores.reserved = CpuList({3});
+    return p;
+}
+
+TargetFacts pi_image(const std::string& cmdline) {
+    TargetFacts facts;
+    FirmwarePartition fw;
+    fw.dir = "/boot/firmware";
+    fw.has_boot_files = true;
+    facts.firmware = fw;
+    facts.files["/boot/firmware/cmdline.txt"].content = cmdline;
+    return facts;
+}
+
+Plan plan_for(const std::string& cmdline) {
+    Plan plan;
+    Profile profile = pi4();
+    boot::plan_boot(plan, profile, resolve_cores(profile, std::nullopt), pi_image(cmdline),
+                    PlanOptions{});
+    return plan;
+}
+
+const Finding* finding(const Plan& plan, const std::string& code) {
+    auto it = std::find_if(plan.findings.begin(), plan.findings.end(),
+                           [&](const Finding& f) { return f.code == code; });
+    return it == plan.findings.end() ? nullptr : &*it;
+}
+
+} // namespace
+
+TEST_CASE("a NUL byte in cmdline.txt is a refusal that says where the command line ends") {
+    Plan plan = plan_for(std::string("console=tty1\0 rootwait\n", 23));
+    REQUIRE(finding(plan, "cmdline-nul"));
+    CHECK(finding(plan, "cmdline-nul")->severity == Severity::error);
+    CHECK(finding(plan, "cmdline-nul")->message ==
+          "/boot/firmware/cmdline.txt has a NUL byte at byte 13: the kernel command line ends "
+          "there, so what follows it — rtprov's parameters included — would never reach the "
+          "kernel; remove it (nothing was written)");
+    CHECK(plan.changes.empty());
+}
+
+TEST_CASE("text after cmdline.txt's first line is kept and named, never joined") {
+    Plan plan = plan_for("console=tty1 rootwait\nquiet\n");
+    REQUIRE(finding(plan, "cmdline-lines"));
+    CHECK(finding(plan, "cmdline-lines")->severity == Severity::warning);
+    REQUIRE(plan.changes.size() == 1);
+    CHECK(plan.changes[0].next.content ==
+          "console=tty1 rootwait isolcpus=managed_irq,domain,3 irqaffinity=0-2\nquiet\n");
+    CHECK(plan.cmdline_edits.at("/boot/firmware/cmdline.txt").part ==
+          std::vector<std::string>{"isolcpus=managed_irq,domain,3", "irqaffinity=0-2"});
+    CHECK(plan.cmdline_edits.at("/boot/firmware/cmdline.txt").first_line_only);
+}
+
+TEST_CASE("only the commands rtprov plans, for the loader it plans them, are known") {
+    CHECK(boot::is_planned_command({"update-grub"}, "grub"));
+    CHECK(boot::is_planned_command({"update-grub"}, ""));
+    CHECK_FALSE(boot::is_planned_command({"update-grub"}, "systemd-boot"));
+    CHECK(boot::is_planned_command({"kernel-install", "add", "6.12.117+deb13-amd64",
+                                    "/boot/vmlinuz-6.12.117+deb13-amd64",
+                                    "/boot/initrd.img-6.12.117+deb13-amd64"},
+                                   "systemd-boot"));
+    CHECK_FALSE(boot::is_planned_command({"kernel-install", "add", "6.12", "/boot/vmlinuz-6.13"},
+                                         "systemd-boot"));
+    CHECK_FALSE(boot::is_planned_command({"kernel-install", "add", "1;x", "/boot/vmlinuz-1;x"},
+                                         "systemd-boot"));
+    CHECK(boot::is_planned_command(
+        {"apt-get", "install", "-y", "--no-install-recommends", "linux-image-rt-amd64"}, "grub"));
+    CHECK_FALSE(boot::is_planned_command(
+        {"apt-get", "install", "-y", "--no-install-recommends", "-o", "x"}, "grub"));
+    CHECK_FALSE(boot::is_planned_command({"sh", "-c", "touch /pwned"}, ""));
+    CHECK_FALSE(boot::is_planned_command({"update-grub", "--extra"}, "grub"));
+}
