@@ -222,7 +222,8 @@ int run_selftest(const SelftestCommand& c) {
     unsigned duration_s = c.duration_s, interval_us = c.interval_us;
     if (profile) {
         const core::SelftestThresholds& t = profile->tuning.selftest;
-        thresholds = {t.max_latency_reserved_us, t.max_latency_housekeeping_us};
+        thresholds = {t.max_latency_reserved_us, t.max_latency_housekeeping_us,
+                      t.max_missed_per_mille};
         if (c.app->count("--duration") == 0)
             duration_s = t.duration_s;
         if (c.app->count("--interval") == 0)

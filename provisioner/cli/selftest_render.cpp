@@ -38,21 +38,40 @@ std::string selftest_text(const selftest::SelftestReport& r) {
                       std::to_string(p.priority) + ", " +
                       (p.load_cpus.empty() ? "no load" : "load on CPUs " + p.load_cpus) + "\n";
     out += kernel_line(r);
-    out += "CPU  role          idle        cycles     min     avg     p99   p99.9     max  at s  "
-           "limit  over  result\n";
+    out += "CPU  role          idle        cycles  missed  miss %     min     avg     p99   p99.9  "
+           "   max  at s  limit  over  result\n";
     for (const selftest::CoreReport& c : r.cores) {
         const selftest::CoreLatency& l = c.latency;
         out += pad(std::to_string(l.cpu), 3) + "  " +
                pad(std::string(selftest::to_string(c.role)), 12, false) + "  " +
                pad(std::string(selftest::to_string(l.idle)), 8, false) +
-               pad(std::to_string(l.cycles), 10) + pad(fixed(l.min_us), 8) +
+               pad(std::to_string(l.cycles), 10) + pad(std::to_string(l.overruns), 8) +
+               pad(fixed(c.missed_percent(), 2), 8) + pad(fixed(l.min_us), 8) +
                pad(fixed(l.avg_us), 8) + pad(fixed(l.p99_us), 8) + pad(fixed(l.p999_us), 8) +
                pad(fixed(l.max_us), 8) + pad(fixed(l.max_at_s), 6) +
                pad(std::to_string(c.threshold_us), 7) + pad(std::to_string(c.above), 6) + "  " +
                (c.passed ? "pass" : "FAIL") + "\n";
     }
-    out += "(µs; 'at s': when the maximum came, seconds into the run; 'over': samples above "
-           "the limit)\n";
+    out += "(µs; 'missed': planned wake-ups skipped, not measured, because a sample came a whole "
+           "interval late; 'at s': when the maximum came, seconds into the run; 'over': "
+           "samples above the limit)\n";
+    if (!r.cores.empty()) {
+        unsigned per_mille = r.cores.front().max_missed_per_mille;
+        out += "a core passes with no sample over its limit and at most " +
+               fixed(per_mille / 10.0) +
+               " % of its wake-ups missed "
+               "(tuning.selftest.max_missed_per_mille: " +
+               std::to_string(per_mille) + ")\n";
+    }
+    for (const selftest::CoreReport& c : r.cores)
+        if (c.missed_too_many)
+            out += "CPU " + std::to_string(c.latency.cpu) + ", idle " +
+                   std::string(selftest::to_string(c.latency.idle)) + ": missed " +
+                   std::to_string(c.latency.overruns) + " of " + std::to_string(c.planned) +
+                   " planned wake-ups (" + fixed(c.missed_percent(), 2) + " %), more than " +
+                   fixed(c.max_missed_per_mille / 10.0) +
+                   " %: its thread did not run for whole intervals, and the latencies above "
+                   "leave those out\n";
     if (r.pi_probe) {
         const selftest::PiProbeResult& pr = r.pi_probe->result;
         out += "PI-boost probe: " + std::to_string(pr.workers) +
@@ -101,6 +120,9 @@ std::string selftest_json(const selftest::SelftestReport& r) {
                ", \"idle\": " + json_string(std::string(selftest::to_string(l.idle))) +
                ", \"cycles\": " + std::to_string(l.cycles) +
                ", \"overruns\": " + std::to_string(l.overruns) +
+               ", \"planned_wakeups\": " + std::to_string(c.planned) +
+               ", \"missed_percent\": " + fixed(c.missed_percent(), 3) +
+               ", \"max_missed_per_mille\": " + std::to_string(c.max_missed_per_mille) +
                ", \"min_us\": " + fixed(l.min_us, 3) + ", \"avg_us\": " + fixed(l.avg_us, 3) +
                ", \"max_us\": " + fixed(l.max_us, 3) + ", \"p50_us\": " + fixed(l.p50_us, 3) +
                ", \"p99_us\": " + fixed(l.p99_us, 3) + ", \"p99_9_us\": " + fixed(l.p999_us, 3) +
@@ -173,7 +195,20 @@ std::string selftest_prometheus(const selftest::SelftestReport& r) {
             out += "rtprov_selftest_latency_microseconds{" + labels(c) + ",stat=\"" + stat +
                    "\"} " + fixed(value, 3) + "\n";
     }
-    out += "# HELP rtprov_selftest_core_passed 1 when no sample was above the core's limit.\n"
+    out += "# HELP rtprov_selftest_missed_wakeups Planned wake-ups rtprov selftest skipped, not "
+           "measured, because a sample came a whole interval late.\n"
+           "# TYPE rtprov_selftest_missed_wakeups gauge\n";
+    for (const selftest::CoreReport& c : r.cores)
+        out += "rtprov_selftest_missed_wakeups{" + labels(c) + "} " +
+               std::to_string(c.latency.overruns) + "\n";
+    out += "# HELP rtprov_selftest_planned_wakeups Wake-ups rtprov selftest planned: measured "
+           "plus missed.\n"
+           "# TYPE rtprov_selftest_planned_wakeups gauge\n";
+    for (const selftest::CoreReport& c : r.cores)
+        out += "rtprov_selftest_planned_wakeups{" + labels(c) + "} " + std::to_string(c.planned) +
+               "\n";
+    out += "# HELP rtprov_selftest_core_passed 1 when no sample was above the core's limit and "
+           "no more wake-ups were missed than the profile allows.\n"
            "# TYPE rtprov_selftest_core_passed gauge\n";
     for (const selftest::CoreReport& c : r.cores)
         out += "rtprov_selftest_core_passed{" + labels(c) + "} " + (c.passed ? "1" : "0") + "\n";

@@ -17,6 +17,7 @@ cp -a "$src/tests/fixtures/roots/debian13" "$sys"
 "$rtprov" apply --root "$sys" --profile x86-debian13 --set board.cpus=2 \
     --set tuning.selftest.max_latency_us.reserved=1000000 \
     --set tuning.selftest.max_latency_us.housekeeping=1000000 \
+    --set tuning.selftest.max_missed_per_mille=1000 \
     --set tuning.selftest.duration_s=1 >/dev/null 2>&1
 mkdir -p "$sys/sys/devices/system/cpu" "$sys/proc/sys/kernel" "$sys/sys/kernel/debug/sched"
 echo 0-1 >"$sys/sys/devices/system/cpu/online"
@@ -29,6 +30,9 @@ check "selftest with generous limits passes (exit 0)" [ $? -eq 0 ] || cat "$work
 check "it measured the reserved CPU and one housekeeping CPU" \
     grep -Eq '^  1  reserved +default' "$work/out1"
 check "the table names the housekeeping CPU" grep -Eq '^  0  housekeeping +default' "$work/out1"
+check "the table has a column of missed wake-ups" grep -q '^CPU  role .* cycles  missed  miss % ' "$work/out1"
+check "the table says the missed limit and its key" \
+    grep -q 'at most 100.0 % of its wake-ups missed (tuning.selftest.max_missed_per_mille: 1000)$' "$work/out1"
 check "the duration came from the applied profile (1 s)" grep -q '; 1 s per idle policy' "$work/out1"
 check "progress went to stderr" grep -q 'rtprov selftest: measuring CPUs 0-1 for 1 s' "$work/err1"
 check "the JSON report is sane: cycles, min <= avg <= max, histogram sums to cycles" python3 - "$work/r1.json" <<'PY'
@@ -41,11 +45,15 @@ for c in r["cores"]:
     assert c["min_us"] <= c["avg_us"] <= c["max_us"]
     assert c["p50_us"] <= c["p99_us"] <= c["p99_9_us"] <= c["max_us"] + 1
     assert sum(c["histogram"]["counts"].values()) + c["histogram"]["overflow"] == c["cycles"]
+    assert c["planned_wakeups"] == c["cycles"] + c["overruns"], c
+    assert c["max_missed_per_mille"] == 1000, c
 p = r["pi_probe"]
 assert p["acquisitions"] > 0 and p["worst_wait_us"] >= p["avg_wait_us"] > 0, p
 PY
 check "the report is kept in the history folder" [ "$(find "$history" -name '*.json' | wc -l)" = 1 ]
 check "the Prometheus file says it passed" grep -qx 'rtprov_selftest_passed 1' "$work/r1.prom"
+check "the Prometheus file counts missed wake-ups per CPU" \
+    [ "$(grep -c '^rtprov_selftest_missed_wakeups{' "$work/r1.prom")" = 2 ]
 check "the Prometheus file has a max sample per CPU" \
     [ "$(grep -c '^rtprov_selftest_latency_microseconds{.*stat="max"}' "$work/r1.prom")" = 2 ]
 
