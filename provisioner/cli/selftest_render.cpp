@@ -1,6 +1,7 @@
 #include "provisioner/cli/selftest_render.hpp"
 
 #include "provisioner/cli/json.hpp"
+#include "provisioner/core/cpu_list.hpp"
 
 #include <cstdio>
 
@@ -62,6 +63,26 @@ std::string selftest_text(const selftest::SelftestReport& r) {
                " % of its wake-ups missed "
                "(tuning.selftest.max_missed_per_mille: " +
                std::to_string(per_mille) + ")\n";
+    }
+    std::vector<unsigned> unassigned;
+    unsigned unassigned_limit = 0;
+    for (const selftest::CoreReport& c : r.cores)
+        if (c.role == selftest::CoreRole::unassigned) {
+            unassigned.push_back(c.latency.cpu);
+            unassigned_limit = c.threshold_us;
+        }
+    if (!unassigned.empty()) {
+        core::CpuList cpus(unassigned);
+        std::string which = (cpus.size() == 1 ? "CPU " : "CPUs ") + cpus.to_string();
+        std::string limit =
+            "the reserved cores' limit of " + std::to_string(unassigned_limit) + " µs";
+        std::string are = cpus.size() == 1 ? " is" : " are";
+        out += r.profile.empty()
+                   ? "unassigned: no profile is applied, so " + which + are + " held to " + limit +
+                         " (an audio box's CPU is held to audio latency unless a profile makes "
+                         "it housekeeping)\n"
+                   : "unassigned: profile '" + r.profile + "' gives " + which + " no role, so " +
+                         (cpus.size() == 1 ? "it" : "they") + are + " held to " + limit + "\n";
     }
     for (const selftest::CoreReport& c : r.cores)
         if (c.missed_too_many)
@@ -128,7 +149,8 @@ std::string selftest_json(const selftest::SelftestReport& r) {
                ", \"p99_us\": " + fixed(l.p99_us, 3) + ", \"p99_9_us\": " + fixed(l.p999_us, 3) +
                ", \"p99_99_us\": " + fixed(l.p9999_us, 3) +
                ", \"max_at_s\": " + fixed(l.max_at_s, 3) +
-               ", \"threshold_us\": " + std::to_string(c.threshold_us) +
+               ", \"threshold_us\": " + std::to_string(c.threshold_us) + ", \"threshold_of\": " +
+               json_string(std::string(selftest::to_string(c.threshold_role))) +
                ", \"above_threshold\": " + std::to_string(c.above) +
                ", \"passed\": " + (c.passed ? "true" : "false") +
                ",\n     \"histogram\": {\"bucket_us\": 1, \"limit_us\": " +

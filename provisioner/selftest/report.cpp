@@ -28,8 +28,10 @@ std::string RunParameters::key() const {
 CoreReport judge_core(CoreRole role, CoreLatency latency, const Thresholds& thresholds) {
     CoreReport core;
     core.role = role;
-    core.threshold_us =
-        role == CoreRole::reserved ? thresholds.reserved_us : thresholds.housekeeping_us;
+    core.threshold_role =
+        role == CoreRole::housekeeping ? CoreRole::housekeeping : CoreRole::reserved;
+    core.threshold_us = core.threshold_role == CoreRole::housekeeping ? thresholds.housekeeping_us
+                                                                      : thresholds.reserved_us;
     core.above = latency.histogram.count_above(core.threshold_us);
     core.planned = latency.cycles + latency.overruns;
     core.max_missed_per_mille = thresholds.max_missed_per_mille;

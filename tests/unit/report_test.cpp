@@ -135,3 +135,13 @@ TEST_CASE("a core that missed more planned wake-ups than the limit fails; at the
     l.overruns = 0;
     CHECK(judge_core(CoreRole::housekeeping, l, none_missed).passed);
 }
+
+TEST_CASE(
+    "a CPU without a role is held to the reserved cores' limit and not the housekeeping one") {
+    Thresholds t{500, 10'000};
+    CoreReport c =
+        judge_core(CoreRole::unassigned, latency(0, IdlePolicy::held, {40'000, 600'000}), t);
+    CHECK(c.threshold_us == 500);
+    CHECK(c.above == 1);
+    CHECK_FALSE(c.passed);
+}

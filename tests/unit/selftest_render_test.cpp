@@ -98,8 +98,8 @@ TEST_CASE("JSON and Prometheus carry the missed wake-ups and their limit") {
           "\"overruns\": 1986, \"planned_wakeups\": 10000, \"missed_percent\": 19.860, "
           "\"max_missed_per_mille\": 10, \"min_us\": 20.000, \"avg_us\": 20.000, \"max_us\": "
           "95.000, \"p50_us\": 20.000, \"p99_us\": 20.000, \"p99_9_us\": 20.000, \"p99_99_us\": "
-          "95.000, \"max_at_s\": 0.500, \"threshold_us\": 500, \"above_threshold\": 0, "
-          "\"passed\": false,");
+          "95.000, \"max_at_s\": 0.500, \"threshold_us\": 500, \"threshold_of\": \"reserved\", "
+          "\"above_threshold\": 0, \"passed\": false,");
     const std::string prometheus = selftest_prometheus(r);
     CHECK(line_starting(prometheus, "rtprov_selftest_missed_wakeups{") ==
           "rtprov_selftest_missed_wakeups{cpu=\"1\",role=\"reserved\",idle=\"default\"} 1986");
@@ -107,4 +107,33 @@ TEST_CASE("JSON and Prometheus carry the missed wake-ups and their limit") {
           "rtprov_selftest_planned_wakeups{cpu=\"1\",role=\"reserved\",idle=\"default\"} 10000");
     CHECK(line_starting(prometheus, "rtprov_selftest_core_passed{") ==
           "rtprov_selftest_core_passed{cpu=\"1\",role=\"reserved\",idle=\"default\"} 0");
+}
+
+TEST_CASE("without a profile the table says every CPU is held to the reserved limit") {
+    SelftestReport r = report("");
+    r.cores.push_back(judge_core(CoreRole::unassigned, latency(0, 10000, 0, 600), {}));
+    r.cores.push_back(judge_core(CoreRole::unassigned, latency(1, 10000, 0, 90), {}));
+    conclude(r);
+    const std::string text = selftest_text(r);
+    CHECK(line_starting(text, "  0  ") ==
+          "  0  unassigned    default      10000       0    0.00    20.0    20.0    20.0    20.0 "
+          "  600.0   0.5    500     1  FAIL");
+    CHECK(line_starting(text, "unassigned") ==
+          "unassigned: no profile is applied, so CPUs 0-1 are held to the reserved cores' limit "
+          "of 500 µs (an audio box's CPU is held to audio latency unless a profile makes it "
+          "housekeeping)");
+    CHECK(line_starting(selftest_json(r), "    {\"cpu\": 0,")
+              .find("\"threshold_us\": 500, \"threshold_of\": \"reserved\", ") !=
+          std::string::npos);
+
+    SelftestReport with_profile = report("x86-debian13");
+    with_profile.cores.push_back(judge_core(CoreRole::housekeeping, latency(0, 10000, 0, 90), {}));
+    with_profile.cores.push_back(judge_core(CoreRole::unassigned, latency(5, 10000, 0, 90), {}));
+    const std::string text2 = selftest_text(with_profile);
+    CHECK(line_starting(text2, "unassigned") ==
+          "unassigned: profile 'x86-debian13' gives CPU 5 no role, so it is held to the reserved "
+          "cores' limit of 500 µs");
+    CHECK(line_starting(selftest_json(with_profile), "    {\"cpu\": 0,")
+              .find("\"threshold_us\": 10000, \"threshold_of\": \"housekeeping\", ") !=
+          std::string::npos);
 }
