@@ -28,6 +28,30 @@ std::string kernel_line(const selftest::SelftestReport& r) {
            (r.kernel.preempt_rt ? "PREEMPT_RT" : "not PREEMPT_RT") + ", RT_PUSH_IPI " + push + "\n";
 }
 
+// Why a probe that did not pass may have starved, saying which fact the hint rests on:
+// RT_PUSH_IPI read as off, or not readable at all. "" when it was read as on.
+std::string push_ipi_hint(selftest::PushIpiState state) {
+    const std::string path = "/sys/kernel/debug/sched/features";
+    switch (state) {
+    case selftest::PushIpiState::on:
+        break;
+    case selftest::PushIpiState::off:
+        return "  RT_PUSH_IPI is off (read from " + path +
+               "), the condition of the priority-boost starvation: enable "
+               "tuning.rt_push_ipi_guard in the profile, or run 'echo RT_PUSH_IPI > " +
+               path + "'\n";
+    case selftest::PushIpiState::unknown:
+        return "  RT_PUSH_IPI is not the cause: '" + path +
+               "' lists neither RT_PUSH_IPI nor NO_RT_PUSH_IPI, so this kernel has no push IPI\n";
+    case selftest::PushIpiState::unreadable:
+        return "  RT_PUSH_IPI could not be checked: '" + path +
+               "' cannot be read (debugfs is not mounted, or the kernel has no "
+               "CONFIG_SCHED_DEBUG); mount debugfs ('mount -t debugfs debugfs "
+               "/sys/kernel/debug') and rerun 'rtprov selftest' to see whether it is off\n";
+    }
+    return "";
+}
+
 } // namespace
 
 std::string selftest_text(const selftest::SelftestReport& r) {
@@ -111,10 +135,8 @@ std::string selftest_text(const selftest::SelftestReport& r) {
                    fixed(double(t.wait_ns) / 1e6, 1) + " ms, ran " +
                    fixed(double(t.run_ns) / 1e6, 2) + " ms in a " +
                    fixed(double(t.window.count()) / 1e6, 0) + " ms window\n";
-        if (!r.pi_probe->passed && !r.kernel.preempt_rt &&
-            r.kernel.push_ipi != selftest::PushIpiState::on)
-            out += "  RT_PUSH_IPI is not on: enable tuning.rt_push_ipi_guard in the profile, "
-                   "or run 'echo RT_PUSH_IPI > /sys/kernel/debug/sched/features'\n";
+        if (!r.pi_probe->passed && !r.kernel.preempt_rt)
+            out += push_ipi_hint(r.kernel.push_ipi);
     }
     out += std::string("result: ") + (r.passed ? "passed" : "did not pass") + "\n";
     return out;

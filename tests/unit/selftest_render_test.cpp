@@ -137,3 +137,39 @@ TEST_CASE("without a profile the table says every CPU is held to the reserved li
               .find("\"threshold_us\": 10000, \"threshold_of\": \"housekeeping\", ") !=
           std::string::npos);
 }
+
+namespace {
+
+// A report whose PI-boost probe starved, on a generic kernel whose RT_PUSH_IPI is 'state'.
+SelftestReport starved_probe(PushIpiState state) {
+    SelftestReport r = report("x86-debian13");
+    r.kernel.push_ipi = state;
+    PiProbeResult probe;
+    probe.workers = 4;
+    probe.critical_section_us = 200;
+    probe.acquisitions = 5000;
+    probe.worst_wait_us = 3'000'000;
+    probe.windows = 50;
+    probe.schedstat_seen = true;
+    r.pi_probe = judge_pi_probe(probe, {});
+    conclude(r);
+    return r;
+}
+
+} // namespace
+
+TEST_CASE("the PI-probe hint blames RT_PUSH_IPI only when it was read as off") {
+    CHECK(line_starting(selftest_text(starved_probe(PushIpiState::off)), "  RT_PUSH_IPI") ==
+          "  RT_PUSH_IPI is off (read from /sys/kernel/debug/sched/features), the condition of "
+          "the priority-boost starvation: enable tuning.rt_push_ipi_guard in the profile, or run "
+          "'echo RT_PUSH_IPI > /sys/kernel/debug/sched/features'");
+    CHECK(line_starting(selftest_text(starved_probe(PushIpiState::unreadable)), "  RT_PUSH_IPI") ==
+          "  RT_PUSH_IPI could not be checked: '/sys/kernel/debug/sched/features' cannot be read "
+          "(debugfs is not mounted, or the kernel has no CONFIG_SCHED_DEBUG); mount debugfs "
+          "('mount -t debugfs debugfs /sys/kernel/debug') and rerun 'rtprov selftest' to see "
+          "whether it is off");
+    CHECK(line_starting(selftest_text(starved_probe(PushIpiState::unknown)), "  RT_PUSH_IPI") ==
+          "  RT_PUSH_IPI is not the cause: '/sys/kernel/debug/sched/features' lists neither "
+          "RT_PUSH_IPI nor NO_RT_PUSH_IPI, so this kernel has no push IPI");
+    CHECK(line_starting(selftest_text(starved_probe(PushIpiState::on)), "  RT_PUSH_IPI") == "");
+}
