@@ -84,6 +84,33 @@ check "both idle policies were measured, each labelled" \
 check "a bad --cpus is a usage error (exit 2) that says what to give" [ $? -eq 2 ]
 check "the usage error explains the list" grep -q "runs backwards; give e.g. 2-3 or 0,2" "$work/out5"
 
+# A --sysroot that is not a system root must not pass on warnings (exit 1, what to pass).
+instead="pass --sysroot a folder that holds a running system's proc/ and sys/ (a copied tree), or leave --sysroot out to"
+"$rtprov" audit --sysroot /nonexistent >"$work/out6" 2>"$work/err6"
+check "audit --sysroot of a missing folder fails (exit 1)" [ $? -eq 1 ]
+check "it says the folder does not exist and what to pass instead" diff - "$work/err6" <<EOF
+rtprov: error: --sysroot '/nonexistent' is not a folder (it does not exist); $instead audit this machine
+EOF
+mkdir -p "$work/not-a-root/sys/devices/system/cpu"
+echo 0-1 >"$work/not-a-root/sys/devices/system/cpu/online"
+"$rtprov" audit --sysroot "$work/not-a-root" >"$work/out7" 2>"$work/err7"
+check "audit --sysroot of a folder without proc/cmdline fails (exit 1)" [ $? -eq 1 ]
+check "it names the folder and the file it lacks" diff - "$work/err7" <<EOF
+rtprov: error: --sysroot '$work/not-a-root' is not the root of a running system: it has no readable 'proc/cmdline'; $instead audit this machine
+EOF
+check "nothing went to stdout" [ ! -s "$work/out7" ]
+"$rtprov" selftest --sysroot "$work/empty" --history "$history" --pi-probe 0 >"$work/out8" 2>"$work/err8"
+check "selftest --sysroot of a missing folder fails (exit 1)" [ $? -eq 1 ]
+check "it says so and what to pass instead" diff - "$work/err8" <<EOF
+rtprov: error: --sysroot '$work/empty' is not a folder (it does not exist); $instead use this machine's
+EOF
+mkdir "$work/empty"
+"$rtprov" selftest --sysroot "$work/empty" --history "$history" --pi-probe 0 >"$work/out9" 2>"$work/err9"
+check "selftest --sysroot of an empty folder fails (exit 1)" [ $? -eq 1 ]
+check "it names what the folder lacks" diff - "$work/err9" <<EOF
+rtprov: error: --sysroot '$work/empty' is not the root of a running system: it has no readable 'sys/devices/system/cpu/online'; $instead use this machine's
+EOF
+
 # -- audit against a fixture tree ------------------------------------------------------
 echo '#1 SMP PREEMPT_DYNAMIC Debian 6.12.117-1' >"$sys/proc/sys/kernel/version"
 echo 'BOOT_IMAGE=/vmlinuz root=/dev/vda ro quiet' >"$sys/proc/cmdline"
