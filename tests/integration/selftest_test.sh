@@ -113,6 +113,7 @@ EOF
 
 # -- audit against a fixture tree ------------------------------------------------------
 echo '#1 SMP PREEMPT_DYNAMIC Debian 6.12.117-1' >"$sys/proc/sys/kernel/version"
+echo '6.12.117+deb13-amd64' >"$sys/proc/sys/kernel/osrelease"
 echo 'BOOT_IMAGE=/vmlinuz root=/dev/vda ro quiet' >"$sys/proc/cmdline"
 echo 'GENTLE_FAIR_SLEEPERS NO_RT_PUSH_IPI RT_RUNTIME_SHARE' >"$sys/sys/kernel/debug/sched/features"
 "$rtprov" audit --sysroot "$sys" --json >"$work/audit.json" 2>"$work/audit.err"
@@ -127,6 +128,21 @@ assert "RT_PUSH_IPI" in status["rt-push-ipi"]["fix"]
 assert status["cmdline"]["status"] == "fail" and "isolcpus" in status["cmdline"]["reason"]
 assert all(c["reason"] for c in r["checks"])
 assert all(c["fix"] for c in r["checks"] if c["status"] != "ok")
+# No debugfs sched/preempt, no preempt=: the mode is the build default of the fixture's
+# /boot/config-6.12.117+deb13-amd64.
+p = status["kernel-preemption"]
+assert p["status"] == "ok" and p["reason"].endswith(
+    "is PREEMPT_DYNAMIC, mode 'voluntary' (the build default: CONFIG_PREEMPT_VOLUNTARY=y in "
+    "'/boot/config-6.12.117+deb13-amd64'; the kernel command line has no preempt= and "
+    "'/sys/kernel/debug/sched/preempt' cannot be read)"), p
+PY
+rm "$sys/proc/sys/kernel/osrelease"
+"$rtprov" audit --sysroot "$sys" --json >"$work/audit-unseen.json" 2>&1
+check "a PREEMPT_DYNAMIC mode that cannot be seen warns, never ok" python3 - "$work/audit-unseen.json" <<'PY'
+import json, sys
+p = {c["id"]: c for c in json.load(open(sys.argv[1]))["checks"]}["kernel-preemption"]
+assert p["status"] == "warn" and "but its mode cannot be seen" in p["reason"], p
+assert p["fix"].startswith("mount debugfs"), p
 PY
 echo 'GENTLE_FAIR_SLEEPERS RT_PUSH_IPI' >"$sys/sys/kernel/debug/sched/features"
 "$rtprov" audit --sysroot "$sys" >"$work/audit.txt" 2>&1
