@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <optional>
 
 namespace rtprov::audit {
 
@@ -83,6 +84,16 @@ IrqFinding irq_finding(const Irq& irq, const core::CpuList& on, const std::strin
                 (details.empty() ? "" : " (" + details + ")")};
 }
 
+// Without a profile the reserved CPUs are those the kernel isolated; when that cannot be
+// read, an IRQ check cannot see which CPUs to keep IRQs off and must not say ok.
+// (nohz_full may be missing for good: the file exists only with CONFIG_NO_HZ_FULL.)
+std::optional<Check> reserved_unknown(Check c, const SystemView& view, const Expectation* e) {
+    if (e || view.isolated)
+        return std::nullopt;
+    return cannot_read(std::move(c),
+                       view.isolated.problem + "; which CPUs are reserved is not known");
+}
+
 std::vector<std::string> busiest_first(std::vector<IrqFinding> found) {
     std::stable_sort(found.begin(), found.end(),
                      [](const IrqFinding& a, const IrqFinding& b) { return a.count > b.count; });
@@ -154,6 +165,8 @@ IrqPlacement irq_placement(const Irq& irq) {
 // irqbalance place IRQs themselves, and what an IRQ costs depends on how often it fires.
 Check check_irq_affinity(const SystemView& view, const Expectation* e) {
     Check c = make("irq-affinity", "IRQs delivered to the reserved CPUs");
+    if (auto unknown = reserved_unknown(c, view, e))
+        return *unknown;
     const CpuSplit split = cpu_split(view, e);
     if (split.reserved.empty()) {
         c.reason = e ? "profile '" + e->profile_name + "' reserves no CPUs"
@@ -209,6 +222,8 @@ Check check_irq_affinity(const SystemView& view, const Expectation* e) {
 
 Check check_unmovable_irqs(const SystemView& view, const Expectation* e) {
     Check c = make("irq-unmovable", "IRQs on the reserved CPUs that cannot be moved");
+    if (auto unknown = reserved_unknown(c, view, e))
+        return *unknown;
     const CpuSplit split = cpu_split(view, e);
     if (split.reserved.empty()) {
         c.reason = "there are no reserved CPUs";

@@ -229,3 +229,22 @@ TEST_CASE("a service's own threads above its audio threads invert them and fail"
                    "restart 'mpd.service'");
     CHECK(check_rt_above_audio(with({mpd_process()}), e).status == Status::ok);
 }
+
+TEST_CASE("without a profile IRQ checks that cannot read the isolated CPUs warn and never say ok") {
+    SystemView v = with({}, {irq(28, "virtio0-config", "0-3", "2")});
+    v.isolated.value.reset();
+    v.isolated.problem =
+        "cannot read '/sys/devices/system/cpu/isolated': No such file or directory";
+    v.nohz_full.value.reset();
+    v.nohz_full.problem = "cannot read '/sys/devices/system/cpu/nohz_full': No such file or "
+                          "directory";
+    for (const Check& c : {check_irq_affinity(v, nullptr), check_unmovable_irqs(v, nullptr)}) {
+        CHECK(c.status == Status::warn);
+        CHECK(c.reason == "cannot read '/sys/devices/system/cpu/isolated': No such file or "
+                          "directory; which CPUs are reserved is not known");
+    }
+    // With a profile the reserved CPUs are the profile's.
+    Expectation e = with_mpd();
+    CHECK(check_irq_affinity(v, &e).status == Status::warn);
+    CHECK(check_irq_affinity(v, &e).reason.starts_with("1 IRQ is delivered to reserved CPUs 2-3"));
+}
