@@ -308,10 +308,10 @@ int run_apply(const Options& o) {
     } catch (const Error&) {
         if (o.live)
             if (auto online = tell_systemd({}); !online.complete())
-                std::cerr << "rtprov: warning: " << online.failure
-                          << "; not done: " << online.not_done.size()
-                          << " step(s), by hand: " << systemd::systemctl_commands(online.not_done)
-                          << "\n";
+                std::cerr << "rtprov: warning: systemd was not told about the files written "
+                             "so far: "
+                          << online.failure << "; to tell it by hand: "
+                          << systemd::systemctl_commands(online.not_done) << "\n";
         throw;
     }
     // Files written and recorded but systemd not told: say what is done, what is not, and

@@ -5,7 +5,8 @@
 # namespaces, so '/' is the copy and never this machine's. The files are written and
 # recorded, but systemd cannot be told: apply must say what it wrote and recorded, what
 # it did not do and how to finish or undo, and exit 1; the undo it names puts every
-# file back. Usage: live_test.sh RTPROV SOURCE_DIR
+# file back; when a command after the files fails, a warning says what systemd was not
+# told. Usage: live_test.sh RTPROV SOURCE_DIR
 set -uo pipefail
 rtprov=$(realpath "$1")
 src=$2
@@ -69,4 +70,15 @@ rtprov: error: not done: daemon-reload, stop rtprov-sched-features.service
 rtprov: error: to finish: systemctl daemon-reload && systemctl stop rtprov-sched-features.service
 EOF
 check "the undo it named put every file back" [ "$(tree_sum "$root")" = "$before" ]
+
+# A command after the files fails (an update-grub that cannot run): the command's error
+# stops the apply, and a warning says what systemd was not told and how to tell it.
+mkdir -p "$root/usr/sbin"
+: >"$root/usr/sbin/update-grub" # not executable
+in_root apply --live --profile x86-debian13 >"$work/apply2.out" 2>"$work/apply2.err"
+check "apply --live with a failing command fails (exit 1)" [ $? -eq 1 ] || cat "$work/apply2.err" >&2
+check "the warning says what systemd was not told and the commands that tell it" \
+    grep -qxF "rtprov: warning: systemd was not told about the files written so far: cannot reach systemd on the system bus: No such file or directory; is this a running systemd system? (offline images: use --root); to tell it by hand: systemctl daemon-reload && systemctl restart rtprov-sched-features.service" "$work/apply2.err"
+check "the command's own error comes last" \
+    bash -c "tail -n1 '$work/apply2.err' | grep -q \"^rtprov: error: 'update-grub' failed in the target\""
 finish
