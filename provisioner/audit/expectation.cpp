@@ -97,6 +97,11 @@ Expectation expect(const core::Profile& profile, const core::ResolvedCores& core
     e.kernel_params = boot::kernel_params(profile, cores, kernels).params;
     e.realtime = t.kernel.realtime;
     e.rt_packages = profile.board.kernel.rt_packages;
+    for (const core::InstalledKernel& k : kernels)
+        if (k.config && k.config->count("CONFIG_PREEMPT_RT") &&
+            k.config->at("CONFIG_PREEMPT_RT") == "y")
+            e.rt_kernels.push_back(k.version);
+    e.boot_loader = profile.board.boot.loader;
     e.rt_push_ipi_guard = t.rt_push_ipi_guard;
     e.cpu_governor = t.cpu_governor;
     for (const core::ServiceTuning& s : t.services) {

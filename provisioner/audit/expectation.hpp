@@ -58,6 +58,8 @@ struct Expectation {
     std::vector<boot::KernelParam> kernel_params; // planned, as boot::kernel_params() says
     bool realtime = false;                        // tuning.kernel.realtime
     std::vector<std::string> rt_packages;         // board.kernel.rt_packages, for fixes
+    std::vector<std::string> rt_kernels; // installed kernels with CONFIG_PREEMPT_RT=y, for fixes
+    core::BootLoader boot_loader = core::BootLoader::grub;
     bool rt_push_ipi_guard = true;
     std::optional<std::string> cpu_governor;
     std::vector<ServiceExpectation> services;

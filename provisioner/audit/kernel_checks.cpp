@@ -22,29 +22,121 @@ bool has_word(const std::string& text, const std::string& word) {
     return std::find(w.begin(), w.end(), word) != w.end();
 }
 
+constexpr const char* k_preempt_path = "/sys/kernel/debug/sched/preempt";
+
+// The running kernel's preemption model: 'summary' names it ("PREEMPT_DYNAMIC, mode
+// 'full'"), 'source' says where a PREEMPT_DYNAMIC mode was learned, 'unseen' why it
+// could not be ("" when it was).
+struct Model {
+    std::string summary;
+    std::string source;
+    std::string unseen;
+};
+
+// The modes preempt= and sched/preempt know (kernel/sched/core.c, sched_dynamic_mode();
+// 'lazy' since Linux 6.13). The kernel ignores preempt= with any other value.
+bool is_dynamic_mode(const std::string& mode) {
+    return mode == "none" || mode == "voluntary" || mode == "full" || mode == "lazy";
+}
+
+// A PREEMPT_DYNAMIC kernel runs the mode debugfs shows; else the last valid preempt= of
+// its command line (setup_preempt_mode() in kernel/sched/core.c, a __setup handler, runs
+// for each one and keeps the mode of the last it accepts); else its build default, the
+// Preemption Model chosen in its config (kernel/Kconfig.preempt: with PREEMPT_DYNAMIC the
+// model selected at build time is the one it boots with).
+Model dynamic_mode(const SystemView& view) {
+    const std::string dynamic = "PREEMPT_DYNAMIC";
+    const std::string unread = "'" + std::string(k_preempt_path) + "' cannot be read";
+    // debugfs sched/preempt marks the mode in use: 'none voluntary (full) lazy'.
+    std::string preempt_problem = view.sched_preempt.problem;
+    if (view.sched_preempt) {
+        const std::string& modes = *view.sched_preempt;
+        std::size_t open = modes.find('(');
+        std::size_t close = modes.find(')', open);
+        if (open != std::string::npos && close != std::string::npos)
+            return {dynamic + ", mode '" + modes.substr(open + 1, close - open - 1) + "'",
+                    " (read from '" + std::string(k_preempt_path) + "')", ""};
+        preempt_problem = "'" + std::string(k_preempt_path) + "' holds '" + modes +
+                          "', which marks no mode in use";
+    }
+    std::string from_cmdline;
+    for (const std::string& w : words(view.cmdline ? *view.cmdline : ""))
+        if (w.starts_with("preempt=") && is_dynamic_mode(w.substr(8)))
+            from_cmdline = w.substr(8);
+    if (!from_cmdline.empty())
+        return {dynamic + ", mode '" + from_cmdline + "'",
+                " (from 'preempt=" + from_cmdline + "' on the kernel command line; " + unread + ")",
+                ""};
+    const std::string cmdline_problem =
+        view.cmdline ? "the kernel command line has no preempt=" : view.cmdline.problem;
+    std::string config_problem = view.kernel_config.problem;
+    if (view.kernel_config) {
+        const std::string config = "/boot/config-" + *view.kernel_release;
+        static const std::pair<const char*, const char*> k_models[] = {
+            {"CONFIG_PREEMPT_NONE", "none"},
+            {"CONFIG_PREEMPT_VOLUNTARY", "voluntary"},
+            {"CONFIG_PREEMPT", "full"},
+            {"CONFIG_PREEMPT_LAZY", "lazy"}};
+        for (const auto& [option, mode] : k_models)
+            if (auto it = view.kernel_config->find(option);
+                it != view.kernel_config->end() && it->second == "y")
+                return {dynamic + ", mode '" + mode + "'",
+                        std::string(" (the build default: ") + option + "=y in '" + config + "'; " +
+                            cmdline_problem + " and " + unread + ")",
+                        ""};
+        config_problem = "'" + config +
+                         "' sets none of CONFIG_PREEMPT_NONE, CONFIG_PREEMPT_VOLUNTARY, "
+                         "CONFIG_PREEMPT and CONFIG_PREEMPT_LAZY";
+    }
+    return {dynamic, "",
+            "but its mode cannot be seen: " + preempt_problem + "; " + cmdline_problem + "; " +
+                config_problem};
+}
+
 // uname -v names the model built in: PREEMPT_RT, PREEMPT_DYNAMIC, PREEMPT (full) or
 // nothing (none or voluntary) (scripts/mkcompile_h).
-std::string preemption_model(const SystemView& view) {
+Model preemption_model(const SystemView& view) {
     const std::string& v = *view.kernel_version;
     if (has_word(v, "PREEMPT_RT"))
-        return "PREEMPT_RT";
-    if (has_word(v, "PREEMPT_DYNAMIC")) {
-        // debugfs sched/preempt marks the mode in use: 'none voluntary (full) lazy'.
-        if (view.sched_preempt) {
-            const std::string& modes = *view.sched_preempt;
-            std::size_t open = modes.find('(');
-            std::size_t close = modes.find(')', open);
-            if (open != std::string::npos && close != std::string::npos)
-                return "PREEMPT_DYNAMIC, mode '" + modes.substr(open + 1, close - open - 1) + "'";
-        }
-        for (const std::string& w : words(view.cmdline ? *view.cmdline : ""))
-            if (w.starts_with("preempt="))
-                return "PREEMPT_DYNAMIC, mode '" + w.substr(8) + "' (preempt= on the command line)";
-        return "PREEMPT_DYNAMIC (mode not known: '/sys/kernel/debug/sched/preempt' cannot be read)";
-    }
+        return {"PREEMPT_RT", "", ""};
+    if (has_word(v, "PREEMPT_DYNAMIC"))
+        return dynamic_mode(view);
     if (has_word(v, "PREEMPT"))
-        return "PREEMPT (full preemption)";
-    return "no forced preemption (PREEMPT_NONE or PREEMPT_VOLUNTARY)";
+        return {"PREEMPT (full preemption)", "", ""};
+    return {"no forced preemption (PREEMPT_NONE or PREEMPT_VOLUNTARY)", "", ""};
+}
+
+// How to get the PREEMPT_RT kernel running: boot one that is installed, else install one.
+std::string realtime_fix(const Expectation& e) {
+    if (e.rt_kernels.empty()) {
+        const std::string package =
+            e.rt_packages.empty() ? "the PREEMPT_RT kernel" : "'" + e.rt_packages.front() + "'";
+        return "install " + package +
+               " ('rtprov apply --install-packages'), reboot and check that the boot loader "
+               "starts it by default";
+    }
+    std::vector<std::string> names;
+    for (const std::string& version : e.rt_kernels)
+        names.push_back("'" + version + "'");
+    std::string fix = (names.size() == 1 ? "boot the installed PREEMPT_RT kernel "
+                                         : "boot one of the installed PREEMPT_RT kernels ") +
+                      listing(names) + ": ";
+    switch (e.boot_loader) {
+    case core::BootLoader::grub:
+        // boot/grub.cpp: the drop-in points GRUB_TOP_LEVEL at the newest -rt- image.
+        return fix + "make it GRUB's default ('rtprov apply' sets GRUB_TOP_LEVEL to the newest "
+                     "-rt- kernel; run 'update-grub' so that /boot/grub/grub.cfg has it), then "
+                     "reboot";
+    case core::BootLoader::systemd_boot:
+        // rtprov does not choose systemd-boot's default entry; bootctl(1) set-default does.
+        return fix + "make its entry systemd-boot's default ('bootctl set-default ENTRY'), then "
+                     "reboot";
+    case core::BootLoader::rpi_firmware:
+        break;
+    }
+    // The Pi firmware starts the image config.txt's kernel= names.
+    return fix + "make it the firmware's kernel ('rtprov apply' writes kernel= with "
+                 "board.kernel.rt_image to config.txt; see 'rtprov status'), then reboot";
 }
 
 // Compares a sysfs CPU list with the reserved CPUs.
@@ -69,20 +161,25 @@ Check check_preemption(const SystemView& view, const Expectation* e) {
     Check c = make("kernel-preemption", "kernel preemption model");
     if (!view.kernel_version)
         return cannot_read(std::move(c), view.kernel_version.problem);
-    const std::string model = preemption_model(view);
-    c.reason = "the running kernel ('" + *view.kernel_version + "') is " + model;
-    if (e && e->realtime && model != "PREEMPT_RT") {
+    const Model model = preemption_model(view);
+    const std::string running = "the running kernel ('" + *view.kernel_version + "') is ";
+    if (e && e->realtime && model.summary != "PREEMPT_RT") {
         c.status = Status::fail;
         c.reason = "profile '" + e->profile_name +
-                   "' chose a PREEMPT_RT kernel (tuning.kernel.realtime) but the running kernel "
-                   "('" +
-                   *view.kernel_version + "') is " + model;
-        std::string package =
-            e->rt_packages.empty() ? "the PREEMPT_RT kernel" : "'" + e->rt_packages.front() + "'";
-        c.fix = "install " + package +
-                " ('rtprov apply --install-packages'), reboot and check that the boot loader "
-                "starts it by default";
+                   "' chose a PREEMPT_RT kernel (tuning.kernel.realtime) but " + running +
+                   model.summary;
+        c.fix = realtime_fix(*e);
+        return c;
     }
+    if (!model.unseen.empty()) {
+        // Not seeing the mode is not a pass: the check warns until it can see.
+        c.status = Status::warn;
+        c.reason = running + model.summary + ", " + model.unseen;
+        c.fix = "mount debugfs ('mount -t debugfs debugfs /sys/kernel/debug') and rerun 'rtprov "
+                "audit'";
+        return c;
+    }
+    c.reason = running + model.summary + model.source;
     return c;
 }
 

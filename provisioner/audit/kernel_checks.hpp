@@ -11,8 +11,11 @@
 // no profile, only what holds for every audio machine is checked).
 namespace rtprov::audit {
 
-// 'kernel-preemption': names the preemption model (information); fails when the profile
-// chose a PREEMPT_RT kernel (tuning.kernel.realtime) and another one runs.
+// 'kernel-preemption': names the preemption model and, for PREEMPT_DYNAMIC, the mode and
+// where it was learned (debugfs sched/preempt, else preempt= on the command line, else
+// the build default in the running kernel's config); warns when none of them can be
+// read. Fails when the profile chose a PREEMPT_RT kernel (tuning.kernel.realtime) and
+// another one runs; the fix boots an installed PREEMPT_RT kernel, else installs one.
 Check check_preemption(const SystemView& view, const Expectation* expectation);
 
 // 'rt-push-ipi': fails on a non-PREEMPT_RT kernel running with NO_RT_PUSH_IPI.

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <optional>
 
 namespace rtprov::audit {
 
@@ -18,8 +19,8 @@ std::string quoted_text(const std::string& text) {
     return "'" + text + "'";
 }
 
-// A CPU mask as the kernel prints and parses one: 32-bit words in hex, most significant
-// first, separated by commas ('3', 'f,00000000').
+// A CPU mask as the kernel prints and parses one (cpumask_parse(), lib/bitmap-str.c):
+// 32-bit words in hex, most significant first, separated by commas ('3', 'f,00000000').
 std::string cpu_mask(const core::CpuList& cpus) {
     const unsigned top = cpus.max().value_or(0);
     std::vector<unsigned> mask(top / 32 + 1, 0);
@@ -32,6 +33,17 @@ std::string cpu_mask(const core::CpuList& cpus) {
         out += (out.empty() ? "" : ",") + std::string(word);
     }
     return out;
+}
+
+// Fix texts name a value in the form the file or command takes, and say which form that
+// is, so that '3' written as a hex mask is not read as CPU 3: "the CPU list 0-1 (the
+// housekeeping CPUs)", "the hex mask 3 (CPUs 0-1, the housekeeping CPUs)".
+std::string as_cpu_list(const core::CpuList& cpus, const std::string& what) {
+    return "the CPU list " + cpus.to_string() + " (" + what + ")";
+}
+
+std::string as_hex_mask(const core::CpuList& cpus, const std::string& what) {
+    return "the hex mask " + cpu_mask(cpus) + " (" + cpus_text(cpus) + ", " + what + ")";
 }
 
 std::string irq_label(const Irq& irq) {
@@ -70,6 +82,16 @@ IrqFinding irq_finding(const Irq& irq, const core::CpuList& on, const std::strin
     return {count.value_or(0), irq.number,
             irq_label(irq) + " on " + cpus_text(on) +
                 (details.empty() ? "" : " (" + details + ")")};
+}
+
+// Without a profile the reserved CPUs are those the kernel isolated; when that cannot be
+// read, an IRQ check cannot see which CPUs to keep IRQs off and must not say ok.
+// (nohz_full may be missing for good: the file exists only with CONFIG_NO_HZ_FULL.)
+std::optional<Check> reserved_unknown(Check c, const SystemView& view, const Expectation* e) {
+    if (e || view.isolated)
+        return std::nullopt;
+    return cannot_read(std::move(c),
+                       view.isolated.problem + "; which CPUs are reserved is not known");
 }
 
 std::vector<std::string> busiest_first(std::vector<IrqFinding> found) {
@@ -143,6 +165,8 @@ IrqPlacement irq_placement(const Irq& irq) {
 // irqbalance place IRQs themselves, and what an IRQ costs depends on how often it fires.
 Check check_irq_affinity(const SystemView& view, const Expectation* e) {
     Check c = make("irq-affinity", "IRQs delivered to the reserved CPUs");
+    if (auto unknown = reserved_unknown(c, view, e))
+        return *unknown;
     const CpuSplit split = cpu_split(view, e);
     if (split.reserved.empty()) {
         c.reason = e ? "profile '" + e->profile_name + "' reserves no CPUs"
@@ -173,21 +197,33 @@ Check check_irq_affinity(const SystemView& view, const Expectation* e) {
     c.reason = std::to_string(found.size()) + (found.size() == 1 ? " IRQ is" : " IRQs are") +
                " delivered to reserved " + reserved + ": " + listing(busiest_first(found)) +
                "; each one interrupts the audio threads there";
+    // smp_affinity_list takes a CPU list, smp_affinity a hex mask
+    // (Documentation/core-api/irq/irq-affinity.rst).
     const std::string target =
         split.housekeeping.empty() ? "<housekeeping CPUs>" : split.housekeeping.to_string();
-    c.fix = "move them to the housekeeping CPUs: for n in " + numbers + "; do echo " + target +
+    c.fix = "move them to the housekeeping CPUs: " +
+            (split.housekeeping.empty()
+                 ? std::string("write the housekeeping CPUs as a CPU list")
+                 : "write " + as_cpu_list(split.housekeeping, "the housekeeping CPUs")) +
+            " to each one's smp_affinity_list: for n in " + numbers + "; do echo " + target +
             " > /proc/irq/$n/smp_affinity_list; done";
     if (e && !e->irqaffinity)
         c.fix += "; set tuning.kernel.irqaffinity: true so that boot does it";
     else
+        // irqbalance(1): IRQBALANCE_BANNED_CPULIST is a CPU list; Debian's package reads
+        // its environment from /etc/default/irqbalance.
         c.fix += "; irqaffinity= sets only the default at boot: keep irqbalance off the "
-                 "reserved CPUs (IRQBALANCE_BANNED_CPULIST=" +
-                 split.reserved.to_string() + ")";
+                 "reserved CPUs with the CPU list " +
+                 split.reserved.to_string() +
+                 " (IRQBALANCE_BANNED_CPULIST=" + split.reserved.to_string() +
+                 " in /etc/default/irqbalance)";
     return c;
 }
 
 Check check_unmovable_irqs(const SystemView& view, const Expectation* e) {
     Check c = make("irq-unmovable", "IRQs on the reserved CPUs that cannot be moved");
+    if (auto unknown = reserved_unknown(c, view, e))
+        return *unknown;
     const CpuSplit split = cpu_split(view, e);
     if (split.reserved.empty()) {
         c.reason = "there are no reserved CPUs";
@@ -276,9 +312,14 @@ Check check_reserved_cpu_tasks(const SystemView& view, const Expectation& e) {
     std::string kernel_text = std::to_string(kernel.size()) + " kernel thread" +
                               (kernel.size() == 1 ? "" : "s") +
                               " not bound to one CPU: " + listing(kernel);
-    const std::string workqueue = "unbound kernel workers follow "
-                                  "/sys/devices/virtual/workqueue/cpumask: write " +
-                                  cpu_mask(e.cores.housekeeping) + " (the housekeeping CPUs) there";
+    // The file takes a hex mask: wq_unbound_cpumask_store() parses it with cpumask_parse()
+    // (kernel/workqueue.c).
+    const std::string mask = cpu_mask(e.cores.housekeeping);
+    const std::string workqueue =
+        "unbound kernel workers follow /sys/devices/virtual/workqueue/cpumask, which takes a hex "
+        "CPU mask: write " +
+        as_hex_mask(e.cores.housekeeping, "the housekeeping CPUs") + " there: echo " + mask +
+        " > /sys/devices/virtual/workqueue/cpumask";
     if (user.empty()) {
         c.status = Status::warn;
         c.reason = "reserved " + reserved + " " + (e.cores.reserved.size() == 1 ? "is" : "are") +
@@ -377,9 +418,11 @@ Check check_rt_above_audio(const SystemView& view, const Expectation& e) {
                           (foreign.size() == 1 ? "" : "s") + " at or above " + bar +
                           ", the audio threads', may run on reserved " + reserved + ": " +
                           listing(foreign));
+        // taskset(1) -c takes a CPU list.
         fixes.push_back("lower them below " + std::to_string(*lowest) +
-                        " (chrt -p PRIORITY TID) or keep them off the reserved CPUs (taskset -pc " +
-                        e.cores.housekeeping.to_string() + " TID)");
+                        " (chrt -p PRIORITY TID) or keep them off the reserved CPUs with " +
+                        as_cpu_list(e.cores.housekeeping, "the housekeeping CPUs") +
+                        ": taskset -pc " + e.cores.housekeeping.to_string() + " TID");
     }
     c.status = inverted.empty() ? Status::warn : Status::fail;
     for (const std::string& r : reasons)

@@ -1,5 +1,6 @@
 #include "provisioner/audit/system_view.hpp"
 
+#include "provisioner/boot/kernel_config.hpp"
 #include "provisioner/core/error.hpp"
 #include "provisioner/target/root.hpp"
 
@@ -237,6 +238,28 @@ Fact<std::map<unsigned, std::string>> read_governors(const RootReader& r,
     return fact;
 }
 
+// The config Debian's and Raspberry Pi OS's kernel packages install beside the image,
+// /boot/config-<uname -r>, read as boot::parse_kernel_config reads every other.
+Fact<std::map<std::string, std::string>> read_kernel_config(const RootReader& r,
+                                                            const Fact<std::string>& release) {
+    Fact<std::map<std::string, std::string>> fact;
+    if (!release) {
+        fact.problem = release.problem + ", so the running kernel's config is not known";
+        return fact;
+    }
+    if (release->empty() || release->find('/') != std::string::npos) {
+        fact.problem = "'/proc/sys/kernel/osrelease' holds '" + *release +
+                       "', not a kernel release, so the running kernel's config is not known";
+        return fact;
+    }
+    Fact<std::string> text = r.text("/boot/config-" + *release);
+    if (!text)
+        fact.problem = text.problem;
+    else
+        fact.value = boot::parse_kernel_config(*text);
+    return fact;
+}
+
 } // namespace
 
 SystemView read_system_view(const std::string& root) {
@@ -248,6 +271,10 @@ SystemView read_system_view(const std::string& root) {
     v.kernel_version = r.text("/proc/sys/kernel/version");
     if (v.kernel_version)
         v.kernel_version.value = trimmed(*v.kernel_version);
+    v.kernel_release = r.text("/proc/sys/kernel/osrelease");
+    if (v.kernel_release)
+        v.kernel_release.value = trimmed(*v.kernel_release);
+    v.kernel_config = read_kernel_config(r, v.kernel_release);
     v.sched_features = r.text("/sys/kernel/debug/sched/features");
     v.sched_preempt = r.text("/sys/kernel/debug/sched/preempt");
     if (v.sched_preempt)

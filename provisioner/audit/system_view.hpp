@@ -56,6 +56,10 @@ struct Irq {
 struct SystemView {
     Fact<std::string> cmdline;        // /proc/cmdline
     Fact<std::string> kernel_version; // /proc/sys/kernel/version: what uname -v says
+    Fact<std::string> kernel_release; // /proc/sys/kernel/osrelease: what uname -r says
+    // The running kernel's build options, /boot/config-<kernel_release> ('CONFIG_X' ->
+    // 'y'); the problem says why not when the release or the file cannot be read.
+    Fact<std::map<std::string, std::string>> kernel_config;
     Fact<std::string> sched_features; // /sys/kernel/debug/sched/features
     Fact<std::string> sched_preempt;  // /sys/kernel/debug/sched/preempt (PREEMPT_DYNAMIC)
     Fact<long long> rt_runtime_us;    // /proc/sys/kernel/sched_rt_runtime_us
@@ -69,8 +73,8 @@ struct SystemView {
     Fact<std::vector<Process>> processes; // by pid, kernel threads included
 };
 
-// Reads the running system under 'root' ("/" normally; tests give a folder holding proc/
-// and sys/). Paths in problems are shown as if 'root' were '/'. Read-only, takes well
+// Reads the running system under 'root' ("/" normally; tests give a folder holding proc/,
+// sys/ and boot/). Paths in problems are shown as if 'root' were '/'. Read-only, takes well
 // under a second on a normal system, and never throws for a missing or unreadable file:
 // the fact says why. A process or thread that ends while it is read is left out.
 SystemView read_system_view(const std::string& root = "/");

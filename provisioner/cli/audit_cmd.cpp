@@ -107,6 +107,10 @@ void add_audit_command(CLI::App& parent, AuditCommand& c) {
 }
 
 int run_audit(const AuditCommand& c) {
+    // The files every audit reads first; a tree without them would pass on warnings.
+    if (c.app->count("--sysroot") > 0)
+        check_sysroot(c.sysroot, {"proc/cmdline", "sys/devices/system/cpu/online"},
+                      "audit this machine");
     std::optional<core::Profile> profile = applied_profile(c.sysroot);
     audit::SystemView view = audit::read_system_view(c.sysroot);
     std::optional<audit::Expectation> expectation;

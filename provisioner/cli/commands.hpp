@@ -55,6 +55,7 @@ int run_firstboot(const FirstbootCommand& c);
 #include "provisioner/core/profile.hpp"
 
 #include <optional>
+#include <vector>
 
 namespace rtprov::cli {
 
@@ -67,6 +68,13 @@ std::string data_dir(const char* sub);
 // The profile rtprov applied to the system under 'sysroot' (/etc/rtprov/profile.yaml),
 // or nullopt when none is. Throws rtprov::Error when the file is there but unreadable.
 std::optional<core::Profile> applied_profile(const std::string& sysroot);
+
+// Throws rtprov::Error unless every file of 'needed' (paths below the root, such as
+// "proc/cmdline") can be read under the --sysroot 'sysroot': a folder without them is not
+// the root of a running system, and reading it would show nothing wrong. 'without' says
+// what leaving --sysroot out does ("audit this machine").
+void check_sysroot(const std::string& sysroot, const std::vector<std::string>& needed,
+                   const std::string& without);
 
 // The CPUs online under 'sysroot' (/sys/devices/system/cpu/online). Throws rtprov::Error
 // when the file cannot be read.

@@ -6,6 +6,7 @@
 #include "provisioner/audit/expectation.hpp"
 #include "provisioner/boot/cmdline.hpp"
 #include "provisioner/cli/commands.hpp"
+#include "provisioner/cli/firstboot_output.hpp"
 #include "provisioner/core/board_match.hpp"
 #include "provisioner/core/error.hpp"
 #include "provisioner/live/board_facts.hpp"
@@ -19,6 +20,7 @@
 #include "provisioner/target/root_lock.hpp"
 
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <sys/utsname.h>
 #include <sys/wait.h>
 #include <systemd/sd-daemon.h>
@@ -26,6 +28,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <cstdlib>
 #include <ctime>
 #include <filesystem>
 #include <fstream>
@@ -46,21 +49,39 @@ constexpr const char* k_id_missing = "a1f3c5e7b9d24f6a8c0e2b4d6f8a1c3e";
 constexpr const char* k_id_done = "5f7b9d1e3a6c4e8f0b2d4f6a8c1e3a5d";
 constexpr const char* k_id_failed = "e6c8a0f2b4d64a8c1e3f5b7d9a2c4e6f";
 
+// True when file descriptor 'fd' is the journal stream systemd gave the unit
+// ($JOURNAL_STREAM, systemd.exec(5)).
+bool is_journal(int fd) {
+    const char* stream = std::getenv("JOURNAL_STREAM");
+    struct stat st {};
+    return stream && ::fstat(fd, &st) == 0 &&
+           is_journal_stream(stream, std::uint64_t(st.st_dev), std::uint64_t(st.st_ino));
+}
+
 // Progress for 'systemctl status' (sd_notify STATUS=, needs NotifyAccess=main in a
-// oneshot unit, reference/debian.md §6) and a line in the journal.
+// oneshot unit, systemd.service(5)) and a line on stdout, which is the journal in the unit.
 void progress(const std::string& status) {
     sd_notifyf(0, "STATUS=rtprov first boot: %s", status.c_str());
     std::cout << "rtprov firstboot: " << status << std::endl;
 }
 
-void journal(const char* id, int priority, const std::string& message,
-             const std::string& extra = "") {
-    if (extra.empty())
-        sd_journal_send("MESSAGE=rtprov first boot: %s", message.c_str(), "MESSAGE_ID=%s", id,
-                        "PRIORITY=%i", priority, nullptr);
-    else
-        sd_journal_send("MESSAGE=rtprov first boot: %s", message.c_str(), "MESSAGE_ID=%s", id,
-                        "PRIORITY=%i", priority, "%s", extra.c_str(), nullptr);
+// A step worth finding later: the status line, and a structured journal entry with
+// 'id' (docs/firstboot.md); printed too only where stdout is not the journal, so the
+// journal has it once.
+void report(const char* id, int priority, const std::string& message,
+            const std::string& extra = "") {
+    sd_notifyf(0, "STATUS=rtprov first boot: %s", message.c_str());
+    const Delivery delivery = deliver(is_journal(STDOUT_FILENO));
+    if (delivery.send) {
+        if (extra.empty())
+            sd_journal_send("MESSAGE=rtprov first boot: %s", message.c_str(), "MESSAGE_ID=%s", id,
+                            "PRIORITY=%i", priority, nullptr);
+        else
+            sd_journal_send("MESSAGE=rtprov first boot: %s", message.c_str(), "MESSAGE_ID=%s", id,
+                            "PRIORITY=%i", priority, "%s", extra.c_str(), nullptr);
+    }
+    if (delivery.print)
+        std::cout << "rtprov firstboot: " << message << std::endl;
 }
 
 // Runs this rtprov binary with 'args'; its stdout goes to 'stdout_path' when given. The
@@ -216,15 +237,14 @@ int run_firstboot(const FirstbootCommand&) {
         if (state.phase.empty()) {
             progress("choosing the profile for " + core::describe(facts));
             state.profile = choose_profile(config, facts);
-            journal(k_id_start, LOG_INFO,
-                    "applying profile '" + state.profile + "' on " + core::describe(facts));
+            report(k_id_start, LOG_INFO,
+                   "applying profile '" + state.profile + "' on " + core::describe(facts));
             std::vector<std::string> args = {"apply", "--live", "--profile", state.profile,
                                              "--regenerate-boot=now"};
             for (const std::string& set : config.sets)
                 args.insert(args.end(), {"--set", set});
             if (config.install_packages)
                 args.push_back("--install-packages");
-            progress("applying profile '" + state.profile + "'");
             if (int rc = run_rtprov(lock.fd(), args); rc != 0)
                 throw Error("'rtprov apply' failed (exit " + std::to_string(rc) +
                             "); its messages are in 'journalctl -u rtprov-firstboot'; fix the "
@@ -241,15 +261,14 @@ int run_firstboot(const FirstbootCommand&) {
         auto elapsed_ms = std::chrono::duration_cast<std::chrono::milliseconds>(
                               std::chrono::steady_clock::now() - started)
                               .count();
-        journal(k_id_applied, LOG_INFO,
-                "profile '" + state.profile + "' applied in " + std::to_string(elapsed_ms) + " ms",
-                "RTPROV_ELAPSED_MS=" + std::to_string(elapsed_ms));
+        report(k_id_applied, LOG_INFO,
+               "profile '" + state.profile + "' applied in " + std::to_string(elapsed_ms) + " ms",
+               "RTPROV_ELAPSED_MS=" + std::to_string(elapsed_ms));
         if (decision.reboot) {
             state.reboots += 1;
             state.reboot_cause = "the running kernel lacks " + missing.reboot_helps;
             save("rebooting");
-            journal(k_id_reboot, LOG_NOTICE, "rebooting once: " + state.reboot_cause);
-            progress("rebooting once: " + state.reboot_cause);
+            report(k_id_reboot, LOG_NOTICE, "rebooting once: " + state.reboot_cause);
             systemd::request_reboot();
             return k_exit_ok;
         }
@@ -258,7 +277,7 @@ int run_firstboot(const FirstbootCommand&) {
             state.cmdline = (decision.cmdline == "ok" ? std::string() : decision.cmdline + "; ") +
                             "missing, a reboot would not help: " + missing.reboot_cannot_help;
         if (state.cmdline != "ok")
-            journal(k_id_missing, LOG_WARNING, "the running kernel: " + state.cmdline);
+            report(k_id_missing, LOG_WARNING, "the running kernel: " + state.cmdline);
 
         fs::create_directories(target::k_firstboot_dir);
         const std::string dir = target::k_firstboot_dir;
@@ -285,8 +304,7 @@ int run_firstboot(const FirstbootCommand&) {
         std::string summary = "done: profile '" + state.profile + "', kernel command line " +
                               state.cmdline + ", self-test " + state.selftest + ", audit " +
                               state.audit + "; reports in " + dir;
-        journal(k_id_done, passed ? LOG_INFO : LOG_WARNING, summary);
-        progress(summary);
+        report(k_id_done, passed ? LOG_INFO : LOG_WARNING, summary);
         return passed ? k_exit_ok : k_exit_not_passed;
     } catch (const std::exception& e) {
         state.reason = e.what();
@@ -295,9 +313,14 @@ int run_firstboot(const FirstbootCommand&) {
         } catch (const std::exception& also) {
             std::cerr << "rtprov: warning: cannot record the failure: " << also.what() << "\n";
         }
-        journal(k_id_failed, LOG_ERR, std::string("failed: ") + e.what());
+        sd_journal_send("MESSAGE=rtprov first boot: failed: %s", e.what(), "MESSAGE_ID=%s",
+                        k_id_failed, "PRIORITY=%i", LOG_ERR, nullptr);
         sd_notifyf(0, "STATUS=rtprov first boot failed: %s", e.what());
-        throw;
+        // On a terminal main() prints the error; where stderr is the journal the entry
+        // above is that message already.
+        if (!is_journal(STDERR_FILENO))
+            throw;
+        return k_exit_failed;
     }
 }
 

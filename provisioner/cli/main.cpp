@@ -313,25 +313,30 @@ int run_apply(const Options& o) {
     // On the running system, systemd learns about the new units and drop-ins, even when a
     // command after the files failed.
     auto tell_systemd = [&](const std::vector<std::string>& retired) {
+        systemd::OnlineResult online;
         if (auto actions = systemd::online_actions(p.plan, p.profile, p.cores, o.runtime, retired);
             o.live && !actions.empty())
-            for (const std::string& done : systemd::apply_online(actions))
-                std::cout << "systemd: " << done << "\n";
+            online = systemd::apply_online(actions);
+        for (const systemd::OnlineStep& done : online.done)
+            std::cout << "systemd: " << done.text() << "\n";
+        return online;
     };
     target::ApplyResult result;
     try {
         result = target::apply_plan(*root, lock, p.plan, info, command_runner(o, *root));
     } catch (const Error&) {
-        if (o.live) {
-            try {
-                tell_systemd({});
-            } catch (const Error& also) {
-                std::cerr << "rtprov: warning: " << also.what() << "\n";
-            }
-        }
+        if (o.live)
+            if (auto online = tell_systemd({}); !online.complete())
+                std::cerr << "rtprov: warning: systemd was not told about the files written "
+                             "so far: "
+                          << online.failure << "; to tell it by hand: "
+                          << systemd::systemctl_commands(online.not_done) << "\n";
         throw;
     }
-    tell_systemd(result.retired);
+    // Files written and recorded but systemd not told: say what is done, what is not, and
+    // how to finish or undo; the apply did not finish, so it fails (exit 1).
+    if (auto online = tell_systemd(result.retired); !online.complete())
+        throw Error(cli::unfinished_live_apply(p.profile.name, result, online));
     if (result.stale_temporaries_removed > 0)
         std::cerr << "rtprov: info: removed " << result.stale_temporaries_removed
                   << " temporary file(s) left by an interrupted run\n";
@@ -377,9 +382,13 @@ int run_rollback(const Options& o) {
     if (o.live) {
         std::vector<std::string> touched = result.restored;
         touched.insert(touched.end(), result.removed.begin(), result.removed.end());
-        if (auto actions = systemd::rollback_actions(touched); !actions.empty())
-            for (const std::string& done : systemd::apply_online(actions))
-                std::cout << "systemd: " << done << "\n";
+        if (auto actions = systemd::rollback_actions(touched); !actions.empty()) {
+            systemd::OnlineResult online = systemd::apply_online(actions);
+            for (const systemd::OnlineStep& done : online.done)
+                std::cout << "systemd: " << done.text() << "\n";
+            if (!online.complete())
+                throw Error(cli::unfinished_live_rollback(result, online));
+        }
     }
     if (result.nothing_to_do) {
         std::cout << "nothing to roll back: rtprov has not applied anything to "

@@ -3,6 +3,7 @@
 #include "provisioner/cli/json.hpp"
 #include "provisioner/core/sha256.hpp"
 #include "provisioner/core/unified_diff.hpp"
+#include "provisioner/target/state_file.hpp"
 
 #include <algorithm>
 
@@ -256,6 +257,61 @@ std::string status_json(const target::Status& status, const std::string& root,
     if (firstboot)
         out += firstboot_json(*firstboot);
     return out + "\n}\n";
+}
+
+namespace {
+
+std::string comma_list(const std::vector<std::string>& items) {
+    std::string out;
+    for (const std::string& item : items)
+        out += (out.empty() ? "" : ", ") + item;
+    return out;
+}
+
+// "done: ...\nnot done: ...\nto finish: systemctl ..." for what systemd was not told.
+std::string left_undone(const systemd::OnlineResult& online) {
+    std::vector<std::string> done, not_done;
+    for (const systemd::OnlineStep& step : online.done)
+        done.push_back(step.text());
+    for (const systemd::OnlineStep& step : online.not_done)
+        not_done.push_back(step.text());
+    std::string out;
+    if (!done.empty())
+        out += "systemd was told: " + comma_list(done) + "\n";
+    out += "not done: " + comma_list(not_done) + "\n";
+    out += "to finish: " + systemd::systemctl_commands(online.not_done);
+    return out;
+}
+
+} // namespace
+
+std::string unfinished_live_apply(const std::string& profile, const target::ApplyResult& applied,
+                                  const systemd::OnlineResult& online) {
+    const std::string state = target::k_state_file;
+    std::string out = "applied profile '" + profile +
+                      "' to the files, but systemd was not told everything: " + online.failure +
+                      "\n";
+    if (!applied.written.empty())
+        out += "written and recorded in " + state + ": " + comma_list(applied.written) + "\n";
+    if (!applied.retired.empty())
+        out += "retired (no longer in the profile), recorded there too: " +
+               comma_list(applied.retired) + "\n";
+    if (!applied.ran.empty())
+        out += "ran: " + comma_list(applied.ran) + "\n";
+    if (applied.written.empty() && applied.retired.empty() && applied.ran.empty())
+        out += "no file needed changing; the apply is recorded in " + state + "\n";
+    return out + left_undone(online) + "\nor undo the apply: rtprov rollback --live";
+}
+
+std::string unfinished_live_rollback(const target::RollbackResult& rolled_back,
+                                     const systemd::OnlineResult& online) {
+    std::string out =
+        "rolled back the files, but systemd was not told everything: " + online.failure + "\n";
+    if (!rolled_back.restored.empty())
+        out += "restored: " + comma_list(rolled_back.restored) + "\n";
+    if (!rolled_back.removed.empty())
+        out += "removed: " + comma_list(rolled_back.removed) + "\n";
+    return out + left_undone(online);
 }
 
 std::string profiles_text(const std::vector<profile::ProfileEntry>& entries) {

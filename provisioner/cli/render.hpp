@@ -2,6 +2,7 @@
 
 #include "provisioner/core/plan.hpp"
 #include "provisioner/profile/profile_loader.hpp"
+#include "provisioner/systemd/online.hpp"
 #include "provisioner/target/firstboot_state.hpp"
 #include "provisioner/target/journal.hpp"
 
@@ -26,6 +27,16 @@ std::string status_text(const target::Status& status, const std::string& root,
                         const std::optional<target::FirstbootState>& firstboot = {});
 std::string status_json(const target::Status& status, const std::string& root,
                         const std::optional<target::FirstbootState>& firstboot = {});
+
+// The message 'apply --live' fails with when systemd was not told everything: what was
+// written and recorded, what systemd was told and what not, and how to finish
+// (systemctl) or undo ('rtprov rollback --live'). One line per part.
+std::string unfinished_live_apply(const std::string& profile, const target::ApplyResult& applied,
+                                  const systemd::OnlineResult& online);
+
+// The same for 'rollback --live': the files are restored, systemd still has to be told.
+std::string unfinished_live_rollback(const target::RollbackResult& rolled_back,
+                                     const systemd::OnlineResult& online);
 
 std::string profiles_text(const std::vector<profile::ProfileEntry>& entries);
 std::string profiles_json(const std::vector<profile::ProfileEntry>& entries);

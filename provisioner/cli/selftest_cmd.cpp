@@ -143,6 +143,29 @@ core::CpuList read_cpu_file(const std::string& sysroot, const char* name, const 
 
 } // namespace
 
+void check_sysroot(const std::string& sysroot, const std::vector<std::string>& needed,
+                   const std::string& without) {
+    std::error_code ec;
+    const std::string instead = "pass --sysroot a folder that holds a running system's proc/ "
+                                "and sys/ (a copied tree), or leave --sysroot out to " +
+                                without;
+    if (!fs::is_directory(sysroot, ec))
+        throw Error("--sysroot " + quoted(sysroot) + " is not a folder" +
+                    (fs::exists(sysroot, ec) ? "" : " (it does not exist)") + "; " + instead);
+    std::vector<std::string> missing;
+    for (const std::string& path : needed)
+        if (!std::ifstream(fs::path(sysroot) / path))
+            missing.push_back(quoted(path));
+    if (missing.empty())
+        return;
+    std::string names;
+    for (std::size_t i = 0; i < missing.size(); ++i)
+        names += (i == 0 ? "" : i + 1 == missing.size() ? " and " : ", ") + missing[i];
+    throw Error("--sysroot " + quoted(sysroot) +
+                " is not the root of a running system: it has no readable " + names + "; " +
+                instead);
+}
+
 unsigned present_cpu_count(const std::string& sysroot) {
     return unsigned(read_cpu_file(sysroot, "present", "present").size());
 }
@@ -200,6 +223,8 @@ void add_selftest_command(CLI::App& parent, SelftestCommand& c) {
 }
 
 int run_selftest(const SelftestCommand& c) {
+    if (c.app->count("--sysroot") > 0)
+        check_sysroot(c.sysroot, {"sys/devices/system/cpu/online"}, "use this machine's");
     std::optional<core::Profile> profile = applied_profile(c.sysroot);
     core::CpuList online = online_cpus(c.sysroot);
     Measured measured = choose_cpus(c, profile, online, profile ? present_cpu_count(c.sysroot) : 0);
@@ -217,7 +242,8 @@ int run_selftest(const SelftestCommand& c) {
     unsigned duration_s = c.duration_s, interval_us = c.interval_us;
     if (profile) {
         const core::SelftestThresholds& t = profile->tuning.selftest;
-        thresholds = {t.max_latency_reserved_us, t.max_latency_housekeeping_us};
+        thresholds = {t.max_latency_reserved_us, t.max_latency_housekeeping_us,
+                      t.max_missed_per_mille};
         if (c.app->count("--duration") == 0)
             duration_s = t.duration_s;
         if (c.app->count("--interval") == 0)

@@ -1,6 +1,7 @@
 #include "provisioner/cli/selftest_render.hpp"
 
 #include "provisioner/cli/json.hpp"
+#include "provisioner/core/cpu_list.hpp"
 
 #include <cstdio>
 
@@ -27,6 +28,30 @@ std::string kernel_line(const selftest::SelftestReport& r) {
            (r.kernel.preempt_rt ? "PREEMPT_RT" : "not PREEMPT_RT") + ", RT_PUSH_IPI " + push + "\n";
 }
 
+// Why a probe that did not pass may have starved, saying which fact the hint rests on:
+// RT_PUSH_IPI read as off, or not readable at all. "" when it was read as on.
+std::string push_ipi_hint(selftest::PushIpiState state) {
+    const std::string path = "/sys/kernel/debug/sched/features";
+    switch (state) {
+    case selftest::PushIpiState::on:
+        break;
+    case selftest::PushIpiState::off:
+        return "  RT_PUSH_IPI is off (read from " + path +
+               "), the condition of the priority-boost starvation: enable "
+               "tuning.rt_push_ipi_guard in the profile, or run 'echo RT_PUSH_IPI > " +
+               path + "'\n";
+    case selftest::PushIpiState::unknown:
+        return "  RT_PUSH_IPI is not the cause: '" + path +
+               "' lists neither RT_PUSH_IPI nor NO_RT_PUSH_IPI, so this kernel has no push IPI\n";
+    case selftest::PushIpiState::unreadable:
+        return "  RT_PUSH_IPI could not be checked: '" + path +
+               "' cannot be read (debugfs is not mounted, or the kernel has no "
+               "CONFIG_SCHED_DEBUG); mount debugfs ('mount -t debugfs debugfs "
+               "/sys/kernel/debug') and rerun 'rtprov selftest' to see whether it is off\n";
+    }
+    return "";
+}
+
 } // namespace
 
 std::string selftest_text(const selftest::SelftestReport& r) {
@@ -38,21 +63,60 @@ std::string selftest_text(const selftest::SelftestReport& r) {
                       std::to_string(p.priority) + ", " +
                       (p.load_cpus.empty() ? "no load" : "load on CPUs " + p.load_cpus) + "\n";
     out += kernel_line(r);
-    out += "CPU  role          idle        cycles     min     avg     p99   p99.9     max  at s  "
-           "limit  over  result\n";
+    out += "CPU  role          idle        cycles  missed  miss %     min     avg     p99   p99.9  "
+           "   max  at s  limit  over  result\n";
     for (const selftest::CoreReport& c : r.cores) {
         const selftest::CoreLatency& l = c.latency;
         out += pad(std::to_string(l.cpu), 3) + "  " +
                pad(std::string(selftest::to_string(c.role)), 12, false) + "  " +
                pad(std::string(selftest::to_string(l.idle)), 8, false) +
-               pad(std::to_string(l.cycles), 10) + pad(fixed(l.min_us), 8) +
+               pad(std::to_string(l.cycles), 10) + pad(std::to_string(l.overruns), 8) +
+               pad(fixed(c.missed_percent(), 2), 8) + pad(fixed(l.min_us), 8) +
                pad(fixed(l.avg_us), 8) + pad(fixed(l.p99_us), 8) + pad(fixed(l.p999_us), 8) +
                pad(fixed(l.max_us), 8) + pad(fixed(l.max_at_s), 6) +
                pad(std::to_string(c.threshold_us), 7) + pad(std::to_string(c.above), 6) + "  " +
                (c.passed ? "pass" : "FAIL") + "\n";
     }
-    out += "(µs; 'at s': when the maximum came, seconds into the run; 'over': samples above "
-           "the limit)\n";
+    out += "(µs; 'missed': planned wake-ups skipped, not measured, because a sample came a whole "
+           "interval late; 'at s': when the maximum came, seconds into the run; 'over': "
+           "samples above the limit)\n";
+    if (!r.cores.empty()) {
+        unsigned per_mille = r.cores.front().max_missed_per_mille;
+        out += "a core passes with no sample over its limit and at most " +
+               fixed(per_mille / 10.0) +
+               " % of its wake-ups missed "
+               "(tuning.selftest.max_missed_per_mille: " +
+               std::to_string(per_mille) + ")\n";
+    }
+    std::vector<unsigned> unassigned;
+    unsigned unassigned_limit = 0;
+    for (const selftest::CoreReport& c : r.cores)
+        if (c.role == selftest::CoreRole::unassigned) {
+            unassigned.push_back(c.latency.cpu);
+            unassigned_limit = c.threshold_us;
+        }
+    if (!unassigned.empty()) {
+        core::CpuList cpus(unassigned);
+        std::string which = (cpus.size() == 1 ? "CPU " : "CPUs ") + cpus.to_string();
+        std::string limit =
+            "the reserved cores' limit of " + std::to_string(unassigned_limit) + " µs";
+        std::string are = cpus.size() == 1 ? " is" : " are";
+        out += r.profile.empty()
+                   ? "unassigned: no profile is applied, so " + which + are + " held to " + limit +
+                         " (an audio box's CPU is held to audio latency unless a profile makes "
+                         "it housekeeping)\n"
+                   : "unassigned: profile '" + r.profile + "' gives " + which + " no role, so " +
+                         (cpus.size() == 1 ? "it" : "they") + are + " held to " + limit + "\n";
+    }
+    for (const selftest::CoreReport& c : r.cores)
+        if (c.missed_too_many)
+            out += "CPU " + std::to_string(c.latency.cpu) + ", idle " +
+                   std::string(selftest::to_string(c.latency.idle)) + ": missed " +
+                   std::to_string(c.latency.overruns) + " of " + std::to_string(c.planned) +
+                   " planned wake-ups (" + fixed(c.missed_percent(), 2) + " %), more than " +
+                   fixed(c.max_missed_per_mille / 10.0) +
+                   " %: its thread did not run for whole intervals, and the latencies above "
+                   "leave those out\n";
     if (r.pi_probe) {
         const selftest::PiProbeResult& pr = r.pi_probe->result;
         out += "PI-boost probe: " + std::to_string(pr.workers) +
@@ -71,10 +135,8 @@ std::string selftest_text(const selftest::SelftestReport& r) {
                    fixed(double(t.wait_ns) / 1e6, 1) + " ms, ran " +
                    fixed(double(t.run_ns) / 1e6, 2) + " ms in a " +
                    fixed(double(t.window.count()) / 1e6, 0) + " ms window\n";
-        if (!r.pi_probe->passed && !r.kernel.preempt_rt &&
-            r.kernel.push_ipi != selftest::PushIpiState::on)
-            out += "  RT_PUSH_IPI is not on: enable tuning.rt_push_ipi_guard in the profile, "
-                   "or run 'echo RT_PUSH_IPI > /sys/kernel/debug/sched/features'\n";
+        if (!r.pi_probe->passed && !r.kernel.preempt_rt)
+            out += push_ipi_hint(r.kernel.push_ipi);
     }
     out += std::string("result: ") + (r.passed ? "passed" : "did not pass") + "\n";
     return out;
@@ -101,12 +163,16 @@ std::string selftest_json(const selftest::SelftestReport& r) {
                ", \"idle\": " + json_string(std::string(selftest::to_string(l.idle))) +
                ", \"cycles\": " + std::to_string(l.cycles) +
                ", \"overruns\": " + std::to_string(l.overruns) +
+               ", \"planned_wakeups\": " + std::to_string(c.planned) +
+               ", \"missed_percent\": " + fixed(c.missed_percent(), 3) +
+               ", \"max_missed_per_mille\": " + std::to_string(c.max_missed_per_mille) +
                ", \"min_us\": " + fixed(l.min_us, 3) + ", \"avg_us\": " + fixed(l.avg_us, 3) +
                ", \"max_us\": " + fixed(l.max_us, 3) + ", \"p50_us\": " + fixed(l.p50_us, 3) +
                ", \"p99_us\": " + fixed(l.p99_us, 3) + ", \"p99_9_us\": " + fixed(l.p999_us, 3) +
                ", \"p99_99_us\": " + fixed(l.p9999_us, 3) +
                ", \"max_at_s\": " + fixed(l.max_at_s, 3) +
-               ", \"threshold_us\": " + std::to_string(c.threshold_us) +
+               ", \"threshold_us\": " + std::to_string(c.threshold_us) + ", \"threshold_of\": " +
+               json_string(std::string(selftest::to_string(c.threshold_role))) +
                ", \"above_threshold\": " + std::to_string(c.above) +
                ", \"passed\": " + (c.passed ? "true" : "false") +
                ",\n     \"histogram\": {\"bucket_us\": 1, \"limit_us\": " +
@@ -173,7 +239,20 @@ std::string selftest_prometheus(const selftest::SelftestReport& r) {
             out += "rtprov_selftest_latency_microseconds{" + labels(c) + ",stat=\"" + stat +
                    "\"} " + fixed(value, 3) + "\n";
     }
-    out += "# HELP rtprov_selftest_core_passed 1 when no sample was above the core's limit.\n"
+    out += "# HELP rtprov_selftest_missed_wakeups Planned wake-ups rtprov selftest skipped, not "
+           "measured, because a sample came a whole interval late.\n"
+           "# TYPE rtprov_selftest_missed_wakeups gauge\n";
+    for (const selftest::CoreReport& c : r.cores)
+        out += "rtprov_selftest_missed_wakeups{" + labels(c) + "} " +
+               std::to_string(c.latency.overruns) + "\n";
+    out += "# HELP rtprov_selftest_planned_wakeups Wake-ups rtprov selftest planned: measured "
+           "plus missed.\n"
+           "# TYPE rtprov_selftest_planned_wakeups gauge\n";
+    for (const selftest::CoreReport& c : r.cores)
+        out += "rtprov_selftest_planned_wakeups{" + labels(c) + "} " + std::to_string(c.planned) +
+               "\n";
+    out += "# HELP rtprov_selftest_core_passed 1 when no sample was above the core's limit and "
+           "no more wake-ups were missed than the profile allows.\n"
            "# TYPE rtprov_selftest_core_passed gauge\n";
     for (const selftest::CoreReport& c : r.cores)
         out += "rtprov_selftest_core_passed{" + labels(c) + "} " + (c.passed ? "1" : "0") + "\n";

@@ -103,6 +103,10 @@ struct SelftestThresholds {
     unsigned interval_us = 100;
     unsigned max_latency_reserved_us = 500;
     unsigned max_latency_housekeeping_us = 10000;
+    // Planned wake-ups a core may miss (skipped because a sample came a whole interval
+    // late), per mille: whole numbers like every profile number, and 0.1 % steps, since a
+    // healthy box misses none at all.
+    unsigned max_missed_per_mille = 10;
     friend bool operator==(const SelftestThresholds&, const SelftestThresholds&) = default;
 };
 

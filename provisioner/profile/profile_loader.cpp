@@ -541,11 +541,14 @@ void read_tuning(Converter& c, const Tree& tree, core::Tuning& tuning) {
     }
 
     const Tree& selftest = child_or_empty(tree, "selftest");
-    if (c.map(selftest, "tuning.selftest", {"duration_s", "interval_us", "max_latency_us"})) {
+    if (c.map(selftest, "tuning.selftest",
+              {"duration_s", "interval_us", "max_latency_us", "max_missed_per_mille"})) {
         c.number(child(selftest, "duration_s"), "tuning.selftest.duration_s", 1, 3600,
                  tuning.selftest.duration_s);
         c.number(child(selftest, "interval_us"), "tuning.selftest.interval_us", 20, 1000000,
                  tuning.selftest.interval_us);
+        c.number(child(selftest, "max_missed_per_mille"), "tuning.selftest.max_missed_per_mille", 0,
+                 1000, tuning.selftest.max_missed_per_mille);
         const Tree& max = child_or_empty(selftest, "max_latency_us");
         if (c.map(max, "tuning.selftest.max_latency_us", {"reserved", "housekeeping"})) {
             c.number(child(max, "reserved"), "tuning.selftest.max_latency_us.reserved", 1, 10000000,
@@ -938,7 +941,9 @@ std::string to_yaml(const core::Profile& p) {
     out << YAML::Key << "max_latency_us" << YAML::Value << YAML::BeginMap;
     out << YAML::Key << "reserved" << YAML::Value << t.selftest.max_latency_reserved_us;
     out << YAML::Key << "housekeeping" << YAML::Value << t.selftest.max_latency_housekeeping_us;
-    out << YAML::EndMap << YAML::EndMap;
+    out << YAML::EndMap;
+    out << YAML::Key << "max_missed_per_mille" << YAML::Value << t.selftest.max_missed_per_mille;
+    out << YAML::EndMap;
     out << YAML::EndMap;
     out << YAML::EndMap;
     return std::string(out.c_str()) + "\n";

@@ -28,13 +28,24 @@ std::string RunParameters::key() const {
 CoreReport judge_core(CoreRole role, CoreLatency latency, const Thresholds& thresholds) {
     CoreReport core;
     core.role = role;
-    core.threshold_us =
-        role == CoreRole::reserved ? thresholds.reserved_us : thresholds.housekeeping_us;
+    core.threshold_role =
+        role == CoreRole::housekeeping ? CoreRole::housekeeping : CoreRole::reserved;
+    core.threshold_us = core.threshold_role == CoreRole::housekeeping ? thresholds.housekeeping_us
+                                                                      : thresholds.reserved_us;
     core.above = latency.histogram.count_above(core.threshold_us);
+    core.planned = latency.cycles + latency.overruns;
+    core.max_missed_per_mille = thresholds.max_missed_per_mille;
+    // Integer arithmetic: 'missed / planned > per_mille / 1000' without rounding.
+    core.missed_too_many =
+        latency.overruns * 1000 > std::uint64_t(core.max_missed_per_mille) * core.planned;
     // A run without a single sample proves nothing, so it does not pass.
-    core.passed = latency.cycles > 0 && core.above == 0;
+    core.passed = latency.cycles > 0 && core.above == 0 && !core.missed_too_many;
     core.latency = std::move(latency);
     return core;
+}
+
+double CoreReport::missed_percent() const {
+    return planned ? 100.0 * double(latency.overruns) / double(planned) : 0.0;
 }
 
 PiProbeReport judge_pi_probe(PiProbeResult result, const Thresholds& thresholds) {

@@ -12,7 +12,9 @@
 namespace rtprov::selftest {
 
 // Why a CPU was measured: it is reserved for the audio services, it does the
-// housekeeping, or no profile is applied and it is just a CPU.
+// housekeeping, or no profile gives it a role (none is applied, or the CPU is in neither
+// list). An unassigned CPU is judged as a reserved one: on an audio box a CPU may run
+// audio unless the profile says it does the housekeeping.
 enum class CoreRole { reserved, housekeeping, unassigned };
 std::string_view to_string(CoreRole role);
 
@@ -31,9 +33,18 @@ struct RunParameters {
 struct CoreReport {
     CoreRole role = CoreRole::unassigned;
     CoreLatency latency;
-    unsigned threshold_us = 0; // the largest latency that passes
-    std::uint64_t above = 0;   // samples above the threshold
-    bool passed = false;       // nothing above the threshold
+    CoreRole threshold_role = CoreRole::reserved; // whose limit applies: reserved or
+                                                  // housekeeping (unassigned: reserved)
+    unsigned threshold_us = 0;                    // the largest latency that passes
+    std::uint64_t above = 0;                      // samples above the threshold
+    // Planned wake-ups: the samples taken plus those skipped (latency.overruns, "missed").
+    std::uint64_t planned = 0;
+    unsigned max_missed_per_mille = 0; // the most missed wake-ups that pass, per 1000 planned
+    bool missed_too_many = false;      // latency.overruns above that
+    bool passed = false;               // nothing above the threshold, not too many missed
+
+    // Missed wake-ups in percent of the planned ones; 0 when none was planned.
+    double missed_percent() const;
 };
 
 struct PiProbeReport {
@@ -54,11 +65,16 @@ struct SelftestReport {
 };
 
 struct Thresholds {
-    unsigned reserved_us = 500;
-    unsigned housekeeping_us = 10'000; // also used for unassigned CPUs
+    unsigned reserved_us = 500; // also used for unassigned CPUs
+    unsigned housekeeping_us = 10'000;
+    // A wake-up more than a whole interval late hides the ones it passed: they are not
+    // measured at all, so a core can show a fine maximum while its thread missed a fifth
+    // of its wake-ups. Per mille of the planned wake-ups (10: 1 %).
+    unsigned max_missed_per_mille = 10;
 };
 
-// Judges one core's result. Pure.
+// Judges one core's result: it passes when it took samples, none is above its role's
+// limit and it missed at most 'max_missed_per_mille' of its planned wake-ups. Pure.
 CoreReport judge_core(CoreRole role, CoreLatency latency, const Thresholds& thresholds);
 
 // Judges the probe: a lock holder boosted by priority inheritance should run at once, so

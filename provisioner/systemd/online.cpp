@@ -103,33 +103,100 @@ struct Reply {
 
 } // namespace
 
-std::vector<std::string> apply_online(const OnlineActions& actions) {
-    std::vector<std::string> done;
-    sd_bus* raw = nullptr;
-    int r = sd_bus_open_system(&raw);
-    if (r < 0)
-        throw Error(std::string("cannot reach systemd on the system bus: ") + std::strerror(-r) +
-                    "; is this a running systemd system? (offline images: use --root)");
-    Bus bus(raw, sd_bus_flush_close_unref);
-
-    if (actions.reload) {
-        Reply reply;
-        r = sd_bus_call_method(bus.get(), k_service, k_path, k_manager, "Reload", &reply.error,
-                               &reply.message, "");
-        if (r < 0)
-            fail("daemon-reload", r, reply.error);
-        done.push_back("daemon-reload");
+std::string OnlineStep::text() const {
+    switch (kind) {
+    case Kind::reload:
+        return "daemon-reload";
+    case Kind::set_allowed_cpus:
+        return (cpus.empty() ? "AllowedCPUs reset to every CPU on " + unit
+                             : "AllowedCPUs=" + cpus.to_string() + " on " + unit) +
+               " (runtime)";
+    case Kind::try_restart:
+        return "try-restart " + unit;
+    case Kind::restart:
+        return "restart " + unit;
+    case Kind::stop:
+        break;
     }
-    for (const auto& [unit, cpus] : actions.runtime_allowed_cpus) {
-        Reply reply;
+    return "stop " + unit;
+}
+
+namespace {
+
+// The systemctl verb of a job step; "" for the others.
+std::string job_verb(OnlineStep::Kind kind) {
+    switch (kind) {
+    case OnlineStep::Kind::try_restart:
+        return "try-restart";
+    case OnlineStep::Kind::restart:
+        return "restart";
+    case OnlineStep::Kind::stop:
+        return "stop";
+    case OnlineStep::Kind::reload:
+    case OnlineStep::Kind::set_allowed_cpus:
+        break;
+    }
+    return "";
+}
+
+} // namespace
+
+std::string OnlineStep::command() const {
+    if (kind == Kind::reload)
+        return "systemctl daemon-reload";
+    // An empty AllowedCPUs= resets it (systemd.resource-control(5)).
+    if (kind == Kind::set_allowed_cpus)
+        return "systemctl set-property --runtime " + unit + " AllowedCPUs=" + cpus.to_string();
+    return "systemctl " + job_verb(kind) + " " + unit;
+}
+
+std::vector<OnlineStep> online_steps(const OnlineActions& actions) {
+    using Kind = OnlineStep::Kind;
+    std::vector<OnlineStep> steps;
+    if (actions.reload)
+        steps.push_back({Kind::reload, "", {}});
+    for (const auto& [unit, cpus] : actions.runtime_allowed_cpus)
+        steps.push_back({Kind::set_allowed_cpus, unit, cpus});
+    for (const std::string& unit : actions.try_restart)
+        steps.push_back({Kind::try_restart, unit, {}});
+    for (const std::string& unit : actions.restart)
+        steps.push_back({Kind::restart, unit, {}});
+    for (const std::string& unit : actions.stop)
+        steps.push_back({Kind::stop, unit, {}});
+    return steps;
+}
+
+std::string systemctl_commands(const std::vector<OnlineStep>& steps) {
+    std::string out;
+    for (std::size_t i = 0; i < steps.size(); ++i) {
+        std::string command = steps[i].command();
+        if (const std::string verb = job_verb(steps[i].kind); !verb.empty())
+            for (; i + 1 < steps.size() && steps[i + 1].kind == steps[i].kind; ++i)
+                command += " " + steps[i + 1].unit;
+        out += (out.empty() ? "" : " && ") + command;
+    }
+    return out;
+}
+
+namespace {
+
+// Sends one step; returns systemd's answer when it fails, "" when it was done.
+std::string send(sd_bus* bus, const OnlineStep& step) {
+    using Kind = OnlineStep::Kind;
+    Reply reply;
+    int r = 0;
+    if (step.kind == Kind::reload) {
+        r = sd_bus_call_method(bus, k_service, k_path, k_manager, "Reload", &reply.error,
+                               &reply.message, "");
+    } else if (step.kind == Kind::set_allowed_cpus) {
         sd_bus_message* request = nullptr;
-        r = sd_bus_message_new_method_call(bus.get(), &request, k_service, k_path, k_manager,
+        r = sd_bus_message_new_method_call(bus, &request, k_service, k_path, k_manager,
                                            "SetUnitProperties");
         std::unique_ptr<sd_bus_message, sd_bus_message* (*)(sd_bus_message*)> owned(
             request, sd_bus_message_unref);
-        std::vector<std::uint8_t> mask = cpu_mask_bytes(cpus);
+        std::vector<std::uint8_t> mask = cpu_mask_bytes(step.cpus);
         if (r >= 0)
-            r = sd_bus_message_append(request, "sb", unit.c_str(), 1);
+            r = sd_bus_message_append(request, "sb", step.unit.c_str(), 1);
         if (r >= 0)
             r = sd_bus_message_open_container(request, 'a', "(sv)");
         if (r >= 0)
@@ -143,32 +210,47 @@ std::vector<std::string> apply_online(const OnlineActions& actions) {
         for (int i = 0; r >= 0 && i < 3; ++i)
             r = sd_bus_message_close_container(request);
         if (r >= 0)
-            r = sd_bus_call(bus.get(), request, 0, &reply.error, &reply.message);
-        const std::string what = cpus.empty() ? "AllowedCPUs reset to every CPU on " + unit
-                                              : "AllowedCPUs=" + cpus.to_string() + " on " + unit;
-        if (r < 0)
-            fail("set " + what, r, reply.error);
-        done.push_back(what + " (runtime)");
+            r = sd_bus_call(bus, request, 0, &reply.error, &reply.message);
+    } else {
+        const char* method = step.kind == Kind::try_restart ? "TryRestartUnit"
+                             : step.kind == Kind::restart   ? "RestartUnit"
+                                                            : "StopUnit";
+        r = sd_bus_call_method(bus, k_service, k_path, k_manager, method, &reply.error,
+                               &reply.message, "ss", step.unit.c_str(), "replace");
     }
-    auto job = [&](const char* method, const std::string& unit) {
-        Reply reply;
-        r = sd_bus_call_method(bus.get(), k_service, k_path, k_manager, method, &reply.error,
-                               &reply.message, "ss", unit.c_str(), "replace");
-        if (r < 0)
-            fail(std::string(method) + " " + unit, r, reply.error);
-        const std::string name = method;
-        done.push_back((name == "TryRestartUnit" ? "try-restart "
-                        : name == "StopUnit"     ? "stop "
-                                                 : "restart ") +
-                       unit);
-    };
-    for (const std::string& unit : actions.try_restart)
-        job("TryRestartUnit", unit);
-    for (const std::string& unit : actions.restart)
-        job("RestartUnit", unit);
-    for (const std::string& unit : actions.stop)
-        job("StopUnit", unit);
-    return done;
+    if (r >= 0)
+        return "";
+    return "systemd: " + step.text() + " failed: " +
+           (reply.error.message ? std::string(reply.error.message)
+                                : std::string(std::strerror(-r)));
+}
+
+} // namespace
+
+OnlineResult apply_online(const OnlineActions& actions) {
+    OnlineResult result;
+    const std::vector<OnlineStep> steps = online_steps(actions);
+    if (steps.empty())
+        return result;
+    sd_bus* raw = nullptr;
+    int r = sd_bus_open_system(&raw);
+    if (r < 0) {
+        result.failure = std::string("cannot reach systemd on the system bus: ") +
+                         std::strerror(-r) +
+                         "; is this a running systemd system? (offline images: use --root)";
+        result.not_done = steps;
+        return result;
+    }
+    Bus bus(raw, sd_bus_flush_close_unref);
+    for (std::size_t i = 0; i < steps.size(); ++i) {
+        result.failure = send(bus.get(), steps[i]);
+        if (!result.complete()) {
+            result.not_done.assign(steps.begin() + std::ptrdiff_t(i), steps.end());
+            return result;
+        }
+        result.done.push_back(steps[i]);
+    }
+    return result;
 }
 
 void request_reboot() {

@@ -39,9 +39,44 @@ OnlineActions rollback_actions(const std::vector<std::string>& paths);
 // AllowedCPUs= as D-Bus wants it ('ay'): a bit per CPU, CPU 0 in bit 0 of byte 0.
 std::vector<std::uint8_t> cpu_mask_bytes(const core::CpuList& cpus);
 
-// Sends the actions to the system manager. Throws rtprov::Error with systemd's answer.
-// Returns what was done, one line each, for the user.
-std::vector<std::string> apply_online(const OnlineActions& actions);
+// One thing to tell the system manager.
+struct OnlineStep {
+    enum class Kind { reload, set_allowed_cpus, try_restart, restart, stop };
+    Kind kind = Kind::reload;
+    std::string unit;   // "" for reload
+    core::CpuList cpus; // set_allowed_cpus: the runtime AllowedCPUs=, empty to reset
+
+    // For the user: 'daemon-reload', 'try-restart mpd.service',
+    // 'AllowedCPUs=0-1 on system.slice (runtime)'.
+    std::string text() const;
+    // What does the same by hand (systemctl(1)): 'systemctl daemon-reload',
+    // 'systemctl set-property --runtime system.slice AllowedCPUs=0-1'.
+    std::string command() const;
+    friend bool operator==(const OnlineStep&, const OnlineStep&) = default;
+};
+
+// The steps of 'actions' in the order apply_online sends them: reload, the runtime
+// AllowedCPUs=, try-restarts, restarts, stops. Pure.
+std::vector<OnlineStep> online_steps(const OnlineActions& actions);
+
+// The commands that do 'steps' by hand, joined with ' && '; consecutive restarts (or
+// try-restarts, stops) share one systemctl. Pure.
+std::string systemctl_commands(const std::vector<OnlineStep>& steps);
+
+// What telling systemd came to.
+struct OnlineResult {
+    std::vector<OnlineStep> done;
+    std::vector<OnlineStep> not_done; // the step that failed and those after it
+    std::string failure;              // why, with systemd's answer; "" when all were done
+
+    bool complete() const { return failure.empty(); }
+};
+
+// Sends the steps of 'actions' to the system manager over D-Bus, in order, stopping at
+// the first that fails. Never throws for systemd's refusals or an unreachable bus: the
+// result says what was done and what was not, so the caller can tell the user how to
+// finish.
+OnlineResult apply_online(const OnlineActions& actions);
 
 // Asks the system manager to reboot, as 'systemctl reboot' does (StartUnit
 // reboot.target, replace-irreversibly). Returns at once; the caller should exit soon.

@@ -17,6 +17,7 @@ cp -a "$src/tests/fixtures/roots/debian13" "$sys"
 "$rtprov" apply --root "$sys" --profile x86-debian13 --set board.cpus=2 \
     --set tuning.selftest.max_latency_us.reserved=1000000 \
     --set tuning.selftest.max_latency_us.housekeeping=1000000 \
+    --set tuning.selftest.max_missed_per_mille=1000 \
     --set tuning.selftest.duration_s=1 >/dev/null 2>&1
 mkdir -p "$sys/sys/devices/system/cpu" "$sys/proc/sys/kernel" "$sys/sys/kernel/debug/sched"
 echo 0-1 >"$sys/sys/devices/system/cpu/online"
@@ -29,6 +30,9 @@ check "selftest with generous limits passes (exit 0)" [ $? -eq 0 ] || cat "$work
 check "it measured the reserved CPU and one housekeeping CPU" \
     grep -Eq '^  1  reserved +default' "$work/out1"
 check "the table names the housekeeping CPU" grep -Eq '^  0  housekeeping +default' "$work/out1"
+check "the table has a column of missed wake-ups" grep -q '^CPU  role .* cycles  missed  miss % ' "$work/out1"
+check "the table says the missed limit and its key" \
+    grep -q 'at most 100.0 % of its wake-ups missed (tuning.selftest.max_missed_per_mille: 1000)$' "$work/out1"
 check "the duration came from the applied profile (1 s)" grep -q '; 1 s per idle policy' "$work/out1"
 check "progress went to stderr" grep -q 'rtprov selftest: measuring CPUs 0-1 for 1 s' "$work/err1"
 check "the JSON report is sane: cycles, min <= avg <= max, histogram sums to cycles" python3 - "$work/r1.json" <<'PY'
@@ -41,11 +45,15 @@ for c in r["cores"]:
     assert c["min_us"] <= c["avg_us"] <= c["max_us"]
     assert c["p50_us"] <= c["p99_us"] <= c["p99_9_us"] <= c["max_us"] + 1
     assert sum(c["histogram"]["counts"].values()) + c["histogram"]["overflow"] == c["cycles"]
+    assert c["planned_wakeups"] == c["cycles"] + c["overruns"], c
+    assert c["max_missed_per_mille"] == 1000, c
 p = r["pi_probe"]
 assert p["acquisitions"] > 0 and p["worst_wait_us"] >= p["avg_wait_us"] > 0, p
 PY
 check "the report is kept in the history folder" [ "$(find "$history" -name '*.json' | wc -l)" = 1 ]
 check "the Prometheus file says it passed" grep -qx 'rtprov_selftest_passed 1' "$work/r1.prom"
+check "the Prometheus file counts missed wake-ups per CPU" \
+    [ "$(grep -c '^rtprov_selftest_missed_wakeups{' "$work/r1.prom")" = 2 ]
 check "the Prometheus file has a max sample per CPU" \
     [ "$(grep -c '^rtprov_selftest_latency_microseconds{.*stat="max"}' "$work/r1.prom")" = 2 ]
 
@@ -76,8 +84,36 @@ check "both idle policies were measured, each labelled" \
 check "a bad --cpus is a usage error (exit 2) that says what to give" [ $? -eq 2 ]
 check "the usage error explains the list" grep -q "runs backwards; give e.g. 2-3 or 0,2" "$work/out5"
 
+# A --sysroot that is not a system root must not pass on warnings (exit 1, what to pass).
+instead="pass --sysroot a folder that holds a running system's proc/ and sys/ (a copied tree), or leave --sysroot out to"
+"$rtprov" audit --sysroot /nonexistent >"$work/out6" 2>"$work/err6"
+check "audit --sysroot of a missing folder fails (exit 1)" [ $? -eq 1 ]
+check "it says the folder does not exist and what to pass instead" diff - "$work/err6" <<EOF
+rtprov: error: --sysroot '/nonexistent' is not a folder (it does not exist); $instead audit this machine
+EOF
+mkdir -p "$work/not-a-root/sys/devices/system/cpu"
+echo 0-1 >"$work/not-a-root/sys/devices/system/cpu/online"
+"$rtprov" audit --sysroot "$work/not-a-root" >"$work/out7" 2>"$work/err7"
+check "audit --sysroot of a folder without proc/cmdline fails (exit 1)" [ $? -eq 1 ]
+check "it names the folder and the file it lacks" diff - "$work/err7" <<EOF
+rtprov: error: --sysroot '$work/not-a-root' is not the root of a running system: it has no readable 'proc/cmdline'; $instead audit this machine
+EOF
+check "nothing went to stdout" [ ! -s "$work/out7" ]
+"$rtprov" selftest --sysroot "$work/empty" --history "$history" --pi-probe 0 >"$work/out8" 2>"$work/err8"
+check "selftest --sysroot of a missing folder fails (exit 1)" [ $? -eq 1 ]
+check "it says so and what to pass instead" diff - "$work/err8" <<EOF
+rtprov: error: --sysroot '$work/empty' is not a folder (it does not exist); $instead use this machine's
+EOF
+mkdir "$work/empty"
+"$rtprov" selftest --sysroot "$work/empty" --history "$history" --pi-probe 0 >"$work/out9" 2>"$work/err9"
+check "selftest --sysroot of an empty folder fails (exit 1)" [ $? -eq 1 ]
+check "it names what the folder lacks" diff - "$work/err9" <<EOF
+rtprov: error: --sysroot '$work/empty' is not the root of a running system: it has no readable 'sys/devices/system/cpu/online'; $instead use this machine's
+EOF
+
 # -- audit against a fixture tree ------------------------------------------------------
 echo '#1 SMP PREEMPT_DYNAMIC Debian 6.12.117-1' >"$sys/proc/sys/kernel/version"
+echo '6.12.117+deb13-amd64' >"$sys/proc/sys/kernel/osrelease"
 echo 'BOOT_IMAGE=/vmlinuz root=/dev/vda ro quiet' >"$sys/proc/cmdline"
 echo 'GENTLE_FAIR_SLEEPERS NO_RT_PUSH_IPI RT_RUNTIME_SHARE' >"$sys/sys/kernel/debug/sched/features"
 "$rtprov" audit --sysroot "$sys" --json >"$work/audit.json" 2>"$work/audit.err"
@@ -92,6 +128,21 @@ assert "RT_PUSH_IPI" in status["rt-push-ipi"]["fix"]
 assert status["cmdline"]["status"] == "fail" and "isolcpus" in status["cmdline"]["reason"]
 assert all(c["reason"] for c in r["checks"])
 assert all(c["fix"] for c in r["checks"] if c["status"] != "ok")
+# No debugfs sched/preempt, no preempt=: the mode is the build default of the fixture's
+# /boot/config-6.12.117+deb13-amd64.
+p = status["kernel-preemption"]
+assert p["status"] == "ok" and p["reason"].endswith(
+    "is PREEMPT_DYNAMIC, mode 'voluntary' (the build default: CONFIG_PREEMPT_VOLUNTARY=y in "
+    "'/boot/config-6.12.117+deb13-amd64'; the kernel command line has no preempt= and "
+    "'/sys/kernel/debug/sched/preempt' cannot be read)"), p
+PY
+rm "$sys/proc/sys/kernel/osrelease"
+"$rtprov" audit --sysroot "$sys" --json >"$work/audit-unseen.json" 2>&1
+check "a PREEMPT_DYNAMIC mode that cannot be seen warns, never ok" python3 - "$work/audit-unseen.json" <<'PY'
+import json, sys
+p = {c["id"]: c for c in json.load(open(sys.argv[1]))["checks"]}["kernel-preemption"]
+assert p["status"] == "warn" and "but its mode cannot be seen" in p["reason"], p
+assert p["fix"].startswith("mount debugfs"), p
 PY
 echo 'GENTLE_FAIR_SLEEPERS RT_PUSH_IPI' >"$sys/sys/kernel/debug/sched/features"
 "$rtprov" audit --sysroot "$sys" >"$work/audit.txt" 2>&1

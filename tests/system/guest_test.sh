@@ -24,8 +24,9 @@
 # seen here, p99.9 of 30 ms on an idle guest, maxima above 100 ms while the first boot
 # is still starting units, and a first-boot self-test that did not pass a 1 s limit
 # while this machine also compiled. So the guests' profiles raise the self-test limits to
-# 5 s: the self-test's pipeline and sanity are checked here; its numbers mean something
-# on real hardware.
+# 5 s and allow every wake-up to be missed (a guest missed 1986 of 10000): the
+# self-test's pipeline and sanity are checked here; its numbers mean something on real
+# hardware.
 # Usage: guest_test.sh RTPROV SOURCE_DIR [SCENARIO...]
 # (RTPROV: this machine's build, for the offline apply, as an image builder runs it.)
 set -uo pipefail
@@ -64,7 +65,8 @@ mkdir -p "$base/var/log/journal"
 echo '/dev/vda / ext4 defaults 0 1' >"$base/etc/fstab"
 sed -i 's/^GRUB_CMDLINE_LINUX=.*/GRUB_CMDLINE_LINUX="console=ttyS0 panic=10"/' "$base/etc/default/grub"
 tcg_limits=(tuning.selftest.max_latency_us.reserved=5000000
-            tuning.selftest.max_latency_us.housekeeping=5000000)
+            tuning.selftest.max_latency_us.housekeeping=5000000
+            tuning.selftest.max_missed_per_mille=1000)
 kernel=$(ls "$base"/boot/vmlinuz-*) initrd=$(ls "$base"/boot/initrd.img-*)
 cp "$kernel" "$initrd" "$work/"
 kernel=$work/$(basename "$kernel") initrd=$work/$(basename "$initrd")
@@ -131,7 +133,8 @@ offline)
     cp -a "$base" "$root"
     mkdir -p "$root/etc/rtprov-guest" && echo offline >"$root/etc/rtprov-guest/scenario"
     "$rtprov" apply --root "$root" --profile x86-debian13 --set board.cpus=4 \
-        --set "${tcg_limits[0]}" --set "${tcg_limits[1]}" >"$work/offline-apply.out" 2>&1
+        --set "${tcg_limits[0]}" --set "${tcg_limits[1]}" --set "${tcg_limits[2]}" \
+        >"$work/offline-apply.out" 2>&1
     check "offline: apply --root succeeds" [ $? -eq 0 ] || cat "$work/offline-apply.out" >&2
     run_scenario offline "root=/dev/vda rw $(grub_dropin_cmdline "$root")"
     check "offline: the boot finished without failed units" is boot.failed ""
@@ -166,7 +169,7 @@ firstboot)
     # profile is not named: the guest detects it (x86-debian13 by os-release).
     chroot "$root" systemctl enable rtprov-firstboot.service >/dev/null 2>&1
     mkdir -p "$root/etc/rtprov"
-    printf 'set: ["%s", "%s"]\nselftest_s: 3\npi_probe_s: 2\n' "${tcg_limits[@]}" >"$root/etc/rtprov/firstboot.yaml"
+    printf 'set: ["%s", "%s", "%s"]\nselftest_s: 3\npi_probe_s: 2\n' "${tcg_limits[@]}" >"$root/etc/rtprov/firstboot.yaml"
     img=$work/firstboot.img
     guest_image "$root" "$img"
     # systemd-firstboot would ask on the console for what the image leaves unset.

@@ -10,7 +10,8 @@
 #include <vector>
 
 // A /proc and /sys tree shaped like a running 4-CPU machine's, for the audit tests. It
-// starts healthy: a generic kernel with RT_PUSH_IPI on, CPUs 2-3 isolated and nohz_full,
+// starts healthy: a generic kernel with RT_PUSH_IPI on and its preemption mode visible in
+// debugfs (no /boot/config), CPUs 2-3 isolated and nohz_full,
 // 'performance' everywhere, default RT throttling, no processes and no IRQs.
 namespace audit_fixture {
 
@@ -57,7 +58,9 @@ class FakeSystem {
     FakeSystem() {
         write("proc/cmdline", k_cmdline + "\n");
         kernel(k_generic);
+        write("proc/sys/kernel/osrelease", "6.12.117+deb13-amd64\n");
         write("sys/kernel/debug/sched/features", "GENTLE_FAIR_SLEEPERS RT_PUSH_IPI TTWU_QUEUE\n");
+        write("sys/kernel/debug/sched/preempt", "none voluntary (full) lazy\n");
         write("proc/sys/kernel/sched_rt_runtime_us", "950000\n");
         write("proc/sys/kernel/sched_rt_period_us", "1000000\n");
         write("sys/devices/system/cpu/online", "0-3\n");

@@ -108,8 +108,9 @@ TEST_CASE("the preemption model is information, unless the profile chose PREEMPT
     SystemView v = healthy();
     Check info = check_preemption(v, nullptr);
     CHECK(info.status == Status::ok);
-    CHECK(info.reason ==
-          "the running kernel ('" + k_generic + "') is PREEMPT_DYNAMIC, mode 'full'");
+    CHECK(info.reason == "the running kernel ('" + k_generic +
+                             "') is PREEMPT_DYNAMIC, mode 'full' (read from "
+                             "'/sys/kernel/debug/sched/preempt')");
     Expectation e = expectation();
     e.realtime = true;
     Check c = check_preemption(v, &e);
@@ -201,4 +202,87 @@ TEST_CASE("isolated and nohz_full CPUs must be the reserved ones when planned") 
     e.kernel_params = {{"isolcpus", "nohz,managed_irq,2-3", false}};
     e.isolcpus_flags = {"nohz", "managed_irq"};
     CHECK_FALSE(check_isolated(v, e));
+}
+
+TEST_CASE("a PREEMPT_DYNAMIC mode comes from debugfs, then preempt=, then the build default") {
+    audit_fixture::FakeSystem sys; // release 6.12.117+deb13-amd64, sched/preempt readable
+    sys.write(
+        "boot/config-6.12.117+deb13-amd64",
+        "CONFIG_PREEMPT_VOLUNTARY=y\n# CONFIG_PREEMPT is not set\nCONFIG_PREEMPT_DYNAMIC=y\n");
+    const std::string running = "the running kernel ('" + k_generic + "') is PREEMPT_DYNAMIC, ";
+    Check c = check_preemption(sys.view(), nullptr);
+    CHECK(c.status == Status::ok);
+    CHECK(c.reason == running + "mode 'full' (read from '/sys/kernel/debug/sched/preempt')");
+
+    // The kernel takes the last valid preempt= (kernel/sched/core.c, setup_preempt_mode).
+    sys.remove("sys/kernel/debug/sched/preempt");
+    sys.write("proc/cmdline", audit_fixture::k_cmdline + " preempt=full preempt=none preempt=x\n");
+    c = check_preemption(sys.view(), nullptr);
+    CHECK(c.status == Status::ok);
+    CHECK(c.reason == running + "mode 'none' (from 'preempt=none' on the kernel command line; "
+                                "'/sys/kernel/debug/sched/preempt' cannot be read)");
+
+    sys.write("proc/cmdline", audit_fixture::k_cmdline + "\n");
+    c = check_preemption(sys.view(), nullptr);
+    CHECK(c.status == Status::ok);
+    CHECK(c.reason == running +
+                          "mode 'voluntary' (the build default: CONFIG_PREEMPT_VOLUNTARY=y in "
+                          "'/boot/config-6.12.117+deb13-amd64'; the kernel command line has no "
+                          "preempt= and '/sys/kernel/debug/sched/preempt' cannot be read)");
+}
+
+TEST_CASE("a PREEMPT_DYNAMIC kernel whose mode cannot be seen warns, with how to see it") {
+    audit_fixture::FakeSystem sys; // no preempt= and no /boot/config either
+    sys.remove("sys/kernel/debug/sched/preempt");
+    sys.remove("proc/sys/kernel/osrelease");
+    const std::string running = "the running kernel ('" + k_generic + "') is PREEMPT_DYNAMIC, ";
+    const std::string fix =
+        "mount debugfs ('mount -t debugfs debugfs /sys/kernel/debug') and rerun 'rtprov audit'";
+    Check c = check_preemption(sys.view(), nullptr);
+    CHECK(c.status == Status::warn);
+    CHECK(c.reason == running + "but its mode cannot be seen: cannot read "
+                                "'/sys/kernel/debug/sched/preempt': No such file or directory; "
+                                "the kernel command line has no preempt=; cannot read "
+                                "'/proc/sys/kernel/osrelease': No such file or directory, so the "
+                                "running kernel's config is not known");
+    CHECK(c.fix == fix);
+
+    sys.write("proc/sys/kernel/osrelease", "6.12.117+deb13-amd64\n");
+    c = check_preemption(sys.view(), nullptr);
+    CHECK(c.status == Status::warn);
+    CHECK(c.reason.ends_with("; cannot read '/boot/config-6.12.117+deb13-amd64': No such file "
+                             "or directory"));
+    CHECK(c.fix == fix);
+}
+
+TEST_CASE("an installed but not booted PREEMPT_RT kernel is to be booted, not installed") {
+    core::Profile profile;
+    profile.name = "x86-debian13";
+    profile.tuning.kernel.realtime = true;
+    profile.board.kernel.rt_packages = {"linux-image-rt-amd64"};
+    core::InstalledKernel generic;
+    generic.version = "6.12.117+deb13-amd64";
+    generic.has_image = true;
+    generic.config = std::map<std::string, std::string>{{"CONFIG_PREEMPT_VOLUNTARY", "y"}};
+    core::InstalledKernel rt = generic;
+    rt.version = "6.12.117+deb13-rt-amd64";
+    rt.config = std::map<std::string, std::string>{{"CONFIG_PREEMPT_RT", "y"}};
+    const core::ResolvedCores cores{core::CpuList({0, 1}), core::CpuList({2, 3})};
+
+    Expectation only_generic = expect(profile, cores, {}, {generic});
+    CHECK(check_preemption(healthy(), &only_generic).fix ==
+          "install 'linux-image-rt-amd64' ('rtprov apply --install-packages'), reboot and check "
+          "that the boot loader starts it by default");
+
+    Expectation with_rt = expect(profile, cores, {}, {generic, rt});
+    Check c = check_preemption(healthy(), &with_rt);
+    CHECK(c.status == Status::fail);
+    CHECK(c.fix == "boot the installed PREEMPT_RT kernel '6.12.117+deb13-rt-amd64': make it "
+                   "GRUB's default ('rtprov apply' sets GRUB_TOP_LEVEL to the newest -rt- kernel; "
+                   "run 'update-grub' so that /boot/grub/grub.cfg has it), then reboot");
+    profile.board.boot.loader = core::BootLoader::systemd_boot;
+    Expectation systemd_boot = expect(profile, cores, {}, {generic, rt});
+    CHECK(check_preemption(healthy(), &systemd_boot).fix ==
+          "boot the installed PREEMPT_RT kernel '6.12.117+deb13-rt-amd64': make its entry "
+          "systemd-boot's default ('bootctl set-default ENTRY'), then reboot");
 }

@@ -64,3 +64,36 @@ TEST_CASE("a rollback of the cpuset slices resets their runtime AllowedCPUs to e
     CHECK(actions.try_restart.empty());
     CHECK(actions.stop == std::vector<std::string>{"rtprov.slice"});
 }
+
+TEST_CASE("the steps of a live apply go in order, each with the systemctl command doing it") {
+    systemd::OnlineActions actions;
+    actions.reload = true;
+    actions.try_restart = {"mpd.service"};
+    actions.restart = {"rtprov-sched-features.service", "rtprov-cpu-dma-latency.service"};
+    actions.runtime_allowed_cpus = {{"system.slice", CpuList({0, 1})}, {"user.slice", CpuList()}};
+    auto steps = systemd::online_steps(actions);
+    std::vector<std::string> texts, commands;
+    for (const systemd::OnlineStep& step : steps) {
+        texts.push_back(step.text());
+        commands.push_back(step.command());
+    }
+    CHECK(texts == std::vector<std::string>{
+                       "daemon-reload", "AllowedCPUs=0-1 on system.slice (runtime)",
+                       "AllowedCPUs reset to every CPU on user.slice (runtime)",
+                       "try-restart mpd.service", "restart rtprov-sched-features.service",
+                       "restart rtprov-cpu-dma-latency.service"});
+    CHECK(commands ==
+          std::vector<std::string>{"systemctl daemon-reload",
+                                   "systemctl set-property --runtime system.slice AllowedCPUs=0-1",
+                                   "systemctl set-property --runtime user.slice AllowedCPUs=",
+                                   "systemctl try-restart mpd.service",
+                                   "systemctl restart rtprov-sched-features.service",
+                                   "systemctl restart rtprov-cpu-dma-latency.service"});
+    // Restarts of several units share one systemctl.
+    CHECK(systemd::systemctl_commands(steps) ==
+          "systemctl daemon-reload && systemctl set-property --runtime system.slice "
+          "AllowedCPUs=0-1 && systemctl set-property --runtime user.slice AllowedCPUs= && "
+          "systemctl try-restart mpd.service && systemctl restart rtprov-sched-features.service "
+          "rtprov-cpu-dma-latency.service");
+    CHECK(systemd::online_steps(systemd::OnlineActions{}).empty());
+}

@@ -284,3 +284,16 @@ TEST_CASE("a profile outside the search path can extend the built-in one of its 
     CHECK(p.description == "outside");
     CHECK(p.board.cpus == 4u);
 }
+
+TEST_CASE("tuning.selftest.max_missed_per_mille is read, range-checked and written back") {
+    TempDir dir;
+    dir.write("t.yaml", "tuning:\n  selftest:\n    max_missed_per_mille: 25\n");
+    core::Profile p = load_profile("t", {{dir.path(), "test"}});
+    CHECK(p.tuning.selftest.max_missed_per_mille == 25u);
+    CHECK(profile::parse_profile(profile::to_yaml(p), "profile.yaml")
+              .tuning.selftest.max_missed_per_mille == 25u);
+    CHECK(load_profile("t", {{dir.path(), "test"}}, {{"tuning.selftest.max_missed_per_mille=0"}})
+              .tuning.selftest.max_missed_per_mille == 0u);
+    CHECK(error_for(dir, "tuning:\n  selftest:\n    max_missed_per_mille: 1001\n") ==
+          "t.yaml:3:27: 'tuning.selftest.max_missed_per_mille' is 1001, outside 0-1000");
+}

@@ -107,9 +107,11 @@ TEST_CASE("a movable IRQ delivered to a reserved CPU warns, with the commands to
     CHECK(c.reason == "2 IRQs are delivered to reserved CPUs 2-3: IRQ 29 'eth0' on CPU 3 (fired "
                       "512 times there since boot) and IRQ 28 'virtio0-config' on CPU 2; each one "
                       "interrupts the audio threads there");
-    CHECK(c.fix == "move them to the housekeeping CPUs: for n in 28 29; do echo 0-1 > "
+    CHECK(c.fix == "move them to the housekeeping CPUs: write the CPU list 0-1 (the housekeeping "
+                   "CPUs) to each one's smp_affinity_list: for n in 28 29; do echo 0-1 > "
                    "/proc/irq/$n/smp_affinity_list; done; irqaffinity= sets only the default at "
-                   "boot: keep irqbalance off the reserved CPUs (IRQBALANCE_BANNED_CPULIST=2-3)");
+                   "boot: keep irqbalance off the reserved CPUs with the CPU list 2-3 "
+                   "(IRQBALANCE_BANNED_CPULIST=2-3 in /etc/default/irqbalance)");
     Expectation e = with_mpd();
     e.irqaffinity = false;
     CHECK(check_irq_affinity(v, &e).fix.ends_with(
@@ -184,8 +186,15 @@ TEST_CASE("unbound kernel threads alone on reserved CPUs only warn") {
     CHECK(c.status == Status::warn);
     CHECK(c.reason == "reserved CPUs 2-3 are open to 1 kernel thread not bound to one CPU: "
                       "'kworker/u8:1' (pid 60, CPUs 0-3)");
-    CHECK(c.fix == "unbound kernel workers follow /sys/devices/virtual/workqueue/cpumask: write 3 "
-                   "(the housekeeping CPUs) there");
+    CHECK(c.fix == "unbound kernel workers follow /sys/devices/virtual/workqueue/cpumask, which "
+                   "takes a hex CPU mask: write the hex mask 3 (CPUs 0-1, the housekeeping CPUs) "
+                   "there: echo 3 > /sys/devices/virtual/workqueue/cpumask");
+    Expectation wide = e;
+    wide.cores = {core::CpuList({0, 1, 2, 33}), core::CpuList({3})};
+    CHECK(check_reserved_cpu_tasks(v, wide).fix ==
+          "unbound kernel workers follow /sys/devices/virtual/workqueue/cpumask, which takes a "
+          "hex CPU mask: write the hex mask 2,00000007 (CPUs 0-2,33, the housekeeping CPUs) "
+          "there: echo 2,00000007 > /sys/devices/virtual/workqueue/cpumask");
     e.reserve_method = core::ReserveMethod::none;
     CHECK(check_reserved_cpu_tasks(v, e).status == Status::ok);
 }
@@ -201,7 +210,7 @@ TEST_CASE("a foreign real-time task above the audio threads on reserved CPUs war
     CHECK(c.reason == "1 real-time task at or above priority 40, the audio threads', may run on "
                       "reserved CPUs 2-3: 'multipathd' (tid 301, rr 99, CPUs 0-3)");
     CHECK(c.fix == "lower them below 40 (chrt -p PRIORITY TID) or keep them off the reserved "
-                   "CPUs (taskset -pc 0-1 TID)");
+                   "CPUs with the CPU list 0-1 (the housekeeping CPUs): taskset -pc 0-1 TID");
 }
 
 TEST_CASE("a service's own threads above its audio threads invert them and fail") {
@@ -219,4 +228,23 @@ TEST_CASE("a service's own threads above its audio threads invert them and fail"
     CHECK(c.fix == "remove the unit-wide priority (tuning.services.mpd.policy: app), apply and "
                    "restart 'mpd.service'");
     CHECK(check_rt_above_audio(with({mpd_process()}), e).status == Status::ok);
+}
+
+TEST_CASE("without a profile IRQ checks that cannot read the isolated CPUs warn and never say ok") {
+    SystemView v = with({}, {irq(28, "virtio0-config", "0-3", "2")});
+    v.isolated.value.reset();
+    v.isolated.problem =
+        "cannot read '/sys/devices/system/cpu/isolated': No such file or directory";
+    v.nohz_full.value.reset();
+    v.nohz_full.problem = "cannot read '/sys/devices/system/cpu/nohz_full': No such file or "
+                          "directory";
+    for (const Check& c : {check_irq_affinity(v, nullptr), check_unmovable_irqs(v, nullptr)}) {
+        CHECK(c.status == Status::warn);
+        CHECK(c.reason == "cannot read '/sys/devices/system/cpu/isolated': No such file or "
+                          "directory; which CPUs are reserved is not known");
+    }
+    // With a profile the reserved CPUs are the profile's.
+    Expectation e = with_mpd();
+    CHECK(check_irq_affinity(v, &e).status == Status::warn);
+    CHECK(check_irq_affinity(v, &e).reason.starts_with("1 IRQ is delivered to reserved CPUs 2-3"));
 }

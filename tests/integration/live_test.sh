@@ -1,0 +1,84 @@
+#!/usr/bin/env bash
+# 'apply --live' and 'rollback --live' where no systemd answers, run as they are on a
+# machine: the built binary, its data and the libraries it links are copied into a copy
+# of the Debian 13 fixture root, and run chrooted there in private mount and PID
+# namespaces, so '/' is the copy and never this machine's. The files are written and
+# recorded, but systemd cannot be told: apply must say what it wrote and recorded, what
+# it did not do and how to finish or undo, and exit 1; the undo it names puts every
+# file back; when a command after the files fails, a warning says what systemd was not
+# told. Usage: live_test.sh RTPROV SOURCE_DIR
+set -uo pipefail
+rtprov=$(realpath "$1")
+src=$2
+# shellcheck source=tests/integration/lib.sh
+. "$src/tests/integration/lib.sh"
+make_workdir
+
+root=$work/root
+cp -a "$src/tests/fixtures/roots/debian13" "$root"
+# The binary finds its data in ../share/rtprov beside it (through /proc/self/exe).
+mkdir -p "$root/opt/rtprov/bin" "$root/opt/rtprov/share" "$root/proc" \
+    "$root/sys/devices/system/cpu"
+cp "$rtprov" "$root/opt/rtprov/bin/rtprov"
+cp -a "$(dirname "$rtprov")/../share/rtprov" "$root/opt/rtprov/share/"
+for lib in $(ldd "$rtprov" | grep -o '/[^ ]*'); do
+    mkdir -p "$root$(dirname "$lib")"
+    cp -L "$lib" "$root$lib"
+done
+# What the live probe counts the CPUs from; a file of the copy, not sysfs.
+echo 0-3 >"$root/sys/devices/system/cpu/present"
+before=$(tree_sum "$root")
+
+# in_root ARGS...: rtprov ARGS chrooted in the copy, with a fresh /proc of its own PID
+# namespace and an empty environment (no D-Bus address leaks in). As root directly;
+# otherwise in a user namespace where this user is root.
+in_root() {
+    local map=()
+    [ "$(id -u)" -eq 0 ] || map=(--map-root-user)
+    unshare "${map[@]}" --mount --pid --fork --mount-proc="$root/proc" -- \
+        env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin chroot "$root" /opt/rtprov/bin/rtprov "$@"
+}
+check "rtprov runs chrooted in the copy (unshare and chroot work here)" \
+    in_root --version >"$work/version" 2>&1 || cat "$work/version" >&2
+
+in_root apply --live --profile x86-debian13 --regenerate-boot=never >"$work/apply.out" 2>"$work/apply.err"
+check "apply --live without systemd fails (exit 1)" [ $? -eq 1 ] || cat "$work/apply.err" >&2
+grep '^rtprov: error: ' "$work/apply.err" >"$work/apply.errors"
+check "it says what was written and recorded, what systemd was not told, how to finish or undo" \
+    diff - "$work/apply.errors" <<'EOF'
+rtprov: error: applied profile 'x86-debian13' to the files, but systemd was not told everything: cannot reach systemd on the system bus: No such file or directory; is this a running systemd system? (offline images: use --root)
+rtprov: error: written and recorded in /var/lib/rtprov/state: /etc/rtprov/profile.yaml, /etc/default/grub.d/90-rtprov.cfg, /etc/systemd/system/rtprov-sched-features.service, /etc/systemd/system/sysinit.target.wants/rtprov-sched-features.service
+rtprov: error: not done: daemon-reload, restart rtprov-sched-features.service
+rtprov: error: to finish: systemctl daemon-reload && systemctl restart rtprov-sched-features.service
+rtprov: error: or undo the apply: rtprov rollback --live
+EOF
+written=$(sed -n 's|^rtprov: error: written and recorded in /var/lib/rtprov/state: ||p' "$work/apply.errors")
+all_there=yes
+IFS=', ' read -r -a files <<<"$written"
+for f in "${files[@]}"; do
+    [ -e "$root$f" ] || [ -L "$root$f" ] || all_there="no $f"
+done
+check "every file it names as written is in the root" [ "$all_there" = yes ] || echo "$all_there" >&2
+check "the state records the apply as applied" grep -qx 'status applied' "$root/var/lib/rtprov/state"
+
+in_root rollback --live >"$work/rollback.out" 2>"$work/rollback.err"
+check "rollback --live without systemd fails too (exit 1)" [ $? -eq 1 ] || cat "$work/rollback.err" >&2
+check "it says what it removed and how to tell systemd" diff - <(grep '^rtprov: error: ' "$work/rollback.err") <<'EOF'
+rtprov: error: rolled back the files, but systemd was not told everything: cannot reach systemd on the system bus: No such file or directory; is this a running systemd system? (offline images: use --root)
+rtprov: error: removed: /etc/systemd/system/sysinit.target.wants/rtprov-sched-features.service, /etc/systemd/system/rtprov-sched-features.service, /etc/default/grub.d/90-rtprov.cfg, /etc/rtprov/profile.yaml, /etc/systemd/system/sysinit.target.wants, /etc/systemd/system, /etc/systemd, /etc/default/grub.d, /etc/rtprov
+rtprov: error: not done: daemon-reload, stop rtprov-sched-features.service
+rtprov: error: to finish: systemctl daemon-reload && systemctl stop rtprov-sched-features.service
+EOF
+check "the undo it named put every file back" [ "$(tree_sum "$root")" = "$before" ]
+
+# A command after the files fails (an update-grub that cannot run): the command's error
+# stops the apply, and a warning says what systemd was not told and how to tell it.
+mkdir -p "$root/usr/sbin"
+: >"$root/usr/sbin/update-grub" # not executable
+in_root apply --live --profile x86-debian13 >"$work/apply2.out" 2>"$work/apply2.err"
+check "apply --live with a failing command fails (exit 1)" [ $? -eq 1 ] || cat "$work/apply2.err" >&2
+check "the warning says what systemd was not told and the commands that tell it" \
+    grep -qxF "rtprov: warning: systemd was not told about the files written so far: cannot reach systemd on the system bus: No such file or directory; is this a running systemd system? (offline images: use --root); to tell it by hand: systemctl daemon-reload && systemctl restart rtprov-sched-features.service" "$work/apply2.err"
+check "the command's own error comes last" \
+    bash -c "tail -n1 '$work/apply2.err' | grep -q \"^rtprov: error: 'update-grub' failed in the target\""
+finish

@@ -1,0 +1,86 @@
+#include "provisioner/cli/render.hpp"
+
+#include "tests/unit/catch.hpp"
+
+using namespace rtprov;
+
+namespace {
+
+// What a live apply of x86-debian13 writes, and what systemd must then be told.
+systemd::OnlineActions x86_actions() {
+    systemd::OnlineActions actions;
+    actions.reload = true;
+    actions.try_restart = {"mpd.service"};
+    actions.restart = {"rtprov-sched-features.service"};
+    return actions;
+}
+
+target::ApplyResult x86_applied() {
+    target::ApplyResult applied;
+    applied.written = {"/etc/rtprov/profile.yaml", "/etc/default/grub.d/90-rtprov.cfg",
+                       "/etc/systemd/system/mpd.service.d/60-rtprov.conf",
+                       "/etc/systemd/system/rtprov-sched-features.service"};
+    applied.ran = {"update-grub"};
+    return applied;
+}
+
+} // namespace
+
+TEST_CASE("a live apply systemd could not be told about says what is done, what is not, and "
+          "how to finish or undo it") {
+    systemd::OnlineResult online;
+    online.failure = "cannot reach systemd on the system bus: No such file or directory; is this "
+                     "a running systemd system? (offline images: use --root)";
+    online.not_done = systemd::online_steps(x86_actions());
+    CHECK(cli::unfinished_live_apply("x86-debian13", x86_applied(), online) ==
+          "applied profile 'x86-debian13' to the files, but systemd was not told everything: "
+          "cannot reach systemd on the system bus: No such file or directory; is this a running "
+          "systemd system? (offline images: use --root)\n"
+          "written and recorded in /var/lib/rtprov/state: /etc/rtprov/profile.yaml, "
+          "/etc/default/grub.d/90-rtprov.cfg, /etc/systemd/system/mpd.service.d/60-rtprov.conf, "
+          "/etc/systemd/system/rtprov-sched-features.service\n"
+          "ran: update-grub\n"
+          "not done: daemon-reload, try-restart mpd.service, restart "
+          "rtprov-sched-features.service\n"
+          "to finish: systemctl daemon-reload && systemctl try-restart mpd.service && systemctl "
+          "restart rtprov-sched-features.service\n"
+          "or undo the apply: rtprov rollback --live");
+}
+
+TEST_CASE("when systemd refused a step, the message keeps what it did and starts there") {
+    auto steps = systemd::online_steps(x86_actions());
+    systemd::OnlineResult online;
+    online.done = {steps[0]};
+    online.not_done = {steps[1], steps[2]};
+    online.failure = "systemd: try-restart mpd.service failed: Unit mpd.service is masked.";
+    target::ApplyResult applied = x86_applied();
+    applied.ran.clear();
+    applied.retired = {"/etc/systemd/system/rtprov-cpu-dma-latency.service"};
+    CHECK(cli::unfinished_live_apply("x86-debian13", applied, online) ==
+          "applied profile 'x86-debian13' to the files, but systemd was not told everything: "
+          "systemd: try-restart mpd.service failed: Unit mpd.service is masked.\n"
+          "written and recorded in /var/lib/rtprov/state: /etc/rtprov/profile.yaml, "
+          "/etc/default/grub.d/90-rtprov.cfg, /etc/systemd/system/mpd.service.d/60-rtprov.conf, "
+          "/etc/systemd/system/rtprov-sched-features.service\n"
+          "retired (no longer in the profile), recorded there too: "
+          "/etc/systemd/system/rtprov-cpu-dma-latency.service\n"
+          "systemd was told: daemon-reload\n"
+          "not done: try-restart mpd.service, restart rtprov-sched-features.service\n"
+          "to finish: systemctl try-restart mpd.service && systemctl restart "
+          "rtprov-sched-features.service\n"
+          "or undo the apply: rtprov rollback --live");
+
+    target::RollbackResult rolled_back;
+    rolled_back.restored = {"/etc/default/grub"};
+    rolled_back.removed = {"/etc/systemd/system/rtprov-sched-features.service"};
+    systemd::OnlineResult unreachable;
+    unreachable.failure = "cannot reach systemd on the system bus: No such file or directory";
+    unreachable.not_done = {steps[0]};
+    CHECK(cli::unfinished_live_rollback(rolled_back, unreachable) ==
+          "rolled back the files, but systemd was not told everything: cannot reach systemd on "
+          "the system bus: No such file or directory\n"
+          "restored: /etc/default/grub\n"
+          "removed: /etc/systemd/system/rtprov-sched-features.service\n"
+          "not done: daemon-reload\n"
+          "to finish: systemctl daemon-reload");
+}
