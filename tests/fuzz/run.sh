@@ -38,6 +38,7 @@ cmake -S "$src" -B "$build" -DCMAKE_CXX_COMPILER=clang++ -DRTPROV_FUZZ=ON -DRTPR
     -DCMAKE_BUILD_TYPE=Debug -DCMAKE_CXX_FLAGS_DEBUG="-O1 -g" >/dev/null
 cmake --build "$build" --target rtprov_fuzz -j "$(nproc)" -- --no-print-directory >/dev/null
 
+asan_options=${ASAN_OPTIONS:+$ASAN_OPTIONS:}max_allocation_size_mb=64:hard_rss_limit_mb=512
 work=$(mktemp -d "${TMPDIR:-/tmp}/rtprov-fuzz-XXXXXX")
 failed=()
 for target in "${targets[@]}"; do
@@ -46,30 +47,40 @@ for target in "${targets[@]}"; do
     log=$work/$target.log
     mkdir -p "$corpus" "$artifacts"
     cp -a "$here/corpus/$target/." "$corpus/"
-    # The bar for every parser: an input is parsed or refused in well under a second and
-    # a few MiB; -malloc_limit_mb catches a single 64 MiB allocation (the bar for a 1 MiB
-    # profile), -timeout and -rss_limit_mb leave room for the sanitizers' slowdown.
-    options=(-max_total_time="$seconds" -timeout=5 -rss_limit_mb=512 -malloc_limit_mb=64
+    # The bar for every parser: an input is parsed or refused in under a second and 64 MiB;
+    # -timeout=5 and 512 MiB of RSS leave room for the sanitizers' overhead. The memory
+    # limits are ASan's, not libFuzzer's: libFuzzer's -rss_limit_mb prints a heap profile
+    # before it writes the reproducer, which takes many minutes over the millions of small
+    # allocations of a YAML alias bomb; and its -malloc_limit_mb checks an allocation
+    # only after ASan has poisoned its shadow (1 GiB for an 8 GiB string). ASan refuses a
+    # single allocation over 64 MiB before making it (with its stack), and kills the run
+    # at 512 MiB of RSS (hard_rss_limit_mb) with the reproducer written.
+    options=(-max_total_time="$seconds" -timeout=5 -rss_limit_mb=2048
              -print_final_stats=1 -artifact_prefix="$artifacts/")
     case $target in
     profile | profile_override) options+=(-dict="$here/yaml.dict") ;;
     cmdline | state_file) options+=(-dict="$here/$target.dict") ;;
     esac
     printf '\n== fuzz_%s, %s s\n' "$target" "$seconds"
-    if "$build/bin/fuzz_$target" "${options[@]}" "${extra_args[@]}" "$corpus" >"$log" 2>&1; then
+    # timeout(1) only as a last resort, should libFuzzer itself hang.
+    if ASAN_OPTIONS=$asan_options timeout -k 10 $((seconds + 120)) \
+        "$build/bin/fuzz_$target" "${options[@]}" "${extra_args[@]}" "$corpus" >"$log" 2>&1; then
         grep -E '^#[0-9]+[[:space:]]+DONE' "$log" | tail -n 1 || true
         grep -E '^stat::(number_of_executed_units|average_exec_per_sec|peak_rss_mb)' "$log" |
             tr '\n' ' ' && echo
     else
         failed+=("$target")
-        grep -m 1 -E 'ERROR: |runtime error: |deadly signal' "$log" || tail -n 5 "$log"
-        # The stack from the first frame that is neither libFuzzer's nor a sanitizer's down
-        # to the fuzz target.
-        grep -E '^ +#[0-9]+ 0x' "$log" | grep -Ev ' in (fuzzer::|__sanitizer|__asan|__ubsan|__interceptor)' |
+        grep -m 1 -E 'ERROR: |runtime error: |deadly signal|hard rss limit' "$log" || tail -n 5 "$log"
+        # The stack down to the fuzz target, without libFuzzer's, the sanitizers' and the
+        # standard library's frames.
+        grep -E '^ +#[0-9]+ 0x' "$log" | grep -Ev ' in (fuzzer::|std::|__sanitizer|__asan|__ubsan|__interceptor)' |
             grep -v 'libc\.so' | sed 's/ (BuildId: [0-9a-f]*)//; /LLVMFuzzerTestOneInput/q' | head -n 8 || true
+        grep -q 'hard rss limit' "$log" &&
+            echo "(no stack for an RSS limit; tests/fuzz/README.md says how to find the allocation)"
         reproducer=$(sed -n 's/.*Test unit written to \(.*\)$/\1/p' "$log" | tail -n 1)
         echo "reproducer: ${reproducer:-none written; see the log}"
-        [ -n "$reproducer" ] && echo "replay:     $build/bin/fuzz_$target $reproducer"
+        [ -n "$reproducer" ] &&
+            echo "replay:     ASAN_OPTIONS=$asan_options $build/bin/fuzz_$target $reproducer"
         echo "log:        $log"
     fi
 done
