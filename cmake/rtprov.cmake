@@ -20,3 +20,16 @@ if(RTPROV_SANITIZE)
                         -fno-sanitize-recover=all)
     add_link_options(-fsanitize=address,undefined)
 endif()
+
+# Fuzzing: every target gets libFuzzer's coverage instrumentation and ASan + UBSan, so
+# coverage reaches rtprov_lib; only the fuzz targets link libFuzzer itself
+# (-fsanitize=fuzzer, tests/fuzz/CMakeLists.txt).
+if(RTPROV_FUZZ)
+    if(NOT CMAKE_CXX_COMPILER_ID STREQUAL "Clang")
+        message(FATAL_ERROR "RTPROV_FUZZ needs clang (libFuzzer): "
+                            "configure with -DCMAKE_CXX_COMPILER=clang++")
+    endif()
+    add_compile_options(-fsanitize=fuzzer-no-link,address,undefined -fno-omit-frame-pointer
+                        -fno-sanitize-recover=all)
+    add_link_options(-fsanitize=address,undefined)
+endif()

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The whole test suite, as CI runs it (.ci/run). Installs what it needs (as root), then:
 #   1. build with -Werror and run unit, CLI and crash tests (Debian of this machine)
-#   2. the same unit and CLI tests under AddressSanitizer + UndefinedBehaviorSanitizer
+#   2. the same unit and CLI tests under AddressSanitizer + UndefinedBehaviorSanitizer,
+#      then every parser under libFuzzer for 20 s (tests/fuzz/run.sh, clang)
 #   3. build and test inside a Debian 13 root made with mmdebstrap (cached by date),
 #      system tests in it, and that root booted under qemu
 #   4. the image-builder plugins as their tools run them: the Debian packages (amd64,
@@ -29,6 +30,9 @@ step "AddressSanitizer + UndefinedBehaviorSanitizer"
 cmake -S . -B build/asan -DRTPROV_WERROR=ON -DRTPROV_SANITIZE=ON -DCMAKE_BUILD_TYPE=Debug >/dev/null
 cmake --build build/asan -j "$jobs" -- --no-print-directory >/dev/null
 (cd build/asan && ctest --output-on-failure -R '^(unit|cli|boot)$') || failed+=("sanitizers")
+
+step "libFuzzer: every parser for 20 s (tests/fuzz/run.sh)"
+tests/fuzz/run.sh 20 || failed+=("fuzz")
 
 if [ -z "${RTPROV_SKIP_TRIXIE:-}" ]; then
     step "Debian 13 build and tests (mmdebstrap root)"

@@ -1,0 +1,29 @@
+// Fuzz target: Raspberry Pi firmware config.txt (boot::parse_config_txt,
+// boot::foreign_kernel_lines, boot::edit_config_txt). Invariants: editing is idempotent
+// (a second apply changes nothing), and on a config.txt without an rtprov block, adding
+// the block and removing it again gives back every byte (config.txt is not rtprov's).
+#include "provisioner/boot/rpi_firmware.hpp"
+
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <string>
+
+extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
+    const std::string text(reinterpret_cast<const char*>(data), size);
+    const auto settings = rtprov::boot::parse_config_txt(text);
+    (void)rtprov::boot::cmdline_txt_path("/boot/firmware", settings);
+    (void)rtprov::boot::foreign_kernel_lines(text);
+
+    const std::optional<std::string> rt_image = "kernel8_rt.img";
+    const std::string with_block = rtprov::boot::edit_config_txt(text, rt_image, "pi4");
+    if (rtprov::boot::edit_config_txt(with_block, rt_image, "pi4") != with_block)
+        __builtin_trap();
+    const std::string without_block =
+        rtprov::boot::edit_config_txt(with_block, std::nullopt, "pi4");
+    const bool had_block = text.find("# >>> rtprov") != std::string::npos ||
+                           text.find("# <<< rtprov") != std::string::npos;
+    if (!had_block && without_block != text)
+        __builtin_trap();
+    return 0;
+}
