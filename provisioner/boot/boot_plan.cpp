@@ -59,19 +59,28 @@ std::string merge_into(Context& c, const std::string& path, CmdlineScope scope) 
     return render(merged.text);
 }
 
-// A NUL byte ends the text for the firmware and for kernel-install alike (both read it
-// as a C string): what follows, rtprov's parameters included, would never reach the
-// kernel. Returns true, with a refusal, when 'path' holds one.
-bool refuse_nul(Context& c, const std::string& path) {
+// A command line rtprov cannot add to: a NUL byte ends the text for the firmware and for
+// kernel-install alike (both read it as a C string), and after an unclosed quote every
+// added token is part of the quoted value. Returns true, with a refusal, for either.
+bool refuse_unreadable(Context& c, const std::string& path, CmdlineScope scope) {
     const std::string& text = content_of(c.facts, path);
     std::size_t nul = text.find('\0');
-    if (nul == std::string::npos)
-        return false;
-    error(c.plan, "cmdline-nul",
-          path + " has a NUL byte at byte " + std::to_string(nul + 1) +
-              ": the kernel command line ends there, so what follows it — rtprov's parameters "
-              "included — would never reach the kernel; remove it (nothing was written)");
-    return true;
+    if (nul != std::string::npos) {
+        error(c.plan, "cmdline-nul",
+              path + " has a NUL byte at byte " + std::to_string(nul + 1) +
+                  ": the kernel command line ends there, so what follows it — rtprov's "
+                  "parameters included — would never reach the kernel; remove it (nothing was "
+                  "written)");
+        return true;
+    }
+    if (parse_cmdline_text(text, scope).unclosed_quote) {
+        error(c.plan, "cmdline-quote",
+              path + " has a '\"' that is never closed: the kernel reads everything after it "
+                     "as one quoted value (lib/cmdline.c), so rtprov's parameters would become "
+                     "part of it; close the quote (nothing was written)");
+        return true;
+    }
+    return false;
 }
 
 // An earlier apply left the regeneration for first boot and it has not happened yet.
@@ -160,7 +169,7 @@ void plan_rpi(Context& c) {
                   "; the firmware reads the kernel command line from it");
         return;
     }
-    if (refuse_nul(c, cmdline_path))
+    if (refuse_unreadable(c, cmdline_path, CmdlineScope::first_line))
         return;
     const std::string& current = content_of(c.facts, cmdline_path);
     std::string next = merge_into(c, cmdline_path, CmdlineScope::first_line);
@@ -286,7 +295,7 @@ void plan_systemd_boot(Context& c) {
                      "host's /proc/cmdline; create it with this system's root= first");
         return;
     }
-    if (refuse_nul(c, path))
+    if (refuse_unreadable(c, path, CmdlineScope::whole_text))
         return;
     FileState cmdline;
     cmdline.content = merge_into(c, path, CmdlineScope::whole_text);

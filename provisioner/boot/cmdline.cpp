@@ -21,8 +21,10 @@ std::optional<std::string> CmdlineToken::value() const {
 
 namespace {
 
+// The kernel's isspace(), which splits the command line (lib/cmdline.c next_arg;
+// lib/ctype.c): space, \t \n \v \f \r, and the Latin-1 no-break space 0xa0.
 bool is_space(char c) {
-    return c == ' ' || c == '\t' || c == '\n' || c == '\r';
+    return c == ' ' || (c >= '\t' && c <= '\r') || static_cast<unsigned char>(c) == 0xa0;
 }
 
 } // namespace
@@ -60,6 +62,7 @@ CmdlineText parse_cmdline_text(std::string_view text, CmdlineScope scope) {
         separator.clear();
     }
     out.separators.push_back(std::move(separator));
+    out.unclosed_quote = quoted;
     return out;
 }
 
@@ -130,13 +133,16 @@ void erase_token(CmdlineText& text, std::size_t at) {
     text.tokens.erase(text.tokens.begin() + std::ptrdiff_t(at));
 }
 
-// Inserts 'token' before token 'at' (at == size: after the last one) with one space.
+// Inserts 'token' before token 'at' (at == size: after the last one) with one space that
+// belongs to it as erase_token() sees it, so erasing it again gives back every byte.
 void insert_token(CmdlineText& text, std::size_t at, std::string token) {
     auto& seps = text.separators;
-    if (at < text.tokens.size())
-        seps.insert(seps.begin() + std::ptrdiff_t(at) + 1, " ");
+    if (text.tokens.empty())
+        seps.insert(seps.begin(), ""); // the line's own bytes follow the token
+    else if (at == 0)
+        seps.insert(seps.begin() + 1, " "); // after the leading bytes, before the old first
     else
-        seps.insert(seps.begin() + std::ptrdiff_t(at), text.tokens.empty() ? "" : " ");
+        seps.insert(seps.begin() + std::ptrdiff_t(at), " ");
     text.tokens.insert(text.tokens.begin() + std::ptrdiff_t(at), CmdlineToken{std::move(token)});
 }
 

@@ -18,8 +18,9 @@ struct CmdlineToken {
     std::optional<std::string> value() const;
 };
 
-// Splits a command line at whitespace (spaces, tabs, CR, newlines), keeping
-// double-quoted stretches ('opt="a b"') in one token, as the kernel does.
+// Splits a command line at whitespace as the kernel's isspace() sees it (space, tab, CR,
+// newlines, \v, \f, 0xa0), keeping double-quoted stretches ('opt="a b"') in one token,
+// as the kernel does.
 std::vector<CmdlineToken> parse_cmdline(std::string_view text);
 
 // Which part of a file is the command line. The Raspberry Pi firmware reads the first
@@ -37,6 +38,9 @@ struct CmdlineText {
     // first line's newline): always tokens.size() + 1 of them.
     std::vector<std::string> separators = {""};
     std::string rest; // first_line: everything after the first line, kept as it is
+    // An odd number of '"': the kernel reads everything after the last one as one quoted
+    // value (lib/cmdline.c next_arg), so nothing can be added after it.
+    bool unclosed_quote = false;
 };
 
 CmdlineText parse_cmdline_text(std::string_view text, CmdlineScope scope);
@@ -79,7 +83,8 @@ struct MergedCmdline {
 // Every other token, and every byte between, stays as it is. 'foreign' lists the
 // original's values for wanted keys that differ from rtprov's (CPU lists compared
 // normalised). With no 'wanted' this is rollback's edit: rtprov's part out, the
-// originals of its keys back, everyone else's edits since kept.
+// originals of its keys back, everyone else's edits since kept. 'current' must not have
+// an unclosed quote (plan refuses such a file): a token added after it would be quoted.
 MergedCmdline merge_cmdline(const CmdlineText& current, const std::vector<CmdlineToken>& original,
                             const std::vector<KernelParam>& wanted,
                             const std::vector<std::string>& owned_keys);

@@ -81,19 +81,28 @@ Backups read_backup_archive(const std::string& bytes, const std::string& label) 
             break;
         if (result != ARCHIVE_OK)
             throw damaged(archive_error_string(reader.get()));
-        if (archive_entry_filetype(entry) == AE_IFLNK && archive_entry_symlink(entry)) {
-            core::FileState link = core::symlink_to(archive_entry_symlink(entry));
+        // Entries are absolute in-root paths rtprov wrote: 'etc/x', never '', '..' or '//'.
+        const char* name = archive_entry_pathname(entry);
+        std::string path = "/" + std::string(name ? name : "");
+        if (path == "/" || path.back() == '/' || path.find("//") != std::string::npos ||
+            path.find("/../") != std::string::npos || path.ends_with("/..") ||
+            path.find("/./") != std::string::npos || path.ends_with("/.") || backups.count(path))
+            throw damaged("entry '" + path.substr(1) + "' is not a path rtprov backs up");
+        if (archive_entry_filetype(entry) == AE_IFLNK) {
+            const char* target = archive_entry_symlink(entry);
+            if (!target || !*target)
+                throw damaged("symlink entry '" + path.substr(1) + "' has no target");
+            core::FileState link = core::symlink_to(target);
             link.uid = unsigned(archive_entry_uid(entry));
             link.gid = unsigned(archive_entry_gid(entry));
             link.mtime = archive_entry_mtime(entry);
-            backups["/" + std::string(archive_entry_pathname(entry))] = std::move(link);
+            backups[path] = std::move(link);
             continue;
         }
         if (archive_entry_filetype(entry) != AE_IFREG)
-            throw damaged(std::string("entry '") + archive_entry_pathname(entry) +
-                          "' is neither a regular file nor a symlink");
+            throw damaged("entry '" + path.substr(1) + "' is neither a regular file nor a symlink");
         core::FileState state;
-        state.mode = archive_entry_perm(entry);
+        state.mode = archive_entry_perm(entry) & 07777; // permission bits, as written
         state.uid = unsigned(archive_entry_uid(entry));
         state.gid = unsigned(archive_entry_gid(entry));
         state.mtime = archive_entry_mtime(entry);
@@ -102,13 +111,12 @@ Backups read_backup_archive(const std::string& bytes, const std::string& label) 
         // allocate them).
         la_int64_t size = archive_entry_size(entry);
         if (size < 0 || std::uint64_t(size) > bytes.size())
-            throw damaged("entry '" + std::string(archive_entry_pathname(entry)) + "' declares " +
-                          std::to_string(size) + " bytes in an archive of " +
-                          std::to_string(bytes.size()));
+            throw damaged("entry '" + path.substr(1) + "' declares " + std::to_string(size) +
+                          " bytes in an archive of " + std::to_string(bytes.size()));
         state.content.resize(std::size_t(size));
         if (archive_read_data(reader.get(), state.content.data(), state.content.size()) != size)
-            throw damaged("short entry '" + std::string(archive_entry_pathname(entry)) + "'");
-        backups["/" + std::string(archive_entry_pathname(entry))] = std::move(state);
+            throw damaged("short entry '" + path.substr(1) + "'");
+        backups[path] = std::move(state);
     }
     return backups;
 }

@@ -112,8 +112,15 @@ FileCheck check_file(const Root& root, const State& state, const ManagedFile& fi
     }
     if (file.cmdline && !file.created && !check.current->symlink) {
         const core::CmdlineEdit& edit = *file.cmdline;
-        auto now = boot::parse_cmdline_text(check.current->content, scope_of(edit)).tokens;
+        boot::CmdlineText text = boot::parse_cmdline_text(check.current->content, scope_of(edit));
+        auto now = text.tokens;
         std::vector<std::string> part = boot::owned_part(now, edit.owned_keys);
+        if (text.unclosed_quote) {
+            // Token by token is no longer safe: an original put back could land inside it.
+            check.drift = Drift::modified;
+            check.detail = "it has a '\"' that is never closed";
+            return check;
+        }
         if (part == edit.part) {
             check.holds_ours = true;
             check.drift = Drift::foreign_edit;

@@ -296,8 +296,12 @@ State parse_state(const std::string& text, const std::string& label) {
     }
     if (!have_checksum)
         throw Error(label + ": state file has no checksum line; it is truncated or damaged" + fix);
-    if (!have_status || !have_state_dir || state.profile.empty())
-        throw Error(label + ": state file lacks its status, state-dir or profile line" + fix);
+    if (!have_status || !have_state_dir || state.profile.empty() || state.profile_sha256.empty() ||
+        state.applied_at.empty())
+        throw Error(label +
+                    ": state file lacks its status, state-dir, profile, profile-sha256 or "
+                    "applied-at line" +
+                    fix);
     return state;
 }
 

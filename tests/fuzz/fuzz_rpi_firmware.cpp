@@ -1,7 +1,10 @@
 // Fuzz target: Raspberry Pi firmware config.txt (boot::parse_config_txt,
 // boot::foreign_kernel_lines, boot::edit_config_txt). Invariants: editing is idempotent
-// (a second apply changes nothing), and on a config.txt without an rtprov block, adding
-// the block and removing it again gives back every byte (config.txt is not rtprov's).
+// (a second apply changes nothing), and on a config.txt without an rtprov block that ends
+// in a newline (or is empty), adding the block and removing it again gives back every
+// byte (config.txt is not rtprov's). A file without a final newline gets one with the
+// block; plan() gives it back without (boot_plan.cpp compares with the original), so
+// that case is not this function's to keep.
 #include "provisioner/boot/rpi_firmware.hpp"
 
 #include <cstddef>
@@ -23,7 +26,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
         rtprov::boot::edit_config_txt(with_block, std::nullopt, "pi4");
     const bool had_block = text.find("# >>> rtprov") != std::string::npos ||
                            text.find("# <<< rtprov") != std::string::npos;
-    if (!had_block && without_block != text)
+    const bool ends_in_newline = text.empty() || text.back() == '\n';
+    if (!had_block && ends_in_newline && without_block != text)
         __builtin_trap();
     return 0;
 }

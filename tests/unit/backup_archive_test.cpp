@@ -52,3 +52,27 @@ TEST_CASE("an entry declaring more bytes than the archive holds is refused, not 
                   std::to_string(bytes.size()) + "); rollback cannot restore originals from it");
     }
 }
+
+TEST_CASE("archive entries must be paths rtprov backs up, with permission bits only") {
+    Backups weird;
+    weird["/etc/x"] = {"x\n", 0644, 0, 0, 0};
+    std::string bytes = write_backup_archive(weird);
+    // Mode bits past 07777 in the header are not permission bits: kept out.
+    bytes.replace(100, 8, std::string("0600044") + '\0');
+    unsigned sum = 0;
+    for (std::size_t i = 0; i < 512; ++i)
+        sum += (i >= 148 && i < 156) ? unsigned(' ') : static_cast<unsigned char>(bytes[i]);
+    char field[9];
+    std::snprintf(field, sizeof field, "%06o", sum);
+    bytes.replace(148, 8, std::string(field, 6) + '\0' + ' ');
+    CHECK(read_backup_archive(bytes, "backup.tar").at("/etc/x").mode == 044);
+    Backups link;
+    link["/etc/l"] = rtprov::core::symlink_to("");
+    CHECK_THROWS_AS(read_backup_archive(write_backup_archive(link), "backup.tar"), rtprov::Error);
+    for (const char* path : {"/", "/a/../b", "/a//b", "/a/./b"}) {
+        Backups odd;
+        odd[path] = {"x\n", 0644, 0, 0, 0};
+        CHECK_THROWS_AS(read_backup_archive(write_backup_archive(odd), "backup.tar"),
+                        rtprov::Error);
+    }
+}

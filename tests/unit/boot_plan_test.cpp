@@ -87,3 +87,10 @@ TEST_CASE("only the commands rtprov plans, for the loader it plans them, are kno
     CHECK_FALSE(boot::is_planned_command({"sh", "-c", "touch /pwned"}, ""));
     CHECK_FALSE(boot::is_planned_command({"update-grub", "--extra"}, "grub"));
 }
+
+TEST_CASE("a command line with an unclosed quote is refused: added tokens would be quoted") {
+    Plan plan = plan_for("console=tty1 dyndbg=\"file x +p rootwait\n");
+    REQUIRE(finding(plan, "cmdline-quote"));
+    CHECK(finding(plan, "cmdline-quote")->severity == Severity::error);
+    CHECK(plan.changes.empty());
+}

@@ -111,6 +111,12 @@ TEST_CASE("an edit changes only rtprov's tokens: spacing, CR, other lines and th
     CHECK(merge("a\tb", k_isolate) == "a\tb isolcpus=managed_irq,domain,3 irqaffinity=0-2");
     CHECK(merge("", k_isolate) == "isolcpus=managed_irq,domain,3 irqaffinity=0-2");
     CHECK(merge("isolcpus=1  quiet\n", {}, "quiet\n") == "quiet\n");
+    // Inserted before systemd.run, and taken out again, with the spacing as it was.
+    const std::string imager = "a  systemd.run=/boot/firstrun.sh\n";
+    const std::string applied = merge(imager, k_isolate, imager);
+    CHECK(applied == "a isolcpus=managed_irq,domain,3 irqaffinity=0-2  "
+                     "systemd.run=/boot/firstrun.sh\n");
+    CHECK(merge(applied, {}, imager) == imager);
 }
 
 TEST_CASE("rollback's edit takes rtprov's part out and keeps what others changed since") {
@@ -135,4 +141,10 @@ TEST_CASE("rtprov's part and others' edits are told apart") {
     ForeignEdits edits = foreign_edits(original, current, k_keys);
     CHECK(edits.removed == std::vector<std::string>{"root=ROOTDEV"});
     CHECK(edits.added == std::vector<std::string>{"root=PARTUUID=1", "splash"});
+}
+
+TEST_CASE("whitespace is what the kernel's isspace() says, \\v and \\f included") {
+    CHECK(parse_cmdline("a\vb\fc").size() == 3);
+    CHECK(parse_cmdline_text("a \"b", CmdlineScope::whole_text).unclosed_quote);
+    CHECK_FALSE(parse_cmdline_text("a \"b c\"", CmdlineScope::whole_text).unclosed_quote);
 }

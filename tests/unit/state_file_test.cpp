@@ -1,7 +1,10 @@
 #include "provisioner/target/state_file.hpp"
 
 #include "provisioner/core/error.hpp"
+#include "provisioner/core/sha256.hpp"
 #include "tests/unit/catch.hpp"
+
+#include <sstream>
 
 using namespace rtprov::target;
 using rtprov::Error;
@@ -107,4 +110,18 @@ TEST_CASE("every truncation of a state file is an error") {
     std::string text = serialize_state(sample());
     for (std::size_t n = 0; n < text.size(); ++n)
         CHECK_THROWS_AS(parse_state(text.substr(0, n), "state"), Error);
+}
+
+TEST_CASE("a state without its profile checksum or time is refused, as it would not round-trip") {
+    // The file as a hand would write it: no profile-sha256 line, a checksum that matches.
+    std::string body;
+    std::istringstream in(serialize_state(sample()));
+    for (std::string line; std::getline(in, line);)
+        if (line.rfind("profile-sha256 ", 0) != 0 && line.rfind("checksum ", 0) != 0 &&
+            line.rfind("#", 0) != 0)
+            body += line + "\n";
+    std::string text = body + "checksum " + rtprov::core::sha256_hex(body) + "\n";
+    CHECK(error_of(text) == "state: state file lacks its status, state-dir, profile, "
+                            "profile-sha256 or applied-at line" +
+                                k_fix);
 }
