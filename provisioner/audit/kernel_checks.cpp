@@ -318,14 +318,8 @@ Check check_cmdline(const SystemView& view, const Expectation& e) {
     std::string planned;
     for (const boot::KernelParam& p : e.kernel_params) {
         planned += (planned.empty() ? "" : " ") + p.token();
-        const boot::CmdlineToken* found = nullptr;
-        for (const boot::CmdlineToken& t : tokens)
-            if (t.key() == p.key)
-                found = &t; // the last one counts
-        if (!found)
-            wrong.push_back("'" + p.token() + "' is missing");
-        else if (!p.flag && !boot::same_value(p.key, found->value().value_or(""), p.value))
-            wrong.push_back("'" + found->text + "' instead of '" + p.token() + "'");
+        if (auto why = boot::not_in_effect(tokens, p))
+            wrong.push_back(*why);
     }
     if (wrong.empty()) {
         c.reason = "'/proc/cmdline' has every planned parameter: " + planned;
@@ -336,6 +330,12 @@ Check check_cmdline(const SystemView& view, const Expectation& e) {
                "' plans: " + listing(wrong, 10);
     c.fix = "reboot to use the command line rtprov wrote; if they are still missing, see "
             "'rtprov status' (the boot loader may still need regenerating)";
+    if (std::any_of(wrong.begin(), wrong.end(), [](const std::string& w) {
+            return w.find("is rejected") != std::string::npos;
+        }))
+        c.fix = "remove the other value from the boot loader's command line (GRUB: "
+                "GRUB_CMDLINE_LINUX in /etc/default/grub, which every entry gets before "
+                "rtprov's parameters), regenerate it (update-grub) and reboot";
     return c;
 }
 

@@ -240,30 +240,68 @@ void plan_rpi(Context& c) {
     }
 }
 
+// GRUB's defaults files in the order grub-mkconfig sources them: /etc/default/grub,
+// then /etc/default/grub.d/*.cfg sorted (rtprov's own is one of them).
+std::vector<std::string> grub_defaults_files(const TargetFacts& facts) {
+    std::vector<std::string> files = {k_grub_defaults};
+    const std::string dir = std::string(k_grub_dropin_dir) + "/";
+    for (const auto& [path, state] : facts.files)
+        if (path.rfind(dir, 0) == 0 && path.ends_with(".cfg") && path != k_grub_dropin)
+            files.push_back(path);
+    std::sort(files.begin() + 1, files.end());
+    return files;
+}
+
 void plan_grub(Context& c) {
-    // Values already in /etc/default/grub for keys rtprov sets.
-    const std::string defaults = content_of(c.facts, k_grub_defaults);
-    for (const char* variable : {"GRUB_CMDLINE_LINUX_DEFAULT", "GRUB_CMDLINE_LINUX"}) {
-        auto value = shell_assignment(defaults, variable);
-        if (!value)
-            continue;
-        for (const CmdlineToken& token : parse_cmdline(*value)) {
-            auto ours = std::find_if(c.params.begin(), c.params.end(),
-                                     [&](const KernelParam& p) { return p.key == token.key(); });
-            if (ours == c.params.end() ||
-                (token.value() && same_value(ours->key, *token.value(), ours->value)))
+    // grub-mkconfig's 10_linux gives every entry "${GRUB_CMDLINE_LINUX}
+    // ${GRUB_CMDLINE_LINUX_DEFAULT}" (recovery: GRUB_CMDLINE_LINUX only): a value there
+    // comes before rtprov's, which its drop-in appends to GRUB_CMDLINE_LINUX_DEFAULT.
+    for (const std::string& file : grub_defaults_files(c.facts)) {
+        const std::string text = content_of(c.facts, file);
+        const bool after_ours = file > std::string(k_grub_dropin);
+        for (const char* variable : {"GRUB_CMDLINE_LINUX", "GRUB_CMDLINE_LINUX_DEFAULT"}) {
+            auto value = shell_assignment(text, variable);
+            if (!value)
                 continue;
-            if (std::string(variable) == "GRUB_CMDLINE_LINUX_DEFAULT")
-                warning(c.plan, "foreign-value",
-                        std::string(k_grub_defaults) + " has '" + token.text +
-                            "' in GRUB_CMDLINE_LINUX_DEFAULT; rtprov's drop-in replaces it with '" +
-                            ours->token() + "' for the normal entries");
-            else
-                warning(c.plan, "foreign-value-all-entries",
-                        std::string(k_grub_defaults) + " has '" + token.text +
-                            "' in GRUB_CMDLINE_LINUX, which every entry gets; the kernel sees "
-                            "both it and rtprov's '" +
-                            ours->token() + "': remove it from GRUB_CMDLINE_LINUX");
+            const bool every_entry = std::string(variable) == "GRUB_CMDLINE_LINUX";
+            if (!every_entry && after_ours) {
+                warning(c.plan, "grub-default-after-rtprov",
+                        file + " sets GRUB_CMDLINE_LINUX_DEFAULT and is read after rtprov's " +
+                            k_grub_dropin +
+                            ": it may replace rtprov's parameters; append to "
+                            "it there ('GRUB_CMDLINE_LINUX_DEFAULT=\"$GRUB_"
+                            "CMDLINE_LINUX_DEFAULT ...\"') or move it before");
+                continue;
+            }
+            for (const CmdlineToken& token : parse_cmdline(*value)) {
+                auto ours =
+                    std::find_if(c.params.begin(), c.params.end(),
+                                 [&](const KernelParam& p) { return p.key == token.key(); });
+                if (ours == c.params.end() ||
+                    (token.value() && same_value(ours->key, *token.value(), ours->value)))
+                    continue;
+                if (!every_entry) {
+                    info(c.plan, "foreign-value",
+                         file + " has '" + token.text +
+                             "' in GRUB_CMDLINE_LINUX_DEFAULT; rtprov's drop-in takes it out and "
+                             "puts '" +
+                             ours->token() + "' in for the normal entries");
+                } else if (repeat_rule(ours->key) == RepeatRule::first_counts) {
+                    error(c.plan, "foreign-value-first-counts",
+                          file + " has '" + token.text +
+                              "' in GRUB_CMDLINE_LINUX, which every entry gets before rtprov's '" +
+                              ours->token() + "'; the kernel keeps the first " + ours->key +
+                              "= and rejects later ones (kernel/sched/isolation.c), so the box "
+                              "would not be isolated as planned: remove it from "
+                              "GRUB_CMDLINE_LINUX (nothing was written)");
+                } else {
+                    info(c.plan, "foreign-value-last-counts",
+                         file + " has '" + token.text +
+                             "' in GRUB_CMDLINE_LINUX, which every entry gets before rtprov's '" +
+                             ours->token() + "'; for " + ours->key +
+                             "= the kernel takes the last, so rtprov's counts");
+                }
+            }
         }
     }
     std::optional<std::string> rt_flavour;

@@ -116,6 +116,38 @@ bool same_value(const std::string& key, const std::string& a, const std::string&
     return pa && pb && *pa == *pb;
 }
 
+RepeatRule repeat_rule(const std::string& key) {
+    return key == "isolcpus" || key == "nohz_full" ? RepeatRule::first_counts
+                                                   : RepeatRule::last_counts;
+}
+
+std::optional<std::string> not_in_effect(const std::vector<CmdlineToken>& tokens,
+                                         const KernelParam& param) {
+    const CmdlineToken* counted = nullptr;
+    bool ours_seen = false;
+    for (const CmdlineToken& token : tokens) {
+        if (token.key() != param.key)
+            continue;
+        if (!counted || repeat_rule(param.key) == RepeatRule::last_counts)
+            counted = &token;
+        ours_seen =
+            ours_seen || token.text == param.token() ||
+            (!param.flag && token.value() && same_value(param.key, *token.value(), param.value));
+    }
+    if (!counted)
+        return "'" + param.token() + "' is missing";
+    bool in_effect =
+        param.flag ? counted->text == param.token()
+                   : counted->value() && same_value(param.key, *counted->value(), param.value);
+    if (in_effect)
+        return std::nullopt;
+    if (ours_seen)
+        return "'" + param.token() + "' is rejected: the kernel keeps the " +
+               (repeat_rule(param.key) == RepeatRule::first_counts ? "first " : "last ") +
+               param.key + "=, '" + counted->text + "'";
+    return "'" + counted->text + "' instead of '" + param.token() + "'";
+}
+
 namespace {
 
 // Removes token 'at' and the space that belongs to it: the separator before it, or for

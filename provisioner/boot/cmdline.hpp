@@ -107,6 +107,23 @@ ForeignEdits foreign_edits(const std::vector<CmdlineToken>& original,
                            const std::vector<CmdlineToken>& current,
                            const std::vector<std::string>& owned_keys);
 
+// How the kernel settles a parameter given more than once, as seen booting Debian 13's
+// 6.12 kernel: isolcpus= and nohz_full= set the housekeeping masks once, and a later one
+// with another mask is rejected ("Housekeeping: nohz_full= must match isolcpus=",
+// kernel/sched/isolation.c housekeeping_setup) and handed to init as unknown: the first
+// counts. irqaffinity= (kernel/irq/irqdesc.c irq_affinity_setup) and rcu_nocbs=
+// (kernel/rcu/tree_nocb.h rcu_nocb_setup) parse into their mask each time: the last
+// counts, as for most parameters, whose __setup() handlers overwrite.
+enum class RepeatRule { first_counts, last_counts };
+RepeatRule repeat_rule(const std::string& key);
+
+// nullopt when a kernel booted with 'tokens' has 'param' in effect; else why not:
+// "'nohz_full=2-3' is missing", "'irqaffinity=0' instead of 'irqaffinity=0-1'", or
+// "'isolcpus=managed_irq,domain,2-3' is rejected: the kernel keeps the first isolcpus=,
+// 'isolcpus=1'". Plan, audit and first boot all judge a command line with it.
+std::optional<std::string> not_in_effect(const std::vector<CmdlineToken>& tokens,
+                                         const KernelParam& param);
+
 // True when two values of 'key' mean the same: CPU lists and isolcpus flag lists are
 // compared normalised ('3,2' equals '2-3'; 'domain,managed_irq,2-3' equals
 // 'managed_irq,domain,2,3').

@@ -11,6 +11,7 @@ namespace rtprov::boot {
 
 // grub-mkconfig sources /etc/default/grub, then /etc/default/grub.d/*.cfg in order; a
 // late name lets rtprov's parameters follow other drop-ins' assignments.
+inline constexpr const char* k_grub_dropin_dir = "/etc/default/grub.d";
 inline constexpr const char* k_grub_dropin = "/etc/default/grub.d/90-rtprov.cfg";
 inline constexpr const char* k_grub_defaults = "/etc/default/grub";
 

@@ -169,15 +169,8 @@ Missing missing_now(const core::Profile& profile) {
     std::getline(in, line);
     Missing missing;
     for (const boot::KernelParam& param : expected.kernel_params) {
-        // The kernel takes the last occurrence of a parameter, as the audit does.
-        std::optional<boot::CmdlineToken> last;
-        for (const boot::CmdlineToken& token : boot::parse_cmdline(line))
-            if (token.key() == param.key)
-                last = token;
-        auto value = last ? last->value() : std::nullopt;
-        bool found =
-            last && (param.flag || (value && boot::same_value(param.key, *value, param.value)));
-        if (!found)
+        // Judged as the kernel judges a repeated parameter, as the audit does.
+        if (boot::not_in_effect(boot::parse_cmdline(line), param))
             missing.reboot_helps += (missing.reboot_helps.empty() ? "" : " ") + param.token();
     }
     utsname names{};

@@ -194,6 +194,10 @@ core::TargetFacts probe(const Root& root, const core::Profile& profile, core::Ta
         break;
     case core::BootLoader::grub:
         read_into(root, facts, boot::k_grub_defaults);
+        // Every drop-in: a value they give GRUB_CMDLINE_LINUX can beat rtprov's.
+        for (const std::string& name : root.list(boot::k_grub_dropin_dir))
+            if (name.ends_with(".cfg"))
+                read_into(root, facts, std::string(boot::k_grub_dropin_dir) + "/" + name);
         read_into(root, facts, boot::k_grub_dropin);
         break;
     case core::BootLoader::systemd_boot:

@@ -171,12 +171,37 @@ run rollback --root "$work/deb"
 check "Debian rollback is byte-identical" [ "$(tree_sum "$work/deb")" = "$original" ]
 check "and warns about nothing (its own state folder is not 'kept')" [ -z "$err" ]
 
-# A foreign value in GRUB_CMDLINE_LINUX reaches recovery entries too: say so.
+# A foreign value in GRUB_CMDLINE_LINUX comes before rtprov's in every entry. For
+# isolcpus= and nohz_full= the kernel keeps the first (booted: Debian 13's 6.12 then
+# isolates only CPU 1): a refusal. For irqaffinity= the last counts: rtprov's.
 fresh deb debian13
-sed -i 's/^GRUB_CMDLINE_LINUX=""/GRUB_CMDLINE_LINUX="isolcpus=1"/' "$work/deb/etc/default/grub"
+before=$(tree_sum "$work/deb")
+sed -i 's/^GRUB_CMDLINE_LINUX=""/GRUB_CMDLINE_LINUX="isolcpus=1 nohz_full=1 irqaffinity=0"/' "$work/deb/etc/default/grub"
+changed=$(tree_sum "$work/deb")
+run apply --root "$work/deb" --profile x86-debian13 --set board.cpus=4
+check "a foreign isolcpus= in GRUB_CMDLINE_LINUX is a refusal" [ "$rc" -eq 1 ]
+check "the refusal says the kernel keeps the first and what to do" \
+    grep -qF "/etc/default/grub has 'isolcpus=1' in GRUB_CMDLINE_LINUX, which every entry gets before rtprov's 'isolcpus=managed_irq,domain,2-3'; the kernel keeps the first isolcpus= and rejects later ones (kernel/sched/isolation.c), so the box would not be isolated as planned: remove it from GRUB_CMDLINE_LINUX (nothing was written)" <<<"$err"
+check "nohz_full= too" grep -qF "has 'nohz_full=1' in GRUB_CMDLINE_LINUX" <<<"$err"
+irqaffinity_refused() { grep -qF "'irqaffinity=0' in GRUB_CMDLINE_LINUX, which every entry gets before rtprov's 'irqaffinity=0-1'; the kernel keeps" <<<"$err"; }
+check "irqaffinity= is not refused: the last counts" eval '! irqaffinity_refused'
+check "nothing was written" [ "$(tree_sum "$work/deb")" = "$changed" ]
 run plan --root "$work/deb" --profile x86-debian13 --set board.cpus=4
-check "a foreign isolcpus= in GRUB_CMDLINE_LINUX is reported" \
-    grep -qF "/etc/default/grub has 'isolcpus=1' in GRUB_CMDLINE_LINUX, which every entry gets; the kernel sees both it and rtprov's 'isolcpus=managed_irq,domain,2-3': remove it from GRUB_CMDLINE_LINUX" <<<"$out"
+check "plan says rtprov's irqaffinity= counts" \
+    grep -qF "for irqaffinity= the kernel takes the last, so rtprov's counts" <<<"$out"
+# The same from a drop-in read before rtprov's.
+fresh deb debian13
+mkdir -p "$work/deb/etc/default/grub.d"
+# shellcheck disable=SC2016 # the drop-in's own shell text
+echo 'GRUB_CMDLINE_LINUX="$GRUB_CMDLINE_LINUX isolcpus=1"' >"$work/deb/etc/default/grub.d/50-cloud.cfg"
+run plan --root "$work/deb" --profile x86-debian13 --set board.cpus=4
+check "a foreign isolcpus= from another drop-in is a refusal too" \
+    grep -qF "/etc/default/grub.d/50-cloud.cfg has 'isolcpus=1' in GRUB_CMDLINE_LINUX" <<<"$out"
+echo 'GRUB_CMDLINE_LINUX_DEFAULT="quiet"' >"$work/deb/etc/default/grub.d/99-late.cfg"
+rm "$work/deb/etc/default/grub.d/50-cloud.cfg"
+run plan --root "$work/deb" --profile x86-debian13 --set board.cpus=4
+check "a drop-in read after rtprov's that sets the default line is warned about" \
+    grep -qF "/etc/default/grub.d/99-late.cfg sets GRUB_CMDLINE_LINUX_DEFAULT and is read after rtprov's" <<<"$out"
 
 # 'auto' cores offline: no isolation parameters until first boot, and the plan says so.
 fresh deb debian13

@@ -148,3 +148,20 @@ TEST_CASE("whitespace is what the kernel's isspace() says, \\v and \\f included"
     CHECK(parse_cmdline_text("a \"b", CmdlineScope::whole_text).unclosed_quote);
     CHECK_FALSE(parse_cmdline_text("a \"b c\"", CmdlineScope::whole_text).unclosed_quote);
 }
+
+TEST_CASE("the first isolcpus= and nohz_full= count, the last of everything else") {
+    auto tokens = parse_cmdline("isolcpus=1 irqaffinity=0 isolcpus=3 irqaffinity=0-2 threadirqs");
+    CHECK(not_in_effect(tokens, {"isolcpus", "3", false}) ==
+          "'isolcpus=3' is rejected: the kernel keeps the first isolcpus=, 'isolcpus=1'");
+    CHECK_FALSE(not_in_effect(tokens, {"isolcpus", "1", false}));
+    CHECK_FALSE(not_in_effect(tokens, {"irqaffinity", "0-2", false}));
+    CHECK(not_in_effect(tokens, {"irqaffinity", "0", false}) ==
+          "'irqaffinity=0' is rejected: the kernel keeps the last irqaffinity=, 'irqaffinity=0-2'");
+    CHECK(not_in_effect(tokens, {"nohz_full", "3", false}) == "'nohz_full=3' is missing");
+    CHECK(not_in_effect(tokens, {"rcu_nocbs", "3", false}) == "'rcu_nocbs=3' is missing");
+    CHECK_FALSE(not_in_effect(tokens, {"threadirqs", "", true}));
+    CHECK(not_in_effect(parse_cmdline("isolcpus=2"), {"isolcpus", "3", false}) ==
+          "'isolcpus=2' instead of 'isolcpus=3'");
+    CHECK(repeat_rule("nohz_full") == RepeatRule::first_counts);
+    CHECK(repeat_rule("rcu_nocbs") == RepeatRule::last_counts);
+}

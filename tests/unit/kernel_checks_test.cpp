@@ -181,6 +181,27 @@ TEST_CASE("the command line must hold every planned parameter with the planned v
     CHECK(check_cmdline(v, e).status == Status::warn);
 }
 
+TEST_CASE("a repeated parameter is judged as the kernel judges it") {
+    // Booted on Debian 13's 6.12.117: the first isolcpus=/nohz_full= counts (isolated and
+    // nohz_full read 1), the last irqaffinity=/rcu_nocbs= does.
+    SystemView v = healthy();
+    Expectation e = expectation();
+    v.cmdline = known(std::string("isolcpus=1 nohz_full=1 rcu_nocbs=1 irqaffinity=0 quiet "
+                                  "isolcpus=managed_irq,domain,2-3 nohz_full=2-3 "
+                                  "rcu_nocbs=2-3 irqaffinity=0-1"));
+    Check c = check_cmdline(v, e);
+    CHECK(c.status == Status::fail);
+    CHECK(c.reason == "the running kernel was not booted with the parameters profile "
+                      "'x86-debian13' plans: 'isolcpus=managed_irq,domain,2-3' is rejected: the "
+                      "kernel keeps the first isolcpus=, 'isolcpus=1' and 'nohz_full=2-3' is "
+                      "rejected: the kernel keeps the first nohz_full=, 'nohz_full=1'");
+    CHECK(c.fix.rfind("remove the other value from the boot loader's command line", 0) == 0);
+    // The same planned values first, a foreign one later: rtprov's count.
+    v.cmdline = known(std::string("isolcpus=managed_irq,domain,2-3 nohz_full=2-3 rcu_nocbs=1 "
+                                  "rcu_nocbs=2-3 irqaffinity=0-1 isolcpus=1"));
+    CHECK(check_cmdline(v, e).status == Status::ok);
+}
+
 TEST_CASE("isolated and nohz_full CPUs must be the reserved ones when planned") {
     SystemView v = healthy();
     Expectation e = expectation();
