@@ -318,7 +318,7 @@ check "no temporary is left behind" [ -z "$(find "$work/r" -name '.rtprov-tmp-*'
 # -- edits made after rtprov: pi-gen's export rewrites root=ROOTDEV --------------------------
 partuuid=PARTUUID=6c586e13-02
 fresh pigen-alone pi4-trixie
-sed -i "s/ROOTDEV/$partuuid/" "$work/pigen-alone/boot/firmware/cmdline.txt" # export-image/03-set-partuuid
+sed -i "s/ROOTDEV/$partuuid/" "$work/pigen-alone/boot/firmware/cmdline.txt" # as export-image/04-set-partuuid does
 fresh r pi4-trixie
 "$rtprov" apply --root "$work/r" --profile pi4 >/dev/null 2>&1
 sed -i "s/ROOTDEV/$partuuid/" "$work/r/boot/firmware/cmdline.txt"

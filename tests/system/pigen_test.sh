@@ -134,7 +134,30 @@ check "the image's rtprov has the firstboot command" test -n "$firstboot_check"
 check "the stage is exported as an image (EXPORT_IMAGE)" grep -q "EXPORT_DIRS=.*stage-rtprov" "$work/stage.log"
 check "the build log shows rtprov's apply" grep -q "applied profile 'pi4'" "$work/stage.log"
 
-# Nothing is lost: the host's rtprov rolls the image back to pi-gen's bytes.
+# The image as pi-gen exports it: export-image copies the root into the image's file
+# system, then export-image/04-set-partuuid/00-run.sh replaces the ROOTDEV and BOOTDEV
+# placeholders in cmdline.txt and fstab with the disk's PARTUUIDs, after rtprov ran.
+exported=$work/exported
+cp -a "$rootfs" "$exported"
+sed -i 's/ROOTDEV/PARTUUID=6c586e13-02/' "$exported/boot/firmware/cmdline.txt"
+sed -i 's/BOOTDEV/PARTUUID=6c586e13-01/; s/ROOTDEV/PARTUUID=6c586e13-02/' "$exported/etc/fstab"
+status=$("$rtprov" status --root "$exported" 2>&1)
+check "status on the exported image reports no drift" grep -q '^no drift' <<<"$status" ||
+    printf '  | %s\n' "$status"
+check "and names export-image's edit as another's" \
+    grep -qF "took out 'root=ROOTDEV', put in 'root=PARTUUID=6c586e13-02'" <<<"$status"
+plan_after=$("$rtprov" plan --root "$exported" --profile pi4 --set tuning.cores.housekeeping=0-1 \
+    --set tuning.cores.reserved=2-3 2>&1)
+check "plan on the exported image has nothing to change" grep -q '^nothing to change' <<<"$plan_after"
+"$rtprov" rollback --root "$exported" >"$work/rollback-exported.log" 2>&1
+check "rollback of the exported image needs no --force" [ "$?" -eq 0 ] ||
+    sed 's/^/  | /' "$work/rollback-exported.log"
+sed 's/ROOTDEV/PARTUUID=6c586e13-02/' "$work/cmdline.before" >"$work/cmdline.pigen-alone"
+check "cmdline.txt is then byte for byte what pi-gen alone exports" \
+    cmp "$work/cmdline.pigen-alone" "$exported/boot/firmware/cmdline.txt" ||
+    { echo "  got:  $(cat -A "$exported/boot/firmware/cmdline.txt")"; echo "  want: $(cat -A "$work/cmdline.pigen-alone")"; }
+
+# Nothing is lost: the host's rtprov rolls the stage's root back to pi-gen's bytes.
 "$rtprov" rollback --root "$rootfs" >"$work/rollback.log" 2>&1
 check "rollback restores pi-gen's cmdline.txt byte for byte" cmp "$work/cmdline.before" "$cmdline" ||
     sed 's/^/  | /' "$work/rollback.log"
