@@ -37,6 +37,6 @@ if [ "${#missing[@]}" -gt 0 ]; then
     export DEBIAN_FRONTEND=noninteractive
     apt-get update -qq
     # No recommends: some pull in systemd-resolved, which breaks DNS on machines whose
-    # PID 1 is not systemd (reference/machine-notes.md).
+    # PID 1 is not systemd (seen on the Debian 12 build machine).
     apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
 fi

@@ -208,7 +208,7 @@ Check check_rt_push_ipi(const SystemView& view, const Expectation* e) {
         return c;
     case live::PushIpiAction::unknown:
         // Without CONFIG_IRQ_WORK and CONFIG_SMP the feature is not built
-        // (kernel/sched/sched.h HAVE_RT_PUSH_IPI, reference/anchors.md §4.2).
+        // (kernel/sched/sched.h HAVE_RT_PUSH_IPI).
         c.reason = "'" + std::string(k_features_path) +
                    "' lists neither RT_PUSH_IPI nor NO_RT_PUSH_IPI: this kernel has no push IPI";
         return c;
@@ -216,7 +216,7 @@ Check check_rt_push_ipi(const SystemView& view, const Expectation* e) {
         break;
     }
     // Since dd29c017aed6 non-PREEMPT_RT kernels default to NO_RT_PUSH_IPI; the regression
-    // report (reference/anchors.md §4.2) measured multi-second PI-boost starvation.
+    // report on LKML (2026-08-14) measured multi-second PI-boost starvation.
     c.status = Status::fail;
     c.reason = "NO_RT_PUSH_IPI on a non-PREEMPT_RT kernel (the default since dd29c017aed6): "
                "real-time audio threads can starve for seconds waiting for a priority boost";
@@ -296,7 +296,7 @@ Check check_cpu_governor(const SystemView& view, const Expectation* e) {
                 now;
         return c;
     }
-    // rtcqs passes only with 'performance' on every CPU (reference/anchors.md §2): other
+    // rtcqs passes only with 'performance' on every CPU (autostatic/rtcqs rtcqs.py): other
     // governors lower the clock when idle and ramp it up only after the audio thread woke.
     c.status = Status::warn;
     c.reason = listing(others) + (others.size() == 1 ? " is" : " are") +

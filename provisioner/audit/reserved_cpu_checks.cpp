@@ -273,8 +273,8 @@ Check check_unmovable_irqs(const SystemView& view, const Expectation* e) {
 }
 
 // A failure for user-space tasks: the profile reserves these CPUs, and the reference box
-// kept 43 µs only because nothing else ran there (288 µs with the other cores loaded,
-// reference/seeds/000_*.txt). A warning for unbound kernel threads: mostly out of reach.
+// kept 43 µs only because nothing else ran there (288 µs with the other cores loaded).
+// A warning for unbound kernel threads: mostly out of reach.
 Check check_reserved_cpu_tasks(const SystemView& view, const Expectation& e) {
     Check c = make("reserved-cpu-tasks", "tasks allowed on the reserved CPUs");
     if (e.reserve_method == core::ReserveMethod::none) {
@@ -402,7 +402,7 @@ Check check_rt_above_audio(const SystemView& view, const Expectation& e) {
     std::vector<std::string> fixes;
     for (const auto& [s, threads] : inverted) {
         // Measured: MPD at rr 45 above its own fifo 40 threads went 47 ms without the CPU
-        // and the DAC dropped out 16 times in 10.5 s (reference/seeds/000_*.txt).
+        // and the DAC dropped out 16 times in 10.5 s (on the reference box).
         reasons.push_back(quoted_text(s->unit) +
                           " runs other threads at or above its own audio "
                           "threads (" +

@@ -72,7 +72,7 @@ Judged judge(const Process& p, const Thread& t, const ServiceExpectation& s) {
                 r.note = "runs at " + to_string(have) + ", not " + r.expected + " as " +
                          s.app_name + " sets it";
                 // Volumio's volumio_cpu_tweak runs 'chrt -f -p -a 35' on MPD
-                // (reference/anchors.md §5).
+                // (volumio/volumio3-os volumio/bin/volumio_cpu_tweak).
                 j.fix = "remove what changes it (a unit-wide CPUSchedulingPolicy= or "
                         "CPUSchedulingPriority=, or a 'chrt -a' script such as Volumio's "
                         "volumio_cpu_tweak) and " +
@@ -81,10 +81,10 @@ Judged judge(const Process& p, const Thread& t, const ServiceExpectation& s) {
         }
     } else if (s.app_sched && s.rt_threads.empty() && t.tid == p.pid && is_realtime(t.policy)) {
         // The apps rtprov knows make some threads real-time, never their main thread
-        // (reference/anchors.md §5). Without their thread names, a real-time main thread
-        // is the sign that a unit-wide policy or 'chrt -a' raised every thread: the
-        // inversion measured on MPD (47 ms without the CPU, 16 dropouts in 10.5 s,
-        // reference/seeds/000_*.txt).
+        // (their sources: board-profiles/apps/audio-apps.yaml). Without their thread names,
+        // a real-time main thread is the sign that a unit-wide policy or 'chrt -a' raised
+        // every thread: the inversion measured on MPD on the reference box (47 ms without
+        // the CPU, 16 dropouts in 10.5 s).
         r.status = Status::fail;
         r.expected = "not real-time";
         r.note = "the main thread runs at " + to_string(have) + ": every thread of " + s.app_name +

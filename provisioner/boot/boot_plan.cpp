@@ -357,7 +357,7 @@ void plan_systemd_boot(Context& c) {
             return;
         }
         // Debian keeps kernels in /boot, which 'kernel-install add-all' does not look at
-        // (reference/debian.md §4): one 'add' per kernel.
+        // (kernel-install(8)): one 'add' per kernel.
         std::vector<std::string> argv = {"kernel-install", "add", k.version,
                                          "/boot/vmlinuz-" + k.version};
         if (k.has_initrd)

@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-// Debian's GRUB: rtprov's drop-in in /etc/default/grub.d/ (reference/debian.md §2).
+// Debian's GRUB: rtprov's drop-in in /etc/default/grub.d/ (Debian's default_grub_d.patch).
 namespace rtprov::boot {
 
 // grub-mkconfig sources /etc/default/grub, then /etc/default/grub.d/*.cfg in order; a

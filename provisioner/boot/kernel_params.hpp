@@ -22,7 +22,7 @@ struct ParamDecision {
 // The kernel parameters for 'profile' on 'cores' (nullopt: not known yet, so none),
 // deciding nohz_full= and rcu_nocbs= from the installed kernels' configs (Raspberry
 // Pi OS kernels have neither CONFIG_NO_HZ_FULL nor CONFIG_RCU_NOCB_CPU,
-// reference/pi.md §4; Debian 13's have both, reference/debian.md §3). Pure.
+// raspberrypi/linux bcm2711_defconfig; Debian 13's have both, their /boot/config-*). Pure.
 ParamDecision kernel_params(const core::Profile& profile,
                             const std::optional<core::ResolvedCores>& cores,
                             const std::vector<core::InstalledKernel>& kernels);

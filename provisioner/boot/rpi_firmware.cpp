@@ -86,7 +86,8 @@ std::string edit_config_txt(const std::string& text, const std::optional<std::st
         return out;
     if (!out.empty() && out.back() != '\n')
         out += "\n";
-    // Every line stays under config.txt's 98-character limit (reference/pi.md §5).
+    // Every line stays under config.txt's 98-character limit (Raspberry Pi documentation,
+    // computers/config_txt/what_is_config_txt.adoc).
     out += std::string(k_begin) + " (profile '" + profile_name + "'): boot the PREEMPT_RT kernel\n";
     out += "[pi4]\n";
     out += "kernel=" + *rt_image + "\n";

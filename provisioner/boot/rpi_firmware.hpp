@@ -5,7 +5,8 @@
 #include <optional>
 #include <string>
 
-// Raspberry Pi firmware boot files: config.txt and cmdline.txt (reference/pi.md §5).
+// Raspberry Pi firmware boot files: config.txt and cmdline.txt (Raspberry Pi documentation,
+// computers/config_txt/ and computers/configuration/kernel-command-line-config.adoc).
 namespace rtprov::boot {
 
 // What config.txt says about where the command line is, for a Pi 4: the last
@@ -22,7 +23,7 @@ FirmwareSettings parse_config_txt(const std::string& text);
 std::string cmdline_txt_path(const std::string& firmware_dir, const FirmwareSettings& settings);
 
 // The firmware reads at most 1024 characters of command line and prepends its own
-// (raspberrypi/linux#140, reference/pi.md §5); past this, plan warns.
+// (raspberrypi/linux#140); past this, plan warns.
 inline constexpr std::size_t k_cmdline_warn_length = 900;
 
 // The kernel= image's matching initramfs: 'kernel8_rt.img' -> 'initramfs8_rt'.

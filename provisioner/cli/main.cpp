@@ -181,7 +181,7 @@ void print_findings_to_stderr(const core::Plan& plan) {
 }
 
 // --regenerate-boot: offline the default is first boot (update-grub needs the image's
-// devices, reference/debian.md §2); live it is now.
+// devices for grub-probe); live it is now.
 core::Regenerate regenerate_mode(const Options& o) {
     if (o.regenerate == "now")
         return core::Regenerate::now;

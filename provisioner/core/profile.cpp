@@ -33,7 +33,7 @@ std::optional<ResolvedCores> resolve_cores(const Profile& profile,
     if (layout.reserved)
         return ResolvedCores{all.minus(*layout.reserved), *layout.reserved};
     // Both 'auto': reserve the upper half, as in the reference measurements (2-3 of 4
-    // reserved on the x86 box, reference/seeds/000_*.txt). CPU 0 stays housekeeping:
+    // reserved on the x86 reference box). CPU 0 stays housekeeping:
     // it is the boot CPU, which nohz_full= may not take.
     unsigned reserved = *count / 2;
     if (reserved == 0)

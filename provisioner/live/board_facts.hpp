@@ -7,9 +7,9 @@
 namespace rtprov::live {
 
 // The running machine's identity under 'sysroot' ("/" normally): the device-tree model
-// (/proc/device-tree/model, NUL-terminated, on the Pi: reference/pi.md), DMI's product
-// name, os-release's ID and ID_LIKE, and the CPUs present. Missing files leave a fact
-// unknown; never throws.
+// (/proc/device-tree/model on the Pi, NUL-terminated as device-tree strings are), DMI's
+// product name, os-release's ID and ID_LIKE, and the CPUs present. Missing files leave a
+// fact unknown; never throws.
 core::BoardFacts read_board_facts(const std::string& sysroot = "/");
 
 } // namespace rtprov::live

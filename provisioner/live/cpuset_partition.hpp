@@ -13,7 +13,7 @@ struct PartitionResult {
 // type 'mode' ('isolated' or 'root'): writes cpuset.cpus.partition and reads it back,
 // since the kernel answers 'isolated invalid (<reason>)' instead of failing the write
 // (Documentation/admin-guide/cgroup-v2.rst). systemd 257 has no setting for it
-// (reference/debian.md §6), so rtprov-cpuset-partition.service does it at boot.
+// (systemd.resource-control(5)), so rtprov-cpuset-partition.service does it at boot.
 PartitionResult set_cpuset_partition(const std::string& cgroup_dir, const std::string& mode);
 
 // Whether the read-back 'state' of cpuset.cpus.partition shows 'mode' in force ('isolated'

@@ -15,7 +15,7 @@ enum class PushIpiAction {
 };
 
 // Decides from the kernel's version string (uname -v: '#1 SMP PREEMPT_RT ...' on a
-// PREEMPT_RT kernel, reference/debian.md §3) and the content of
+// PREEMPT_RT kernel, utsversion.h in Debian's linux-headers) and the content of
 // /sys/kernel/debug/sched/features. Pure.
 PushIpiAction decide_push_ipi(const std::string& uname_version, const std::string& features);
 
@@ -39,7 +39,8 @@ bool mount_debugfs(const std::string& dir);
 // Makes sure RT_PUSH_IPI is on where it should be: on PREEMPT_RT kernels does nothing;
 // mounts debugfs if the features file is missing; writes RT_PUSH_IPI when the kernel
 // says NO_RT_PUSH_IPI and reads it back. Workaround from the regression report
-// (reference/seeds/001_*.txt): echo RT_PUSH_IPI > /sys/kernel/debug/sched/features.
+// on LKML (2026-08-14): echo RT_PUSH_IPI > /sys/kernel/debug/sched/features.
+// https://lore.kernel.org/all/CAEB5A_91hob8ddOhW=PrO1=O7GrFmSxY3r1-_Ard6x8KHHuJGA@mail.gmail.com/
 PushIpiResult ensure_rt_push_ipi(const SchedFeaturesPaths& paths, const DebugfsMounter& mount);
 
 } // namespace rtprov::live

@@ -15,7 +15,7 @@
 namespace rtprov::selftest {
 
 // What the CPUs may do when idle during a measurement. The same core measures very
-// differently under the two (43 µs vs 211 µs worst case, reference/seeds/000_*.txt), so
+// differently under the two (43 µs vs 211 µs worst case on the reference box), so
 // every result says which one was used.
 enum class IdlePolicy {
     system_default, // deep idle states allowed, as the box normally runs (cyclictest

@@ -20,7 +20,7 @@ namespace rtprov::selftest {
 namespace {
 
 // A PTHREAD_PRIO_INHERIT mutex: a waiter of higher priority lends it to the holder, which
-// is what the regression report's stalled worker had been given (seeds/001_*.txt).
+// is what the regression report's stalled worker had been given (LKML, 2026-08-14).
 class PiMutex {
   public:
     PiMutex() {

@@ -11,7 +11,7 @@
 #include <vector>
 
 // The PI-boost starvation probe of `rtprov selftest`: the shape of the workload in the
-// NO_RT_PUSH_IPI regression report (reference/seeds/001_*.txt) — one SCHED_RR audio thread
+// NO_RT_PUSH_IPI regression report (LKML, 2026-08-14) — one SCHED_RR audio thread
 // and SCHED_OTHER workers sharing a priority-inheritance mutex — measured by how long the
 // real-time thread waits for the lock and by schedstat windows that show a thread
 // runnable but not running.

@@ -18,8 +18,8 @@ namespace rtprov::selftest {
 enum class CoreRole { reserved, housekeeping, unassigned };
 std::string_view to_string(CoreRole role);
 
-// Everything that makes two runs comparable (like with like, reference/seeds/000_*.txt:
-// the same core measures 43 µs or 211 µs depending on the idle policy alone).
+// Everything that makes two runs comparable (like with like: on the reference box the
+// same core measures 43 µs or 211 µs depending on the idle policy alone).
 struct RunParameters {
     unsigned duration_ms = 10'000;
     unsigned interval_us = 100;
@@ -80,7 +80,7 @@ CoreReport judge_core(CoreRole role, CoreLatency latency, const Thresholds& thre
 // Judges the probe: a lock holder boosted by priority inheritance should run at once, so
 // the RT thread should wait at most one critical section plus the worst wake-up latency
 // tolerated on a housekeeping core; a schedstat window showing a thread runnable but
-// not running is the starvation of the RT_PUSH_IPI regression (reference/seeds/001_*.txt).
+// not running is the starvation of the RT_PUSH_IPI regression (LKML, 2026-08-14).
 // Pure.
 PiProbeReport judge_pi_probe(PiProbeResult result, const Thresholds& thresholds);
 

@@ -10,7 +10,7 @@
 #include <vector>
 
 // /proc/<pid>/task/<tid>/schedstat, and the starvation signature read from two samples of
-// it (reference/anchors.md §4.3, reference/seeds/001_*.txt).
+// it (fs/proc/base.c proc_pid_schedstat; the RT_PUSH_IPI regression report, LKML 2026-08-14).
 namespace rtprov::selftest {
 
 // One schedstat line: "<ns on CPU> <ns waiting on a runqueue> <timeslices>" (the kernel's

@@ -56,7 +56,7 @@ bool check_priority(Plan& plan, const ServiceTuning& s, const AppKnowledge* app,
         return true;
     }
     // Measured: MPD's rtio and output threads went 47 ms without the CPU and the DAC
-    // dropped out 16 times in 10.5 s (reference/seeds/000_*.txt).
+    // dropped out 16 times in 10.5 s (on the reference box).
     std::string why = "'" + s.unit + "' would run at " + policy_name(s.policy) + " " +
                       std::to_string(*s.priority) + ", at or above " + app->name + "'s own " +
                       app->threads + " (" + std::to_string(app->priority) +
@@ -84,7 +84,7 @@ void plan_systemd(Plan& plan, const Profile& profile, const std::optional<Resolv
 
     // Reserving by cpuset: everything else on the housekeeping cores, the audio services
     // in a slice of their own. A child never gets CPUs its parent slice lacks
-    // (cgroup-v2.rst, reference/debian.md §6), so the audio slice hangs off -.slice.
+    // (cgroup-v2.rst), so the audio slice hangs off -.slice.
     if (cpuset) {
         const CpuList& hk = cores->housekeeping;
         add_file_change(

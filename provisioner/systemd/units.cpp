@@ -58,8 +58,8 @@ std::string render_audio_slice(const std::string& profile_name, const core::CpuL
 std::string render_sched_features_unit(const std::string& profile_name,
                                        const std::string& rtprov_path) {
     // Since dd29c017aed6 non-PREEMPT_RT kernels default to NO_RT_PUSH_IPI, which causes
-    // multi-second PI-boost starvation in audio workloads (reference/seeds/001_*.txt);
-    // Debian 13's 6.12.117 already ships it (reference/machine-notes.md).
+    // multi-second PI-boost starvation in audio workloads (LKML, 2026-08-14);
+    // Debian 13's 6.12.117 already ships it (Debian's linux changelog, 6.12.96-1).
     return header(profile_name, "re-enables RT_PUSH_IPI at every boot on kernels without "
                                 "PREEMPT_RT") +
            "[Unit]\n"
@@ -82,7 +82,7 @@ std::string render_sched_features_unit(const std::string& profile_name,
 std::string render_dma_latency_unit(const std::string& profile_name,
                                     const std::string& rtprov_path) {
     // cyclictest does the same while it measures; it hides deep-idle exit latency
-    // (43 µs against 211 µs on the same core, reference/seeds/000_*.txt).
+    // (43 µs against 211 µs on the same core of the reference box).
     return header(profile_name, "holds /dev/cpu_dma_latency at 0: no deep idle states") +
            "[Unit]\nDescription=rtprov: hold /dev/cpu_dma_latency at 0 (no deep CPU idle)\n"
            "Documentation=man:rtprov(1)\n\n"

@@ -6,7 +6,8 @@
 #include <optional>
 #include <string>
 
-// systemd unit files and drop-ins rtprov writes (reference/debian.md §6).
+// systemd unit files and drop-ins rtprov writes (systemd 257: systemd.unit(5),
+// systemd.exec(5), systemd.resource-control(5)).
 namespace rtprov::systemd {
 
 inline constexpr const char* k_unit_dir = "/etc/systemd/system";

@@ -11,10 +11,10 @@
 # The recording unit comes from a wrapper recipe in the temporary folder that includes
 # the example, so the example stays as users get it. First, the plugin's refusals are
 # checked on a recipe that only includes the plugin (a second or so each).
-# This machine has no udevd (reference/machine-notes.md): the script makes
+# This machine has no udevd (its PID 1 is not systemd): the script makes
 # /dev/disk/by-uuid and puts a stand-in udevadm first in PATH, whose 'trigger' (debos
 # calls it after formatting) makes the by-uuid links of the image's partitions that
-# udev would make, so update-grub writes root=UUID= (reference/debian.md §2).
+# udev would make, so update-grub writes root=UUID= (grub's 10_linux).
 # Usage: debos_test.sh RTPROV SOURCE_DIR
 #   RTPROV_DEB=FILE        use this .deb instead of building one (build-deb.sh: minutes)
 #   RTPROV_DEBIAN_MIRROR   the Debian archive (default http://deb.debian.org/debian)
@@ -270,7 +270,7 @@ echo "debos_test: guest /proc/cmdline: $cmdline" >&2
 
 # What rtprov plans for this image before rtprov: the image in an overlay, rolled back
 # (without regenerating grub.cfg), planned with the example's profile and set; the
-# planned GRUB drop-in sourced as grub-mkconfig does (reference/debian.md §2).
+# planned GRUB drop-in sourced as grub-mkconfig does (Debian's default_grub_d.patch).
 mount -t overlay overlay -o "lowerdir=$work/mnt,upperdir=$work/ov/upper,workdir=$work/ov/work,redirect_dir=on" \
     "$work/ov/root"
 "$rtprov" rollback --root "$work/ov/root" --regenerate-boot never >"$work/rollback.out" 2>&1

@@ -19,7 +19,7 @@ TMPDIR=/var/tmp make_workdir
 started=$(date +%s)
 
 # arm64 binaries in a chroot need qemu-user registered with binfmt_misc
-# (reference/machine-notes.md; issue 7's machine traits).
+# (seen on the Debian 12 test machine; issue 7's machine traits).
 mountpoint -q /proc/sys/fs/binfmt_misc || mount -t binfmt_misc binfmt_misc /proc/sys/fs/binfmt_misc
 update-binfmts --enable qemu-aarch64 2>/dev/null || true
 if [ ! -e /proc/sys/fs/binfmt_misc/qemu-aarch64 ]; then
@@ -39,7 +39,7 @@ cp -a "$src/plugins/pi-gen/stage-rtprov" "$pigen/"
 cp "$deb" "$pigen/stage-rtprov/00-rtprov/files/"
 cat >"$pigen/config" <<CONFIG
 IMG_NAME=rtprov-test
-# rtprov's settings reach the stage only when exported (reference/pi.md §1.2)
+# rtprov's settings reach the stage only when exported (pi-gen's build.sh)
 export RTPROV=$rtprov
 export RTPROV_PROFILE=pi4
 export RTPROV_SET="tuning.cores.housekeeping=0-1 tuning.cores.reserved=2-3"

@@ -1,5 +1,5 @@
 # Helpers for the system tests that boot a Debian 13 root under qemu (sourced).
-# Facts (reference/machine-notes.md): KVM fails on these machines with an emulation
+# Facts (seen on the Debian 12 test machines): KVM fails on these machines with an emulation
 # error, TCG works: '-accel tcg,thread=multi -cpu max'; an ext4 image made with
 # 'mkfs.ext4 -d ROOT' boots with -kernel/-initrd and 'root=/dev/vda'; results are read
 # back from the image with debugfs after the guest powered off.
@@ -41,7 +41,7 @@ guest_grub_cmdline() {
 
 # grub_dropin_cmdline ROOT: what grub-mkconfig puts on a normal entry's command line from
 # ROOT's /etc/default/grub and its grub.d drop-ins: it sources them in this order and
-# uses "$GRUB_CMDLINE_LINUX $GRUB_CMDLINE_LINUX_DEFAULT" (reference/debian.md §2).
+# uses "$GRUB_CMDLINE_LINUX $GRUB_CMDLINE_LINUX_DEFAULT" (/etc/grub.d/10_linux).
 grub_dropin_cmdline() {
     (
         # shellcheck disable=SC1090,SC1091

@@ -123,7 +123,7 @@ TEST_CASE("a thread runnable for the whole window without running is starved") {
 }
 
 TEST_CASE("a stall credited at once, as in the regression report, is starvation") {
-    // "run=0.0ms wait=3406.6ms slices=2 (during a 3403ms dropout)", reference/seeds/001_*.txt:
+    // "run=0.0ms wait=3406.6ms slices=2 (during a 3403ms dropout)" (LKML, 2026-08-14):
     // the wait reaches schedstat when the thread finally runs, in one window.
     const SchedStat before{7 * k_ms, 0, 40};
     const SchedStat after{7 * k_ms + 20'000, 3'406'600'000, 42};

@@ -25,7 +25,7 @@ ServiceExpectation mpd_expectation() {
 }
 
 // MPD as it runs on the reference box: main, io and player threads ordinary, the update
-// thread SCHED_IDLE, rtio and the output thread at FIFO 40 (reference/seeds/000_*.txt).
+// thread SCHED_IDLE, rtio and the output thread at FIFO 40 (MPD's src/thread/Util.cxx).
 std::vector<FakeThread> mpd_threads() {
     return {{812, "mpd", k_other, 0, "2-3"},      {813, "io", k_other, 0, "2-3"},
             {814, "player", k_other, 0, "2-3"},   {815, "rtio", k_fifo, 40, "2-3"},

@@ -1,7 +1,7 @@
 #!/bin/bash -e
 # Check rtprov's settings and files first, so that a wrong one stops the build before
 # this stage does anything; then, as in every stock pi-gen stage, start from the
-# previous stage's root (reference/pi.md §1.3).
+# previous stage's root (pi-gen's stage1..5/prerun.sh).
 (
 	cd 00-rtprov
 	# shellcheck source-path=SCRIPTDIR source=00-rtprov/rtprov-stage.sh

@@ -1,6 +1,6 @@
 #!/bin/bash -e
 # On the build host. pi-gen runs a step's NN-packages before its NN-run.sh and all of
-# step 00 before step 01 (reference/pi.md §1.2), so this prepares step 01:
+# step 00 before step 01 (build.sh run_sub_stage), so this prepares step 01:
 #  - the rtprov package for the image's architecture, for 01-run-chroot.sh;
 #  - 01-packages: what the profile needs installed ('rtprov plan --packages': the
 #    PREEMPT_RT kernel when RTPROV_RT_KERNEL=1), written anew on every build.
@@ -8,7 +8,7 @@
 . ./rtprov-stage.sh
 
 rtprov_find_deb
-# Not /tmp: on_chroot mounts a tmpfs there (reference/pi.md §1.2).
+# Not /tmp: on_chroot mounts a tmpfs there (pi-gen's scripts/common).
 install -D -m 644 "${rtprov_deb}" "${ROOTFS_DIR}/var/cache/rtprov-stage/rtprov.deb"
 echo "stage-rtprov: $(basename "${rtprov_deb}") staged for the image"
 

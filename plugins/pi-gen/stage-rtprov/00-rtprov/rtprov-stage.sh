@@ -1,7 +1,7 @@
 # Shared by this sub-stage's NN-run.sh scripts (sourced; pi-gen runs only NN-* files, so it
 # never runs this one itself). Reads the exported RTPROV_* settings from pi-gen's config
 # and fails with what to do when one is wrong. A variable set in config without 'export'
-# never reaches stage scripts: pi-gen sources config without 'set -a' (reference/pi.md §1.2).
+# never reaches stage scripts: pi-gen sources config without 'set -a' (pi-gen's build.sh).
 # shellcheck shell=bash disable=SC2034 # the variables are for the scripts that source it
 
 rtprov_fail() {
