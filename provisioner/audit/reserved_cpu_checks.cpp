@@ -290,12 +290,16 @@ Check check_reserved_cpu_tasks(const SystemView& view, const Expectation& e) {
         return cannot_read(std::move(c), view.processes.problem);
     std::vector<std::string> user;
     std::vector<std::string> kernel;
+    std::size_t unseen = 0; // threads whose CPUs could not be read
     for (const Process& p : *view.processes) {
         if (service_of(p, e))
             continue;
         for (const Thread& t : p.threads) {
-            if (!t.allowed || t.allowed->intersection(e.cores.reserved).empty() ||
-                per_cpu_kthread(p, t))
+            if (!t.allowed) {
+                ++unseen;
+                continue;
+            }
+            if (t.allowed->intersection(e.cores.reserved).empty() || per_cpu_kthread(p, t))
                 continue;
             (p.kernel_thread ? kernel : user)
                 .push_back(quoted_text(p.comm) + " (pid " + std::to_string(p.pid) + ", " +
@@ -307,6 +311,13 @@ Check check_reserved_cpu_tasks(const SystemView& view, const Expectation& e) {
     if (user.empty() && kernel.empty()) {
         c.reason = "only the profile's services and per-CPU kernel threads may run on reserved " +
                    reserved;
+        if (unseen > 0) {
+            c.status = Status::warn;
+            c.reason = "of the threads whose CPUs could be read, " + c.reason + "; " +
+                       std::to_string(unseen) + (unseen == 1 ? " thread's" : " threads'") +
+                       " Cpus_allowed_list could not be read, so they were not checked";
+            c.fix = "run 'rtprov audit' as root, on the running system";
+        }
         return c;
     }
     std::string kernel_text = std::to_string(kernel.size()) + " kernel thread" +
@@ -361,10 +372,15 @@ Check check_rt_above_audio(const SystemView& view, const Expectation& e) {
     // Per service, its threads at or above its own audio threads.
     std::vector<std::pair<const ServiceExpectation*, std::vector<std::string>>> inverted;
     std::vector<std::string> foreign;
+    std::size_t unseen = 0; // threads whose CPUs could not be read
     for (const Process& p : *view.processes) {
         const ServiceExpectation* s = service_of(p, e);
         for (const Thread& t : p.threads) {
-            if (!t.allowed || t.allowed->intersection(e.cores.reserved).empty())
+            if (!t.allowed) {
+                ++unseen;
+                continue;
+            }
+            if (t.allowed->intersection(e.cores.reserved).empty())
                 continue;
             if (s && s->is_audio_thread(t))
                 continue;
@@ -396,6 +412,12 @@ Check check_rt_above_audio(const SystemView& view, const Expectation& e) {
     if (inverted.empty() && foreign.empty()) {
         c.reason =
             "no other real-time task at or above " + bar + " may run on reserved " + reserved;
+        if (unseen > 0) {
+            c.status = Status::warn;
+            c.reason += "; " + std::to_string(unseen) + (unseen == 1 ? " thread's" : " threads'") +
+                        " Cpus_allowed_list could not be read, so they were not checked";
+            c.fix = "run 'rtprov audit' as root, on the running system";
+        }
         return c;
     }
     std::vector<std::string> reasons;

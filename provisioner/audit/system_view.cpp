@@ -180,6 +180,12 @@ Fact<std::vector<Process>> read_processes(const RootReader& r) {
     for (int pid : *pids)
         if (auto p = read_process(r, pid))
             fact.value->push_back(std::move(*p));
+    // A running system has at least init and the reader itself: none read is not "no
+    // task on the reserved CPUs" but "could not see".
+    if (fact.value->empty()) {
+        fact.value.reset();
+        fact.problem = "no process could be read in '/proc'";
+    }
     return fact;
 }
 
@@ -224,7 +230,14 @@ Fact<std::map<unsigned, std::string>> read_governors(const RootReader& r,
     }
     fact.value.emplace();
     for (unsigned cpu : online->cpus()) {
-        const std::string dir = "/sys/devices/system/cpu/cpu" + std::to_string(cpu) + "/cpufreq";
+        const std::string cpu_dir = "/sys/devices/system/cpu/cpu" + std::to_string(cpu);
+        if (!r.exists(cpu_dir)) {
+            // Every online CPU has its folder: without it, nothing here can be seen.
+            fact.value.reset();
+            fact.problem = "cannot read '" + cpu_dir + "', the folder of an online CPU";
+            return fact;
+        }
+        const std::string dir = cpu_dir + "/cpufreq";
         if (!r.exists(dir))
             continue; // no cpufreq driver for this CPU: nothing scales its frequency
         Fact<std::string> governor = r.text(dir + "/scaling_governor");

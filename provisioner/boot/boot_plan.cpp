@@ -159,6 +159,25 @@ void plan_rpi(Context& c) {
     const std::string config_path = fw->dir + "/config.txt";
     const bool has_config = c.facts.files.count(config_path) > 0;
     FirmwareSettings settings = parse_config_txt(content_of(c.facts, config_path));
+    // The firmware reads cmdline= and os_prefix= on the boot partition; the image's
+    // config.txt must not make rtprov edit a file elsewhere (or config.txt itself).
+    const std::string relative = settings.os_prefix + settings.cmdline_file;
+    bool inside = !relative.empty() && relative.front() != '/' && relative != "config.txt";
+    for (std::size_t start = 0; inside && start < relative.size();) {
+        std::size_t slash = relative.find('/', start);
+        inside = !grammar::file_name(relative.substr(start, slash - start));
+        start = slash == std::string::npos ? relative.size() : slash + 1;
+    }
+    if (!inside) {
+        error(c.plan, "cmdline-path-odd",
+              config_path + " names the command-line file '" + relative +
+                  "' (cmdline= and os_prefix=), which is not a file of the boot partition "
+                  "rtprov edits: " +
+                  *grammar::file_name("..") +
+                  " in each part, not config.txt; fix config.txt "
+                  "(nothing was written)");
+        return;
+    }
     const std::string cmdline_path = cmdline_txt_path(fw->dir, settings);
     if (!c.facts.files.count(cmdline_path)) {
         error(c.plan, "no-cmdline-txt",
@@ -260,46 +279,70 @@ void plan_grub(Context& c) {
         const std::string text = content_of(c.facts, file);
         const bool after_ours = file > std::string(k_grub_dropin);
         for (const char* variable : {"GRUB_CMDLINE_LINUX", "GRUB_CMDLINE_LINUX_DEFAULT"}) {
-            auto value = shell_assignment(text, variable);
-            if (!value)
-                continue;
             const bool every_entry = std::string(variable) == "GRUB_CMDLINE_LINUX";
-            if (!every_entry && after_ours) {
-                warning(c.plan, "grub-default-after-rtprov",
-                        file + " sets GRUB_CMDLINE_LINUX_DEFAULT and is read after rtprov's " +
-                            k_grub_dropin +
-                            ": it may replace rtprov's parameters; append to "
-                            "it there ('GRUB_CMDLINE_LINUX_DEFAULT=\"$GRUB_"
-                            "CMDLINE_LINUX_DEFAULT ...\"') or move it before");
-                continue;
-            }
-            for (const CmdlineToken& token : parse_cmdline(*value)) {
-                auto ours =
-                    std::find_if(c.params.begin(), c.params.end(),
-                                 [&](const KernelParam& p) { return p.key == token.key(); });
-                if (ours == c.params.end() ||
-                    (token.value() && same_value(ours->key, *token.value(), ours->value)))
+            for (const ShellAssignment& assignment : shell_assignments(text, variable)) {
+                const std::string where = file + ":" + std::to_string(assignment.line);
+                auto owned_in = [&](const std::string& value) {
+                    for (const CmdlineToken& token : parse_cmdline(value))
+                        if (std::any_of(c.params.begin(), c.params.end(),
+                                        [&](const KernelParam& p) { return p.key == token.key(); }))
+                            return true;
+                    return false;
+                };
+                if (!every_entry && after_ours &&
+                    (!assignment.appends || assignment.opaque || owned_in(assignment.value))) {
+                    warning(c.plan, "grub-default-after-rtprov",
+                            where + " sets GRUB_CMDLINE_LINUX_DEFAULT and is read after rtprov's " +
+                                k_grub_dropin +
+                                ": it may replace rtprov's parameters; append to it there "
+                                "('GRUB_CMDLINE_LINUX_DEFAULT=\"$GRUB_CMDLINE_LINUX_DEFAULT "
+                                "...\"') or move it before");
                     continue;
-                if (!every_entry) {
-                    info(c.plan, "foreign-value",
-                         file + " has '" + token.text +
-                             "' in GRUB_CMDLINE_LINUX_DEFAULT; rtprov's drop-in takes it out and "
-                             "puts '" +
-                             ours->token() + "' in for the normal entries");
-                } else if (repeat_rule(ours->key) == RepeatRule::first_counts) {
-                    error(c.plan, "foreign-value-first-counts",
-                          file + " has '" + token.text +
-                              "' in GRUB_CMDLINE_LINUX, which every entry gets before rtprov's '" +
-                              ours->token() + "'; the kernel keeps the first " + ours->key +
-                              "= and rejects later ones (kernel/sched/isolation.c), so the box "
-                              "would not be isolated as planned: remove it from "
-                              "GRUB_CMDLINE_LINUX (nothing was written)");
-                } else {
-                    info(c.plan, "foreign-value-last-counts",
-                         file + " has '" + token.text +
-                             "' in GRUB_CMDLINE_LINUX, which every entry gets before rtprov's '" +
-                             ours->token() + "'; for " + ours->key +
-                             "= the kernel takes the last, so rtprov's counts");
+                }
+                if (!every_entry && after_ours)
+                    continue; // an append after rtprov's: rtprov's parameters stay
+                if (every_entry && assignment.opaque) {
+                    // rtprov does not run the target's shell: what it cannot read might
+                    // hold an isolcpus= that beats rtprov's.
+                    error(c.plan, "grub-cmdline-opaque",
+                          where +
+                              " gives GRUB_CMDLINE_LINUX a value only running the shell can "
+                              "tell ('" +
+                              assignment.value +
+                              "'), which every entry gets before rtprov's parameters; write it "
+                              "as plain text so rtprov can check it (nothing was written)");
+                    continue;
+                }
+                for (const CmdlineToken& token : parse_cmdline(assignment.value)) {
+                    auto ours =
+                        std::find_if(c.params.begin(), c.params.end(),
+                                     [&](const KernelParam& p) { return p.key == token.key(); });
+                    if (ours == c.params.end() ||
+                        (token.value() && same_value(ours->key, *token.value(), ours->value)))
+                        continue;
+                    if (!every_entry) {
+                        info(c.plan, "foreign-value",
+                             where + " has '" + token.text +
+                                 "' in GRUB_CMDLINE_LINUX_DEFAULT; rtprov's drop-in takes it out "
+                                 "and puts '" +
+                                 ours->token() + "' in for the normal entries");
+                    } else if (repeat_rule(ours->key) == RepeatRule::first_counts) {
+                        error(c.plan, "foreign-value-first-counts",
+                              where + " has '" + token.text +
+                                  "' in GRUB_CMDLINE_LINUX, which every entry gets before "
+                                  "rtprov's '" +
+                                  ours->token() + "'; the kernel keeps the first " + ours->key +
+                                  "= and rejects later ones (kernel/sched/isolation.c), so the "
+                                  "box would not be isolated as planned: remove it from "
+                                  "GRUB_CMDLINE_LINUX (nothing was written)");
+                    } else {
+                        info(c.plan, "foreign-value-last-counts",
+                             where + " has '" + token.text +
+                                 "' in GRUB_CMDLINE_LINUX, which every entry gets before "
+                                 "rtprov's '" +
+                                 ours->token() + "'; for " + ours->key +
+                                 "= the kernel takes the last, so rtprov's counts");
+                    }
                 }
             }
         }
@@ -408,18 +451,25 @@ std::vector<std::string> produces_of(const std::vector<std::string>& argv) {
     return {};
 }
 
-bool is_planned_command(const std::vector<std::string>& argv, const std::string& loader) {
-    auto for_loader = [&](BootLoader wanted) {
-        return loader.empty() || loader == to_string(wanted);
-    };
+std::string loader_of(const std::vector<std::string>& argv) {
     if (argv == std::vector<std::string>{"update-grub"})
-        return for_loader(BootLoader::grub);
+        return to_string(BootLoader::grub);
     if (argv.size() >= 4 && argv.size() <= 5 && argv[0] == "kernel-install" && argv[1] == "add") {
         const std::string& release = argv[2];
-        return for_loader(BootLoader::systemd_boot) && !grammar::kernel_release(release) &&
-               argv[3] == "/boot/vmlinuz-" + release &&
-               (argv.size() == 4 || argv[4] == "/boot/initrd.img-" + release);
+        if (!grammar::kernel_release(release) && argv[3] == "/boot/vmlinuz-" + release &&
+            (argv.size() == 4 || argv[4] == "/boot/initrd.img-" + release))
+            return to_string(BootLoader::systemd_boot);
     }
+    return "";
+}
+
+bool is_planned_command(const std::vector<std::string>& argv, const std::string& loader,
+                        CommandUse use) {
+    const std::string regenerates = loader_of(argv);
+    if (!regenerates.empty())
+        return regenerates == loader;
+    if (use != CommandUse::pending)
+        return false;
     if (argv == std::vector<std::string>{"apt-get", "update"})
         return true;
     if (argv.size() >= 5 && argv[0] == "apt-get" && argv[1] == "install" && argv[2] == "-y" &&

@@ -17,11 +17,20 @@ void plan_boot(core::Plan& plan, const core::Profile& profile,
 // The files a regeneration command rewrites ('update-grub': /boot/grub/grub.cfg).
 std::vector<std::string> produces_of(const std::vector<std::string>& argv);
 
+// Which commands a state file may name: 'pending' (planned, not finished yet) or 'rerun'
+// (run again by rollback, which only regeneration is).
+enum class CommandUse { pending, rerun };
+
 // Whether 'argv' is a command plan_boot() makes for boot loader 'loader' ("grub",
-// "systemd-boot", "rpi-firmware"; "" for any): 'update-grub' (grub), 'kernel-install add
-// RELEASE /boot/vmlinuz-RELEASE [/boot/initrd.img-RELEASE]' (systemd-boot), and the
-// package install of --install-packages ('apt-get update', 'apt-get install -y
-// --no-install-recommends PACKAGE...'). rtprov runs nothing else that a state file names.
-bool is_planned_command(const std::vector<std::string>& argv, const std::string& loader);
+// "systemd-boot", "rpi-firmware"): the regeneration, 'update-grub' (grub) or
+// 'kernel-install add RELEASE /boot/vmlinuz-RELEASE [/boot/initrd.img-RELEASE]'
+// (systemd-boot); and, only while pending, the package install of --install-packages
+// ('apt-get update', 'apt-get install -y --no-install-recommends PACKAGE...'). rtprov
+// runs nothing else that a state file names.
+bool is_planned_command(const std::vector<std::string>& argv, const std::string& loader,
+                        CommandUse use);
+
+// The boot loader whose regeneration 'argv' is ("grub", "systemd-boot"), "" for none.
+std::string loader_of(const std::vector<std::string>& argv);
 
 } // namespace rtprov::boot

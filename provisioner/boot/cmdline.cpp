@@ -8,15 +8,39 @@
 
 namespace rtprov::boot {
 
+namespace {
+
+// The token as the kernel reads it: a leading quote, and then a final one, stripped.
+std::string_view unquoted(std::string_view text) {
+    if (!text.empty() && text.front() == '"') {
+        text.remove_prefix(1);
+        if (!text.empty() && text.back() == '"')
+            text.remove_suffix(1);
+    }
+    return text;
+}
+
+} // namespace
+
 std::string CmdlineToken::key() const {
-    return text.substr(0, text.find('='));
+    std::string_view plain = unquoted(text);
+    std::string key(plain.substr(0, plain.find('=')));
+    std::replace(key.begin(), key.end(), '-', '_');
+    return key;
 }
 
 std::optional<std::string> CmdlineToken::value() const {
-    auto equals = text.find('=');
-    if (equals == std::string::npos)
+    std::string_view plain = unquoted(text);
+    auto equals = plain.find('=');
+    if (equals == std::string_view::npos)
         return std::nullopt;
-    return text.substr(equals + 1);
+    std::string_view value = plain.substr(equals + 1);
+    if (!value.empty() && value.front() == '"') {
+        value.remove_prefix(1);
+        if (!value.empty() && value.back() == '"')
+            value.remove_suffix(1);
+    }
+    return std::string(value);
 }
 
 namespace {
@@ -126,6 +150,8 @@ std::optional<std::string> not_in_effect(const std::vector<CmdlineToken>& tokens
     const CmdlineToken* counted = nullptr;
     bool ours_seen = false;
     for (const CmdlineToken& token : tokens) {
+        if (token.ends_parameters())
+            break; // the rest is init's
         if (token.key() != param.key)
             continue;
         if (!counted || repeat_rule(param.key) == RepeatRule::last_counts)
@@ -178,12 +204,22 @@ void insert_token(CmdlineText& text, std::size_t at, std::string token) {
     text.tokens.insert(text.tokens.begin() + std::ptrdiff_t(at), CmdlineToken{std::move(token)});
 }
 
-// Where a new token goes: before the first systemd.run* token, else at the end.
-std::size_t insertion_point(const CmdlineText& text) {
+// The tokens the kernel reads as its parameters: those before a bare '--'.
+std::size_t parameters_end(const CmdlineText& text) {
     for (std::size_t i = 0; i < text.tokens.size(); ++i)
-        if (text.tokens[i].key().rfind("systemd.run", 0) == 0)
+        if (text.tokens[i].ends_parameters())
             return i;
     return text.tokens.size();
+}
+
+// Where a new token goes: before the first systemd.run* token (Imager's first run cuts
+// from there), else after the last kernel parameter (before a '--').
+std::size_t insertion_point(const CmdlineText& text) {
+    const std::size_t end = parameters_end(text);
+    for (std::size_t i = 0; i < end; ++i)
+        if (text.tokens[i].key().rfind("systemd.run", 0) == 0)
+            return i;
+    return end;
 }
 
 } // namespace
@@ -200,14 +236,15 @@ MergedCmdline merge_cmdline(const CmdlineText& current, const std::vector<Cmdlin
                 return &p;
         return nullptr;
     };
+    // Only kernel parameters are rtprov's to change: what follows '--' is init's.
     auto first_of = [&](const std::string& key) {
-        std::size_t i = 0;
-        while (i < text.tokens.size() && text.tokens[i].key() != key)
+        std::size_t i = 0, end = parameters_end(text);
+        while (i < end && text.tokens[i].key() != key)
             ++i;
-        return i;
+        return i < end ? i : text.tokens.size();
     };
     auto erase_all_after = [&](std::size_t from, const std::string& key) {
-        for (std::size_t i = text.tokens.size(); i-- > from;)
+        for (std::size_t i = parameters_end(text); i-- > from;)
             if (text.tokens[i].key() == key)
                 erase_token(text, i);
     };
@@ -247,9 +284,12 @@ MergedCmdline merge_cmdline(const CmdlineText& current, const std::vector<Cmdlin
 std::vector<std::string> owned_part(const std::vector<CmdlineToken>& tokens,
                                     const std::vector<std::string>& owned_keys) {
     std::vector<std::string> part;
-    for (const CmdlineToken& token : tokens)
+    for (const CmdlineToken& token : tokens) {
+        if (token.ends_parameters())
+            break; // past '--' nothing is a kernel parameter, rtprov's included
         if (std::find(owned_keys.begin(), owned_keys.end(), token.key()) != owned_keys.end())
             part.push_back(token.text);
+    }
     return part;
 }
 

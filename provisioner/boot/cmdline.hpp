@@ -12,10 +12,15 @@ namespace rtprov::boot {
 struct CmdlineToken {
     std::string text; // as written, e.g. 'isolcpus=managed_irq,domain,3' or 'quiet'
 
-    // 'isolcpus' for 'isolcpus=...', the whole text for a flag such as 'quiet'.
+    // The parameter's name as the kernel matches it: 'isolcpus' for 'isolcpus=...', the
+    // whole text for a flag such as 'quiet'; a quote the kernel strips is left out
+    // ('"isolcpus=1"' is isolcpus), and '-' reads as '_' (kernel/params.c parameq).
     std::string key() const;
-    // The part after the first '=', nullopt for a flag.
+    // The part after the first '=' without the quotes the kernel strips (lib/cmdline.c
+    // next_arg), nullopt for a flag.
     std::optional<std::string> value() const;
+    // A bare '--': the kernel hands what follows to init (kernel/params.c parse_args).
+    bool ends_parameters() const { return text == "--"; }
 };
 
 // Splits a command line at whitespace as the kernel's isspace() sees it (space, tab, CR,

@@ -1,5 +1,9 @@
 #include "provisioner/boot/grub.hpp"
 
+#include "provisioner/core/plan.hpp"
+
+#include <algorithm>
+#include <cctype>
 #include <sstream>
 
 namespace rtprov::boot {
@@ -21,8 +25,7 @@ std::string sh_quote(const std::string& text) {
 std::string render_grub_dropin(const std::string& profile_name,
                                const std::vector<KernelParam>& params,
                                const std::optional<std::string>& rt_flavour) {
-    std::string out = "# Written by rtprov from profile '" + profile_name +
-                      "'. Do not edit; change the profile and run rtprov.\n"
+    std::string out = core::owned_file_header(profile_name) +
                       "# Sourced by grub-mkconfig after /etc/default/grub. The parameters go to "
                       "the normal\n# entries only (GRUB_CMDLINE_LINUX_DEFAULT); recovery entries "
                       "stay plain.\n";
@@ -62,22 +65,110 @@ std::string render_grub_dropin(const std::string& profile_name,
     return out;
 }
 
-std::optional<std::string> shell_assignment(const std::string& text, const std::string& name) {
-    std::optional<std::string> value;
-    std::istringstream in(text);
-    std::string line;
-    while (std::getline(in, line)) {
-        auto start = line.find_first_not_of(" \t");
-        if (start == std::string::npos || line.compare(start, name.size() + 1, name + "=") != 0)
+namespace {
+
+bool word_boundary(char c) {
+    return c == ' ' || c == '\t' || c == ';' || c == '&' || c == '|' || c == '(' || c == ')' ||
+           c == '{' || c == '}' || c == '\n';
+}
+
+// Reads the shell word at 'text[at]' (after 'NAME='), appending its text to 'out'; a
+// reference to 'name' itself is dropped (an append), anything else only the shell can
+// expand sets 'opaque'. Returns where the word ends.
+std::size_t read_word(const std::string& text, std::size_t at, const std::string& name,
+                      std::string& out, bool& opaque, bool& appends) {
+    auto self_reference = [&](std::size_t dollar) -> std::size_t {
+        // '$NAME' or '${NAME}' (not '${NAME:+...}' and the like): its length, else 0.
+        if (text.compare(dollar, name.size() + 1, "$" + name) == 0) {
+            std::size_t after = dollar + 1 + name.size();
+            if (after >= text.size() ||
+                !(std::isalnum(static_cast<unsigned char>(text[after])) || text[after] == '_'))
+                return name.size() + 1;
+        }
+        if (text.compare(dollar, name.size() + 3, "${" + name + "}") == 0)
+            return name.size() + 3;
+        return 0;
+    };
+    char quote = 0;
+    std::size_t i = at;
+    for (; i < text.size(); ++i) {
+        char c = text[i];
+        if (!quote && (word_boundary(c) || c == '#'))
+            break;
+        if (quote == '\'') {
+            if (c == '\'')
+                quote = 0;
+            else
+                out += c;
             continue;
-        std::string v = line.substr(start + name.size() + 1);
-        while (!v.empty() && (v.back() == ' ' || v.back() == '\t' || v.back() == '\r'))
-            v.pop_back();
-        if (v.size() >= 2 && (v.front() == '"' || v.front() == '\'') && v.back() == v.front())
-            v = v.substr(1, v.size() - 2);
-        value = v;
+        }
+        if (c == '\'' && !quote) {
+            quote = '\'';
+            continue;
+        }
+        if (c == '"') {
+            quote = quote ? 0 : '"';
+            continue;
+        }
+        if (c == '\\' && i + 1 < text.size()) {
+            out += text[++i];
+            continue;
+        }
+        if (c == '$') {
+            if (std::size_t skip = self_reference(i)) {
+                i += skip - 1;
+                appends = true;
+                continue;
+            }
+            opaque = true;
+        }
+        if (c == '`')
+            opaque = true;
+        out += c;
     }
-    return value;
+    if (quote)
+        opaque = true; // a quote that goes on past the line: beyond this reading
+    return i;
+}
+
+} // namespace
+
+std::vector<ShellAssignment> shell_assignments(const std::string& text, const std::string& name) {
+    std::vector<ShellAssignment> found;
+    const std::string needle = name + "=";
+    for (std::size_t at = text.find(needle); at != std::string::npos;
+         at = text.find(needle, at + 1)) {
+        // The name must be a whole word at a command's start: preceded by a boundary,
+        // optionally by 'export ' (and 'then', 'do' end in a space, a boundary).
+        std::size_t start = at;
+        if (start >= 7 && text.compare(start - 7, 7, "export ") == 0)
+            start -= 7;
+        bool command_start = true;
+        for (std::size_t k = start; k-- > 0;) {
+            char c = text[k];
+            if (c == ' ' || c == '\t')
+                continue;
+            command_start = word_boundary(c) || c == '\n' ||
+                            (k >= 3 && text.compare(k - 3, 4, "then") == 0) ||
+                            (k >= 1 && text.compare(k - 1, 2, "do") == 0) ||
+                            (k >= 3 && text.compare(k - 3, 4, "else") == 0);
+            break;
+        }
+        if (!command_start)
+            continue;
+        // Inside a comment: a '#' earlier on the line, outside quotes (roughly).
+        std::size_t line_start = text.rfind('\n', at);
+        line_start = line_start == std::string::npos ? 0 : line_start + 1;
+        if (text.substr(line_start, at - line_start).find('#') != std::string::npos)
+            continue;
+        ShellAssignment assignment;
+        assignment.line =
+            unsigned(std::count(text.begin(), text.begin() + std::ptrdiff_t(at), '\n')) + 1;
+        read_word(text, at + needle.size(), name, assignment.value, assignment.opaque,
+                  assignment.appends);
+        found.push_back(std::move(assignment));
+    }
+    return found;
 }
 
 } // namespace rtprov::boot

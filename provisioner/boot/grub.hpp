@@ -24,8 +24,20 @@ std::string render_grub_dropin(const std::string& profile_name,
                                const std::vector<KernelParam>& params,
                                const std::optional<std::string>& rt_flavour);
 
-// The value of the last 'NAME=...' assignment in a shell defaults file such as
-// /etc/default/grub, unquoted; nullopt when there is none.
-std::optional<std::string> shell_assignment(const std::string& text, const std::string& name);
+// One assignment 'NAME=...' found in a shell defaults file such as /etc/default/grub.
+struct ShellAssignment {
+    unsigned line = 0;    // 1-based
+    std::string value;    // the word with its quotes removed; $NAME and ${NAME} of the same
+                          // variable (an append) left out
+    bool opaque = false;  // the value holds what only running the shell can tell: command
+                          // substitution, another variable, an expansion with operators
+    bool appends = false; // it keeps the variable's value ('$NAME ...')
+};
+
+// Every assignment to NAME in 'text', in order, in the forms a hand writes them: at the
+// start of a line, after 'export', ';', '&&', '||', 'then' or 'do', with a trailing
+// comment, over quoted and unquoted stretches. rtprov never runs the target's shell, so
+// what it cannot read is marked opaque rather than guessed.
+std::vector<ShellAssignment> shell_assignments(const std::string& text, const std::string& name);
 
 } // namespace rtprov::boot

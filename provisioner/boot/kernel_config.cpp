@@ -18,7 +18,11 @@ std::map<std::string, std::string> parse_kernel_config(const std::string& text) 
         std::size_t equals = line.find('=');
         if (equals == std::string_view::npos)
             continue;
-        options.emplace(std::string(line.substr(0, equals)), std::string(line.substr(equals + 1)));
+        std::string_view name = line.substr(0, equals);
+        if (!name.starts_with("CONFIG_NO_HZ") && !name.starts_with("CONFIG_RCU_NOCB") &&
+            !name.starts_with("CONFIG_PREEMPT"))
+            continue;
+        options.emplace(std::string(name), std::string(line.substr(equals + 1, 64)));
     }
     return options;
 }

@@ -8,8 +8,11 @@
 
 namespace rtprov::boot {
 
-// The options set in a kernel config (/boot/config-<version>): 'CONFIG_NO_HZ_FULL' ->
-// 'y'. '# CONFIG_X is not set' lines and comments are left out.
+// The options rtprov decides on, set in a kernel config (/boot/config-<version>):
+// 'CONFIG_NO_HZ_FULL' -> 'y'. Only those of the families it reads are kept —
+// CONFIG_NO_HZ*, CONFIG_RCU_NOCB*, CONFIG_PREEMPT* — so a config of any size costs a
+// few entries (a hostile 8 MiB one of tiny lines would be 80 MB as a whole map).
+// '# CONFIG_X is not set' lines and comments are left out.
 std::map<std::string, std::string> parse_kernel_config(const std::string& text);
 
 // Whether every kernel that may boot has a config option set to 'y'.

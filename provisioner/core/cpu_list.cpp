@@ -93,7 +93,9 @@ std::optional<unsigned> parse_cpu(std::string_view text, std::string& error) {
 } // namespace
 
 std::optional<CpuList> parse_cpu_list(std::string_view text, std::string& error) {
-    std::vector<unsigned> cpus;
+    // A set of at most k_max_cpu + 1 bits, however many times a range repeats: a list of
+    // 18000 ranges '0-4095' would otherwise be 73 million numbers before they are merged.
+    std::vector<bool> seen(CpuList::k_max_cpu + 1, false);
     text = trim(text);
     if (text.empty())
         return CpuList();
@@ -104,7 +106,8 @@ std::optional<CpuList> parse_cpu_list(std::string_view text, std::string& error)
             comma = text.size();
         std::string_view item = trim(text.substr(start, comma - start));
         if (item.empty()) {
-            error = "empty item in CPU list '" + std::string(text) + "'";
+            error = "empty item in CPU list '" + std::string(text.substr(0, 80)) +
+                    (text.size() > 80 ? "...'" : "'");
             return std::nullopt;
         }
         std::size_t dash = item.find('-');
@@ -112,7 +115,7 @@ std::optional<CpuList> parse_cpu_list(std::string_view text, std::string& error)
             auto cpu = parse_cpu(item, error);
             if (!cpu)
                 return std::nullopt;
-            cpus.push_back(*cpu);
+            seen[*cpu] = true;
         } else {
             auto first = parse_cpu(trim(item.substr(0, dash)), error);
             if (!first)
@@ -125,10 +128,14 @@ std::optional<CpuList> parse_cpu_list(std::string_view text, std::string& error)
                 return std::nullopt;
             }
             for (unsigned cpu = *first; cpu <= *last; ++cpu)
-                cpus.push_back(cpu);
+                seen[cpu] = true;
         }
         start = comma + 1;
     }
+    std::vector<unsigned> cpus;
+    for (unsigned cpu = 0; cpu <= CpuList::k_max_cpu; ++cpu)
+        if (seen[cpu])
+            cpus.push_back(cpu);
     return CpuList(std::move(cpus));
 }
 

@@ -22,7 +22,7 @@ std::optional<std::string> TargetFacts::original_content(const std::string& path
 }
 
 std::string owned_file_header(const std::string& profile_name) {
-    return "# Written by rtprov from profile '" + profile_name +
+    return k_owned_header_start + profile_name +
            "'. Do not edit; change the profile and run rtprov.\n";
 }
 

@@ -138,8 +138,10 @@ inline constexpr const char* k_applied_profile_path = "/etc/rtprov/profile.yaml"
 // it holds the commands, one per line.
 inline constexpr const char* k_pending_regeneration_path = "/var/lib/rtprov/regenerate-boot";
 
-// The first line of every file rtprov owns, in the comment syntax '#'.
+// The first line of every file rtprov owns, in the comment syntax '#'; it starts with
+// k_owned_header_start, which rollback takes as rtprov's mark on a file it created.
 std::string owned_file_header(const std::string& profile_name);
+inline constexpr const char* k_owned_header_start = "# Written by rtprov from profile '";
 
 // Adds a change making 'path' hold 'next' (keeping the mode and owner of a file that is
 // there), or lists it as unchanged.

@@ -28,9 +28,10 @@ using Problems = std::vector<ProfileProblem>;
 
 class HostFiles : public FileSource {
   public:
+    // A folder of that name is not a profile; a FIFO or device is refused by its type.
     std::optional<std::string> read(const std::string& path) const override {
         std::error_code ec;
-        if (!fs::is_regular_file(path, ec))
+        if (fs::is_directory(path, ec))
             return std::nullopt;
         return target::read_host_file(path, target::caps::k_config);
     }
@@ -631,6 +632,12 @@ Tree load_chain(const ProfileFile& file, const SearchPath& search_path,
                 chain += quoted(s.shown()) + " -> ";
             throw Error(file.shown() + ": 'extends' forms a loop: " + chain + quoted(file.shown()));
         }
+    // A profile builds on a board profile and maybe a user's: a deeper chain is not a
+    // profile but a puzzle, and each level costs a search of the path.
+    constexpr std::size_t k_max_extends = 16;
+    if (visiting.size() >= k_max_extends)
+        throw Error(file.shown() + ": 'extends' goes deeper than " + std::to_string(k_max_extends) +
+                    " profiles; shorten the chain");
     visiting.push_back(file);
     auto text = file.files->read(file.path);
     if (!text)
@@ -669,6 +676,10 @@ Tree load_chain(const ProfileFile& file, const SearchPath& search_path,
         }
         if (base_file) {
             Tree merged = load_chain(*base_file, search_path, visiting, sources, problems);
+            if (merged.kind != Tree::Kind::map)
+                problems.push_back(
+                    {extends->origin, "'extends' names " + quoted(base_file->shown()) +
+                                          ", which is not a profile (a map of keys)"});
             // The base's name is not the child's: drop it so the child's file name applies.
             if (auto it = std::find_if(merged.entries.begin(), merged.entries.end(),
                                        [](const TreeEntry& e) { return e.key == "name"; });
@@ -794,7 +805,8 @@ std::vector<ProfileEntry> list_profiles(const SearchPath& search_path) {
                 if (const Tree* description = child(tree, "description");
                     description && description->kind == Tree::Kind::scalar)
                     entry.description = description->scalar;
-            } catch (const Error& e) {
+            } catch (const std::exception& e) {
+                // One bad file marks itself, never the listing of the others.
                 entry.description = std::string("(unreadable: ") + e.what() + ")";
             }
             if (!problems.empty())

@@ -23,6 +23,10 @@ Origin origin_of(const YAML::Mark& mark, const std::string& file, const Origin& 
     return Origin{file, unsigned(mark.line + 1), unsigned(mark.column + 1)};
 }
 
+constexpr const char* k_anchor_problem =
+    "anchors and aliases ('&name', '*name') are not used in rtprov's YAML; write the value "
+    "out, or share it with 'extends:'";
+
 // Thrown by the builder to stop yaml-cpp at once: unwinding from an event handler is how
 // a refusal ends the parse, before the rest of the input is read.
 struct Refused {
@@ -76,10 +80,7 @@ class TreeBuilder : public YAML::EventHandler {
     [[noreturn]] void refuse(const YAML::Mark& mark, std::string message) {
         throw Refused{{origin(mark), std::move(message)}};
     }
-    void refuse_anchor(const YAML::Mark& mark) {
-        refuse(mark, "anchors and aliases ('&name', '*name') are not used in rtprov's YAML; "
-                     "write the value out, or share it with 'extends:'");
-    }
+    void refuse_anchor(const YAML::Mark& mark) { refuse(mark, k_anchor_problem); }
     // Plain scalars and untagged collections carry '?', quoted scalars '!'.
     void check(const YAML::Mark& mark, const std::string& tag, YAML::anchor_t anchor) {
         if (anchor != YAML::NullAnchor)
@@ -202,16 +203,22 @@ std::string second_document_problem(const std::string& text, const YAML::Mark& m
 
 // yaml-cpp's scanner keeps state for every open '[' or '{' before the parser sees it
 // (about 300 bytes each: 100000 of them took 36 MB), and queues the tokens of a flow map
-// until it ends (1 MiB of '{a,a,...' took 200 MB), so flow collections are measured here
-// first, on a rough reading of the text: quoted stretches and comments skipped, a
-// bracket counted where a value may start, commas counted inside brackets. It may count
-// a bracket a plain scalar holds at a value's start, which only errs towards refusing.
-std::optional<core::ProfileProblem> flow_problem(const std::string& text, const std::string& file) {
+// until it ends (1 MiB of '{a,a,...' took 200 MB), so the text is measured here first,
+// on a rough reading: quoted stretches (a quote where a value starts) and comments
+// skipped, every other bracket counted as a nesting level and every comma inside
+// brackets as a value. Counting a bracket a plain scalar holds only errs towards
+// refusing. Anchors and aliases are refused here too, before yaml-cpp reports an alias
+// of an anchor it does not know in words that differ between its versions.
+std::optional<core::ProfileProblem> prescan_problem(const std::string& text,
+                                                    const std::string& file) {
     std::size_t commas = 0;
     int depth = 0;
     unsigned line = 1, column = 0;
     bool value_start = true;
     char quote = 0;
+    auto at = [&](std::string message) {
+        return core::ProfileProblem{core::Origin{file, line, column}, std::move(message)};
+    };
     for (std::size_t i = 0; i < text.size(); ++i) {
         const char c = text[i];
         ++column;
@@ -238,11 +245,10 @@ std::optional<core::ProfileProblem> flow_problem(const std::string& text, const 
                 ++i;
             continue;
         }
-        if (value_start && (c == '[' || c == '{')) {
+        if (c == '[' || c == '{') {
             if (++depth > k_max_yaml_depth)
-                return core::ProfileProblem{core::Origin{file, line, column},
-                                            "nesting deeper than " +
-                                                std::to_string(k_max_yaml_depth) + " levels"};
+                return at("nesting deeper than " + std::to_string(k_max_yaml_depth) + " levels");
+            value_start = true;
             continue;
         }
         if ((c == ']' || c == '}') && depth > 0) {
@@ -255,10 +261,11 @@ std::optional<core::ProfileProblem> flow_problem(const std::string& text, const 
             value_start = false;
             continue;
         }
+        if (value_start && (c == '&' || c == '*'))
+            return at(k_anchor_problem);
         if (c == ',' && depth > 0 && ++commas >= k_max_yaml_nodes)
-            return core::ProfileProblem{core::Origin{file, line, column},
-                                        "more than " + std::to_string(k_max_yaml_nodes) +
-                                            " values: rtprov's YAML is a short file"};
+            return at("more than " + std::to_string(k_max_yaml_nodes) +
+                      " values: rtprov's YAML is a short file");
         value_start = c == ',' || c == ':' || c == '-' || c == '?';
     }
     return std::nullopt;
@@ -286,8 +293,8 @@ Tree parse_yaml(const std::string& text, const std::string& file, Problems& prob
         problems.push_back({Origin{file, line + 1, column + 1}, "a NUL byte; YAML is text"});
         return empty_tree;
     }
-    if (auto flow = flow_problem(text, file)) {
-        problems.push_back(*flow);
+    if (auto found = prescan_problem(text, file)) {
+        problems.push_back(*found);
         return empty_tree;
     }
     std::istringstream in(text);

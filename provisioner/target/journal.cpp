@@ -16,6 +16,9 @@ namespace {
 
 constexpr unsigned k_private_mode = 0600; // backups may hold anything the target holds
 
+// Where the units rtprov's enable links point to live (systemd::plan_systemd).
+constexpr const char* k_owned_unit_prefix = "/etc/systemd/system/rtprov";
+
 core::FileState private_file(std::string content) {
     core::FileState state;
     state.content = std::move(content);
@@ -83,14 +86,22 @@ struct FileCheck {
     std::string detail;      // foreign edits, or how rtprov's part changed
     bool lossless = false;   // rolling it back loses nothing (it holds its original, or
                              // a file rtprov created is gone)
-    std::optional<core::FileState> current;
+    bool marked = false;     // it carries rtprov's mark (a file rtprov owns, or a link to one)
+    bool exists = false;
+    std::optional<core::FileState> current; // kept for command-line files only
 };
 
-FileCheck check_file(const Root& root, const State& state, const ManagedFile& file,
+FileCheck judge_file(const Root& root, const State& state, const ManagedFile& file,
                      const std::function<const Backups&()>& backups) {
     FileCheck check;
     check.current = root.read_entry(file.path, caps::k_managed);
     auto sha = check.current ? std::optional(state_sha(*check.current)) : std::nullopt;
+    check.exists = check.current.has_value();
+    if (check.current)
+        check.marked = check.current->symlink
+                           ? check.current->content.rfind(k_owned_unit_prefix, 0) == 0
+                           : check.current->content.rfind(core::k_owned_header_start, 0) == 0;
+
     check.holds_ours = sha && *sha == file.sha256;
     // Under way (or killed): a file may hold what came before, too.
     const bool applying = state.status != ApplyStatus::applied;
@@ -115,10 +126,12 @@ FileCheck check_file(const Root& root, const State& state, const ManagedFile& fi
         boot::CmdlineText text = boot::parse_cmdline_text(check.current->content, scope_of(edit));
         auto now = text.tokens;
         std::vector<std::string> part = boot::owned_part(now, edit.owned_keys);
-        if (text.unclosed_quote) {
-            // Token by token is no longer safe: an original put back could land inside it.
+        if (text.unclosed_quote || check.current->content.find('\0') != std::string::npos) {
+            // The kernel no longer sees what follows (a NUL ends the command line; an
+            // unclosed quote makes it one value), and token by token is no longer safe.
             check.drift = Drift::modified;
-            check.detail = "it has a '\"' that is never closed";
+            check.detail = text.unclosed_quote ? "it has a '\"' that is never closed"
+                                               : "it has a NUL byte, where the command line ends";
             return check;
         }
         if (part == edit.part) {
@@ -146,6 +159,16 @@ FileCheck check_file(const Root& root, const State& state, const ManagedFile& fi
     return check;
 }
 
+FileCheck check_file(const Root& root, const State& state, const ManagedFile& file,
+                     const std::function<const Backups&()>& backups) {
+    FileCheck check = judge_file(root, state, file, backups);
+    // Only a command-line file's text is needed later: a state listing many large files
+    // must not hold them all at once.
+    if (!file.cmdline)
+        check.current.reset();
+    return check;
+}
+
 // A state is this root's when at least one file it lists holds what rtprov wrote there.
 // A state copied from another root, or written for a root that never had these files,
 // matches none: acting on it would restore another machine's originals, or report a
@@ -169,6 +192,24 @@ void refuse_foreign(const Root& root, const State& state, const std::vector<File
                 "anything here, move " +
                 quoted(root.host_path(k_state_dir)) +
                 " away; if it did, restore the image from a copy");
+}
+
+// A file rtprov created carries its mark: the header of every file it owns, or, for an
+// enable link, a target among rtprov's units. One holding exactly what the state says
+// rtprov wrote, yet without the mark, was never rtprov's: the checksum was made for it
+// (a created file edited by hand is drift instead). No --force makes rtprov remove it.
+void refuse_unmarked(const Root& root, const State& state, const std::vector<FileCheck>& checks) {
+    for (std::size_t i = 0; i < state.files.size(); ++i) {
+        const ManagedFile& file = state.files[i];
+        if (!file.created || file.generated || !checks[i].holds_ours || checks[i].marked)
+            continue;
+        throw Error(root.host_path(k_state_file) + " lists " + quoted(root.host_path(file.path)) +
+                    " as a file rtprov created, but it does not carry rtprov's mark, so rtprov "
+                    "did not write it: the state file was forged or damaged. Nothing was "
+                    "changed; restore the image from a copy, or move " +
+                    quoted(root.host_path(k_state_dir)) +
+                    " away if rtprov never applied anything here");
+    }
 }
 
 std::vector<FileCheck> check_files(const Root& root, const State& state,
@@ -220,17 +261,37 @@ std::optional<State> read_state(const Root& root) {
         return std::nullopt;
     State state = parse_state(file->content, root.host_path(k_state_file));
     // Its checksum proves only that the file is whole: anyone who can write it can make
-    // it match. So the commands it names are ones rtprov itself plans, or none is run.
+    // it match. So what it could make rtprov do is checked against what rtprov itself
+    // does: the commands it names are the ones plan_boot makes for its boot loader (a
+    // state from before rtprov recorded the loader names it by its commands), and the
+    // files a command generates are that command's outputs.
+    const std::string forged = ": the state file was forged or damaged, and nothing was run "
+                               "or changed; restore the image from a copy, or move " +
+                               quoted(root.host_path(k_state_dir)) +
+                               " away if rtprov never applied anything here";
+    std::string loader = state.loader;
+    if (loader.empty())
+        for (const auto* list : {&state.pending, &state.ran, &state.made})
+            for (const auto& argv : *list)
+                if (loader.empty())
+                    loader = boot::loader_of(argv);
+    std::set<std::string> outputs;
     for (const auto* list : {&state.pending, &state.ran, &state.made})
-        for (const auto& argv : *list)
-            if (!boot::is_planned_command(argv, state.loader))
+        for (const auto& argv : *list) {
+            boot::CommandUse use =
+                list == &state.pending ? boot::CommandUse::pending : boot::CommandUse::rerun;
+            if (!boot::is_planned_command(argv, loader, use))
                 throw Error(root.host_path(k_state_file) + " names the command " +
-                            quoted(command_text(argv)) + ", which rtprov never plans" +
-                            (state.loader.empty() ? "" : " for a " + state.loader + " system") +
-                            ": the state file was forged or damaged, and nothing was run or "
-                            "changed; restore the image from a copy, or move " +
-                            quoted(root.host_path(k_state_dir)) +
-                            " away if rtprov never applied anything here");
+                            quoted(command_text(argv)) + ", which rtprov never " +
+                            (use == boot::CommandUse::pending ? "plans" : "runs again") +
+                            (loader.empty() ? "" : " for a " + loader + " system") + forged);
+            for (const std::string& path : boot::produces_of(argv))
+                outputs.insert(root.resolve(path));
+        }
+    for (const ManagedFile& f : state.files)
+        if (f.generated && !outputs.count(f.path))
+            throw Error(root.host_path(k_state_file) + " lists " + quoted(f.path) +
+                        " as written by a command, but no command it names writes it" + forged);
     return state;
 }
 
@@ -247,9 +308,12 @@ ApplyResult apply_plan(Root& root, const RootLock&, const core::Plan& plan, cons
         paths.push_back(change.path);
     result.stale_temporaries_removed = remove_stale_temporaries(root, paths);
 
+    std::vector<FileCheck> previous_checks;
     if (previous) {
         std::optional<Backups> cache;
-        refuse_foreign(root, *previous, check_files(root, *previous, lazy_backups(root, cache)));
+        previous_checks = check_files(root, *previous, lazy_backups(root, cache));
+        refuse_foreign(root, *previous, previous_checks);
+        refuse_unmarked(root, *previous, previous_checks);
     }
 
     State next = previous.value_or(State{});
@@ -279,6 +343,17 @@ ApplyResult apply_plan(Root& root, const RootLock&, const core::Plan& plan, cons
 
     const std::vector<ManagedFile> stale =
         previous ? stale_entries(root, *previous, plan) : std::vector<ManagedFile>{};
+    // Retiring a file removes it or puts its original back: never over a hand edit.
+    for (const ManagedFile& file : stale)
+        for (std::size_t i = 0; i < previous->files.size(); ++i)
+            if (previous->files[i].path == file.path &&
+                (previous_checks[i].drift == Drift::modified ||
+                 previous_checks[i].drift == Drift::missing) &&
+                !previous_checks[i].lossless)
+                throw Error(quoted(root.host_path(file.path)) +
+                            ", which the profile no longer needs, was changed by hand since "
+                            "rtprov wrote it, and retiring it would lose that change; save it, "
+                            "then 'rtprov rollback --force' or restore it. Nothing was changed");
     if (plan.changes.empty() && plan.commands.empty() && stale.empty()) {
         result.nothing_to_do = true;
         // A run killed after its last write still has to record that it finished.
@@ -492,6 +567,7 @@ RollbackResult rollback(Root& root, const RootLock&, DriftPolicy drift, const Co
                     ", and rolling back would lose those changes; save them, then run "
                     "'rtprov rollback --force'. Nothing was changed");
     }
+    refuse_unmarked(root, *state, checks);
     std::vector<std::string> unrestorable;
     for (const ManagedFile& file : state->files) {
         if (file.created)
@@ -562,7 +638,7 @@ RollbackResult rollback(Root& root, const RootLock&, DriftPolicy drift, const Co
             if (restored.content != original->second.content)
                 result.kept_edits.push_back({file.path, check.detail});
         }
-        if (check.current && check.current->same_as(restored))
+        if (auto now = root.read_entry(file.path, caps::k_managed); now && now->same_as(restored))
             continue;
         root.write(file.path, restored);
         result.restored.push_back(file.path);

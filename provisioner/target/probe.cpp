@@ -1,5 +1,7 @@
 #include "provisioner/target/probe.hpp"
 
+#include "provisioner/core/error.hpp"
+
 #include "provisioner/boot/grub.hpp"
 #include "provisioner/boot/kernel_config.hpp"
 #include "provisioner/boot/rpi_firmware.hpp"
@@ -46,20 +48,25 @@ std::vector<core::InstalledKernel> probe_kernels(const Root& root) {
     return out;
 }
 
-// "Package: x" followed by "Status: install ok installed" in dpkg's status file.
-std::set<std::string> installed_packages(const Root& root) {
+// Which of 'wanted' dpkg's status file says are installed: "Package: x" followed by
+// "Status: install ok installed". Walked once without copying lines; only the wanted
+// names are kept.
+std::set<std::string> installed_packages(const Root& root, const std::vector<std::string>& wanted) {
     std::set<std::string> packages;
     auto status = root.read("/var/lib/dpkg/status", caps::k_package_status);
     if (!status)
         return packages;
-    std::istringstream in(status->content);
-    std::string line, package;
-    while (std::getline(in, line)) {
-        if (line.rfind("Package: ", 0) == 0)
+    std::string_view rest(status->content), package;
+    while (!rest.empty()) {
+        std::size_t end = rest.find('\n');
+        std::string_view line = rest.substr(0, end);
+        rest = end == std::string_view::npos ? std::string_view() : rest.substr(end + 1);
+        if (line.starts_with("Package: "))
             package = line.substr(9);
-        else if (line.rfind("Status: ", 0) == 0 && line.ends_with(" installed") &&
-                 line.find("not-installed") == std::string::npos)
-            packages.insert(package);
+        else if (line.starts_with("Status: ") && line.ends_with(" installed") &&
+                 line.find("not-installed") == std::string_view::npos &&
+                 std::find(wanted.begin(), wanted.end(), package) != wanted.end())
+            packages.insert(std::string(package));
     }
     return packages;
 }
@@ -181,7 +188,7 @@ core::TargetFacts probe(const Root& root, const core::Profile& profile, core::Ta
     // dpkg's status file is large (400 KB on a plain Debian 13 root) and only the RT kernel
     // check needs it.
     if (profile.tuning.kernel.realtime)
-        facts.installed_packages = installed_packages(root);
+        facts.installed_packages = installed_packages(root, profile.board.kernel.rt_packages);
     for (const char* exe : {"/usr/sbin/update-grub", "/usr/bin/kernel-install", "/usr/bin/apt-get"})
         if (root.exists(exe))
             facts.executables.push_back(exe);
@@ -193,11 +200,22 @@ core::TargetFacts probe(const Root& root, const core::Profile& profile, core::Ta
         probe_firmware(root, profile, facts);
         break;
     case core::BootLoader::grub:
-        read_into(root, facts, boot::k_grub_defaults);
-        // Every drop-in: a value they give GRUB_CMDLINE_LINUX can beat rtprov's.
-        for (const std::string& name : root.list(boot::k_grub_dropin_dir))
-            if (name.ends_with(".cfg"))
-                read_into(root, facts, std::string(boot::k_grub_dropin_dir) + "/" + name);
+        read_into(root, facts, boot::k_grub_defaults, caps::k_grub_defaults);
+        // Every drop-in: a value they give GRUB_CMDLINE_LINUX can beat rtprov's. A few
+        // small files on any real system, so the count and size are bounded.
+        {
+            std::vector<std::string> names;
+            for (const std::string& name : root.list(boot::k_grub_dropin_dir))
+                if (name.ends_with(".cfg"))
+                    names.push_back(name);
+            if (names.size() > 64)
+                throw Error(quoted(root.host_path(boot::k_grub_dropin_dir)) + " holds " +
+                            std::to_string(names.size()) +
+                            " drop-ins, more than the 64 rtprov reads; is this the right root?");
+            for (const std::string& name : names)
+                read_into(root, facts, std::string(boot::k_grub_dropin_dir) + "/" + name,
+                          caps::k_grub_defaults);
+        }
         read_into(root, facts, boot::k_grub_dropin);
         break;
     case core::BootLoader::systemd_boot:

@@ -25,10 +25,12 @@ inline constexpr SizeCap k_cmdline{"kernel command line", 64u << 10};
 // Text configuration: config.txt, os-release, fstab, /etc/default/grub, unit files and
 // drop-ins, profiles, first boot's files.
 inline constexpr SizeCap k_config{"configuration file", 1u << 20};
+// /etc/default/grub and each grub.d drop-in: a few KB of shell assignments.
+inline constexpr SizeCap k_grub_defaults{"GRUB defaults file", 64u << 10};
 // /boot/config-<version>: Debian 13's is 280 KB.
 inline constexpr SizeCap k_kernel_config{"kernel configuration", 8u << 20};
 // /var/lib/dpkg/status: 400 KB on a plain Debian 13 root, a few MB on a desktop.
-inline constexpr SizeCap k_package_status{"dpkg status file", 64u << 20};
+inline constexpr SizeCap k_package_status{"dpkg status file", 32u << 20};
 // rtprov's own state file: a line per managed file.
 inline constexpr SizeCap k_state{"rtprov state file", 1u << 20};
 // rtprov's backup archive: the originals of the files it changed.
@@ -36,7 +38,7 @@ inline constexpr SizeCap k_backup{"rtprov backup archive", 256u << 20};
 // A file of the running system's /proc or /sys (/proc/interrupts grows with CPUs and IRQs).
 inline constexpr SizeCap k_system{"file of /proc or /sys", 16u << 20};
 // Any file rtprov writes or checks for drift (grub.cfg is the largest, ~100 KB).
-inline constexpr SizeCap k_managed{"file rtprov manages", 16u << 20};
+inline constexpr SizeCap k_managed{"file rtprov manages", 4u << 20};
 } // namespace caps
 
 // The file system rtprov works on: an image root offline, or '/' on the running

@@ -2,6 +2,7 @@
 
 #include "provisioner/core/error.hpp"
 
+#include <fcntl.h>
 #include <sys/file.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
@@ -36,9 +37,17 @@ std::optional<std::string> holder_text(const struct stat& st) {
     }
     while (!comm.empty() && comm.back() == '\n')
         comm.pop_back();
+    // A process names itself: no control character of it reaches the terminal.
+    for (char& c : comm)
+        if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f)
+            c = '?';
     const std::string pid = "pid " + std::to_string(holder->pid);
-    if (comm == "rtprov" || comm.empty())
+    if (comm == "rtprov")
         return "another rtprov (" + pid + ")";
+    // /proc/locks names the process that took the lock; one it handed its descriptor to
+    // (a child) may hold it after it ended.
+    if (comm.empty())
+        return "another process (the lock was taken by " + pid + ")";
     return "another process ('" + comm + "', " + pid + ")";
 }
 
@@ -68,15 +77,48 @@ std::optional<LockHolder> lock_holder(const std::string& locks, unsigned long lo
     return std::nullopt;
 }
 
-RootLock::RootLock(const Root& root, std::optional<int> inherited_fd) {
-    int own = root.open_folder();
-    struct stat st {};
-    if (::fstat(own, &st) != 0) {
+namespace {
+
+// The lock file for the root folder 'st' in 'lock_dir', opened; -1 when the folder cannot
+// be used (no /run, not root): then the root folder itself is locked. The folder must be
+// ours and closed to others, and the file a regular file of ours, never a link.
+int open_lock_file(const std::string& lock_dir, const struct stat& st) {
+    if (::mkdir(lock_dir.c_str(), 0700) != 0 && errno != EEXIST)
+        return -1;
+    struct stat dir {};
+    if (::lstat(lock_dir.c_str(), &dir) != 0 || !S_ISDIR(dir.st_mode) ||
+        dir.st_uid != ::geteuid() || (dir.st_mode & 0077) != 0)
+        return -1;
+    const std::string path =
+        lock_dir + "/lock-" + std::to_string(st.st_dev) + "-" + std::to_string(st.st_ino);
+    int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
+    struct stat file {};
+    if (fd >= 0 &&
+        (::fstat(fd, &file) != 0 || !S_ISREG(file.st_mode) || file.st_uid != ::geteuid())) {
+        ::close(fd);
+        return -1;
+    }
+    return fd;
+}
+
+} // namespace
+
+RootLock::RootLock(const Root& root, std::optional<int> inherited_fd, const std::string& lock_dir) {
+    int folder = root.open_folder();
+    struct stat root_st {};
+    if (::fstat(folder, &root_st) != 0) {
         int err = errno;
-        ::close(own);
+        ::close(folder);
         throw Error("cannot look up the target root " + quoted(root.path()) + ": " +
                     std::strerror(err));
     }
+    int own = open_lock_file(lock_dir, root_st);
+    if (own >= 0)
+        ::close(folder);
+    else
+        own = folder;
+    struct stat st {};
+    ::fstat(own, &st);
     // The parent's descriptor shares its open file, and so its lock: flock() on it
     // succeeds where a descriptor of our own would conflict.
     if (inherited_fd && same_file(*inherited_fd, st) &&

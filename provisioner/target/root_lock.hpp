@@ -12,18 +12,24 @@ namespace rtprov::target {
 // interleave (an apply racing a rollback lost the original cmdline.txt; two applies
 // removed each other's temporary files).
 //
-// It is flock(2) on the root folder itself: nothing is written into the target; another
-// spelling, symlink or bind mount of the same root is the same inode and so the same
-// lock; and the kernel drops it when the holder ends, however it ends (a SIGKILL leaves
-// no stale lock behind).
+// It is flock(2) on a file named after the root folder's device and inode in
+// /run/rtprov/ (a folder only root may enter): nothing is written into the target;
+// another spelling, symlink or bind mount of the same root is the same inode and so the
+// same lock; no unprivileged user can take it (anyone may flock a folder they can read,
+// '/' included); and the kernel drops it when the holder ends, however it ends (a
+// SIGKILL leaves no stale lock behind). Where /run/rtprov cannot be made (a bare chroot
+// without /run), the root folder itself is locked.
 class RootLock {
   public:
+    static constexpr const char* k_lock_dir = "/run/rtprov";
+
     // Takes the lock at once, or throws rtprov::Error saying who holds it: "another
     // rtprov (pid 123) is working on '/mnt/img'; wait for it to finish, then run this
     // again". 'inherited_fd' is a descriptor of the same root folder passed by a parent
     // rtprov that holds the lock for it (first boot runs 'rtprov apply' as a child); it
     // is used only when it is that folder, and is never unlocked by this object.
-    explicit RootLock(const Root& root, std::optional<int> inherited_fd = std::nullopt);
+    explicit RootLock(const Root& root, std::optional<int> inherited_fd = std::nullopt,
+                      const std::string& lock_dir = k_lock_dir);
     ~RootLock();
     RootLock(const RootLock&) = delete;
     RootLock& operator=(const RootLock&) = delete;

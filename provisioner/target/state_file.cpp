@@ -69,6 +69,21 @@ std::vector<std::string> words(const std::string& line) {
     return out;
 }
 
+// An absolute, resolved in-root path as rtprov records them: '/etc/x', never '/',
+// a trailing '/', '//', '.' or '..' parts.
+bool clean_path(const std::string& path) {
+    if (path.size() < 2 || path.front() != '/' || path.back() == '/')
+        return false;
+    for (std::size_t start = 1; start < path.size();) {
+        std::size_t slash = path.find('/', start);
+        std::string part = path.substr(start, slash - start);
+        if (part.empty() || part == "." || part == "..")
+            return false;
+        start = slash == std::string::npos ? path.size() : slash + 1;
+    }
+    return true;
+}
+
 std::vector<std::string> split_commas(const std::string& text) {
     std::vector<std::string> out;
     std::size_t start = 0;
@@ -251,13 +266,15 @@ State parse_state(const std::string& text, const std::string& label) {
             have_state_dir = true;
         } else if (w[0] == "dir" && w.size() == 2) {
             auto dir = decode(w[1]);
-            if (!dir || dir->empty() || dir->front() != '/')
+            if (!dir || !clean_path(*dir) ||
+                std::find(state.created_dirs.begin(), state.created_dirs.end(), *dir) !=
+                    state.created_dirs.end())
                 throw bad("bad folder path");
             state.created_dirs.push_back(*dir);
         } else if (w[0] == "file" && w.size() >= 4 && (w[2] == "created" || w[2] == "changed")) {
             ManagedFile file;
             auto path = decode(w[1]);
-            if (!path || path->empty() || path->front() != '/')
+            if (!path || !clean_path(*path) || state.find(*path))
                 throw bad("bad file path");
             file.path = *path;
             file.created = w[2] == "created";

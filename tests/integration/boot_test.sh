@@ -181,7 +181,7 @@ changed=$(tree_sum "$work/deb")
 run apply --root "$work/deb" --profile x86-debian13 --set board.cpus=4
 check "a foreign isolcpus= in GRUB_CMDLINE_LINUX is a refusal" [ "$rc" -eq 1 ]
 check "the refusal says the kernel keeps the first and what to do" \
-    grep -qF "/etc/default/grub has 'isolcpus=1' in GRUB_CMDLINE_LINUX, which every entry gets before rtprov's 'isolcpus=managed_irq,domain,2-3'; the kernel keeps the first isolcpus= and rejects later ones (kernel/sched/isolation.c), so the box would not be isolated as planned: remove it from GRUB_CMDLINE_LINUX (nothing was written)" <<<"$err"
+    grep -qF "/etc/default/grub:10 has 'isolcpus=1' in GRUB_CMDLINE_LINUX, which every entry gets before rtprov's 'isolcpus=managed_irq,domain,2-3'; the kernel keeps the first isolcpus= and rejects later ones (kernel/sched/isolation.c), so the box would not be isolated as planned: remove it from GRUB_CMDLINE_LINUX (nothing was written)" <<<"$err"
 check "nohz_full= too" grep -qF "has 'nohz_full=1' in GRUB_CMDLINE_LINUX" <<<"$err"
 irqaffinity_refused() { grep -qF "'irqaffinity=0' in GRUB_CMDLINE_LINUX, which every entry gets before rtprov's 'irqaffinity=0-1'; the kernel keeps" <<<"$err"; }
 check "irqaffinity= is not refused: the last counts" eval '! irqaffinity_refused'
@@ -196,12 +196,12 @@ mkdir -p "$work/deb/etc/default/grub.d"
 echo 'GRUB_CMDLINE_LINUX="$GRUB_CMDLINE_LINUX isolcpus=1"' >"$work/deb/etc/default/grub.d/50-cloud.cfg"
 run plan --root "$work/deb" --profile x86-debian13 --set board.cpus=4
 check "a foreign isolcpus= from another drop-in is a refusal too" \
-    grep -qF "/etc/default/grub.d/50-cloud.cfg has 'isolcpus=1' in GRUB_CMDLINE_LINUX" <<<"$out"
+    grep -qF "/etc/default/grub.d/50-cloud.cfg:1 has 'isolcpus=1' in GRUB_CMDLINE_LINUX" <<<"$out"
 echo 'GRUB_CMDLINE_LINUX_DEFAULT="quiet"' >"$work/deb/etc/default/grub.d/99-late.cfg"
 rm "$work/deb/etc/default/grub.d/50-cloud.cfg"
 run plan --root "$work/deb" --profile x86-debian13 --set board.cpus=4
 check "a drop-in read after rtprov's that sets the default line is warned about" \
-    grep -qF "/etc/default/grub.d/99-late.cfg sets GRUB_CMDLINE_LINUX_DEFAULT and is read after rtprov's" <<<"$out"
+    grep -qF "/etc/default/grub.d/99-late.cfg:1 sets GRUB_CMDLINE_LINUX_DEFAULT and is read after rtprov's" <<<"$out"
 
 # 'auto' cores offline: no isolation parameters until first boot, and the plan says so.
 fresh deb debian13

@@ -139,7 +139,7 @@ before=$(tree_sum "$work/r")
 bounded rollback --root "$work/r"
 check "a forged 'ran' command is refused" [ "$rc" -eq 1 ]
 check "the refusal names the command and what to do" [ "$err" = \
-    "rtprov: error: $work/r/var/lib/rtprov/state names the command 'sh -c touch $work/pwned', which rtprov never plans for a grub system: the state file was forged or damaged, and nothing was run or changed; restore the image from a copy, or move '$work/r/var/lib/rtprov' away if rtprov never applied anything here" ]
+    "rtprov: error: $work/r/var/lib/rtprov/state names the command 'sh -c touch $work/pwned', which rtprov never runs again for a grub system: the state file was forged or damaged, and nothing was run or changed; restore the image from a copy, or move '$work/r/var/lib/rtprov' away if rtprov never applied anything here" ]
 check "the forged command never ran" [ ! -e "$work/pwned" ]
 check "the refused rollback changed nothing" [ "$(tree_sum "$work/r")" = "$before" ]
 fresh r debian13
@@ -180,7 +180,9 @@ check "and changes nothing" [ "$(tree_sum "$work/r")" = "$before" ]
 
 # -- the running system is recognised by what it is, not how it is spelled ---------------------
 mkdir -p "$work/bind"
-out=$(unshare --mount sh -c "mount --bind / '$work/bind' && '$rtprov' apply --root '$work/bind' --profile pi4" 2>&1)
+# (Propagation unchanged, made private inside when it can be: in a chroot, where the
+# Debian 13 build runs this, '/' is no mount point and unshare cannot change it.)
+out=$(unshare --mount --propagation unchanged sh -c "mount --make-rprivate / 2>/dev/null; mount --bind / '$work/bind' && '$rtprov' apply --root '$work/bind' --profile pi4" 2>&1)
 check "a bind mount of / is refused as the running system" grep -qF "rtprov: error: refusing --root '$work/bind': that is the running system; pass --live to change it" <<<"$out"
 out=$("$rtprov" status --root /proc/self/root 2>&1)
 check "/proc/self/root is refused too" grep -qF "refusing --root '/proc/self/root': that is the running system" <<<"$out"
@@ -262,20 +264,41 @@ check "and is still the device" [ -c "$work/r/etc/default/grub.d/90-rtprov.cfg" 
 check "nothing changed around it" [ "$(tree_sum "$work/r")" = "$before" ]
 
 # -- one writer per root -------------------------------------------------------------------
-# A holder of the root's lock: a second rtprov refuses at once and names it.
+# A holder of the root's lock (/run/rtprov/lock-DEVICE-INODE): a second rtprov refuses
+# at once and names it.
 fresh r pi4-trixie
 before=$(tree_sum "$work/r")
-flock -n "$work/r" sleep 30 &
+[ -d /run/rtprov ] || mkdir -m 0700 /run/rtprov
+lockfile=/run/rtprov/lock-$(stat -c %d "$work/r")-$(stat -c %i "$work/r")
+# One process takes and holds it (flock(1) would leave its child holding it after a kill).
+python3 -c 'import fcntl, os, sys, time
+fd = os.open(sys.argv[1], os.O_RDWR | os.O_CREAT, 0o600)
+fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+time.sleep(30)' "$lockfile" &
 holder=$!
 for _ in $(seq 50); do grep -q FLOCK /proc/locks && break; sleep 0.1; done
 bounded apply --root "$work/r" --profile pi4
 check "apply on a locked root is refused" [ "$rc" -eq 1 ]
-check "the refusal names the holder" grep -Eq "^rtprov: error: another process \('(flock|sleep)', pid [0-9]+\) is working on '$work/r'; wait for it to finish, then run this again \(nothing was changed\)$" <<<"$err"
+check "the refusal names the holder" grep -Eq "^rtprov: error: another process \('python3', pid [0-9]+\) is working on '$work/r'; wait for it to finish, then run this again \(nothing was changed\)$" <<<"$err"
 bounded rollback --root "$work/r/."
 check "another spelling of the same root is the same lock" [ "$rc" -eq 1 ]
 kill "$holder"
 wait "$holder" 2>/dev/null
 check "a refused run changed nothing" [ "$(tree_sum "$work/r")" = "$before" ]
+# Anyone may flock a folder they can read: that must not block root's rtprov.
+chmod 755 "$work" "$work/r"
+setpriv --reuid=65534 --regid=65534 --clear-groups python3 -c 'import fcntl, os, sys, time
+fd = os.open(sys.argv[1], os.O_RDONLY)
+fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+time.sleep(30)' "$work/r" &
+holder=$!
+sleep 0.5
+bounded plan --root "$work/r" --profile pi4
+bounded apply --root "$work/r" --profile pi4
+check "an unprivileged user's flock on the root does not block apply" [ "$rc" -eq 0 ] || echo "$err" >&2
+"$rtprov" rollback --root "$work/r" >/dev/null 2>&1
+kill "$holder"
+wait "$holder" 2>/dev/null
 
 # apply racing rollback, and apply racing apply, many rounds: whatever order they run
 # in, the root is either applied (with its state) or as it was, and never loses an

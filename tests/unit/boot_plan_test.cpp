@@ -69,23 +69,31 @@ TEST_CASE("text after cmdline.txt's first line is kept and named, never joined")
 }
 
 TEST_CASE("only the commands rtprov plans, for the loader it plans them, are known") {
-    CHECK(boot::is_planned_command({"update-grub"}, "grub"));
-    CHECK(boot::is_planned_command({"update-grub"}, ""));
-    CHECK_FALSE(boot::is_planned_command({"update-grub"}, "systemd-boot"));
-    CHECK(boot::is_planned_command({"kernel-install", "add", "6.12.117+deb13-amd64",
-                                    "/boot/vmlinuz-6.12.117+deb13-amd64",
-                                    "/boot/initrd.img-6.12.117+deb13-amd64"},
-                                   "systemd-boot"));
+    using boot::CommandUse;
+    CHECK(boot::is_planned_command({"update-grub"}, "grub", CommandUse::rerun));
+    CHECK_FALSE(boot::is_planned_command({"update-grub"}, "", CommandUse::rerun));
+    CHECK_FALSE(boot::is_planned_command({"update-grub"}, "systemd-boot", CommandUse::pending));
+    const std::vector<std::string> add = {"kernel-install", "add", "6.12.117+deb13-amd64",
+                                          "/boot/vmlinuz-6.12.117+deb13-amd64",
+                                          "/boot/initrd.img-6.12.117+deb13-amd64"};
+    CHECK(boot::is_planned_command(add, "systemd-boot", CommandUse::rerun));
+    CHECK(boot::loader_of(add) == "systemd-boot");
     CHECK_FALSE(boot::is_planned_command({"kernel-install", "add", "6.12", "/boot/vmlinuz-6.13"},
-                                         "systemd-boot"));
+                                         "systemd-boot", CommandUse::rerun));
     CHECK_FALSE(boot::is_planned_command({"kernel-install", "add", "1;x", "/boot/vmlinuz-1;x"},
-                                         "systemd-boot"));
-    CHECK(boot::is_planned_command(
-        {"apt-get", "install", "-y", "--no-install-recommends", "linux-image-rt-amd64"}, "grub"));
-    CHECK_FALSE(boot::is_planned_command(
-        {"apt-get", "install", "-y", "--no-install-recommends", "-o", "x"}, "grub"));
-    CHECK_FALSE(boot::is_planned_command({"sh", "-c", "touch /pwned"}, ""));
-    CHECK_FALSE(boot::is_planned_command({"update-grub", "--extra"}, "grub"));
+                                         "systemd-boot", CommandUse::rerun));
+    const std::vector<std::string> install = {"apt-get", "install", "-y", "--no-install-recommends",
+                                              "linux-image-rt-amd64"};
+    CHECK(boot::is_planned_command(install, "grub", CommandUse::pending));
+    // rtprov never runs a package install again on rollback.
+    CHECK_FALSE(boot::is_planned_command(install, "grub", CommandUse::rerun));
+    CHECK_FALSE(boot::is_planned_command({"apt-get", "update"}, "grub", CommandUse::rerun));
+    CHECK_FALSE(
+        boot::is_planned_command({"apt-get", "install", "-y", "--no-install-recommends", "-o", "x"},
+                                 "grub", CommandUse::pending));
+    CHECK_FALSE(
+        boot::is_planned_command({"sh", "-c", "touch /pwned"}, "grub", CommandUse::pending));
+    CHECK_FALSE(boot::is_planned_command({"update-grub", "--extra"}, "grub", CommandUse::pending));
 }
 
 TEST_CASE("a command line with an unclosed quote is refused: added tokens would be quoted") {
@@ -93,4 +101,27 @@ TEST_CASE("a command line with an unclosed quote is refused: added tokens would 
     REQUIRE(finding(plan, "cmdline-quote"));
     CHECK(finding(plan, "cmdline-quote")->severity == Severity::error);
     CHECK(plan.changes.empty());
+}
+
+TEST_CASE("config.txt's cmdline= and os_prefix= may not lead rtprov out of the boot partition") {
+    for (const char* line : {"cmdline=../../etc/hostname", "cmdline=config.txt", "os_prefix=../x/",
+                             "cmdline=/etc/hostname"}) {
+        Plan plan;
+        Profile profile = pi4();
+        TargetFacts facts = pi_image("console=tty1\n");
+        facts.files["/boot/firmware/config.txt"].content = std::string(line) + "\n";
+        facts.files["/boot/firmware/../../etc/hostname"].content = "myhost\n";
+        boot::plan_boot(plan, profile, resolve_cores(profile, std::nullopt), facts, PlanOptions{});
+        REQUIRE(finding(plan, "cmdline-path-odd"));
+        CHECK(plan.changes.empty());
+    }
+    Plan plan;
+    Profile profile = pi4();
+    TargetFacts facts = pi_image("console=tty1\n");
+    facts.files["/boot/firmware/config.txt"].content = "os_prefix=rt/\ncmdline=my.txt\n";
+    facts.files["/boot/firmware/rt/my.txt"].content = "console=tty1\n";
+    boot::plan_boot(plan, profile, resolve_cores(profile, std::nullopt), facts, PlanOptions{});
+    CHECK_FALSE(finding(plan, "cmdline-path-odd"));
+    CHECK(std::any_of(plan.changes.begin(), plan.changes.end(),
+                      [](const FileChange& c) { return c.path == "/boot/firmware/rt/my.txt"; }));
 }

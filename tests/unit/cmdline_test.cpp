@@ -25,7 +25,7 @@ TEST_CASE("tokens split at whitespace and keep quoted stretches together") {
     REQUIRE(tokens.size() == 4);
     CHECK(tokens[2].text == "c=\"x y\"");
     CHECK(tokens[2].key() == "c");
-    CHECK(tokens[2].value() == "\"x y\"");
+    CHECK(tokens[2].value() == "x y"); // the quotes the kernel strips
     CHECK(tokens[1].key() == "b");
     CHECK_FALSE(tokens[1].value());
     CHECK(parse_cmdline("isolcpus=managed_irq,domain,3")[0].value() == "managed_irq,domain,3");
@@ -164,4 +164,26 @@ TEST_CASE("the first isolcpus= and nohz_full= count, the last of everything else
           "'isolcpus=2' instead of 'isolcpus=3'");
     CHECK(repeat_rule("nohz_full") == RepeatRule::first_counts);
     CHECK(repeat_rule("rcu_nocbs") == RepeatRule::last_counts);
+}
+
+TEST_CASE("keys and values are read as the kernel reads them") {
+    auto tokens = parse_cmdline("\"isolcpus=0\" nohz-full=1 dyndbg=\"+p\"");
+    CHECK(tokens[0].key() == "isolcpus");
+    CHECK(tokens[0].value() == "0");
+    CHECK(tokens[1].key() == "nohz_full");
+    CHECK(tokens[2].value() == "+p");
+    // A quoted foreign isolcpus= first is the one the kernel keeps.
+    CHECK(not_in_effect(parse_cmdline("\"isolcpus=0\" isolcpus=3"), {"isolcpus", "3", false}) ==
+          "'isolcpus=3' is rejected: the kernel keeps the first isolcpus=, '\"isolcpus=0\"'");
+}
+
+TEST_CASE("what follows '--' is init's: never a kernel parameter, never where rtprov writes") {
+    CHECK(merge("a -- single\n", k_isolate) ==
+          "a isolcpus=managed_irq,domain,3 irqaffinity=0-2 -- single\n");
+    CHECK(merge("a -- isolcpus=1\n", k_isolate) ==
+          "a isolcpus=managed_irq,domain,3 irqaffinity=0-2 -- isolcpus=1\n");
+    auto after = parse_cmdline("a -- isolcpus=managed_irq,domain,3");
+    CHECK(not_in_effect(after, {"isolcpus", "managed_irq,domain,3", false}) ==
+          "'isolcpus=managed_irq,domain,3' is missing");
+    CHECK(owned_part(after, k_keys).empty());
 }

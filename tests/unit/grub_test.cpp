@@ -52,11 +52,27 @@ TEST_CASE("the GRUB drop-in makes the newest RT kernel the top-level entry") {
           "quiet|" + boot.path() + "/vmlinuz-6.12.118+deb13-rt-amd64");
 }
 
-TEST_CASE("shell assignments are read as the last one wins") {
-    std::string defaults = "GRUB_DEFAULT=0\nGRUB_CMDLINE_LINUX_DEFAULT=\"quiet\"\n"
-                           "  GRUB_CMDLINE_LINUX_DEFAULT='quiet isolcpus=1'\n";
-    CHECK(shell_assignment(defaults, "GRUB_CMDLINE_LINUX_DEFAULT") == "quiet isolcpus=1");
-    CHECK_FALSE(shell_assignment(defaults, "GRUB_CMDLINE_LINUX"));
+TEST_CASE("shell assignments are found in the forms a hand writes them") {
+    const std::string text = "GRUB_DEFAULT=0\nGRUB_CMDLINE_LINUX_DEFAULT=\"quiet\"\n"
+                             "  GRUB_CMDLINE_LINUX_DEFAULT='quiet isolcpus=1'\n"
+                             "export GRUB_CMDLINE_LINUX=\"nohz_full=1\" # keep it\n"
+                             "A=1; GRUB_CMDLINE_LINUX=\"$GRUB_CMDLINE_LINUX isolcpus=2\"\n"
+                             "if true; then GRUB_CMDLINE_LINUX=x\\ y; fi\n"
+                             "# GRUB_CMDLINE_LINUX=\"commented\"\n"
+                             "MY_GRUB_CMDLINE_LINUX=\"not it\"\n"
+                             "GRUB_CMDLINE_LINUX=\"$(cat /etc/x)\"\n";
+    auto defaults = shell_assignments(text, "GRUB_CMDLINE_LINUX_DEFAULT");
+    REQUIRE(defaults.size() == 2);
+    CHECK(defaults[1].value == "quiet isolcpus=1");
+    CHECK(defaults[1].line == 3);
+    auto linux = shell_assignments(text, "GRUB_CMDLINE_LINUX");
+    REQUIRE(linux.size() == 4);
+    CHECK(linux[0].value == "nohz_full=1");
+    CHECK(linux[1].value == " isolcpus=2");
+    CHECK_FALSE(linux[1].opaque);
+    CHECK(linux[2].value == "x y");
+    CHECK(linux[3].opaque);
+    CHECK(linux[3].line == 9);
 }
 
 TEST_CASE("the GRUB drop-in quotes every value it writes into shell text") {

@@ -24,6 +24,9 @@ void make_system(const TempDir& dir) {
         REQUIRE(::chown((dir.path() + "/etc/default/grub").c_str(), 123, 456) == 0);
 }
 
+// A file rtprov owns starts with its header (core::owned_file_header).
+const std::string k_owned = core::owned_file_header("test") + "owned\n";
+
 core::Plan two_changes(const Root& root) {
     core::Plan plan;
     core::FileState grub = *root.read("/etc/default/grub", rtprov::target::caps::k_config);
@@ -31,7 +34,7 @@ core::Plan two_changes(const Root& root) {
     next.content = "GRUB_CMDLINE_LINUX_DEFAULT=\"quiet isolcpus=3\"\n";
     plan.changes.push_back({"/etc/default/grub", grub, next, "test"});
     plan.changes.push_back(
-        {"/etc/rtprov/sub/owned.conf", std::nullopt, {"owned\n", 0644, 0, 0, 0}, "test"});
+        {"/etc/rtprov/sub/owned.conf", std::nullopt, {k_owned, 0644, 0, 0, 0}, "test"});
     return plan;
 }
 
@@ -61,7 +64,7 @@ TEST_CASE("apply then rollback leaves the tree byte-identical, mode and owner in
     Root root(dir.path());
     ApplyResult applied = apply_plan(root, RootLock(root), two_changes(root), k_info);
     CHECK(applied.written.size() == 2);
-    CHECK(dir.read("etc/rtprov/sub/owned.conf") == "owned\n");
+    CHECK(dir.read("etc/rtprov/sub/owned.conf") == k_owned);
     CHECK(snapshot(dir.path()) != before);
 
     RollbackResult rolled = rollback(root, RootLock(root), DriftPolicy::refuse);

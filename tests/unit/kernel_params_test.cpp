@@ -38,12 +38,19 @@ std::string tokens(const ParamDecision& d) {
 
 } // namespace
 
-TEST_CASE("kernel configs are read option by option") {
-    auto config =
-        parse_kernel_config("# comment\nCONFIG_A=y\n# CONFIG_B is not set\nCONFIG_C=\"x\"\n");
-    CHECK(config.at("CONFIG_A") == "y");
-    CHECK_FALSE(config.count("CONFIG_B"));
-    CHECK(config.at("CONFIG_C") == "\"x\"");
+TEST_CASE("kernel configs are read option by option, only the families rtprov decides on") {
+    auto config = parse_kernel_config("# comment\nCONFIG_NO_HZ_FULL=y\n# CONFIG_PREEMPT_RT is "
+                                      "not set\nCONFIG_PREEMPT_NONE=\"x\"\nCONFIG_RCU_NOCB_CPU=y\n"
+                                      "CONFIG_SND=m\n");
+    CHECK(config.at("CONFIG_NO_HZ_FULL") == "y");
+    CHECK_FALSE(config.count("CONFIG_PREEMPT_RT"));
+    CHECK(config.at("CONFIG_PREEMPT_NONE") == "\"x\"");
+    CHECK(config.at("CONFIG_RCU_NOCB_CPU") == "y");
+    CHECK_FALSE(config.count("CONFIG_SND")); // not one rtprov reads: not kept
+    std::string huge;
+    for (int i = 0; i < 100000; ++i)
+        huge += "CONFIG_X" + std::to_string(i) + "=y\n";
+    CHECK(parse_kernel_config(huge).empty());
 }
 
 TEST_CASE("Debian 13's kernel gets nohz_full= and rcu_nocbs=") {

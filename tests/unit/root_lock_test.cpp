@@ -4,6 +4,8 @@
 #include "tests/unit/catch.hpp"
 #include "tests/unit/temp_dir.hpp"
 
+#include <fcntl.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -60,4 +62,29 @@ TEST_CASE("the holder of a flock is read from /proc/locks") {
     CHECK(holder->pid == 4321);
     CHECK_FALSE(lock_holder(locks, 0x08, 0x01, 1234)); // a POSIX lock is not ours
     CHECK_FALSE(lock_holder(locks, 0xfe, 0x01, 99));
+}
+
+TEST_CASE("the lock lives in a folder only root may enter; without one, on the root folder") {
+    TempDir dir, locks;
+    Root root(dir.path());
+    const std::string lock_dir = locks.path() + "/rtprov";
+    {
+        RootLock lock(root, std::nullopt, lock_dir);
+        struct stat st {};
+        REQUIRE(::stat(lock_dir.c_str(), &st) == 0);
+        CHECK((st.st_mode & 07777) == 0700);
+        // Holding the root folder itself does not block it: anyone who can read a folder
+        // may flock it.
+        int folder = ::open(dir.path().c_str(), O_RDONLY | O_DIRECTORY);
+        CHECK(::flock(folder, LOCK_EX | LOCK_NB) == 0);
+        ::close(folder);
+        CHECK_THROWS_AS(RootLock(root, std::nullopt, lock_dir), Error);
+    }
+    // A lock folder others may write to is not used: the root folder is locked instead.
+    std::filesystem::create_directories(locks.path() + "/open");
+    ::chmod((locks.path() + "/open").c_str(), 0777);
+    RootLock fallback(root, std::nullopt, locks.path() + "/open");
+    int folder = ::open(dir.path().c_str(), O_RDONLY | O_DIRECTORY);
+    CHECK(::flock(folder, LOCK_EX | LOCK_NB) != 0);
+    ::close(folder);
 }
