@@ -475,9 +475,54 @@ void add_profile_options(CLI::App* cmd, Options& o) {
         ->type_name("KEY=VALUE");
 }
 
+// Everything rtprov prints may carry text from a hostile image or profile (a path, a
+// token, a description, a process name): no control character of it reaches the
+// terminal, where an escape sequence could rewrite the screen or a title. Newlines and
+// tabs pass; other bytes below 0x20 and DEL are written as \xNN. (The self-test's own
+// progress line goes to stderr with fprintf, past this filter.)
+class PrintableBuf : public std::streambuf {
+  public:
+    explicit PrintableBuf(std::streambuf* to) : m_to(to) {}
+
+  protected:
+    int_type overflow(int_type ch) override {
+        if (traits_type::eq_int_type(ch, traits_type::eof()))
+            return m_to->pubsync() == 0 ? traits_type::not_eof(ch) : traits_type::eof();
+        const auto c = static_cast<unsigned char>(traits_type::to_char_type(ch));
+        if (c >= 0x20 && c != 0x7f)
+            return m_to->sputc(char(c));
+        if (c == '\n' || c == '\t')
+            return m_to->sputc(char(c));
+        static const char k_hex[] = "0123456789abcdef";
+        const char escaped[4] = {'\\', 'x', k_hex[c >> 4], k_hex[c & 15]};
+        return m_to->sputn(escaped, 4) == 4 ? ch : traits_type::eof();
+    }
+    int sync() override { return m_to->pubsync(); }
+
+  private:
+    std::streambuf* m_to;
+};
+
 } // namespace
 
 int main(int argc, char** argv) {
+    std::streambuf* const stdout_buf = std::cout.rdbuf();
+    std::streambuf* const stderr_buf = std::cerr.rdbuf();
+    PrintableBuf printable_out(stdout_buf), printable_err(stderr_buf);
+    std::cout.rdbuf(&printable_out);
+    std::cerr.rdbuf(&printable_err);
+    // The filters live in this frame: the streams get their own buffers back before it
+    // ends (static destructors flush std::cout after main returns).
+    struct Restore {
+        std::streambuf* out;
+        std::streambuf* err;
+        ~Restore() {
+            std::cout.flush();
+            std::cerr.flush();
+            std::cout.rdbuf(out);
+            std::cerr.rdbuf(err);
+        }
+    } restore{stdout_buf, stderr_buf};
     CLI::App app{"rtprov makes Linux audio machines real-time ready and proves it: it applies "
                  "a board profile (reserved cores, pinning, real-time priorities, boot "
                  "parameters) to an image root or this machine, and can undo it byte for byte.",

@@ -101,6 +101,14 @@ std::vector<ProfileProblem> validate(const Profile& profile, std::optional<unsig
                             "cpuset_partition makes rtprov.slice an isolated partition, which "
                             "needs reserve_method: cpuset (it is '" +
                                 to_string(profile.tuning.reserve_method) + "')"});
+    for (std::size_t i = 0; i < profile.tuning.services.size(); ++i)
+        for (std::size_t k = 0; k < i; ++k)
+            if (profile.tuning.services[i].unit == profile.tuning.services[k].unit)
+                problems.push_back({profile.tuning.services[i].origin,
+                                    "services '" + profile.tuning.services[k].name + "' and '" +
+                                        profile.tuning.services[i].name + "' both tune unit '" +
+                                        profile.tuning.services[i].unit +
+                                        "': one drop-in cannot say both; keep one of them"});
     for (const ServiceTuning& service : profile.tuning.services) {
         const std::string who = "service '" + service.name + "'";
         bool realtime = service.policy == SchedPolicy::fifo || service.policy == SchedPolicy::rr;

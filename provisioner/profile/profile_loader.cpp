@@ -101,8 +101,10 @@ std::string suggestion(const std::string& key, const std::vector<std::string_vie
 // 'value' quoted for a message, control characters written as escapes so that a
 // newline in a hostile value cannot start a line of its own.
 std::string shown(const std::string& value) {
+    // A long value is cut: the message names it, it need not repeat 100 KB of it.
+    constexpr std::size_t k_max_shown = 160;
     std::string out = "'";
-    for (unsigned char c : value) {
+    for (unsigned char c : value.substr(0, k_max_shown)) {
         if (c == '\n')
             out += "\\n";
         else if (c < 0x20 || c == 0x7f) {
@@ -113,7 +115,7 @@ std::string shown(const std::string& value) {
         } else
             out += char(c);
     }
-    return out + "'";
+    return out + (value.size() > k_max_shown ? "...'" : "'");
 }
 
 // ---- Tree -> Profile --------------------------------------------------------------------
@@ -560,14 +562,16 @@ void read_tuning(Converter& c, const Tree& tree, core::Tuning& tuning) {
     }
 }
 
-core::Profile convert(const Tree& tree, const std::string& default_name, Problems& problems) {
+core::Profile convert(const Tree& tree, const std::string& default_name, const Origin& name_origin,
+                      Problems& problems) {
     Converter c(problems);
     core::Profile profile;
     profile.name = default_name;
     if (!c.map(tree, "profile", {"name", "description", "extends", "board", "tuning"}))
         return profile;
     c.text(child(tree, "name"), "name", profile.name);
-    c.follows(child(tree, "name") ? child(tree, "name")->origin : tree.origin, "name", profile.name,
+    // Without a 'name' key the name is the file's: the file is what to rename.
+    c.follows(child(tree, "name") ? child(tree, "name")->origin : name_origin, "name", profile.name,
               core::grammar::profile_name);
     c.text(child(tree, "description"), "description", profile.description);
     if (const Tree* description = child(tree, "description"))
@@ -694,7 +698,7 @@ Tree load_chain(const ProfileFile& file, const SearchPath& search_path,
 }
 
 void apply_override(Tree& tree, const Override& override, Problems& problems) {
-    Origin origin{"--set " + quoted(override.text)};
+    Origin origin{"--set " + shown(override.text)};
     auto equals = override.text.find('=');
     if (equals == std::string::npos || equals == 0) {
         problems.push_back({origin, "expected KEY=VALUE, e.g. 'tuning.cores.reserved=2-3'"});
@@ -767,7 +771,8 @@ void apply_override(Tree& tree, const Override& override, Problems& problems) {
 
 core::Profile finish(const Tree& tree, const std::string& default_name,
                      std::vector<std::string> sources, Problems problems) {
-    core::Profile profile = convert(tree, default_name, problems);
+    core::Profile profile = convert(
+        tree, default_name, Origin{sources.empty() ? default_name : sources.back()}, problems);
     profile.sources = std::move(sources);
     if (problems.empty()) {
         auto semantic = core::validate(profile);

@@ -433,11 +433,24 @@ ApplyResult apply_plan(Root& root, const RootLock&, const core::Plan& plan, cons
         write_state(root, next);
     }
 
-    // 2. Write every file, each atomically.
-    for (std::size_t i = 0; i < plan.changes.size(); ++i) {
-        root.make_directories(split_parent(resolved[i]).first);
-        root.write(resolved[i], plan.changes[i].next);
-        result.written.push_back(resolved[i]);
+    // 2. Write every file, each atomically. A failure part way leaves what was written
+    // recorded: say so, and how to go on.
+    try {
+        for (std::size_t i = 0; i < plan.changes.size(); ++i) {
+            root.make_directories(split_parent(resolved[i]).first);
+            root.write(resolved[i], plan.changes[i].next);
+            result.written.push_back(resolved[i]);
+        }
+    } catch (const Error& e) {
+        std::string written;
+        for (const std::string& path : result.written)
+            written += (written.empty() ? "" : ", ") + path;
+        throw Error(std::string(e.what()) + "; " +
+                    (written.empty() ? std::string("no file was written yet")
+                                     : "already written: " + written) +
+                    ", and recorded in " + root.host_path(k_state_file) +
+                    ": fix the cause and run 'rtprov apply' again to finish, or 'rtprov "
+                    "rollback' to undo");
     }
 
     // 3. Files the profile no longer wants: created ones go, changed ones get their
@@ -504,12 +517,18 @@ ApplyResult apply_plan(Root& root, const RootLock&, const core::Plan& plan, cons
         std::vector<std::string> produced;
         for (const std::string& path : command.produces)
             produced.push_back(root.resolve(path));
-        int status = run(command.argv);
+        const std::string after = "; the files are written, and the command is planned again "
+                                  "by the next 'rtprov apply' (or 'rtprov rollback' undoes "
+                                  "everything)";
+        int status = 0;
+        try {
+            status = run(command.argv);
+        } catch (const Error& e) {
+            throw Error(std::string(e.what()) + after);
+        }
         if (status != 0)
             throw Error(quoted(command_text(command.argv)) + " failed in the target (exit " +
-                        std::to_string(status) +
-                        "); the files are written, and the command is planned again by the next "
-                        "'rtprov apply' (or 'rtprov rollback' undoes everything)");
+                        std::to_string(status) + ")" + after);
         next.pending.erase(std::find(next.pending.begin(), next.pending.end(), command.argv));
         for (ManagedFile& file : next.files)
             if (std::find(produced.begin(), produced.end(), file.path) != produced.end())
@@ -602,54 +621,71 @@ RollbackResult rollback(Root& root, const RootLock&, DriftPolicy drift, const Co
     }
 
     bool regenerate = false; // a generated file changed since: make it again instead
-    for (std::size_t n = state->files.size(); n-- > 0;) {
-        const ManagedFile& file = state->files[n];
-        const FileCheck& check = checks[n];
-        if (file.generated) {
-            // Empty: its command failed or was killed, so what is there is not known to
-            // be anyone else's: the original from before rtprov goes back.
-            bool as_left = file.sha256.empty() || check.holds_ours;
-            if (!as_left) {
-                regenerate = true;
+    // A failure part way leaves the state kept: say what was done, and how to go on.
+    auto unfinished = [&](const std::string& why) {
+        std::string done;
+        for (const auto* list : {&result.restored, &result.removed})
+            for (const std::string& path : *list)
+                done += (done.empty() ? "" : ", ") + path;
+        return Error(why + "; " +
+                     (done.empty() ? std::string("nothing was restored yet")
+                                   : "already restored or removed: " + done) +
+                     ", and the state is kept: fix the cause and run 'rtprov rollback' again");
+    };
+    try {
+        for (std::size_t n = state->files.size(); n-- > 0;) {
+            const ManagedFile& file = state->files[n];
+            const FileCheck& check = checks[n];
+            if (file.generated) {
+                // Empty: its command failed or was killed, so what is there is not known to
+                // be anyone else's: the original from before rtprov goes back.
+                bool as_left = file.sha256.empty() || check.holds_ours;
+                if (!as_left) {
+                    regenerate = true;
+                    continue;
+                }
+            }
+            if (file.created) {
+                if (root.remove_file(file.path))
+                    result.removed.push_back(file.path);
                 continue;
             }
+            auto original = backups.find(file.path);
+            if (original == backups.end() || state_sha(original->second) != file.original_sha256)
+                continue; // still the original (checked above)
+            core::FileState restored = original->second;
+            // A command line others edited since: rtprov's part out, its keys' originals back,
+            // their edits kept (pi-gen's export puts the real root= in after rtprov ran).
+            if (file.cmdline && check.current && !check.current->symlink &&
+                (check.drift == Drift::foreign_edit ||
+                 (check.drift == Drift::modified && drift == DriftPolicy::overwrite))) {
+                const core::CmdlineEdit& edit = *file.cmdline;
+                auto before =
+                    boot::parse_cmdline_text(original->second.content, scope_of(edit)).tokens;
+                restored.content =
+                    boot::render(boot::merge_cmdline(boot::parse_cmdline_text(
+                                                         check.current->content, scope_of(edit)),
+                                                     before, {}, edit.owned_keys)
+                                     .text);
+                if (restored.content != original->second.content)
+                    result.kept_edits.push_back({file.path, check.detail});
+            }
+            if (auto now = root.read_entry(file.path, caps::k_managed);
+                now && now->same_as(restored))
+                continue;
+            root.write(file.path, restored);
+            result.restored.push_back(file.path);
         }
-        if (file.created) {
-            if (root.remove_file(file.path))
-                result.removed.push_back(file.path);
-            continue;
+        for (auto it = state->created_dirs.rbegin(); it != state->created_dirs.rend(); ++it) {
+            if (!root.exists(*it))
+                continue;
+            if (root.remove_directory(*it))
+                result.removed.push_back(*it);
+            else
+                result.kept_dirs.push_back(*it);
         }
-        auto original = backups.find(file.path);
-        if (original == backups.end() || state_sha(original->second) != file.original_sha256)
-            continue; // still the original (checked above)
-        core::FileState restored = original->second;
-        // A command line others edited since: rtprov's part out, its keys' originals back,
-        // their edits kept (pi-gen's export puts the real root= in after rtprov ran).
-        if (file.cmdline && check.current && !check.current->symlink &&
-            (check.drift == Drift::foreign_edit ||
-             (check.drift == Drift::modified && drift == DriftPolicy::overwrite))) {
-            const core::CmdlineEdit& edit = *file.cmdline;
-            auto before = boot::parse_cmdline_text(original->second.content, scope_of(edit)).tokens;
-            restored.content =
-                boot::render(boot::merge_cmdline(
-                                 boot::parse_cmdline_text(check.current->content, scope_of(edit)),
-                                 before, {}, edit.owned_keys)
-                                 .text);
-            if (restored.content != original->second.content)
-                result.kept_edits.push_back({file.path, check.detail});
-        }
-        if (auto now = root.read_entry(file.path, caps::k_managed); now && now->same_as(restored))
-            continue;
-        root.write(file.path, restored);
-        result.restored.push_back(file.path);
-    }
-    for (auto it = state->created_dirs.rbegin(); it != state->created_dirs.rend(); ++it) {
-        if (!root.exists(*it))
-            continue;
-        if (root.remove_directory(*it))
-            result.removed.push_back(*it);
-        else
-            result.kept_dirs.push_back(*it);
+    } catch (const Error& e) {
+        throw unfinished(e.what());
     }
 
     // Boot configuration made from the files just restored is made again.

@@ -178,6 +178,63 @@ check "it names every file it could not restore" grep -q "the originals\? of '$w
     echo "$err" >&2
 check "and changes nothing" [ "$(tree_sum "$work/r")" = "$before" ]
 
+# -- what an independent attack found, kept found ------------------------------------------
+# A forged 'ran' of the package install: rollback reruns only the boot loader's
+# regeneration, never apt-get.
+fresh r debian13
+"$rtprov" apply --root "$work/r" --profile x86-debian13 --set board.cpus=4 >/dev/null 2>&1
+forge_state "$work/r" "ran apt-get install -y --no-install-recommends linux-image-rt-amd64"
+bounded rollback --root "$work/r"
+check "a forged 'ran apt-get install' is refused" grep -q "names the command 'apt-get install -y --no-install-recommends linux-image-rt-amd64', which rtprov never runs again" <<<"$err"
+# Forged entries: a file of the image listed as created by rtprov, with its checksum.
+fresh r pi4-trixie
+"$rtprov" apply --root "$work/r" --profile pi4 >/dev/null 2>&1
+forge_state "$work/r" "file /etc/fstab created $(sha256sum <"$work/r/etc/fstab" | cut -d' ' -f1)"
+before=$(tree_sum "$work/r")
+bounded rollback --root "$work/r" --force
+check "a file of the image listed as created by rtprov is not removed, even with --force" [ -f "$work/r/etc/fstab" ]
+check "the refusal says it lacks rtprov's mark" grep -q "lists '$work/r/etc/fstab' as a file rtprov created, but it does not carry rtprov's mark" <<<"$err"
+check "and nothing changed" [ "$(tree_sum "$work/r")" = "$before" ]
+fresh r pi4-trixie
+"$rtprov" apply --root "$work/r" --profile pi4 >/dev/null 2>&1
+forge_state "$work/r" "dir /"
+bounded rollback --root "$work/r"
+check "a forged 'dir /' is refused as damaged" grep -q "bad folder path in 'dir /'" <<<"$err"
+# config.txt's cmdline= may not lead out of the boot partition.
+fresh r pi4-trixie
+echo myhost >"$work/r/etc/hostname"
+echo 'cmdline=../../etc/hostname' >>"$work/r/boot/firmware/config.txt"
+before=$(tree_sum "$work/r")
+bounded apply --root "$work/r" --profile pi4
+check "config.txt's cmdline= out of the boot partition is refused" [ "$rc" -eq 1 ]
+check "and /etc/hostname is untouched" [ "$(tree_sum "$work/r")" = "$before" ]
+# YAML whose brackets follow a plain value, and an 'extends' chain 20 deep.
+python3 -c "import sys; sys.stdout.write('[a ' + '[' * (1048576 - 4) + '\n')" >"$work/brackets.yaml"
+bounded profiles show "$work/brackets.yaml"
+check "brackets after a plain value are refused within the bounds" grep -q "brackets.yaml:1:.*: nesting deeper than 32 levels" <<<"$err"
+fresh r pi4-trixie
+mkdir -p "$work/r/etc/rtprov/profiles"
+for i in $(seq 1 20); do printf 'extends: p%d\n' $((i + 1)) >"$work/r/etc/rtprov/profiles/p$i.yaml"; done
+printf 'description: end\n' >"$work/r/etc/rtprov/profiles/p21.yaml"
+bounded plan --root "$work/r" --profile p1
+check "an 'extends' chain 20 deep is refused" grep -q "'extends' goes deeper than 16 profiles" <<<"$err"
+# A command line read as the kernel reads it: a quoted isolcpus= is isolcpus=, and what
+# follows '--' is init's.
+fresh r pi4-trixie
+printf '"isolcpus=0" console=tty1 root=ROOTDEV rootwait -- single\n' >"$work/r/boot/firmware/cmdline.txt"
+bounded apply --root "$work/r" --profile pi4
+check "a quoted foreign isolcpus= is taken for one" grep -qF "had '\"isolcpus=0\"' before rtprov" <<<"$err"
+check "rtprov's tokens replace it, and go before '--'" [ "$(cat "$work/r/boot/firmware/cmdline.txt")" = \
+    "isolcpus=managed_irq,domain,3 console=tty1 root=ROOTDEV rootwait irqaffinity=0-2 -- single" ]
+# Two services that tune one unit are refused, not applied back and forth.
+fresh r pi4-trixie
+bounded apply --root "$work/r" --profile pi4 --set 'tuning.services={a: {unit: mpd.service, nice: 5}, b: {unit: mpd.service, nice: -5}}'
+check "two services tuning one unit are refused" grep -q "services 'a' and 'b' both tune unit 'mpd.service'" <<<"$err"
+# Nothing of a hostile value reaches the terminal raw.
+printf '"\033]0;T\007\033[2Jx": 1\n' >"$work/escape.yaml"
+bounded profiles show "$work/escape.yaml"
+check "control characters in a message are escaped" grep -qF "unknown key '\\x1b]0;T\\x07\\x1b[2Jx'" <<<"$err"
+
 # -- the running system is recognised by what it is, not how it is spelled ---------------------
 mkdir -p "$work/bind"
 # (Propagation unchanged, made private inside when it can be: in a chroot, where the

@@ -109,3 +109,18 @@ TEST_CASE("service priorities must fit their policy and 1-99") {
     CHECK(messages(p) == std::vector<std::string>{
                              "p.yaml:12:5: service 'mpd': policy 'rr' needs a priority (1-99)"});
 }
+
+TEST_CASE("two services may not tune the same unit") {
+    rtprov::core::Profile p;
+    p.board.cpus = 4;
+    rtprov::core::ServiceTuning a, b;
+    a.name = "a";
+    a.unit = "mpd.service";
+    b.name = "b";
+    b.unit = "mpd.service";
+    p.tuning.services = {a, b};
+    auto problems = rtprov::core::validate(p);
+    REQUIRE(problems.size() == 1);
+    CHECK(problems[0].message == "services 'a' and 'b' both tune unit 'mpd.service': one drop-in "
+                                 "cannot say both; keep one of them");
+}
