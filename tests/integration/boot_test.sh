@@ -11,7 +11,6 @@ src=$2
 . "$src/tests/integration/lib.sh"
 make_workdir
 
-fresh() { rm -rf "${work:?}/$1" && cp -a "$src/tests/fixtures/roots/$2" "$work/$1"; }
 run() {
     out=$("$rtprov" "$@" 2>"$work/stderr")
     rc=$?

@@ -9,11 +9,6 @@ src=$2
 . "$src/tests/integration/lib.sh"
 make_workdir
 
-fresh() { # fresh NAME FIXTURE: a copy of a fixture root at $work/NAME
-    rm -rf "${work:?}/$1"
-    cp -a "$src/tests/fixtures/roots/$2" "$work/$1"
-}
-
 # run: rtprov with output captured in $out, $err and exit code in $rc
 run() {
     out=$("$rtprov" "$@" 2>"$work/stderr")

@@ -10,11 +10,6 @@ src=$2
 . "$src/tests/integration/lib.sh"
 make_workdir
 
-fresh() { # fresh NAME FIXTURE: a copy of a fixture root at $work/NAME
-    rm -rf "${work:?}/$1"
-    cp -a "$src/tests/fixtures/roots/$2" "$work/$1"
-}
-
 # bounded: rtprov with at most 64 MiB of heap and anonymous memory (RLIMIT_DATA; a plan
 # needs under 2 MiB) and 20 s (a bound against hangs, not a timing: the benchmark
 # bench/hostile_parse.sh measures); output in $out, $err, exit code in $rc (124: timed

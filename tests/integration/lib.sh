@@ -28,6 +28,13 @@ make_workdir() {
     fi
 }
 
+# fresh NAME FIXTURE: a copy of the fixture root tests/fixtures/roots/FIXTURE at
+# $work/NAME ($src: the source tree).
+fresh() {
+    rm -rf "${work:?}/$1"
+    cp -a "${src:?}/tests/fixtures/roots/$2" "$work/$1"
+}
+
 # tree_sum DIR [EXCLUDE_PATTERN]: one checksum over every entry's path, type, mode,
 # owner, link target and file content; mtimes are left out.
 tree_sum() {

@@ -7,6 +7,22 @@
 
 using namespace rtprov::target;
 
+namespace {
+
+// Writes 'field' into the first tar header at 'offset' and makes its checksum right
+// again (ustar: the sum of the header's bytes with the checksum field as spaces).
+void set_header_field(std::string& bytes, std::size_t offset, const std::string& field) {
+    bytes.replace(offset, field.size(), field);
+    unsigned sum = 0;
+    for (std::size_t i = 0; i < 512; ++i)
+        sum += (i >= 148 && i < 156) ? unsigned(' ') : static_cast<unsigned char>(bytes[i]);
+    char text[9];
+    std::snprintf(text, sizeof text, "%06o", sum);
+    bytes.replace(148, 8, std::string(text, 6) + '\0' + ' ');
+}
+
+} // namespace
+
 TEST_CASE("the backup archive keeps bytes, mode, owner and mtime") {
     Backups backups;
     backups["/boot/firmware/cmdline.txt"] = {"console=tty1 root=ROOTDEV\n", 0755, 0, 0, 1700000000};
@@ -35,13 +51,7 @@ TEST_CASE("an entry declaring more bytes than the archive holds is refused, not 
     backups["/etc/x"] = {"content\n", 0644, 0, 0, 0};
     std::string bytes = write_backup_archive(backups);
     // The first header's size field (offset 124, 12 bytes of octal): 8 GB - 1.
-    bytes.replace(124, 12, std::string("77777777777") + '\0');
-    unsigned sum = 0;
-    for (std::size_t i = 0; i < 512; ++i)
-        sum += (i >= 148 && i < 156) ? unsigned(' ') : static_cast<unsigned char>(bytes[i]);
-    char field[9];
-    std::snprintf(field, sizeof field, "%06o", sum);
-    bytes.replace(148, 8, std::string(field, 6) + '\0' + ' ');
+    set_header_field(bytes, 124, std::string("77777777777") + '\0');
     try {
         read_backup_archive(bytes, "backup.tar");
         FAIL("the forged entry was read");
@@ -58,13 +68,7 @@ TEST_CASE("archive entries must be paths rtprov backs up, with permission bits o
     weird["/etc/x"] = {"x\n", 0644, 0, 0, 0};
     std::string bytes = write_backup_archive(weird);
     // Mode bits past 07777 in the header are not permission bits: kept out.
-    bytes.replace(100, 8, std::string("0600044") + '\0');
-    unsigned sum = 0;
-    for (std::size_t i = 0; i < 512; ++i)
-        sum += (i >= 148 && i < 156) ? unsigned(' ') : static_cast<unsigned char>(bytes[i]);
-    char field[9];
-    std::snprintf(field, sizeof field, "%06o", sum);
-    bytes.replace(148, 8, std::string(field, 6) + '\0' + ' ');
+    set_header_field(bytes, 100, std::string("0600044") + '\0');
     CHECK(read_backup_archive(bytes, "backup.tar").at("/etc/x").mode == 044);
     Backups link;
     link["/etc/l"] = rtprov::core::symlink_to("");
