@@ -104,7 +104,8 @@ std::string shown(const std::string& value) {
     // A long value is cut: the message names it, it need not repeat 100 KB of it.
     constexpr std::size_t k_max_shown = 160;
     std::string out = "'";
-    for (unsigned char c : value.substr(0, k_max_shown)) {
+    for (char ch : value.substr(0, k_max_shown)) {
+        auto c = static_cast<unsigned char>(ch);
         if (c == '\n')
             out += "\\n";
         else if (c < 0x20 || c == 0x7f) {

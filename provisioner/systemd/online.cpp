@@ -88,7 +88,7 @@ constexpr const char* k_manager = "org.freedesktop.systemd1.Manager";
 using Bus = std::unique_ptr<sd_bus, sd_bus* (*)(sd_bus*)>;
 
 struct Reply {
-    sd_bus_error error = SD_BUS_ERROR_NULL;
+    sd_bus_error error{}; // SD_BUS_ERROR_NULL, without its C compound literal
     sd_bus_message* message = nullptr;
     ~Reply() {
         sd_bus_error_free(&error);

@@ -16,7 +16,8 @@ constexpr const char* k_magic = "format rtprov-state 1";
 std::string encode(const std::string& path) {
     static const char k_hex[] = "0123456789ABCDEF";
     std::string out;
-    for (unsigned char c : path) {
+    for (char ch : path) {
+        auto c = static_cast<unsigned char>(ch);
         if (c <= 0x20 || c == '%' || c == ',' || c >= 0x7f) {
             out += '%';
             out += k_hex[c >> 4];
