@@ -34,7 +34,8 @@ build=${RTPROV_FUZZ_BUILD:-$src/build/fuzz}
 read -ra extra_args <<<"${RTPROV_FUZZ_ARGS:-}"
 
 # -O1 -g as libFuzzer's documentation builds, and no NDEBUG: assertions stay on.
-cmake -S "$src" -B "$build" -DCMAKE_CXX_COMPILER=clang++ -DRTPROV_FUZZ=ON -DRTPROV_TESTS=OFF \
+# tests/run-all.sh configures its sanitizer build the same way and passes it here.
+cmake -S "$src" -B "$build" -DCMAKE_CXX_COMPILER=clang++ -DRTPROV_FUZZ=ON \
     -DCMAKE_BUILD_TYPE=Debug -DCMAKE_CXX_FLAGS_DEBUG="-O1 -g" >/dev/null
 cmake --build "$build" --target rtprov_fuzz -j "$(nproc)" -- --no-print-directory >/dev/null
 
@@ -82,8 +83,13 @@ for target in "${targets[@]}"; do
             echo "(no stack for an RSS limit; tests/fuzz/README.md says how to find the allocation)"
         reproducer=$(sed -n 's/.*Test unit written to \(.*\)$/\1/p' "$log" | tail -n 1)
         echo "reproducer: ${reproducer:-none written; see the log}"
-        [ -n "$reproducer" ] &&
+        if [ -n "$reproducer" ]; then
             echo "replay:     ASAN_OPTIONS=$asan_options $build/bin/fuzz_$target $reproducer"
+            # The input itself, so that a failure seen only in a CI log can be replayed:
+            # base64 -d into a file (up to 8 KiB of it).
+            echo "input ($(stat -c %s "$reproducer") bytes, base64):"
+            head -c 8192 "$reproducer" | base64 -w 100
+        fi
         echo "log:        $log"
     fi
 done

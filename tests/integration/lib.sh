@@ -55,6 +55,20 @@ copy_trixie_root() {
     cp -a "$base" "$root"
 }
 
+# install_trixie_deb SOURCE_DIR ROOT: installs rtprov into the Debian 13 root ROOT from
+# the amd64 package RTPROV_DEB, or one scripts/build-deb.sh builds (minutes) when it is
+# unset; run-all.sh passes the package tests/system/build-in-trixie.sh made.
+install_trixie_deb() {
+    local deb=${RTPROV_DEB:-}
+    if [ -z "$deb" ]; then
+        deb=$("$1/scripts/build-deb.sh" amd64 "$work/deb") || { echo "no amd64 package" >&2; exit 1; }
+    fi
+    [ -f "$deb" ] || { echo "RTPROV_DEB '$deb' is not a file" >&2; exit 2; }
+    cp "$deb" "$2/rtprov.deb"
+    chroot "$2" dpkg -i /rtprov.deb >/dev/null || { echo "dpkg -i $deb failed in $2" >&2; exit 1; }
+    rm -f "$2/rtprov.deb"
+}
+
 # Prints the pass/fail line ctest and CI read, and exits non-zero on failure.
 finish() {
     echo "$pass passed, $fail failed"

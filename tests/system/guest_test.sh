@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # rtprov on a booted Debian 13 system: a copy of the Debian 13 root (mmdebstrap, with
-# systemd, Debian's kernel and mpd) gets rtprov built inside it against Debian 13's
-# libraries and installed, then is booted under qemu (TCG, 4 CPUs) once per scenario.
+# systemd, Debian's kernel and mpd) gets rtprov's Debian 13 package installed
+# (RTPROV_DEB, or one scripts/build-deb.sh builds), then is booted under qemu (TCG,
+# 4 CPUs) once per scenario.
 # In the guest, tests/system/guest/collect.sh writes what it sees to
 # /var/lib/rtprov-guest/; this script reads that back from the disk image and checks it.
 #   live:    apply --live --runtime with the cpuset method and the optional units,
@@ -45,16 +46,11 @@ started=$(date +%s)
 # One root with rtprov installed, copied for each scenario.
 copy_trixie_root "$src"
 base=$root
-# shellcheck disable=SC2016 # runs inside the root
-"$src/tests/system/in-root.sh" "$base" "$src" '
-    cmake -S /src -B /build -DCMAKE_INSTALL_PREFIX=/usr -DRTPROV_TESTS=OFF >/dev/null
-    make -C /build -j"$(nproc)" --no-print-directory >/dev/null
-    cmake --install /build >/dev/null
-' 2>&1 | tail -5
+install_trixie_deb "$src" "$base"
 install -D -m 0755 "$src/tests/system/guest/collect.sh" "$base/usr/local/lib/rtprov-guest/collect.sh"
 install -D -m 0644 "$src/tests/system/guest/rtprov-guest.service" "$base/etc/systemd/system/rtprov-guest.service"
 chroot "$base" systemctl enable mpd.service rtprov-guest.service >/dev/null 2>&1
-check "rtprov is built and installed in the Debian 13 root" [ -x "$base/usr/bin/rtprov" ]
+check "rtprov is installed in the Debian 13 root" [ -x "$base/usr/bin/rtprov" ]
 check "mpd and the collector are enabled" \
     test -L "$base/etc/systemd/system/multi-user.target.wants/mpd.service" \
     -a -L "$base/etc/systemd/system/multi-user.target.wants/rtprov-guest.service"
@@ -79,7 +75,21 @@ run_scenario() {
     t0=$(date +%s)
     guest_image "$root" "$img"
     guest_boot "$img" "$kernel" "$initrd" "$cmdline" "$work/$name.console"
-    check "$name: the guest powered off by itself" [ $? -eq 0 ]
+    local booted=$?
+    # Seen once in CI: the guest kernel oopsed 5 s into the boot, at an instruction the
+    # kernel was patching (a static key) while another emulated CPU ran it: qemu TCG's
+    # multi-threaded mode and self-modifying code. A kernel oops before the collector
+    # ran gets one more boot from a fresh image, and says so; a second one fails.
+    if ! guest_cat "$img" /var/lib/rtprov-guest/facts.1 | grep -q . &&
+        grep -Eq 'Oops:|BUG:|Kernel panic' "$work/$name.console"; then
+        echo "guest_test: $name: the guest kernel oopsed before the collector ran; booting it once more:" >&2
+        grep -E -m3 'Oops:|BUG:|Kernel panic|RIP:' "$work/$name.console" >&2
+        mv "$work/$name.console" "$work/$name.console.oops"
+        guest_image "$root" "$img"
+        guest_boot "$img" "$kernel" "$initrd" "$cmdline" "$work/$name.console"
+        booted=$?
+    fi
+    check "$name: the guest powered off by itself" [ "$booted" -eq 0 ]
     mkdir -p "$work/$name"
     for f in facts.1 apply.out rollback.out status.out journal.1 selftest.out selftest.json \
         audit.json; do

@@ -1,31 +1,31 @@
 #!/usr/bin/env bash
 # --live on a running Debian 13 system, as far as this machine can have one: in a copy of
-# the Debian 13 root, rtprov is built with Debian 13's libraries and run chrooted there
-# with --live, so '/' is that system. apply --live --regenerate-boot=now runs update-grub
-# directly (no chroot of its own), with the core layout counted on this machine; the
-# normal entries of grub.cfg carry the parameters; rollback --live puts the grub.cfg of
-# before back. The profile leaves out systemd
-# units, because no systemd runs as PID 1 here to reload (the D-Bus part needs a booted
-# guest). Usage: live_test.sh SOURCE_DIR
+# the Debian 13 root, rtprov's Debian 13 package is installed (RTPROV_DEB, or one
+# scripts/build-deb.sh builds) and run chrooted there with --live, so '/' is that system.
+# apply --live --regenerate-boot=now runs update-grub directly (no chroot of its own),
+# with the core layout counted on this machine; the normal entries of grub.cfg carry the
+# parameters; rollback --live puts the grub.cfg of before back. The profile leaves out
+# systemd units, because no systemd runs as PID 1 here to reload (the D-Bus part needs a
+# booted guest). Usage: live_test.sh SOURCE_DIR
 set -uo pipefail
 src=$(realpath "${1:?usage: live_test.sh SOURCE_DIR}")
 # shellcheck source=tests/integration/lib.sh
 . "$src/tests/integration/lib.sh"
 TMPDIR=/var/tmp make_workdir
 copy_trixie_root "$src"
+install_trixie_deb "$src" "$root"
 cat >"$root/live.sh" <<'INNER'
 set -u
-cmake -S /src -B /build >/dev/null && make -C /build -j"$(nproc)" --no-print-directory rtprov rtprov_profiles rtprov_apps >/dev/null || exit 3
 args="--live --profile x86-debian13 --set tuning.rt_push_ipi_guard=false --set tuning.services.mpd=~ --regenerate-boot=now"
 update-grub >/dev/null 2>&1 && cp /boot/grub/grub.cfg /grub-before
 # shellcheck disable=SC2086
-/build/bin/rtprov apply $args >/out-apply 2>&1; echo "apply=$?" >/result
+/usr/bin/rtprov apply $args >/out-apply 2>&1; echo "apply=$?" >/result
 grep -E '^\s*linux\s' /boot/grub/grub.cfg >/linux-after-apply 2>/dev/null
-/build/bin/rtprov rollback --live >/out-rollback 2>&1; echo "rollback=$?" >>/result
+/usr/bin/rtprov rollback --live >/out-rollback 2>&1; echo "rollback=$?" >>/result
 cmp -s /boot/grub/grub.cfg /grub-before && echo same >/grub-compare
 INNER
 "$src/tests/system/in-root.sh" "$root" "$src" '/bin/sh /live.sh'
-check "rtprov built in the Debian 13 root" [ -f "$root/result" ]
+check "rtprov ran in the Debian 13 root" [ -f "$root/result" ]
 check "apply --live succeeds" grep -qx 'apply=0' "$root/result" || cat "$root/out-apply" >&2
 check "apply --live ran update-grub itself" grep -q '^ran update-grub$' "$root/out-apply"
 # 'auto' cores on this machine's CPUs, counted live: the upper half reserved.
