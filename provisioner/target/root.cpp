@@ -440,8 +440,13 @@ bool is_running_system(const Root& root) {
     int fd = root.open_folder();
     struct stat st {
     }, system{};
-    bool same = ::fstat(fd, &st) == 0 && ::stat("/", &system) == 0 && st.st_dev == system.st_dev &&
-                st.st_ino == system.st_ino;
+    // The process's root is /proc/self/root; '/' only where /proc is not mounted (a bare
+    // chroot). Under qemu-user with -L PREFIX, a path is looked up in PREFIX first, and
+    // '/' names PREFIX itself (seen with qemu 7.2): an image's own arm64 rtprov run that
+    // way on its root would take the image for this machine.
+    bool seen = ::stat("/proc/self/root", &system) == 0 || ::stat("/", &system) == 0;
+    bool same =
+        ::fstat(fd, &st) == 0 && seen && st.st_dev == system.st_dev && st.st_ino == system.st_ino;
     ::close(fd);
     return same;
 }

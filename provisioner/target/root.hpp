@@ -151,8 +151,8 @@ class Root {
     std::function<void()> m_step_hook;
 };
 
-// True when 'root' is this machine's '/' (the same device and inode as the '/' of this
-// process), however it was spelled or mounted.
+// True when 'root' is this machine's '/' (the same device and inode as this process's
+// root, /proc/self/root), however it was spelled or mounted.
 bool is_running_system(const Root& root);
 
 // Reads the host's regular file 'path' (absolute, or relative to the working folder) as
