@@ -252,7 +252,9 @@ MergedCmdline merge_cmdline(const CmdlineText& current, const std::vector<Cmdlin
     for (const std::string& key : owned_keys) {
         const KernelParam* param = wanted_param(key);
         std::vector<std::string> before;
-        for (const CmdlineToken& token : original)
+        for (const CmdlineToken& token : original) {
+            if (token.ends_parameters())
+                break; // init's arguments were never the kernel's, nor rtprov's to bring back
             if (token.key() == key) {
                 before.push_back(token.text);
                 bool differs =
@@ -262,6 +264,7 @@ MergedCmdline merge_cmdline(const CmdlineText& current, const std::vector<Cmdlin
                 if (param && differs)
                     merged.foreign.push_back({key, token.text, param->token()});
             }
+        }
         std::size_t first = first_of(key);
         if (param) {
             if (first < text.tokens.size()) {

@@ -187,3 +187,13 @@ TEST_CASE("what follows '--' is init's: never a kernel parameter, never where rt
           "'isolcpus=managed_irq,domain,3' is missing");
     CHECK(owned_part(after, k_keys).empty());
 }
+
+TEST_CASE("rollback brings back no init argument as a kernel parameter (found by fuzzing)") {
+    // The original had isolcpus=1 only after '--', as an argument of init: rtprov's
+    // isolcpus= goes before '--', and rolling it back removes it and adds nothing.
+    const std::string original = "root=/dev/vda -- quiet isolcpus=1\n";
+    const std::string applied = merge(original, k_isolate, original);
+    CHECK(applied == "root=/dev/vda isolcpus=managed_irq,domain,3 irqaffinity=0-2 -- quiet "
+                     "isolcpus=1\n");
+    CHECK(merge(applied, {}, original) == original);
+}
