@@ -1,6 +1,8 @@
 #include "provisioner/audit/kernel_checks.hpp"
 
+#include "provisioner/core/text.hpp"
 #include "provisioner/live/sched_features.hpp"
+#include "provisioner/system/kernel.hpp"
 
 #include <algorithm>
 
@@ -17,10 +19,7 @@ Check make(const char* id, const char* title) {
     return c;
 }
 
-bool has_word(const std::string& text, const std::string& word) {
-    const std::vector<std::string> w = words(text);
-    return std::find(w.begin(), w.end(), word) != w.end();
-}
+using core::has_word;
 
 constexpr const char* k_preempt_path = "/sys/kernel/debug/sched/preempt";
 
@@ -97,7 +96,7 @@ Model dynamic_mode(const SystemView& view) {
 // nothing (none or voluntary) (scripts/mkcompile_h).
 Model preemption_model(const SystemView& view) {
     const std::string& v = *view.kernel_version;
-    if (has_word(v, "PREEMPT_RT"))
+    if (system::is_preempt_rt(v))
         return {"PREEMPT_RT", "", ""};
     if (has_word(v, "PREEMPT_DYNAMIC"))
         return dynamic_mode(view);
@@ -305,6 +304,19 @@ Check check_cpu_governor(const SystemView& view, const Expectation* e) {
     return c;
 }
 
+std::vector<ParamGap> params_not_in_effect(const std::string& cmdline, const Expectation& e) {
+    const std::vector<boot::CmdlineToken> tokens = boot::parse_cmdline(cmdline);
+    std::vector<ParamGap> gaps;
+    for (const boot::KernelParam& p : e.kernel_params)
+        if (auto why = boot::not_in_effect(tokens, p))
+            gaps.push_back({p.token(), *why});
+    return gaps;
+}
+
+bool runs_preempt_rt(const SystemView& view) {
+    return view.kernel_version && preemption_model(view).summary == "PREEMPT_RT";
+}
+
 Check check_cmdline(const SystemView& view, const Expectation& e) {
     Check c = make("cmdline", "kernel command line");
     if (e.kernel_params.empty()) {
@@ -313,14 +325,12 @@ Check check_cmdline(const SystemView& view, const Expectation& e) {
     }
     if (!view.cmdline)
         return cannot_read(std::move(c), view.cmdline.problem);
-    const std::vector<boot::CmdlineToken> tokens = boot::parse_cmdline(*view.cmdline);
     std::vector<std::string> wrong;
+    for (const ParamGap& gap : params_not_in_effect(*view.cmdline, e))
+        wrong.push_back(gap.why);
     std::string planned;
-    for (const boot::KernelParam& p : e.kernel_params) {
+    for (const boot::KernelParam& p : e.kernel_params)
         planned += (planned.empty() ? "" : " ") + p.token();
-        if (auto why = boot::not_in_effect(tokens, p))
-            wrong.push_back(*why);
-    }
     if (wrong.empty()) {
         c.reason = "'/proc/cmdline' has every planned parameter: " + planned;
         return c;
@@ -348,7 +358,7 @@ std::optional<Check> check_isolated(const SystemView& view, const Expectation& e
     const auto& flags = e.isolcpus_flags;
     if (!flags.empty() && std::find(flags.begin(), flags.end(), "domain") == flags.end())
         return std::nullopt;
-    return compare_cpus(make("isolated-cpus", "CPUs isolated by isolcpus="), view.isolated,
+    return compare_cpus(make("isolated-cpus", "CPUs isolated by isolcpus="), view.cpus.isolated,
                         "/sys/devices/system/cpu/isolated", e, "isolcpus");
 }
 
@@ -356,7 +366,7 @@ std::optional<Check> check_nohz_full(const SystemView& view, const Expectation& 
     if (!e.param("nohz_full"))
         return std::nullopt;
     return compare_cpus(make("nohz-full", "CPUs without the periodic tick (nohz_full=)"),
-                        view.nohz_full, "/sys/devices/system/cpu/nohz_full", e, "nohz_full");
+                        view.cpus.nohz_full, "/sys/devices/system/cpu/nohz_full", e, "nohz_full");
 }
 
 } // namespace rtprov::audit

@@ -5,6 +5,8 @@
 #include "provisioner/audit/system_view.hpp"
 
 #include <optional>
+#include <string>
+#include <vector>
 
 // Checks of the kernel as a whole: how it was booted and how it schedules. Pure
 // functions of the gathered view and, where given, the profile's expectation (nullptr:
@@ -30,6 +32,22 @@ Check check_cpu_governor(const SystemView& view, const Expectation* expectation)
 
 // 'cmdline': fails when /proc/cmdline lacks a planned parameter or has another value.
 Check check_cmdline(const SystemView& view, const Expectation& expectation);
+
+// A planned parameter the running kernel's command line does not have in effect.
+struct ParamGap {
+    std::string token; // as planned, 'nohz_full=2-3'
+    std::string why;   // boot::not_in_effect's reason
+};
+
+// The planned parameters (expectation.kernel_params) 'cmdline' does not have in effect,
+// judged as the kernel judges a repeated parameter (boot::not_in_effect): the one rule of
+// the 'cmdline' check and of first boot's reboot decision.
+std::vector<ParamGap> params_not_in_effect(const std::string& cmdline,
+                                           const Expectation& expectation);
+
+// True when the running kernel is a PREEMPT_RT one (uname -v names the model built in,
+// scripts/mkcompile_h in the kernel tree); false when its version cannot be read.
+bool runs_preempt_rt(const SystemView& view);
 
 // 'isolated-cpus': /sys/devices/system/cpu/isolated against the reserved CPUs; nullopt
 // when the profile plans no isolcpus= with domain isolation.

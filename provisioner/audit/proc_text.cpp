@@ -115,21 +115,6 @@ bool is_realtime(Policy policy) {
     return policy == Policy::fifo || policy == Policy::rr || policy == Policy::deadline;
 }
 
-std::vector<std::string> words(std::string_view text) {
-    std::vector<std::string> out;
-    std::size_t i = 0;
-    while (i < text.size()) {
-        while (i < text.size() && std::isspace(static_cast<unsigned char>(text[i])))
-            ++i;
-        std::size_t start = i;
-        while (i < text.size() && !std::isspace(static_cast<unsigned char>(text[i])))
-            ++i;
-        if (i > start)
-            out.emplace_back(text.substr(start, i - start));
-    }
-    return out;
-}
-
 std::optional<TaskStat> parse_stat(std::string_view text) {
     const std::size_t open = text.find('(');
     const std::size_t close = text.rfind(')');

@@ -1,6 +1,7 @@
 #pragma once
 
 #include "provisioner/core/cpu_list.hpp"
+#include "provisioner/core/text.hpp"
 
 #include <cstdint>
 #include <map>
@@ -101,7 +102,6 @@ std::string systemd_cgroup(std::string_view text);
 // ('/system.slice/mpd.service', '/rtprov.slice/mpd.service').
 bool cgroup_in_unit(std::string_view path, std::string_view unit);
 
-// The words of a text, split at whitespace.
-std::vector<std::string> words(std::string_view text);
+using core::words;
 
 } // namespace rtprov::audit

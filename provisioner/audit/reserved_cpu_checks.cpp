@@ -88,10 +88,10 @@ IrqFinding irq_finding(const Irq& irq, const core::CpuList& on, const std::strin
 // read, an IRQ check cannot see which CPUs to keep IRQs off and must not say ok.
 // (nohz_full may be missing for good: the file exists only with CONFIG_NO_HZ_FULL.)
 std::optional<Check> reserved_unknown(Check c, const SystemView& view, const Expectation* e) {
-    if (e || view.isolated)
+    if (e || view.cpus.isolated)
         return std::nullopt;
     return cannot_read(std::move(c),
-                       view.isolated.problem + "; which CPUs are reserved is not known");
+                       view.cpus.isolated.problem + "; which CPUs are reserved is not known");
 }
 
 std::vector<std::string> busiest_first(std::vector<IrqFinding> found) {
@@ -134,12 +134,12 @@ CpuSplit cpu_split(const SystemView& view, const Expectation* e) {
     if (e)
         return {e->cores.reserved, e->cores.housekeeping};
     CpuSplit split;
-    if (view.isolated)
-        split.reserved = split.reserved.union_with(*view.isolated);
-    if (view.nohz_full)
-        split.reserved = split.reserved.union_with(*view.nohz_full);
-    if (view.online)
-        split.housekeeping = view.online->minus(split.reserved);
+    if (view.cpus.isolated)
+        split.reserved = split.reserved.union_with(*view.cpus.isolated);
+    if (view.cpus.nohz_full)
+        split.reserved = split.reserved.union_with(*view.cpus.nohz_full);
+    if (view.cpus.online)
+        split.housekeeping = view.cpus.online->minus(split.reserved);
     return split;
 }
 

@@ -19,108 +19,7 @@ namespace fs = std::filesystem;
 
 namespace {
 
-std::optional<int> number_name(const fs::path& path) {
-    const std::string name = path.filename().string();
-    int value = 0;
-    auto [end, ec] = std::from_chars(name.data(), name.data() + name.size(), value);
-    if (name.empty() || ec != std::errc() || end != name.data() + name.size())
-        return std::nullopt;
-    return value;
-}
-
-std::string trimmed(std::string text) {
-    while (!text.empty() && (text.back() == '\n' || text.back() == ' '))
-        text.pop_back();
-    return text;
-}
-
-// Reads files below a root; messages name them as if the root were '/'.
-class RootReader {
-  public:
-    explicit RootReader(const std::string& root) : m_root(root.empty() ? "/" : root) {}
-
-    fs::path host(const std::string& path) const { return m_root / path.substr(1); }
-
-    // Regular files only, size capped (target::read_host_file): a sysroot is any folder,
-    // and a FIFO or device node there must not block or start anything.
-    Fact<std::string> text(const std::string& path) const {
-        Fact<std::string> fact;
-        try {
-            if (auto content =
-                    target::read_host_file(host(path).string(), target::caps::k_system, path))
-                fact.value = std::move(*content);
-            else
-                fact.problem = "cannot read '" + path + "': " + std::strerror(ENOENT);
-        } catch (const Error& e) {
-            fact.problem = e.what();
-        }
-        return fact;
-    }
-
-    Fact<long long> integer(const std::string& path) const {
-        Fact<long long> fact;
-        Fact<std::string> content = text(path);
-        if (!content) {
-            fact.problem = content.problem;
-            return fact;
-        }
-        const std::string value = trimmed(*content);
-        long long parsed = 0;
-        auto [end, ec] = std::from_chars(value.data(), value.data() + value.size(), parsed);
-        if (value.empty() || ec != std::errc() || end != value.data() + value.size())
-            fact.problem = "'" + path + "' holds '" + value + "', not a number";
-        else
-            fact.value = parsed;
-        return fact;
-    }
-
-    Fact<core::CpuList> cpu_list(const std::string& path) const {
-        Fact<core::CpuList> fact;
-        Fact<std::string> content = text(path);
-        if (!content) {
-            fact.problem = content.problem;
-            return fact;
-        }
-        std::string value = trimmed(*content);
-        if (value == "(null)") // nohz_full when the kernel has no nohz_full CPUs
-            value.clear();
-        std::string error;
-        fact.value = core::parse_cpu_list(value, error);
-        if (!fact.value)
-            fact.problem = "'" + path + "' holds '" + value + "': " + error;
-        return fact;
-    }
-
-    // The numbered entries of a folder, ascending; nullopt (and 'problem') when the
-    // folder cannot be listed.
-    std::optional<std::vector<int>> numbered(const std::string& path, std::string& problem) const {
-        std::error_code ec;
-        std::vector<int> out;
-        fs::directory_iterator it(host(path), ec);
-        if (ec) {
-            problem = "cannot list '" + path + "': " + ec.message();
-            return std::nullopt;
-        }
-        for (const auto& entry : it)
-            if (auto n = number_name(entry.path()))
-                out.push_back(*n);
-        std::sort(out.begin(), out.end());
-        return out;
-    }
-
-    bool exists(const std::string& path) const {
-        std::error_code ec;
-        return fs::exists(host(path), ec);
-    }
-
-    bool has_write_bit(const std::string& path) const {
-        struct stat st {};
-        return ::stat(host(path).c_str(), &st) == 0 && (st.st_mode & 0222) != 0;
-    }
-
-  private:
-    fs::path m_root;
-};
+using RootReader = system::SysRoot;
 
 std::optional<Thread> read_thread(const RootReader& r, const std::string& dir) {
     Fact<std::string> stat_text = r.text(dir + "/stat");
@@ -240,13 +139,13 @@ Fact<std::map<unsigned, std::string>> read_governors(const RootReader& r,
         const std::string dir = cpu_dir + "/cpufreq";
         if (!r.exists(dir))
             continue; // no cpufreq driver for this CPU: nothing scales its frequency
-        Fact<std::string> governor = r.text(dir + "/scaling_governor");
+        Fact<std::string> governor = r.value(dir + "/scaling_governor");
         if (!governor) {
             fact.value.reset();
             fact.problem = governor.problem;
             return fact;
         }
-        (*fact.value)[cpu] = trimmed(*governor);
+        (*fact.value)[cpu] = *governor;
     }
     return fact;
 }
@@ -275,29 +174,25 @@ Fact<std::map<std::string, std::string>> read_kernel_config(const RootReader& r,
 
 } // namespace
 
-SystemView read_system_view(const std::string& root) {
+SystemView read_kernel_view(const std::string& root) {
     const RootReader r(root);
     SystemView v;
-    v.cmdline = r.text("/proc/cmdline");
-    if (v.cmdline)
-        v.cmdline.value = trimmed(*v.cmdline);
-    v.kernel_version = r.text("/proc/sys/kernel/version");
-    if (v.kernel_version)
-        v.kernel_version.value = trimmed(*v.kernel_version);
-    v.kernel_release = r.text("/proc/sys/kernel/osrelease");
-    if (v.kernel_release)
-        v.kernel_release.value = trimmed(*v.kernel_release);
+    v.cmdline = r.value("/proc/cmdline");
+    v.kernel_version = r.value("/proc/sys/kernel/version");
+    v.kernel_release = r.value("/proc/sys/kernel/osrelease");
     v.kernel_config = read_kernel_config(r, v.kernel_release);
     v.sched_features = r.text("/sys/kernel/debug/sched/features");
-    v.sched_preempt = r.text("/sys/kernel/debug/sched/preempt");
-    if (v.sched_preempt)
-        v.sched_preempt.value = trimmed(*v.sched_preempt);
+    v.sched_preempt = r.value("/sys/kernel/debug/sched/preempt");
     v.rt_runtime_us = r.integer("/proc/sys/kernel/sched_rt_runtime_us");
     v.rt_period_us = r.integer("/proc/sys/kernel/sched_rt_period_us");
-    v.online = r.cpu_list("/sys/devices/system/cpu/online");
-    v.isolated = r.cpu_list("/sys/devices/system/cpu/isolated");
-    v.nohz_full = r.cpu_list("/sys/devices/system/cpu/nohz_full");
-    v.governors = read_governors(r, v.online);
+    v.cpus = system::read_cpus(r);
+    return v;
+}
+
+SystemView read_system_view(const std::string& root) {
+    const RootReader r(root);
+    SystemView v = read_kernel_view(root);
+    v.governors = read_governors(r, v.cpus.online);
     v.irqs = read_irqs(r);
     v.processes = read_processes(r);
     return v;

@@ -2,25 +2,18 @@
 
 #include "provisioner/audit/proc_text.hpp"
 #include "provisioner/core/cpu_list.hpp"
+#include "provisioner/system/cpus.hpp"
 
 #include <map>
 #include <optional>
 #include <string>
 #include <vector>
 
-// What the running system shows in /proc and /sys, gathered once so that every check is
-// a pure function of it.
+// What the running system shows in /proc and /sys, gathered once (through system::SysRoot)
+// so that every check is a pure function of it.
 namespace rtprov::audit {
 
-// A value read from the system, or why it could not be read.
-template <typename T> struct Fact {
-    std::optional<T> value;
-    std::string problem; // e.g. "cannot read '/proc/cmdline': No such file or directory"
-
-    explicit operator bool() const { return value.has_value(); }
-    const T& operator*() const { return *value; }
-    const T* operator->() const { return &*value; }
-};
+using system::Fact;
 
 struct Thread {
     int tid = 0;
@@ -64,9 +57,7 @@ struct SystemView {
     Fact<std::string> sched_preempt;  // /sys/kernel/debug/sched/preempt (PREEMPT_DYNAMIC)
     Fact<long long> rt_runtime_us;    // /proc/sys/kernel/sched_rt_runtime_us
     Fact<long long> rt_period_us;     // /proc/sys/kernel/sched_rt_period_us
-    Fact<core::CpuList> online;       // /sys/devices/system/cpu/online
-    Fact<core::CpuList> isolated;     // .../isolated
-    Fact<core::CpuList> nohz_full;    // .../nohz_full ('(null)' reads as empty)
+    system::Cpus cpus;                // present, online, isolated, nohz_full
     // scaling_governor of each online CPU that has cpufreq; empty without a cpufreq driver
     Fact<std::map<unsigned, std::string>> governors;
     Fact<std::vector<Irq>> irqs;
@@ -78,5 +69,9 @@ struct SystemView {
 // under a second on a normal system, and never throws for a missing or unreadable file:
 // the fact says why. A process or thread that ends while it is read is left out.
 SystemView read_system_view(const std::string& root = "/");
+
+// Only the kernel's part of it (command line, version, config, scheduler, CPUs): no
+// governors, IRQs or processes, for a decision that needs no more.
+SystemView read_kernel_view(const std::string& root = "/");
 
 } // namespace rtprov::audit

@@ -4,9 +4,7 @@
 #include "provisioner/cli/commands.hpp"
 #include "provisioner/cli/json.hpp"
 #include "provisioner/core/error.hpp"
-#include "provisioner/profile/app_loader.hpp"
-#include "provisioner/target/probe.hpp"
-#include "provisioner/target/root.hpp"
+#include "provisioner/pipeline/applied_system.hpp"
 
 #include <filesystem>
 #include <iostream>
@@ -111,23 +109,12 @@ int run_audit(const AuditCommand& c) {
     if (c.app->count("--sysroot") > 0)
         check_sysroot(c.sysroot, {"proc/cmdline", "sys/devices/system/cpu/online"},
                       "audit this machine");
-    std::optional<core::Profile> profile = applied_profile(c.sysroot);
+    std::optional<pipeline::AppliedSystem> applied =
+        pipeline::load_applied_system(c.sysroot, data_dir("apps"));
     audit::SystemView view = audit::read_system_view(c.sysroot);
-    std::optional<audit::Expectation> expectation;
-    if (profile) {
-        target::Root root(c.sysroot);
-        core::TargetFacts facts = target::probe(root, *profile, core::TargetMode::live);
-        // The CPUs present, counted as 'apply --live' counted them.
-        auto cores = core::resolve_cores(*profile, facts.cpu_count);
-        if (!cores)
-            throw Error("the applied profile's core layout cannot be resolved (CPUs present: " +
-                        (facts.cpu_count ? std::to_string(*facts.cpu_count) : "unknown") +
-                        "); run 'rtprov plan --live' to see why");
-        expectation =
-            audit::expect(*profile, *cores, profile::load_apps(data_dir("apps")), facts.kernels);
-    }
-    audit::AuditReport report = audit::run_audit(view, expectation ? &*expectation : nullptr);
-    std::string name = profile ? profile->name : "";
+    const audit::Expectation* expectation = applied ? &applied->expected : nullptr;
+    audit::AuditReport report = audit::run_audit(view, expectation);
+    std::string name = applied ? applied->profile.name : "";
     std::cout << (c.json ? audit_json(report, name) : audit_text(report, name));
     return report.overall() == audit::Status::fail ? k_exit_not_passed : k_exit_ok;
 }

@@ -59,15 +59,12 @@ int run_firstboot(const FirstbootCommand& c);
 
 namespace rtprov::cli {
 
-// Now in UTC, ISO 8601 ('2026-11-30T01:00:00Z'), for reports and state.
+// Now in UTC, ISO 8601 ('2026-11-30T01:00:00Z'), for reports and state: rtprov's one
+// clock. SOURCE_DATE_EPOCH, where set, is the time (reproducible image builds).
 std::string utc_now();
 
 // rtprov's built-in data folder 'sub' (profiles, apps): share/rtprov/ beside bin/.
 std::string data_dir(const char* sub);
-
-// The profile rtprov applied to the system under 'sysroot' (/etc/rtprov/profile.yaml),
-// or nullopt when none is. Throws rtprov::Error when the file is there but unreadable.
-std::optional<core::Profile> applied_profile(const std::string& sysroot);
 
 // Throws rtprov::Error unless every file of 'needed' (paths below the root, such as
 // "proc/cmdline") can be read under the --sysroot 'sysroot': a folder without them is not

@@ -3,25 +3,22 @@
 // then self-test and audit, keep the reports and record the outcome. Each step is an
 // rtprov command run as a child, so its output lands in the unit's journal as it would
 // on a terminal, and the steps are the ones an admin runs by hand.
-#include "provisioner/audit/expectation.hpp"
-#include "provisioner/boot/cmdline.hpp"
+#include "provisioner/audit/system_view.hpp"
 #include "provisioner/cli/commands.hpp"
 #include "provisioner/cli/firstboot_output.hpp"
 #include "provisioner/core/board_match.hpp"
 #include "provisioner/core/error.hpp"
 #include "provisioner/live/board_facts.hpp"
-#include "provisioner/profile/app_loader.hpp"
+#include "provisioner/pipeline/applied_system.hpp"
+#include "provisioner/pipeline/profile_search.hpp"
 #include "provisioner/profile/firstboot_config.hpp"
 #include "provisioner/profile/profile_loader.hpp"
-#include "provisioner/selftest/pi_probe.hpp"
 #include "provisioner/systemd/online.hpp"
 #include "provisioner/target/firstboot_state.hpp"
-#include "provisioner/target/probe.hpp"
 #include "provisioner/target/root_lock.hpp"
 
 #include <fcntl.h>
 #include <sys/stat.h>
-#include <sys/utsname.h>
 #include <sys/wait.h>
 #include <systemd/sd-daemon.h>
 #include <systemd/sd-journal.h>
@@ -119,12 +116,10 @@ int run_rtprov(int lock_fd, const std::vector<std::string>& args,
     return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
 }
 
+// As 'rtprov plan --live' looks profiles up (no --profile-dir at first boot).
 profile::SearchPath search_path() {
-    profile::SearchPath path;
-    if (fs::is_directory("/etc/rtprov/profiles"))
-        path.push_back({"/etc/rtprov/profiles", "/etc/rtprov/profiles", profile::host_files()});
-    path.push_back({data_dir("profiles"), "built-in", profile::host_files()});
-    return path;
+    static const target::Root system_root("/");
+    return pipeline::profile_search_path({}, &system_root, data_dir("profiles"));
 }
 
 // The profile named in the configuration, or the one whose board.match fits best.
@@ -144,58 +139,6 @@ std::string choose_profile(const profile::FirstbootConfig& config, const core::B
         }
     }
     return core::choose_board(candidates, facts);
-}
-
-// What the running kernel lacks of the applied profile, and whether a reboot can bring it.
-struct Missing {
-    std::string reboot_helps;       // planned parameters not in /proc/cmdline; an installed
-                                    // PREEMPT_RT kernel the boot loader now starts by default
-    std::string reboot_cannot_help; // a PREEMPT_RT kernel that is not installed or not
-                                    // the boot loader's default
-};
-
-Missing missing_now(const core::Profile& profile) {
-    target::Root root("/");
-    core::TargetFacts facts = target::probe(root, profile, core::TargetMode::live);
-    // The CPUs present, counted as 'apply --live' counted them.
-    auto cores = core::resolve_cores(profile, facts.cpu_count);
-    if (!cores)
-        throw Error("the applied profile's core layout cannot be resolved; run 'rtprov plan "
-                    "--live' to see why");
-    audit::Expectation expected =
-        audit::expect(profile, *cores, profile::load_apps(data_dir("apps")), facts.kernels);
-    std::ifstream in("/proc/cmdline");
-    std::string line;
-    std::getline(in, line);
-    Missing missing;
-    for (const boot::KernelParam& param : expected.kernel_params) {
-        // Judged as the kernel judges a repeated parameter, as the audit does.
-        if (boot::not_in_effect(boot::parse_cmdline(line), param))
-            missing.reboot_helps += (missing.reboot_helps.empty() ? "" : " ") + param.token();
-    }
-    utsname names{};
-    uname(&names);
-    if (profile.tuning.kernel.realtime && !selftest::kernel_context(names.version, {}).preempt_rt) {
-        // A reboot starts the RT kernel only when one is installed and the boot loader
-        // defaults to it: GRUB through rtprov's GRUB_TOP_LEVEL, the Pi firmware through
-        // kernel= in config.txt; rtprov does not choose systemd-boot's default entry.
-        bool installed = false;
-        for (const core::InstalledKernel& k : facts.kernels)
-            installed = installed || (k.config && k.config->count("CONFIG_PREEMPT_RT") &&
-                                      k.config->at("CONFIG_PREEMPT_RT") == "y");
-        std::string what = std::string("the PREEMPT_RT kernel (running ") + names.release + ")";
-        if (installed && profile.board.boot.loader != core::BootLoader::systemd_boot)
-            missing.reboot_helps += (missing.reboot_helps.empty() ? "" : "; ") + what;
-        else
-            missing.reboot_cannot_help =
-                what + (installed ? ": choose it as systemd-boot's default entry"
-                                  : ": none is installed; set install_packages: true in " +
-                                        std::string(target::k_firstboot_config) + " or install " +
-                                        (profile.board.kernel.rt_packages.empty()
-                                             ? std::string("one")
-                                             : profile.board.kernel.rt_packages.front()));
-    }
-    return missing;
 }
 
 } // namespace
@@ -245,10 +188,14 @@ int run_firstboot(const FirstbootCommand&) {
                             std::string(target::k_firstboot_dir) +
                             "' and reboot to run first boot again");
         }
-        auto applied = applied_profile("/");
+        auto applied = pipeline::load_applied_system("/", data_dir("apps"));
         if (!applied)
             throw Error("no applied profile in /etc/rtprov/profile.yaml after apply");
-        Missing missing = missing_now(*applied);
+        const audit::SystemView kernel = audit::read_kernel_view("/");
+        if (!kernel.cmdline)
+            throw Error("cannot tell whether the running kernel has the planned parameters: " +
+                        kernel.cmdline.problem);
+        pipeline::Missing missing = pipeline::missing_in_running_kernel(*applied, kernel);
         target::RebootDecision decision =
             target::decide_reboot(state, missing.reboot_helps, config.reboot);
         auto elapsed_ms = std::chrono::duration_cast<std::chrono::milliseconds>(

@@ -8,6 +8,7 @@
 #include "provisioner/live/cpu_dma_latency.hpp"
 #include "provisioner/live/cpuset_partition.hpp"
 #include "provisioner/live/sched_features.hpp"
+#include "provisioner/pipeline/profile_search.hpp"
 #include "provisioner/planner/planner.hpp"
 #include "provisioner/profile/app_loader.hpp"
 #include "provisioner/profile/profile_loader.hpp"
@@ -78,36 +79,8 @@ std::string data_profile_dir() {
     return data_dir("profiles");
 }
 
-// Profiles shipped in the target are read through its root, so their symlinks and
-// 'extends:' paths resolve inside the image, never on the host.
-class RootFiles : public profile::FileSource {
-  public:
-    explicit RootFiles(const target::Root& root) : m_root(root) {}
-    std::optional<std::string> read(const std::string& path) const override {
-        if (!m_root.exists(path) || m_root.is_directory(path))
-            return std::nullopt;
-        auto file = m_root.read(path, target::caps::k_config);
-        return file ? std::optional(file->content) : std::nullopt;
-    }
-    std::vector<std::string> list(const std::string& dir) const override {
-        return m_root.list(dir);
-    }
-    std::string identity(const std::string& path) const override { return m_root.resolve(path); }
-    std::string display(const std::string& path) const override { return m_root.host_path(path); }
-
-  private:
-    const target::Root& m_root;
-};
-
 profile::SearchPath search_path(const Options& o, const target::Root* root) {
-    profile::SearchPath path;
-    for (const std::string& dir : o.profile_dirs)
-        path.push_back({dir, "--profile-dir " + dir, profile::host_files()});
-    if (root && root->is_directory("/etc/rtprov/profiles"))
-        path.push_back({"/etc/rtprov/profiles", "target /etc/rtprov/profiles",
-                        std::make_shared<RootFiles>(*root)});
-    path.push_back({data_profile_dir(), "built-in", profile::host_files()});
-    return path;
+    return pipeline::profile_search_path(o.profile_dirs, root, data_profile_dir());
 }
 
 std::vector<profile::Override> overrides(const Options& o) {
@@ -139,25 +112,6 @@ std::unique_ptr<target::Root> open_root(const Options& o, bool required) {
         throw Error("refusing --root " + quoted(o.root) +
                     ": that is the running system; pass --live to change it");
     return root;
-}
-
-std::string now_utc() {
-    // SOURCE_DATE_EPOCH makes image builds reproducible
-    // (https://reproducible-builds.org/specs/source-date-epoch/).
-    std::time_t t = std::time(nullptr);
-    if (const char* epoch = std::getenv("SOURCE_DATE_EPOCH")) {
-        char* end = nullptr;
-        long long value = std::strtoll(epoch, &end, 10);
-        if (*epoch == '\0' || *end != '\0' || value < 0)
-            throw Error("SOURCE_DATE_EPOCH=" + quoted(epoch) +
-                        " is not a number of seconds since 1970; unset it or fix it");
-        t = std::time_t(value);
-    }
-    std::tm tm{};
-    gmtime_r(&t, &tm);
-    char buffer[32];
-    std::strftime(buffer, sizeof buffer, "%Y-%m-%dT%H:%M:%SZ", &tm);
-    return buffer;
 }
 
 // Test hook (documented in docs/ARCHITECTURE.md): RTPROV_TEST_KILL_AT_STEP=N makes
@@ -305,7 +259,7 @@ int run_apply(const Options& o) {
     }
     print_findings_to_stderr(p.plan);
     install_kill_hook(*root);
-    target::ApplyInfo info{p.profile.name, core::sha256_hex(p.profile_yaml), now_utc(),
+    target::ApplyInfo info{p.profile.name, core::sha256_hex(p.profile_yaml), cli::utc_now(),
                            core::to_string(p.profile.board.boot.loader)};
     if (o.runtime && !o.live)
         throw CLI::ValidationError("--runtime", "--runtime changes the running system: use it "

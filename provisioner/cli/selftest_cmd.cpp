@@ -5,13 +5,15 @@
 #include "provisioner/cli/selftest_render.hpp"
 #include "provisioner/core/error.hpp"
 #include "provisioner/core/plan.hpp"
-#include "provisioner/profile/profile_loader.hpp"
+#include "provisioner/pipeline/applied_system.hpp"
 #include "provisioner/selftest/report.hpp"
+#include "provisioner/system/cpus.hpp"
 #include "provisioner/target/root.hpp"
 
 #include <sys/utsname.h>
 #include <unistd.h>
 
+#include <cstdlib>
 #include <ctime>
 #include <filesystem>
 #include <fstream>
@@ -23,10 +25,6 @@ namespace fs = std::filesystem;
 namespace rtprov::cli {
 
 namespace {
-
-std::optional<std::string> read_text(const fs::path& path) {
-    return target::read_host_file(path.string(), target::caps::k_config);
-}
 
 // Progress on stderr: rewritten in place on a terminal, a line every 5 s otherwise (the
 // journal, when first boot runs it).
@@ -106,42 +104,24 @@ selftest::CoreRole role_of(const Measured& m, unsigned cpu) {
 } // namespace
 
 std::string utc_now() {
+    // SOURCE_DATE_EPOCH makes image builds reproducible
+    // (https://reproducible-builds.org/specs/source-date-epoch/); it is set only where
+    // an image is built, so the running system's reports keep the real time.
     std::time_t t = std::time(nullptr);
+    if (const char* epoch = std::getenv("SOURCE_DATE_EPOCH")) {
+        char* end = nullptr;
+        long long value = std::strtoll(epoch, &end, 10);
+        if (*epoch == '\0' || *end != '\0' || value < 0)
+            throw Error("SOURCE_DATE_EPOCH=" + quoted(epoch) +
+                        " is not a number of seconds since 1970; unset it or fix it");
+        t = std::time_t(value);
+    }
     std::tm tm{};
     gmtime_r(&t, &tm);
     char buffer[32];
     std::strftime(buffer, sizeof buffer, "%Y-%m-%dT%H:%M:%SZ", &tm);
     return buffer;
 }
-
-std::optional<core::Profile> applied_profile(const std::string& sysroot) {
-    fs::path path = fs::path(sysroot) / fs::path(core::k_applied_profile_path).relative_path();
-    auto text = read_text(path);
-    if (!text)
-        return std::nullopt;
-    return profile::parse_profile(*text, path.string());
-}
-
-namespace {
-
-// A CPU list file of sysfs under 'sysroot' ('present', 'online'); throws when unreadable.
-core::CpuList read_cpu_file(const std::string& sysroot, const char* name, const char* what) {
-    fs::path path = fs::path(sysroot) / "sys/devices/system/cpu" / name;
-    auto text = read_text(path);
-    std::string error;
-    std::optional<core::CpuList> list;
-    if (text) {
-        while (!text->empty() && text->back() == '\n')
-            text->pop_back();
-        list = core::parse_cpu_list(*text, error);
-    }
-    if (!list || list->empty())
-        throw Error(std::string("cannot read the CPUs ") + what + " from " + quoted(path.string()) +
-                    (error.empty() ? "" : ": " + error) + "; is sysfs mounted?");
-    return *list;
-}
-
-} // namespace
 
 void check_sysroot(const std::string& sysroot, const std::vector<std::string>& needed,
                    const std::string& without) {
@@ -175,14 +155,6 @@ void check_sysroot(const std::string& sysroot, const std::vector<std::string>& n
     throw Error("--sysroot " + quoted(sysroot) +
                 " is not the root of a running system: it has no readable " + names + "; " +
                 instead);
-}
-
-unsigned present_cpu_count(const std::string& sysroot) {
-    return unsigned(read_cpu_file(sysroot, "present", "present").size());
-}
-
-core::CpuList online_cpus(const std::string& sysroot) {
-    return read_cpu_file(sysroot, "online", "online");
 }
 
 void add_selftest_command(CLI::App& parent, SelftestCommand& c) {
@@ -236,9 +208,20 @@ void add_selftest_command(CLI::App& parent, SelftestCommand& c) {
 int run_selftest(const SelftestCommand& c) {
     if (c.app->count("--sysroot") > 0)
         check_sysroot(c.sysroot, {"sys/devices/system/cpu/online"}, "use this machine's");
-    std::optional<core::Profile> profile = applied_profile(c.sysroot);
-    core::CpuList online = online_cpus(c.sysroot);
-    Measured measured = choose_cpus(c, profile, online, profile ? present_cpu_count(c.sysroot) : 0);
+    std::optional<core::Profile> profile = pipeline::applied_profile(c.sysroot);
+    const system::Cpus cpus = system::read_cpus(system::SysRoot(c.sysroot));
+    if (!cpus.online || cpus.online->empty())
+        throw Error(
+            "cannot tell which CPUs are online: " +
+            (cpus.online ? "'/sys/devices/system/cpu/online' is empty" : cpus.online.problem) +
+            "; is sysfs mounted?");
+    const core::CpuList& online = *cpus.online;
+    std::optional<unsigned> present = system::layout_cpu_count(cpus);
+    if (profile && !present)
+        throw Error("cannot tell which CPUs are present, which the applied profile's cores are "
+                    "resolved on: " +
+                    cpus.present.problem + "; is sysfs mounted?");
+    Measured measured = choose_cpus(c, profile, online, present.value_or(0));
 
     selftest::SelftestReport report;
     report.started_at = utc_now();

@@ -1,5 +1,8 @@
 #include "provisioner/live/sched_features.hpp"
 
+#include "provisioner/core/text.hpp"
+#include "provisioner/system/kernel.hpp"
+
 #include <sys/mount.h>
 #include <sys/utsname.h>
 
@@ -12,14 +15,7 @@ namespace rtprov::live {
 
 namespace {
 
-bool has_word(const std::string& text, const std::string& word) {
-    std::istringstream in(text);
-    std::string w;
-    while (in >> w)
-        if (w == word)
-            return true;
-    return false;
-}
+using core::has_word;
 
 std::optional<std::string> read_text(const std::string& path) {
     std::ifstream in(path);
@@ -33,7 +29,7 @@ std::optional<std::string> read_text(const std::string& path) {
 } // namespace
 
 PushIpiAction decide_push_ipi(const std::string& uname_version, const std::string& features) {
-    if (has_word(uname_version, "PREEMPT_RT"))
+    if (system::is_preempt_rt(uname_version))
         return PushIpiAction::leave_rt_kernel;
     if (has_word(features, "RT_PUSH_IPI"))
         return PushIpiAction::already_on;
@@ -54,7 +50,7 @@ PushIpiResult ensure_rt_push_ipi(const SchedFeaturesPaths& paths, const DebugfsM
         uname(&u);
         version = u.version;
     }
-    if (has_word(version, "PREEMPT_RT")) {
+    if (system::is_preempt_rt(version)) {
         r.action = PushIpiAction::leave_rt_kernel;
         r.message = "PREEMPT_RT kernel (" + version + "): RT_PUSH_IPI left alone";
         return r;

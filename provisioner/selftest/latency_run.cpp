@@ -3,6 +3,7 @@
 #include "provisioner/core/error.hpp"
 #include "provisioner/live/cpu_dma_latency.hpp"
 #include "provisioner/selftest/load.hpp"
+#include "provisioner/system/cpus.hpp"
 
 #include <sched.h>
 #include <sys/mman.h>
@@ -143,15 +144,6 @@ core::CpuList process_cpus() {
     return core::CpuList(std::move(cpus));
 }
 
-std::optional<core::CpuList> online_cpus() {
-    std::ifstream in("/sys/devices/system/cpu/online");
-    std::string line;
-    if (!std::getline(in, line))
-        return std::nullopt;
-    std::string error;
-    return core::parse_cpu_list(line, error);
-}
-
 void validate(const LatencyOptions& options) {
     if (options.cpus.empty())
         throw Error("no CPU to measure latency on; choose at least one");
@@ -268,7 +260,9 @@ std::vector<CoreLatency> run_latency(const LatencyOptions& options,
                                      const ProgressCallback& progress) {
     validate(options);
     const core::CpuList allowed = process_cpus();
-    const core::CpuList online = online_cpus().value_or(allowed);
+    // The measurement runs on this machine, whatever --sysroot the command read.
+    const system::Fact<core::CpuList> online_now = system::read_cpus(system::SysRoot("/")).online;
+    const core::CpuList online = online_now ? *online_now : allowed;
     check_cpus(options.cpus, online, allowed, "measure on");
     check_cpus(options.load_cpus, online, allowed, "put load on");
 

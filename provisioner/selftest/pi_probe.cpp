@@ -2,6 +2,7 @@
 
 #include "provisioner/core/error.hpp"
 #include "provisioner/live/sched_features.hpp"
+#include "provisioner/system/kernel.hpp"
 
 #include <pthread.h>
 #include <sys/utsname.h>
@@ -267,12 +268,11 @@ std::string_view to_string(PushIpiState state) {
 
 KernelContext kernel_context(const std::string& uname_version,
                              const std::optional<std::string>& sched_features) {
-    // One reading of both files, live::decide_push_ipi's: it answers leave_rt_kernel for a
-    // PREEMPT_RT version string whatever the features say, and without one reads the file.
+    // The kernel model by system::is_preempt_rt, the features file as the RT_PUSH_IPI
+    // guard reads it (live::decide_push_ipi, given no version).
     KernelContext context;
     context.version = uname_version;
-    context.preempt_rt =
-        live::decide_push_ipi(uname_version, "") == live::PushIpiAction::leave_rt_kernel;
+    context.preempt_rt = system::is_preempt_rt(uname_version);
     if (!sched_features)
         return context;
     switch (live::decide_push_ipi("", *sched_features)) {

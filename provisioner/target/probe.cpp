@@ -6,6 +6,7 @@
 #include "provisioner/boot/kernel_config.hpp"
 #include "provisioner/boot/rpi_firmware.hpp"
 #include "provisioner/core/os_release.hpp"
+#include "provisioner/system/cpus.hpp"
 #include "provisioner/systemd/units.hpp"
 #include "provisioner/target/backup_archive.hpp"
 #include "provisioner/target/journal.hpp"
@@ -176,14 +177,7 @@ core::TargetFacts probe(const Root& root, const core::Profile& profile, core::Ta
             break;
         }
     if (mode == core::TargetMode::live)
-        if (auto present = root.read("/sys/devices/system/cpu/present", caps::k_config)) {
-            std::string error;
-            std::string text = present->content;
-            while (!text.empty() && (text.back() == '\n' || text.back() == ' '))
-                text.pop_back();
-            if (auto cpus = core::parse_cpu_list(text, error); cpus && !cpus->empty())
-                facts.cpu_count = unsigned(cpus->size());
-        }
+        facts.cpu_count = system::layout_cpu_count(system::read_cpus(system::SysRoot(root.path())));
     facts.kernels = probe_kernels(root);
     // dpkg's status file is large (400 KB on a plain Debian 13 root) and only the RT kernel
     // check needs it.

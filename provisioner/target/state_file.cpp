@@ -2,6 +2,7 @@
 
 #include "provisioner/core/error.hpp"
 #include "provisioner/core/sha256.hpp"
+#include "provisioner/core/text.hpp"
 
 #include <algorithm>
 #include <sstream>
@@ -61,14 +62,7 @@ bool is_sha256(const std::string& text) {
            });
 }
 
-std::vector<std::string> words(const std::string& line) {
-    std::vector<std::string> out;
-    std::istringstream in(line);
-    std::string word;
-    while (in >> word)
-        out.push_back(word);
-    return out;
-}
+using core::words;
 
 // An absolute, resolved in-root path as rtprov records them: '/etc/x', never '/',
 // a trailing '/', '//', '.' or '..' parts.

@@ -63,6 +63,7 @@ class FakeSystem {
         write("sys/kernel/debug/sched/preempt", "none voluntary (full) lazy\n");
         write("proc/sys/kernel/sched_rt_runtime_us", "950000\n");
         write("proc/sys/kernel/sched_rt_period_us", "1000000\n");
+        write("sys/devices/system/cpu/present", "0-3\n");
         write("sys/devices/system/cpu/online", "0-3\n");
         write("sys/devices/system/cpu/isolated", "2-3\n");
         write("sys/devices/system/cpu/nohz_full", "2-3\n");

@@ -33,9 +33,9 @@ SystemView healthy() {
     v.sched_preempt = known(std::string("none voluntary (full) lazy"));
     v.rt_runtime_us = known(950000LL);
     v.rt_period_us = known(1000000LL);
-    v.online = known(core::CpuList::range(0, 3));
-    v.isolated = known(core::CpuList({2, 3}));
-    v.nohz_full = known(core::CpuList({2, 3}));
+    v.cpus.online = known(core::CpuList::range(0, 3));
+    v.cpus.isolated = known(core::CpuList({2, 3}));
+    v.cpus.nohz_full = known(core::CpuList({2, 3}));
     v.governors = known(std::map<unsigned, std::string>{
         {0, "performance"}, {1, "performance"}, {2, "performance"}, {3, "performance"}});
     return v;
@@ -208,12 +208,12 @@ TEST_CASE("isolated and nohz_full CPUs must be the reserved ones when planned") 
     REQUIRE(check_isolated(v, e));
     CHECK(check_isolated(v, e)->status == Status::ok);
     CHECK(check_nohz_full(v, e)->status == Status::ok);
-    v.isolated = known(core::CpuList());
+    v.cpus.isolated = known(core::CpuList());
     Check c = *check_isolated(v, e);
     CHECK(c.status == Status::fail);
     CHECK(c.reason == "'/sys/devices/system/cpu/isolated' is '' but profile 'x86-debian13' "
                       "reserves CPUs 2-3 with isolcpus=");
-    v.nohz_full = unreadable<core::CpuList>("/sys/devices/system/cpu/nohz_full");
+    v.cpus.nohz_full = unreadable<core::CpuList>("/sys/devices/system/cpu/nohz_full");
     CHECK(check_nohz_full(v, e)->status == Status::warn);
 
     e.kernel_params = {{"irqaffinity", "0-1", false}};

@@ -80,8 +80,8 @@ Expectation with_mpd() {
 
 SystemView with(std::vector<Process> processes, std::vector<Irq> irqs = {}) {
     SystemView v;
-    v.online.value = cpus("0-3");
-    v.isolated.value = cpus("2-3");
+    v.cpus.online.value = cpus("0-3");
+    v.cpus.isolated.value = cpus("2-3");
     v.processes.value = std::move(processes);
     v.irqs.value = std::move(irqs);
     return v;
@@ -120,7 +120,7 @@ TEST_CASE("a movable IRQ delivered to a reserved CPU warns, with the commands to
 
 TEST_CASE("without a profile and without isolated CPUs there is no IRQ placement to check") {
     SystemView v = with({}, {irq(28, "virtio0-config", "0-3", "2")});
-    v.isolated.value = core::CpuList();
+    v.cpus.isolated.value = core::CpuList();
     Check c = check_irq_affinity(v, nullptr);
     CHECK(c.status == Status::ok);
     CHECK(c.reason == "no CPU is isolated (isolated and nohz_full in /sys/devices/system/cpu name "
@@ -232,12 +232,12 @@ TEST_CASE("a service's own threads above its audio threads invert them and fail"
 
 TEST_CASE("without a profile IRQ checks that cannot read the isolated CPUs warn and never say ok") {
     SystemView v = with({}, {irq(28, "virtio0-config", "0-3", "2")});
-    v.isolated.value.reset();
-    v.isolated.problem =
+    v.cpus.isolated.value.reset();
+    v.cpus.isolated.problem =
         "cannot read '/sys/devices/system/cpu/isolated': No such file or directory";
-    v.nohz_full.value.reset();
-    v.nohz_full.problem = "cannot read '/sys/devices/system/cpu/nohz_full': No such file or "
-                          "directory";
+    v.cpus.nohz_full.value.reset();
+    v.cpus.nohz_full.problem = "cannot read '/sys/devices/system/cpu/nohz_full': No such file or "
+                               "directory";
     for (const Check& c : {check_irq_affinity(v, nullptr), check_unmovable_irqs(v, nullptr)}) {
         CHECK(c.status == Status::warn);
         CHECK(c.reason == "cannot read '/sys/devices/system/cpu/isolated': No such file or "

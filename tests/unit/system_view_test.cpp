@@ -19,7 +19,7 @@ TEST_CASE("a fixture tree is read into kernel facts, processes, threads and IRQs
     CHECK(*v.cmdline == k_cmdline);
     CHECK(*v.kernel_version == k_generic);
     CHECK(*v.rt_runtime_us == 950000);
-    CHECK(v.isolated->to_string() == "2-3");
+    CHECK(v.cpus.isolated->to_string() == "2-3");
     CHECK(v.governors->size() == 4);
     CHECK(v.governors->at(3) == "performance");
 
@@ -76,7 +76,7 @@ TEST_CASE("a file that cannot be read, or holds nonsense, is a problem too") {
                                "and replaces only regular files (nothing was opened or changed)");
     CHECK(v.rt_runtime_us.problem ==
           "'/proc/sys/kernel/sched_rt_runtime_us' holds 'lots', not a number");
-    CHECK(v.isolated.problem ==
+    CHECK(v.cpus.isolated.problem ==
           "'/sys/devices/system/cpu/isolated' holds '3-1': range '3-1' runs backwards");
 }
 
@@ -85,8 +85,8 @@ TEST_CASE("nohz_full '(null)' and a CPU without cpufreq read as nothing") {
     sys.write("sys/devices/system/cpu/nohz_full", "(null)\n");
     sys.remove("sys/devices/system/cpu/cpu1/cpufreq");
     SystemView v = sys.view();
-    REQUIRE(v.nohz_full);
-    CHECK(v.nohz_full->empty());
+    REQUIRE(v.cpus.nohz_full);
+    CHECK(v.cpus.nohz_full->empty());
     CHECK(v.governors->size() == 3);
     CHECK(v.governors->count(1) == 0);
 }

@@ -1,0 +1,38 @@
+#include "provisioner/core/text.hpp"
+
+#include <algorithm>
+#include <cctype>
+
+namespace rtprov::core {
+
+std::vector<std::string> words(std::string_view text) {
+    std::vector<std::string> out;
+    std::size_t i = 0;
+    while (i < text.size()) {
+        while (i < text.size() && std::isspace(static_cast<unsigned char>(text[i])))
+            ++i;
+        std::size_t start = i;
+        while (i < text.size() && !std::isspace(static_cast<unsigned char>(text[i])))
+            ++i;
+        if (i > start)
+            out.emplace_back(text.substr(start, i - start));
+    }
+    return out;
+}
+
+bool has_word(std::string_view text, std::string_view word) {
+    const std::vector<std::string> all = words(text);
+    return std::find(all.begin(), all.end(), word) != all.end();
+}
+
+std::string join(const std::vector<std::string>& items, std::string_view separator) {
+    std::string out;
+    for (std::size_t i = 0; i < items.size(); ++i) {
+        if (i > 0)
+            out += separator;
+        out += items[i];
+    }
+    return out;
+}
+
+} // namespace rtprov::core

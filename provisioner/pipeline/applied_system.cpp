@@ -1,0 +1,71 @@
+#include "provisioner/pipeline/applied_system.hpp"
+
+#include "provisioner/audit/kernel_checks.hpp"
+#include "provisioner/core/error.hpp"
+#include "provisioner/core/plan.hpp"
+#include "provisioner/profile/app_loader.hpp"
+#include "provisioner/profile/profile_loader.hpp"
+#include "provisioner/target/firstboot_state.hpp"
+#include "provisioner/target/probe.hpp"
+#include "provisioner/target/root.hpp"
+
+#include <filesystem>
+
+namespace rtprov::pipeline {
+
+std::optional<core::Profile> applied_profile(const std::string& sysroot) {
+    namespace fs = std::filesystem;
+    fs::path path = fs::path(sysroot) / fs::path(core::k_applied_profile_path).relative_path();
+    auto text = target::read_host_file(path.string(), target::caps::k_config);
+    if (!text)
+        return std::nullopt;
+    return profile::parse_profile(*text, path.string());
+}
+
+std::optional<AppliedSystem> load_applied_system(const std::string& sysroot,
+                                                 const std::string& apps_dir) {
+    std::optional<core::Profile> profile = applied_profile(sysroot);
+    if (!profile)
+        return std::nullopt;
+    target::Root root(sysroot);
+    core::TargetFacts facts = target::probe(root, *profile, core::TargetMode::live);
+    auto cores = core::resolve_cores(*profile, facts.cpu_count);
+    if (!cores)
+        throw Error("the applied profile's core layout cannot be resolved (CPUs present: " +
+                    (facts.cpu_count ? std::to_string(*facts.cpu_count) : "unknown") +
+                    "); run 'rtprov plan --live' to see why");
+    audit::Expectation expected =
+        audit::expect(*profile, *cores, profile::load_apps(apps_dir), facts.kernels);
+    return AppliedSystem{std::move(*profile), std::move(*cores), std::move(expected),
+                         std::move(facts)};
+}
+
+Missing missing_in_running_kernel(const AppliedSystem& applied, const audit::SystemView& kernel) {
+    const core::Profile& profile = applied.profile;
+    Missing missing;
+    for (const audit::ParamGap& gap :
+         audit::params_not_in_effect(kernel.cmdline ? *kernel.cmdline : "", applied.expected))
+        missing.reboot_helps += (missing.reboot_helps.empty() ? "" : " ") + gap.token;
+    if (profile.tuning.kernel.realtime && !audit::runs_preempt_rt(kernel)) {
+        // A reboot starts the RT kernel only when one is installed and the boot loader
+        // defaults to it: GRUB through rtprov's GRUB_TOP_LEVEL, the Pi firmware through
+        // kernel= in config.txt; rtprov does not choose systemd-boot's default entry.
+        const bool installed = !applied.expected.rt_kernels.empty();
+        std::string what = "the PREEMPT_RT kernel (running " +
+                           (kernel.kernel_release ? *kernel.kernel_release : "an unknown one") +
+                           ")";
+        if (installed && profile.board.boot.loader != core::BootLoader::systemd_boot)
+            missing.reboot_helps += (missing.reboot_helps.empty() ? "" : "; ") + what;
+        else
+            missing.reboot_cannot_help =
+                what + (installed ? ": choose it as systemd-boot's default entry"
+                                  : ": none is installed; set install_packages: true in " +
+                                        std::string(target::k_firstboot_config) + " or install " +
+                                        (profile.board.kernel.rt_packages.empty()
+                                             ? std::string("one")
+                                             : profile.board.kernel.rt_packages.front()));
+    }
+    return missing;
+}
+
+} // namespace rtprov::pipeline

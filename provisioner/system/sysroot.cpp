@@ -1,0 +1,119 @@
+#include "provisioner/system/sysroot.hpp"
+
+#include "provisioner/core/error.hpp"
+#include "provisioner/target/root.hpp"
+
+#include <sys/stat.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <charconv>
+#include <cstring>
+
+namespace rtprov::system {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+std::optional<int> number_name(const fs::path& path) {
+    const std::string name = path.filename().string();
+    int value = 0;
+    auto [end, ec] = std::from_chars(name.data(), name.data() + name.size(), value);
+    if (name.empty() || ec != std::errc() || end != name.data() + name.size())
+        return std::nullopt;
+    return value;
+}
+
+} // namespace
+
+fs::path SysRoot::host(const std::string& path) const {
+    return m_root / path.substr(path.starts_with('/') ? 1 : 0);
+}
+
+Fact<std::string> SysRoot::text(const std::string& path) const {
+    Fact<std::string> fact;
+    try {
+        if (auto content =
+                target::read_host_file(host(path).string(), target::caps::k_system, path))
+            fact.value = std::move(*content);
+        else
+            fact.problem = "cannot read '" + path + "': " + std::strerror(ENOENT);
+    } catch (const Error& e) {
+        fact.problem = e.what();
+    }
+    return fact;
+}
+
+Fact<std::string> SysRoot::value(const std::string& path) const {
+    Fact<std::string> fact = text(path);
+    if (fact) {
+        // sysfs and procfs values end in a newline, device-tree strings in a NUL
+        std::string& v = *fact.value;
+        while (!v.empty() && (v.back() == '\n' || v.back() == ' ' || v.back() == '\0'))
+            v.pop_back();
+    }
+    return fact;
+}
+
+Fact<long long> SysRoot::integer(const std::string& path) const {
+    Fact<long long> fact;
+    Fact<std::string> content = value(path);
+    if (!content) {
+        fact.problem = content.problem;
+        return fact;
+    }
+    const std::string& v = *content;
+    long long parsed = 0;
+    auto [end, ec] = std::from_chars(v.data(), v.data() + v.size(), parsed);
+    if (v.empty() || ec != std::errc() || end != v.data() + v.size())
+        fact.problem = "'" + path + "' holds '" + v + "', not a number";
+    else
+        fact.value = parsed;
+    return fact;
+}
+
+Fact<core::CpuList> SysRoot::cpu_list(const std::string& path) const {
+    Fact<core::CpuList> fact;
+    Fact<std::string> content = value(path);
+    if (!content) {
+        fact.problem = content.problem;
+        return fact;
+    }
+    std::string v = *content;
+    if (v == "(null)") // nohz_full when the kernel has no nohz_full CPUs
+        v.clear();
+    std::string error;
+    fact.value = core::parse_cpu_list(v, error);
+    if (!fact.value)
+        fact.problem = "'" + path + "' holds '" + v + "': " + error;
+    return fact;
+}
+
+std::optional<std::vector<int>> SysRoot::numbered(const std::string& path,
+                                                  std::string& problem) const {
+    std::error_code ec;
+    std::vector<int> out;
+    fs::directory_iterator it(host(path), ec);
+    if (ec) {
+        problem = "cannot list '" + path + "': " + ec.message();
+        return std::nullopt;
+    }
+    for (const auto& entry : it)
+        if (auto n = number_name(entry.path()))
+            out.push_back(*n);
+    std::sort(out.begin(), out.end());
+    return out;
+}
+
+bool SysRoot::exists(const std::string& path) const {
+    std::error_code ec;
+    return fs::exists(host(path), ec);
+}
+
+bool SysRoot::has_write_bit(const std::string& path) const {
+    struct stat st {};
+    return ::stat(host(path).c_str(), &st) == 0 && (st.st_mode & 0222) != 0;
+}
+
+} // namespace rtprov::system

@@ -1,0 +1,54 @@
+#pragma once
+
+#include "provisioner/core/cpu_list.hpp"
+
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <vector>
+
+// The one reader of a running system's files: the machine's '/', or a copied tree given
+// with --sysroot. Every fact the audit, the self-test, first boot and board detection use
+// is read through it.
+namespace rtprov::system {
+
+// A value read from the system, or why it could not be read.
+template <typename T> struct Fact {
+    std::optional<T> value;
+    std::string problem; // e.g. "cannot read '/proc/cmdline': No such file or directory"
+
+    explicit operator bool() const { return value.has_value(); }
+    const T& operator*() const { return *value; }
+    const T* operator->() const { return &*value; }
+};
+
+// Files below a system root, read-only; messages name them as if the root were '/'.
+// Regular files only, size capped (target::read_host_file): a sysroot is any folder, and
+// a FIFO or device node there must not block or start anything. Never throws for a
+// missing or unreadable file: the fact says why.
+class SysRoot {
+  public:
+    explicit SysRoot(const std::string& root = "/") : m_root(root.empty() ? "/" : root) {}
+
+    // The host path of 'path' (absolute, as on the running system).
+    std::filesystem::path host(const std::string& path) const;
+    // The file's bytes.
+    Fact<std::string> text(const std::string& path) const;
+    // The file's first line, without its newline and trailing blanks (a sysfs or procfs
+    // value).
+    Fact<std::string> value(const std::string& path) const;
+    Fact<long long> integer(const std::string& path) const;
+    // A kernel CPU list (cpuset(7) "List format"); '(null)' reads as empty, as nohz_full
+    // shows it on a kernel without nohz_full CPUs.
+    Fact<core::CpuList> cpu_list(const std::string& path) const;
+    // The numbered entries of a folder, ascending; nullopt (and 'problem') when the
+    // folder cannot be listed.
+    std::optional<std::vector<int>> numbered(const std::string& path, std::string& problem) const;
+    bool exists(const std::string& path) const;
+    bool has_write_bit(const std::string& path) const;
+
+  private:
+    std::filesystem::path m_root;
+};
+
+} // namespace rtprov::system
