@@ -34,8 +34,8 @@ void info(Plan& plan, const std::string& code, const std::string& message) {
 }
 
 std::string content_of(const TargetFacts& facts, const std::string& path) {
-    auto it = facts.files.find(path);
-    return it == facts.files.end() ? std::string() : it->second.content;
+    const FileState* file = facts.file(path);
+    return file ? file->content : std::string();
 }
 
 bool changes(const Plan& plan, const std::string& path) {
@@ -85,7 +85,7 @@ bool refuse_unreadable(Context& c, const std::string& path, CmdlineScope scope) 
 
 // An earlier apply left the regeneration for first boot and it has not happened yet.
 bool regeneration_pending(const Context& c) {
-    return c.facts.files.count(k_pending_regeneration_path) > 0;
+    return c.facts.file(k_pending_regeneration_path) != nullptr;
 }
 
 // Regeneration of the boot loader's configuration after its input changed.
@@ -157,7 +157,7 @@ void plan_rpi(Context& c) {
         return;
     }
     const std::string config_path = fw->dir + "/config.txt";
-    const bool has_config = c.facts.files.count(config_path) > 0;
+    const bool has_config = c.facts.file(config_path) != nullptr;
     FirmwareSettings settings = parse_config_txt(content_of(c.facts, config_path));
     // The firmware reads cmdline= and os_prefix= on the boot partition; the image's
     // config.txt must not make rtprov edit a file elsewhere (or config.txt itself).
@@ -179,7 +179,7 @@ void plan_rpi(Context& c) {
         return;
     }
     const std::string cmdline_path = cmdline_txt_path(fw->dir, settings);
-    if (!c.facts.files.count(cmdline_path)) {
+    if (!c.facts.file(cmdline_path)) {
         error(c.plan, "no-cmdline-txt",
               "'" + cmdline_path + "' does not exist" +
                   (settings.cmdline_file != "cmdline.txt" || !settings.os_prefix.empty()
@@ -369,7 +369,7 @@ void plan_grub(Context& c) {
 
 void plan_systemd_boot(Context& c) {
     const std::string path = "/etc/kernel/cmdline";
-    if (!c.facts.files.count(path)) {
+    if (!c.facts.file(path)) {
         error(c.plan, "no-kernel-cmdline",
               path + " does not exist: it holds the whole command line of systemd-boot's "
                      "entries, root= included, and without it kernel-install takes the build "

@@ -191,11 +191,10 @@ Planned make_plan(const Options& o, const target::Root& root) {
     auto mode = o.live ? core::TargetMode::live : core::TargetMode::offline;
     core::TargetFacts facts = target::probe(root, p.profile, mode);
     // The keys the applied profile put on the command line stay rtprov's to take back.
-    if (auto applied = facts.files.find(core::k_applied_profile_path);
-        applied != facts.files.end()) {
+    if (const core::FileState* applied = facts.file(core::k_applied_profile_path)) {
         try {
             facts.previous_owned_keys = boot::owned_keys(profile::parse_profile(
-                applied->second.content, root.host_path(core::k_applied_profile_path)));
+                applied->content, root.host_path(core::k_applied_profile_path)));
         } catch (const Error& e) {
             std::cerr << "rtprov: warning: the applied profile cannot be read (" << e.what()
                       << "); keys it set that the new profile drops stay on the command line\n";

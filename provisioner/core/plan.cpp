@@ -1,6 +1,7 @@
 #include "provisioner/core/plan.hpp"
 
 #include <algorithm>
+#include <stdexcept>
 
 namespace rtprov::core {
 
@@ -13,11 +14,31 @@ bool TargetFacts::has_executable(const std::string& path) const {
     return std::find(executables.begin(), executables.end(), path) != executables.end();
 }
 
+const FileState* TargetFacts::file(const std::string& path) const {
+    if (auto it = files.find(path); it != files.end())
+        return &it->second;
+    if (probed && !probed->count(path))
+        throw std::logic_error("rtprov planned with '" + path +
+                               "', which target::probe did not read (a bug in rtprov: the "
+                               "probe must read every path a planner reads)");
+    return nullptr;
+}
+
+void TargetFacts::record(const std::string& path, std::optional<FileState> state) {
+    if (!probed)
+        probed.emplace();
+    probed->insert(path);
+    if (state)
+        files[path] = std::move(*state);
+    else
+        files.erase(path);
+}
+
 std::optional<std::string> TargetFacts::original_content(const std::string& path) const {
     if (auto original = originals.find(path); original != originals.end())
         return original->second;
-    if (auto current = files.find(path); current != files.end())
-        return current->second.content;
+    if (const FileState* current = file(path))
+        return current->content;
     return std::nullopt;
 }
 
@@ -40,10 +61,10 @@ std::string to_string(Severity severity) {
 
 void add_file_change(Plan& plan, const TargetFacts& facts, const std::string& path, FileState next,
                      std::string reason) {
-    auto current = facts.files.find(path);
+    const FileState* current = facts.file(path);
     std::optional<FileState> old;
-    if (current != facts.files.end()) {
-        old = current->second;
+    if (current) {
+        old = *current;
         // A file rtprov replaces keeps its owner and mode (STYLE: keep mode and owner).
         next.mode = old->mode;
         next.uid = old->uid;

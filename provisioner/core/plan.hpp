@@ -59,8 +59,12 @@ struct TargetFacts {
     TargetMode mode = TargetMode::offline;
     std::optional<OsRelease> os;
     std::optional<unsigned> cpu_count; // the running machine's, live mode only
-    // Current state of every path plan() reads or may write; absent when missing.
+    // Current state of every path plan() reads or may write; absent when missing. Read
+    // through file(), which holds the planners to what the probe read.
     std::map<std::string, FileState> files;
+    // Every path target::probe looked at, there or not; nullopt for facts made by hand
+    // (unit tests), which file() takes as they are.
+    std::optional<std::set<std::string>> probed;
     // Content before rtprov's first change, for files rtprov changed (from its backup).
     std::map<std::string, std::string> originals;
     std::vector<InstalledKernel> kernels;
@@ -75,6 +79,12 @@ struct TargetFacts {
     std::vector<std::vector<std::string>> pending_commands;
 
     bool has_executable(const std::string& path) const;
+    // The state of 'path', nullptr when the target has none. Throws std::logic_error when
+    // these facts come from target::probe and it never looked at 'path': a planner that
+    // reads a path the probe forgot would otherwise take it for a missing file.
+    const FileState* file(const std::string& path) const;
+    // What the probe saw at 'path' (nullopt: nothing there).
+    void record(const std::string& path, std::optional<FileState> state);
     // The content before rtprov of 'path': its original if rtprov changed it, else now.
     std::optional<std::string> original_content(const std::string& path) const;
 };

@@ -21,8 +21,7 @@ namespace {
 
 void read_into(const Root& root, core::TargetFacts& facts, const std::string& path,
                const SizeCap& cap = caps::k_config) {
-    if (auto file = root.read(path, cap))
-        facts.files[path] = *file;
+    facts.record(path, root.read(path, cap));
 }
 
 // /boot/vmlinuz-<v>, /boot/config-<v>, /boot/initrd.img-<v>
@@ -132,8 +131,7 @@ void probe_systemd(const Root& root, const core::Profile& profile, core::TargetF
         read_into(root, facts, std::string(systemd::k_unit_dir) + "/" + unit);
         const std::string link =
             std::string(systemd::k_unit_dir) + "/" + wanted_by + ".wants/" + unit;
-        if (auto entry = root.read_entry(link, caps::k_config))
-            facts.files[link] = *entry;
+        facts.record(link, root.read_entry(link, caps::k_config));
     }
     for (const char* exe : {"/usr/bin/rtprov", "/usr/local/bin/rtprov"})
         if (root.exists(exe))
@@ -169,6 +167,7 @@ void probe_originals(const Root& root, core::TargetFacts& facts) {
 
 core::TargetFacts probe(const Root& root, const core::Profile& profile, core::TargetMode mode) {
     core::TargetFacts facts;
+    facts.probed.emplace(); // from here on, planners may read only what this function read
     facts.mode = mode;
     // os-release(5): /etc/os-release, falling back to /usr/lib/os-release.
     for (const char* path : {"/etc/os-release", "/usr/lib/os-release"})
