@@ -51,11 +51,12 @@ std::vector<std::string> strings(const std::string& app, const Tree& node, const
 core::AppKnowledge read_app(const std::string& key, const Tree& facts) {
     if (facts.kind != Tree::Kind::map)
         throw at(facts, "app '" + key + "' must be a map of its facts");
+    static const std::vector<std::string_view> k_keys = {"name",   "units",    "threads",
+                                                         "policy", "priority", "rt_threads"};
     for (const TreeEntry& entry : facts.entries)
-        if (entry.key != "name" && entry.key != "units" && entry.key != "threads" &&
-            entry.key != "policy" && entry.key != "priority" && entry.key != "rt_threads")
-            throw Error(entry.key_origin.to_string() + ": app '" + key + "': unknown key '" +
-                        entry.key + "'; known: name, units, threads, policy, priority, rt_threads");
+        if (std::find(k_keys.begin(), k_keys.end(), entry.key) == k_keys.end())
+            throw Error(entry.key_origin.to_string() + ": app '" + key +
+                        "': " + unknown_key(entry.key, k_keys));
     core::AppKnowledge app;
     app.key = key;
     app.name = text(key, facts, "name", key);

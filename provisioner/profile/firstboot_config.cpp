@@ -67,9 +67,9 @@ FirstbootConfig parse_firstboot_config(const std::string& text, const std::strin
         } else if (key == "pi_probe_s") {
             config.pi_probe_s = seconds(key, value);
         } else {
-            throw Error(item.key_origin.to_string() + ": unknown key '" + key +
-                        "'; known: profile, set, install_packages, reboot, selftest_s, "
-                        "pi_probe_s");
+            throw Error(item.key_origin.to_string() + ": " +
+                        unknown_key(key, {"profile", "set", "install_packages", "reboot",
+                                          "selftest_s", "pi_probe_s"}));
         }
     }
     return config;

@@ -62,42 +62,6 @@ struct ProfileFile {
     }
 };
 
-// ---- did you mean -----------------------------------------------------------------------
-
-std::size_t edit_distance(std::string_view a, std::string_view b) {
-    std::vector<std::size_t> row(b.size() + 1);
-    for (std::size_t j = 0; j <= b.size(); ++j)
-        row[j] = j;
-    for (std::size_t i = 1; i <= a.size(); ++i) {
-        std::size_t diagonal = row[0];
-        row[0] = i;
-        for (std::size_t j = 1; j <= b.size(); ++j) {
-            std::size_t above = row[j];
-            row[j] = std::min({row[j] + 1, row[j - 1] + 1, diagonal + (a[i - 1] != b[j - 1])});
-            diagonal = above;
-        }
-    }
-    return row[b.size()];
-}
-
-std::string suggestion(const std::string& key, const std::vector<std::string_view>& known) {
-    std::string_view best;
-    std::size_t best_distance = 3; // at most two edits away
-    for (std::string_view candidate : known) {
-        std::size_t d = edit_distance(key, candidate);
-        if (d < best_distance && d < candidate.size()) {
-            best = candidate;
-            best_distance = d;
-        }
-    }
-    if (!best.empty())
-        return ", did you mean '" + std::string(best) + "'?";
-    std::string list;
-    for (std::string_view candidate : known)
-        list += (list.empty() ? "" : ", ") + std::string(candidate);
-    return "; known keys: " + list;
-}
-
 // 'value' quoted for a message, control characters written as escapes so that a
 // newline in a hostile value cannot start a line of its own.
 std::string shown(const std::string& value) {
@@ -159,8 +123,7 @@ class Converter {
         }
         for (const TreeEntry& entry : tree.entries)
             if (std::find(keys.begin(), keys.end(), entry.key) == keys.end())
-                fail(entry.key_origin,
-                     "unknown key '" + entry.key + "'" + suggestion(entry.key, keys));
+                fail(entry.key_origin, unknown_key(entry.key, keys));
         return true;
     }
 

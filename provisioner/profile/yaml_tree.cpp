@@ -355,4 +355,46 @@ void merge_into(Tree& base, const Tree& overlay) {
     }
 }
 
+namespace {
+
+std::size_t edit_distance(std::string_view a, std::string_view b) {
+    std::vector<std::size_t> row(b.size() + 1);
+    for (std::size_t j = 0; j <= b.size(); ++j)
+        row[j] = j;
+    for (std::size_t i = 1; i <= a.size(); ++i) {
+        std::size_t diagonal = row[0];
+        row[0] = i;
+        for (std::size_t j = 1; j <= b.size(); ++j) {
+            std::size_t above = row[j];
+            row[j] = std::min({row[j] + 1, row[j - 1] + 1, diagonal + (a[i - 1] != b[j - 1])});
+            diagonal = above;
+        }
+    }
+    return row[b.size()];
+}
+
+std::string suggestion(const std::string& key, const std::vector<std::string_view>& known) {
+    std::string_view best;
+    std::size_t best_distance = 3; // at most two edits away
+    for (std::string_view candidate : known) {
+        std::size_t d = edit_distance(key, candidate);
+        if (d < best_distance && d < candidate.size()) {
+            best = candidate;
+            best_distance = d;
+        }
+    }
+    if (!best.empty())
+        return ", did you mean '" + std::string(best) + "'?";
+    std::string list;
+    for (std::string_view candidate : known)
+        list += (list.empty() ? "" : ", ") + std::string(candidate);
+    return "; known keys: " + list;
+}
+
+} // namespace
+
+std::string unknown_key(const std::string& key, const std::vector<std::string_view>& known) {
+    return "unknown key '" + key + "'" + suggestion(key, known);
+}
+
 } // namespace rtprov::profile

@@ -5,6 +5,7 @@
 
 #include <cstddef>
 #include <string>
+#include <string_view>
 #include <vector>
 
 // A YAML document as a plain tree that remembers where each value came from, so that
@@ -57,5 +58,10 @@ Tree parse_yaml(const std::string& text, const std::string& file,
 // Overlays 'overlay' onto 'base': maps merge key by key, a null value removes the key,
 // anything else replaces what was there.
 void merge_into(Tree& base, const Tree& overlay);
+
+// The one message for a key a file may not have: "unknown key 'modle', did you mean
+// 'model'?" when one of 'known' is at most two edits away, else "unknown key 'x'; known
+// keys: a, b". Profiles, app knowledge and firstboot.yaml all say it this way.
+std::string unknown_key(const std::string& key, const std::vector<std::string_view>& known);
 
 } // namespace rtprov::profile
