@@ -60,28 +60,20 @@ int open_beneath_walk(int root_fd, const std::string& resolved, int flags) {
     std::deque<std::string> parts = components(resolved);
     if (parts.empty())
         return ::openat(root_fd, ".", flags | O_CLOEXEC);
-    int dir = root_fd;
+    core::Fd walked; // the folder reached so far, when it is not the root itself
     for (std::size_t i = 0; i + 1 < parts.size(); ++i) {
         if (parts[i] == "..") { // resolved paths have none; refuse rather than climb
             errno = EXDEV;
             return -1;
         }
-        int next = ::openat(dir, parts[i].c_str(), O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-        int err = errno;
-        if (dir != root_fd)
-            ::close(dir);
-        if (next < 0) {
-            errno = err;
-            return -1;
-        }
-        dir = next;
+        core::Fd next(::openat(walked ? walked.get() : root_fd, parts[i].c_str(),
+                               O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+        if (!next)
+            return -1; // errno is openat's: nothing was closed since
+        walked = std::move(next);
     }
-    int fd = ::openat(dir, parts.back().c_str(), flags | O_NOFOLLOW | O_CLOEXEC);
-    int err = errno;
-    if (dir != root_fd)
-        ::close(dir);
-    errno = err;
-    return fd;
+    return ::openat(walked ? walked.get() : root_fd, parts.back().c_str(),
+                    flags | O_NOFOLLOW | O_CLOEXEC);
 }
 
 namespace {
@@ -213,11 +205,19 @@ std::string Root::resolve_parent(const std::string& path) const {
     return (dir == "/" ? "" : dir) + "/" + name;
 }
 
-int Root::open_directory(const std::string& resolved) const {
-    int fd = open_beneath(m_fd, resolved, O_DIRECTORY | O_RDONLY);
-    if (fd < 0)
+core::Fd Root::open_directory(const std::string& resolved) const {
+    core::Fd fd(open_beneath(m_fd, resolved, O_DIRECTORY | O_RDONLY));
+    if (!fd)
         throw Error("cannot open folder " + quoted(host_path(resolved)) + ": " + errno_text(errno));
     return fd;
+}
+
+void Root::sync_directory(const core::Fd& dir_fd, const std::string& resolved_dir) const {
+    if (::fsync(dir_fd.get()) != 0)
+        throw Error("cannot sync folder " + quoted(host_path(resolved_dir)) + ": " +
+                    errno_text(errno) +
+                    "; the change in it is made but may not survive a crash: check the disk, "
+                    "then run rtprov again (it finishes or undoes what is half done)");
 }
 
 std::string file_type_name(unsigned mode) {
@@ -262,46 +262,39 @@ Error not_regular(const std::string& shown, unsigned mode) {
 // other: through /proc/self/fd, which reopens that very file (open(2), O_PATH). Without
 // /proc (a bare chroot) 'reopen' opens the path again, and the file is checked to be
 // the same one.
-int reopen_for_reading(int path_fd, const struct stat& st, const std::function<int()>& reopen) {
+core::Fd reopen_for_reading(const core::Fd& path_fd, const struct stat& st,
+                            const std::function<int()>& reopen) {
     constexpr int k_flags = O_RDONLY | O_NOCTTY | O_NONBLOCK | O_CLOEXEC;
-    std::string self = "/proc/self/fd/" + std::to_string(path_fd);
-    int fd = ::open(self.c_str(), k_flags);
-    if (fd >= 0 || errno != ENOENT)
+    std::string self = "/proc/self/fd/" + std::to_string(path_fd.get());
+    core::Fd fd(::open(self.c_str(), k_flags));
+    if (fd || errno != ENOENT)
         return fd;
-    fd = reopen();
-    if (fd < 0)
+    fd = core::Fd(reopen());
+    if (!fd)
         return fd;
     struct stat again {};
-    if (::fstat(fd, &again) != 0 || again.st_dev != st.st_dev || again.st_ino != st.st_ino) {
-        ::close(fd);
+    if (::fstat(fd.get(), &again) != 0 || again.st_dev != st.st_dev || again.st_ino != st.st_ino) {
         errno = ESTALE;
-        return -1;
+        return core::Fd();
     }
     return fd;
 }
 
-// Reads the regular file behind 'path_fd' (O_PATH, taken over and closed), at most
-// cap.max_bytes of it; 'shown' names it in errors.
-std::string read_capped(int path_fd, const std::string& shown, const SizeCap& cap,
+// Reads the regular file behind 'path_fd' (O_PATH), at most cap.max_bytes of it;
+// 'shown' names it in errors.
+std::string read_capped(core::Fd path_fd, const std::string& shown, const SizeCap& cap,
                         const std::function<int()>& reopen, core::FileState* state) {
     struct stat st {};
-    if (::fstat(path_fd, &st) != 0) {
-        int err = errno;
-        ::close(path_fd);
-        throw Error("cannot read " + quoted(shown) + ": " + errno_text(err));
-    }
-    if (!S_ISREG(st.st_mode)) {
-        ::close(path_fd);
+    if (::fstat(path_fd.get(), &st) != 0)
+        throw Error("cannot read " + quoted(shown) + ": " + errno_text(errno));
+    if (!S_ISREG(st.st_mode))
         throw not_regular(shown, st.st_mode);
-    }
-    if (std::uint64_t(st.st_size) > cap.max_bytes) {
-        ::close(path_fd);
+    if (std::uint64_t(st.st_size) > cap.max_bytes)
         throw too_large(shown, std::uint64_t(st.st_size), cap);
-    }
-    int fd = reopen_for_reading(path_fd, st, reopen);
+    core::Fd fd = reopen_for_reading(path_fd, st, reopen);
     int err = errno;
-    ::close(path_fd);
-    if (fd < 0)
+    path_fd.reset();
+    if (!fd)
         throw Error("cannot read " + quoted(shown) + ": " + errno_text(err));
     if (state) {
         state->mode = st.st_mode & 07777;
@@ -312,24 +305,18 @@ std::string read_capped(int path_fd, const std::string& shown, const SizeCap& ca
     std::string content;
     char buffer[65536];
     while (true) {
-        ssize_t n = ::read(fd, buffer, sizeof buffer);
+        ssize_t n = ::read(fd.get(), buffer, sizeof buffer);
         if (n < 0 && errno == EINTR)
             continue;
-        if (n < 0) {
-            err = errno;
-            ::close(fd);
-            throw Error("cannot read " + quoted(shown) + ": " + errno_text(err));
-        }
+        if (n < 0)
+            throw Error("cannot read " + quoted(shown) + ": " + errno_text(errno));
         if (n == 0)
             break;
         // Files of /proc and /sys say size 0; a file may also grow while it is read.
-        if (content.size() + std::size_t(n) > cap.max_bytes) {
-            ::close(fd);
+        if (content.size() + std::size_t(n) > cap.max_bytes)
             throw too_large(shown, content.size() + std::size_t(n), cap);
-        }
         content.append(buffer, std::size_t(n));
     }
-    ::close(fd);
     return content;
 }
 
@@ -341,8 +328,8 @@ std::optional<core::FileState> Root::read(const std::string& path, const SizeCap
 
 std::optional<core::FileState> Root::read_resolved(const std::string& resolved,
                                                    const SizeCap& cap) const {
-    int path_fd = open_beneath(m_fd, resolved, O_PATH);
-    if (path_fd < 0) {
+    core::Fd path_fd(open_beneath(m_fd, resolved, O_PATH));
+    if (!path_fd) {
         if (errno == ENOENT)
             return std::nullopt;
         if (errno == ELOOP) { // the last name is a link again: the tree changed under us
@@ -354,7 +341,7 @@ std::optional<core::FileState> Root::read_resolved(const std::string& resolved,
     }
     core::FileState state;
     state.content = read_capped(
-        path_fd, host_path(resolved), cap,
+        std::move(path_fd), host_path(resolved), cap,
         [&] { return open_beneath(m_fd, resolved, O_RDONLY | O_NOCTTY | O_NONBLOCK); }, &state);
     return state;
 }
@@ -385,14 +372,14 @@ std::optional<core::FileState> Root::read_entry(const std::string& path, const S
 std::optional<std::string> read_host_file(const std::string& path, const SizeCap& cap,
                                           const std::string& shown) {
     const std::string& name = shown.empty() ? path : shown;
-    int path_fd = ::open(path.c_str(), O_PATH | O_CLOEXEC);
-    if (path_fd < 0) {
+    core::Fd path_fd(::open(path.c_str(), O_PATH | O_CLOEXEC));
+    if (!path_fd) {
         if (errno == ENOENT)
             return std::nullopt;
         throw Error("cannot read " + quoted(name) + ": " + errno_text(errno));
     }
     return read_capped(
-        path_fd, name, cap,
+        std::move(path_fd), name, cap,
         [&] { return ::open(path.c_str(), O_RDONLY | O_NOCTTY | O_NONBLOCK | O_CLOEXEC); },
         nullptr);
 }
@@ -412,14 +399,13 @@ bool Root::is_directory(const std::string& path) const {
 std::vector<std::string> Root::list(const std::string& path) const {
     std::vector<std::string> names;
     std::string resolved = resolve(path);
-    int fd = open_beneath(m_fd, resolved, O_DIRECTORY | O_RDONLY);
-    if (fd < 0)
+    core::Fd fd(open_beneath(m_fd, resolved, O_DIRECTORY | O_RDONLY));
+    if (!fd)
         return names;
-    DIR* dir = ::fdopendir(fd);
-    if (!dir) {
-        ::close(fd);
+    DIR* dir = ::fdopendir(fd.get());
+    if (!dir)
         return names;
-    }
+    fd.release(); // closedir closes it
     while (dirent* entry = ::readdir(dir)) {
         std::string name = entry->d_name;
         if (name != "." && name != "..")
@@ -429,15 +415,15 @@ std::vector<std::string> Root::list(const std::string& path) const {
     return names;
 }
 
-int Root::open_folder() const {
-    int fd = ::openat(m_fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    if (fd < 0)
+core::Fd Root::open_folder() const {
+    core::Fd fd(::openat(m_fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+    if (!fd)
         throw Error("cannot open the target root " + quoted(m_path) + ": " + errno_text(errno));
     return fd;
 }
 
 bool is_running_system(const Root& root) {
-    int fd = root.open_folder();
+    const core::Fd fd = root.open_folder();
     struct stat st {
     }, system{};
     // The process's root is /proc/self/root; '/' only where /proc is not mounted (a bare
@@ -445,10 +431,8 @@ bool is_running_system(const Root& root) {
     // '/' names PREFIX itself (seen with qemu 7.2): an image's own arm64 rtprov run that
     // way on its root would take the image for this machine.
     bool seen = ::stat("/proc/self/root", &system) == 0 || ::stat("/", &system) == 0;
-    bool same =
-        ::fstat(fd, &st) == 0 && seen && st.st_dev == system.st_dev && st.st_ino == system.st_ino;
-    ::close(fd);
-    return same;
+    return ::fstat(fd.get(), &st) == 0 && seen && st.st_dev == system.st_dev &&
+           st.st_ino == system.st_ino;
 }
 
 std::string Root::temporary_name(const std::string& dir) const {
@@ -482,68 +466,61 @@ void Root::write(const std::string& path, const core::FileState& state) {
         }
     }
     auto [parent, name] = split_parent(resolved);
-    int dir_fd = open_directory(parent);
+    const core::Fd dir_fd = open_directory(parent);
     std::string temp = split_parent(temporary_name(parent)).second;
+    // A new entry is made under a temporary name and renamed over the old one: atomic.
+    // Until the rename, any failure removes the temporary (its unlink's result is not
+    // looked at: a leftover is found by name and removed by the next run,
+    // remove_stale_temporaries).
+    auto fail = [&](const std::string& what) -> Error {
+        const int err = errno;
+        Error error(what + " " + quoted(host_path(resolved)) + ": " + errno_text(err));
+        ::unlinkat(dir_fd.get(), temp.c_str(), 0);
+        return error;
+    };
     if (state.symlink) {
-        // A link is made under a temporary name and renamed over the old entry: atomic.
         step();
-        int made = ::symlinkat(state.content.c_str(), dir_fd, temp.c_str());
-        int err = errno;
-        if (made == 0) {
-            ::fchownat(dir_fd, temp.c_str(), state.uid, state.gid, AT_SYMLINK_NOFOLLOW);
-            step();
-            made = ::renameat(dir_fd, temp.c_str(), dir_fd, name.c_str());
-            err = errno;
-            if (made != 0)
-                ::unlinkat(dir_fd, temp.c_str(), 0);
-        }
-        if (made == 0) {
-            step();
-            ::fsync(dir_fd);
-        }
-        ::close(dir_fd);
-        if (made != 0)
+        if (::symlinkat(state.content.c_str(), dir_fd.get(), temp.c_str()) != 0)
             throw Error("cannot make symlink " + quoted(host_path(resolved)) + ": " +
-                        errno_text(err));
+                        errno_text(errno));
+        if (::fchownat(dir_fd.get(), temp.c_str(), state.uid, state.gid, AT_SYMLINK_NOFOLLOW) != 0)
+            throw fail("cannot set owner of symlink");
+        step();
+        if (::renameat(dir_fd.get(), temp.c_str(), dir_fd.get(), name.c_str()) != 0)
+            throw fail("cannot make symlink");
+        step();
+        sync_directory(dir_fd, parent);
         return;
     }
-    int fd =
-        ::openat(dir_fd, temp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
-    if (fd < 0) {
-        int err = errno;
-        ::close(dir_fd);
+    core::Fd fd(::openat(dir_fd.get(), temp.c_str(),
+                         O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600));
+    if (!fd)
         throw Error("cannot create a file in " + quoted(host_path(parent)) + ": " +
-                    errno_text(err));
-    }
+                    errno_text(errno));
     try {
-        write_all(fd, state.content, host_path(resolved));
-        // chown before chmod: chown clears set-user-ID bits.
-        if (::fchown(fd, state.uid, state.gid) != 0)
-            throw Error("cannot set owner of " + quoted(host_path(resolved)) + ": " +
-                        errno_text(errno));
-        if (::fchmod(fd, state.mode) != 0)
-            throw Error("cannot set mode of " + quoted(host_path(resolved)) + ": " +
-                        errno_text(errno));
-        if (state.mtime != 0) {
-            timespec times[2] = {{0, UTIME_OMIT}, {state.mtime, 0}};
-            ::futimens(fd, times);
-        }
-        step();
-        if (::fsync(fd) != 0)
-            throw Error("cannot sync " + quoted(host_path(resolved)) + ": " + errno_text(errno));
-        step();
-        if (::renameat(dir_fd, temp.c_str(), dir_fd, name.c_str()) != 0)
-            throw Error("cannot replace " + quoted(host_path(resolved)) + ": " + errno_text(errno));
-        step();
-        ::fsync(dir_fd);
+        write_all(fd.get(), state.content, host_path(resolved));
     } catch (...) {
-        ::close(fd);
-        ::unlinkat(dir_fd, temp.c_str(), 0);
-        ::close(dir_fd);
+        ::unlinkat(dir_fd.get(), temp.c_str(), 0);
         throw;
     }
-    ::close(fd);
-    ::close(dir_fd);
+    // chown before chmod: chown clears set-user-ID bits.
+    if (::fchown(fd.get(), state.uid, state.gid) != 0)
+        throw fail("cannot set owner of");
+    if (::fchmod(fd.get(), state.mode) != 0)
+        throw fail("cannot set mode of");
+    if (state.mtime != 0) {
+        timespec times[2] = {{0, UTIME_OMIT}, {state.mtime, 0}};
+        if (::futimens(fd.get(), times) != 0)
+            throw fail("cannot set the modification time of");
+    }
+    step();
+    if (::fsync(fd.get()) != 0)
+        throw fail("cannot sync");
+    step();
+    if (::renameat(dir_fd.get(), temp.c_str(), dir_fd.get(), name.c_str()) != 0)
+        throw fail("cannot replace");
+    step();
+    sync_directory(dir_fd, parent);
 }
 
 std::vector<std::string> Root::missing_directories(const std::string& path) const {
@@ -563,15 +540,12 @@ std::vector<std::string> Root::make_directories(const std::string& path) {
     std::vector<std::string> created = missing_directories(path);
     for (const std::string& dir : created) {
         auto [parent, name] = split_parent(dir);
-        int dir_fd = open_directory(parent);
+        const core::Fd dir_fd = open_directory(parent);
         step();
-        if (::mkdirat(dir_fd, name.c_str(), 0755) != 0 && errno != EEXIST) {
-            int err = errno;
-            ::close(dir_fd);
-            throw Error("cannot create folder " + quoted(host_path(dir)) + ": " + errno_text(err));
-        }
-        ::fsync(dir_fd);
-        ::close(dir_fd);
+        if (::mkdirat(dir_fd.get(), name.c_str(), 0755) != 0 && errno != EEXIST)
+            throw Error("cannot create folder " + quoted(host_path(dir)) + ": " +
+                        errno_text(errno));
+        sync_directory(dir_fd, parent);
     }
     return created;
 }
@@ -581,17 +555,14 @@ bool Root::remove_file(const std::string& path) {
     auto [parent, name] = split_parent(resolved);
     if (!is_directory(parent))
         return false;
-    int dir_fd = open_directory(parent);
+    const core::Fd dir_fd = open_directory(parent);
     step();
-    if (::unlinkat(dir_fd, name.c_str(), 0) != 0) {
-        int err = errno;
-        ::close(dir_fd);
-        if (err == ENOENT)
+    if (::unlinkat(dir_fd.get(), name.c_str(), 0) != 0) {
+        if (errno == ENOENT)
             return false;
-        throw Error("cannot remove " + quoted(host_path(resolved)) + ": " + errno_text(err));
+        throw Error("cannot remove " + quoted(host_path(resolved)) + ": " + errno_text(errno));
     }
-    ::fsync(dir_fd);
-    ::close(dir_fd);
+    sync_directory(dir_fd, parent);
     return true;
 }
 
@@ -600,32 +571,27 @@ bool Root::remove_directory(const std::string& path) {
     auto [parent, name] = split_parent(resolved);
     if (!is_directory(parent))
         return false;
-    int dir_fd = open_directory(parent);
+    const core::Fd dir_fd = open_directory(parent);
     step();
-    bool removed = ::unlinkat(dir_fd, name.c_str(), AT_REMOVEDIR) == 0;
+    bool removed = ::unlinkat(dir_fd.get(), name.c_str(), AT_REMOVEDIR) == 0;
     if (removed)
-        ::fsync(dir_fd);
-    ::close(dir_fd);
+        sync_directory(dir_fd, parent);
     return removed;
 }
 
 void Root::rename(const std::string& from, const std::string& to) {
     std::string resolved_from = resolve_parent(from), resolved_to = resolve_parent(to);
-    int from_fd = open_directory(split_parent(resolved_from).first);
-    int to_fd = open_directory(split_parent(resolved_to).first);
+    const std::string from_dir = split_parent(resolved_from).first;
+    const std::string to_dir = split_parent(resolved_to).first;
+    const core::Fd from_fd = open_directory(from_dir);
+    const core::Fd to_fd = open_directory(to_dir);
     step();
-    int result = ::renameat(from_fd, split_parent(resolved_from).second.c_str(), to_fd,
-                            split_parent(resolved_to).second.c_str());
-    int err = errno;
-    if (result == 0) {
-        ::fsync(from_fd);
-        ::fsync(to_fd);
-    }
-    ::close(from_fd);
-    ::close(to_fd);
-    if (result != 0)
+    if (::renameat(from_fd.get(), split_parent(resolved_from).second.c_str(), to_fd.get(),
+                   split_parent(resolved_to).second.c_str()) != 0)
         throw Error("cannot rename " + quoted(host_path(resolved_from)) + " to " +
-                    quoted(host_path(resolved_to)) + ": " + errno_text(err));
+                    quoted(host_path(resolved_to)) + ": " + errno_text(errno));
+    sync_directory(from_fd, from_dir);
+    sync_directory(to_fd, to_dir);
 }
 
 void Root::remove_tree(const std::string& path) {
@@ -638,15 +604,12 @@ void Root::remove_tree(const std::string& path) {
         if (S_ISDIR(st.st_mode))
             for (const std::string& child : list(resolved))
                 self(self, resolved + "/" + child);
-        int dir_fd = open_directory(parent);
+        const core::Fd dir_fd = open_directory(parent);
         step();
-        int result = ::unlinkat(dir_fd, name.c_str(), S_ISDIR(st.st_mode) ? AT_REMOVEDIR : 0);
-        int err = errno;
-        if (result == 0)
-            ::fsync(dir_fd);
-        ::close(dir_fd);
-        if (result != 0 && err != ENOENT)
-            throw Error("cannot remove " + quoted(host_path(resolved)) + ": " + errno_text(err));
+        if (::unlinkat(dir_fd.get(), name.c_str(), S_ISDIR(st.st_mode) ? AT_REMOVEDIR : 0) == 0)
+            sync_directory(dir_fd, parent);
+        else if (errno != ENOENT)
+            throw Error("cannot remove " + quoted(host_path(resolved)) + ": " + errno_text(errno));
     };
     remove(remove, resolve_parent(path));
 }

@@ -1,5 +1,6 @@
 #pragma once
 
+#include "provisioner/core/fd.hpp"
 #include "provisioner/core/file_state.hpp"
 
 #include <cstddef>
@@ -126,7 +127,7 @@ class Root {
 
     // A new descriptor of the root folder itself, open for reading (RootLock flocks it).
     // Throws rtprov::Error.
-    int open_folder() const;
+    core::Fd open_folder() const;
 
     // A fresh, unused name for a temporary in 'dir'.
     std::string temporary_name(const std::string& dir) const;
@@ -138,7 +139,9 @@ class Root {
     static constexpr const char* k_temp_prefix = ".rtprov-tmp-";
 
   private:
-    int open_directory(const std::string& resolved) const; // no symlinks, beneath the root
+    core::Fd open_directory(const std::string& resolved) const; // no symlinks, beneath the root
+    // fsync of a folder whose entries changed; throws, saying what to do, when it fails.
+    void sync_directory(const core::Fd& dir_fd, const std::string& resolved_dir) const;
     std::optional<core::FileState> read_resolved(const std::string& resolved,
                                                  const SizeCap& cap) const;
     void step() const {

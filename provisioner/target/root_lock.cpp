@@ -104,19 +104,14 @@ int open_lock_file(const std::string& lock_dir, const struct stat& st) {
 } // namespace
 
 RootLock::RootLock(const Root& root, std::optional<int> inherited_fd, const std::string& lock_dir) {
-    int folder = root.open_folder();
+    core::Fd folder = root.open_folder();
     struct stat root_st {};
-    if (::fstat(folder, &root_st) != 0) {
-        int err = errno;
-        ::close(folder);
+    if (::fstat(folder.get(), &root_st) != 0)
         throw Error("cannot look up the target root " + quoted(root.path()) + ": " +
-                    std::strerror(err));
-    }
+                    std::strerror(errno));
     int own = open_lock_file(lock_dir, root_st);
-    if (own >= 0)
-        ::close(folder);
-    else
-        own = folder;
+    if (own < 0)
+        own = folder.release(); // no lock file: the root folder itself is locked
     struct stat st {};
     ::fstat(own, &st);
     // The parent's descriptor shares its open file, and so its lock: flock() on it
