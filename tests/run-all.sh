@@ -50,18 +50,19 @@ if [ -z "${RTPROV_SKIP_TRIXIE:-}" ]; then
     step "Debian 13 build and tests (mmdebstrap root), and its amd64 package"
     rm -rf build/deb
     tests/system/build-in-trixie.sh "$src" build/deb || failed+=("debian13")
+    # Given to each test that installs it, not exported: the pi-gen stage reads a
+    # RTPROV_DEB of its own (docs/plugin-pi-gen.md), which must stay the arm64 one.
     deb_amd64=$(echo "$src"/build/deb/rtprov_*_amd64.deb)
-    export RTPROV_DEB=$deb_amd64
     step "GRUB drop-in through update-grub in the Debian 13 root"
     tests/system/grub_test.sh build/ci/bin/rtprov "$src" || failed+=("grub")
     step "systemd-boot entries through kernel-install in the Debian 13 root"
     tests/system/systemd_boot_test.sh build/ci/bin/rtprov "$src" || failed+=("systemd-boot")
     step "--live inside the Debian 13 root (its package installed there, update-grub run directly)"
-    tests/system/live_test.sh "$src" || failed+=("live")
+    RTPROV_DEB=$deb_amd64 tests/system/live_test.sh "$src" || failed+=("live")
     step "systemd units checked by Debian 13's systemd"
     tests/system/systemd_test.sh build/ci/bin/rtprov "$src" || failed+=("systemd")
     step "booted Debian 13 guests under qemu (live D-Bus path, offline apply)"
-    tests/system/guest_test.sh build/ci/bin/rtprov "$src" || failed+=("guest")
+    RTPROV_DEB=$deb_amd64 tests/system/guest_test.sh build/ci/bin/rtprov "$src" || failed+=("guest")
 
     step "Debian package for arm64 with the cross toolchain (Debian 13 root)"
     debs_ok=1
@@ -73,7 +74,8 @@ if [ -z "${RTPROV_SKIP_TRIXIE:-}" ]; then
         RTPROV_DEB_ARM64=$(echo "$src"/build/deb/rtprov_*_arm64.deb) \
             tests/system/pigen_test.sh build/ci/bin/rtprov "$src" || failed+=("pi-gen")
         step "debos example recipe built with debos and booted from its own GRUB"
-        tests/system/debos_test.sh build/ci/bin/rtprov "$src" || failed+=("debos")
+        RTPROV_DEB=$deb_amd64 tests/system/debos_test.sh build/ci/bin/rtprov "$src" ||
+            failed+=("debos")
     fi
 fi
 

@@ -175,6 +175,17 @@ run_pigen "$work/badset.log" RTPROV_SET="tuning.cores.reserved"
 check "an override without '=' is refused the same way" \
     grep -q "RTPROV_SET entry 'tuning.cores.reserved' is not KEY=VALUE" "$work/badset.log"
 check "and stops before the stage's root exists" [ ! -e "$WORK_DIR/stage-rtprov/rootfs" ]
+# A package for another architecture (CI once passed the amd64 one through RTPROV_DEB):
+# apt would only say its dependencies cannot be installed.
+mkdir -p "$work/other-arch/DEBIAN"
+printf 'Package: rtprov\nVersion: 0.1.0\nArchitecture: amd64\nMaintainer: t <t@invalid>\nDescription: t\n' \
+    >"$work/other-arch/DEBIAN/control"
+dpkg-deb --build "$work/other-arch" "$work/rtprov_0.1.0_amd64.deb" >/dev/null
+run_pigen "$work/otherarch.log" RTPROV_DEB="$work/rtprov_0.1.0_amd64.deb"
+check "a package for another architecture is refused, saying which" \
+    grep -q "rtprov_0.1.0_amd64.deb' is for amd64, the image is arm64" "$work/otherarch.log" ||
+    tail -5 "$work/otherarch.log"
+check "and stops before the stage's root exists" [ ! -e "$WORK_DIR/stage-rtprov/rootfs" ]
 check "pi-gen's root is untouched" cmp "$work/cmdline.before" "$prev/boot/firmware/cmdline.txt"
 
 # 3. RTPROV_RT_KERNEL=1: 00-run.sh lists the profile's PREEMPT_RT kernel in 01-packages.
