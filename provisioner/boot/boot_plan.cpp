@@ -314,6 +314,19 @@ void plan_grub(Context& c) {
                     continue;
                 }
                 for (const CmdlineToken& token : parse_cmdline(assignment.value)) {
+                    if (token.ends_parameters()) {
+                        // rtprov's parameters follow this variable on every normal entry.
+                        error(c.plan, "grub-cmdline-end-of-parameters",
+                              where + " has '" + token.text + "' in " +
+                                  (every_entry ? "GRUB_CMDLINE_LINUX"
+                                               : "GRUB_CMDLINE_LINUX_DEFAULT") +
+                                  ": the kernel hands everything after it to init "
+                                  "(kernel/params.c parse_args), and rtprov's parameters come "
+                                  "after it; move '--' and init's arguments to the end of "
+                                  "GRUB_CMDLINE_LINUX_DEFAULT in rtprov's place, or drop them "
+                                  "(nothing was written)");
+                        break; // what follows is init's, not the kernel's
+                    }
                     auto ours =
                         std::find_if(c.params.begin(), c.params.end(),
                                      [&](const KernelParam& p) { return p.key == token.key(); });

@@ -19,8 +19,9 @@ struct CmdlineToken {
     // The part after the first '=' without the quotes the kernel strips (lib/cmdline.c
     // next_arg), nullopt for a flag.
     std::optional<std::string> value() const;
-    // A bare '--': the kernel hands what follows to init (kernel/params.c parse_args).
-    bool ends_parameters() const { return text == "--"; }
+    // A bare '--', quoted or not: the kernel hands what follows to init (kernel/params.c
+    // parse_args; lib/cmdline.c next_arg strips the quotes of '"--"' first).
+    bool ends_parameters() const { return text == "--" || text == "\"--\""; }
 };
 
 // Splits a command line at whitespace as the kernel's isspace() sees it (space, tab, CR,

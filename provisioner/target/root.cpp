@@ -213,7 +213,9 @@ core::Fd Root::open_directory(const std::string& resolved) const {
 }
 
 void Root::sync_directory(const core::Fd& dir_fd, const std::string& resolved_dir) const {
-    if (::fsync(dir_fd.get()) != 0)
+    // EINVAL: the file system cannot sync a folder at all (fsync(2); VirtualBox shared
+    // folders, for one): nothing more is to be had there, as PostgreSQL also decides.
+    if (::fsync(dir_fd.get()) != 0 && errno != EINVAL)
         throw Error("cannot sync folder " + quoted(host_path(resolved_dir)) + ": " +
                     errno_text(errno) +
                     "; the change in it is made but may not survive a crash: check the disk, "

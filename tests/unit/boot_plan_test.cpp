@@ -125,3 +125,44 @@ TEST_CASE("config.txt's cmdline= and os_prefix= may not lead rtprov out of the b
     CHECK(std::any_of(plan.changes.begin(), plan.changes.end(),
                       [](const FileChange& c) { return c.path == "/boot/firmware/rt/my.txt"; }));
 }
+
+namespace {
+
+Plan grub_plan_for(const std::string& defaults) {
+    Plan plan;
+    Profile profile = pi4();
+    profile.name = "x86";
+    profile.board.boot.loader = BootLoader::grub;
+    TargetFacts facts;
+    facts.files["/etc/default/grub"].content = defaults;
+    boot::plan_boot(plan, profile, resolve_cores(profile, std::nullopt), facts, PlanOptions{});
+    return plan;
+}
+
+} // namespace
+
+TEST_CASE("a '--' in GRUB's command line is refused: rtprov's parameters would reach init") {
+    for (const char* defaults : {"GRUB_CMDLINE_LINUX=\"console=ttyS0 --\"\n",
+                                 "GRUB_CMDLINE_LINUX_DEFAULT=\"quiet -- splash\"\n",
+                                 "GRUB_CMDLINE_LINUX='console=ttyS0 \"--\" isolcpus=1'\n"}) {
+        INFO(defaults);
+        Plan plan = grub_plan_for(defaults);
+        const Finding* f = finding(plan, "grub-cmdline-end-of-parameters");
+        REQUIRE(f);
+        CHECK(f->severity == Severity::error);
+        CHECK(f->message.find("the kernel hands everything after it to init") != std::string::npos);
+        // init's isolcpus=1 is not taken for a kernel parameter that beats rtprov's.
+        CHECK_FALSE(finding(plan, "foreign-value-first-counts"));
+    }
+    CHECK_FALSE(finding(grub_plan_for("GRUB_CMDLINE_LINUX=\"console=ttyS0\"\n"),
+                        "grub-cmdline-end-of-parameters"));
+}
+
+TEST_CASE("a quoted '--' in cmdline.txt ends the kernel's parameters as a bare one does") {
+    // lib/cmdline.c next_arg strips the quotes of '"--"', and parse_args stops there.
+    Plan plan = plan_for("console=tty1 root=ROOTDEV rootwait \"--\" quiet isolcpus=1\n");
+    REQUIRE_FALSE(plan.changes.empty());
+    const std::string& written = plan.changes.front().next.content;
+    CHECK(written.find("rootwait isolcpus=managed_irq,domain,3") != std::string::npos);
+    CHECK(written.find("\"--\" quiet isolcpus=1\n") != std::string::npos);
+}
