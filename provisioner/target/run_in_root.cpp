@@ -1,9 +1,12 @@
 #include "provisioner/target/run_in_root.hpp"
 
 #include "provisioner/core/error.hpp"
+#include "provisioner/core/fd.hpp"
 
+#include <fcntl.h>
 #include <sched.h>
 #include <sys/mount.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -32,10 +35,17 @@ int run_in_root(const Root& root, const std::vector<std::string>& argv, RunMode 
             if (!root.is_directory(dir))
                 throw Error("cannot run " + quoted(argv[0]) + " in the target: it has no " +
                             quoted(dir) + " folder to mount on");
-        binds = {root.host_path(root.resolve("/dev")), root.host_path(root.resolve("/sys"))};
-        proc = root.host_path(root.resolve("/proc"));
+        // Relative to the root folder: the child mounts and chroots from the folder this
+        // process opened, never by its path, which could be made to name another tree
+        // (a symlink swapped) between the checks and the chroot.
+        binds = {root.resolve("/dev").substr(1), root.resolve("/sys").substr(1)};
+        proc = root.resolve("/proc").substr(1);
     }
     std::string root_path = root.host_path("/");
+    struct stat root_st {};
+    if (mode == RunMode::chroot && ::fstat(root.open_folder().get(), &root_st) != 0)
+        throw Error("cannot look up the target root " + quoted(root_path) + ": " +
+                    std::strerror(errno));
     std::fflush(nullptr);
     pid_t pid = fork();
     if (pid < 0)
@@ -47,13 +57,26 @@ int run_in_root(const Root& root, const std::vector<std::string>& argv, RunMode 
                 child_fail("cannot make a mount namespace for", root_path);
             if (mount(nullptr, "/", nullptr, MS_REC | MS_PRIVATE, nullptr) != 0)
                 child_fail("cannot make mounts private for", root_path);
+            // Opened again in this mount namespace (a folder opened before it belongs to
+            // the old one, where nothing may be mounted), and proved to be the same one.
+            const core::Fd here(::open(root_path.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC));
+            struct stat st {};
+            if (!here || ::fstat(here.get(), &st) != 0)
+                child_fail("cannot open the target root", root_path);
+            if (st.st_dev != root_st.st_dev || st.st_ino != root_st.st_ino) {
+                errno = ESTALE;
+                child_fail("the target root changed under rtprov (a symlink or mount swapped?):",
+                           root_path);
+            }
+            if (fchdir(here.get()) != 0)
+                child_fail("cannot enter", root_path);
             if (mount("/dev", binds[0].c_str(), nullptr, MS_BIND | MS_REC, nullptr) != 0)
-                child_fail("cannot bind-mount /dev on", binds[0]);
+                child_fail("cannot bind-mount /dev on", root.host_path("/" + binds[0]));
             if (mount("/sys", binds[1].c_str(), nullptr, MS_BIND | MS_REC, nullptr) != 0)
-                child_fail("cannot bind-mount /sys on", binds[1]);
+                child_fail("cannot bind-mount /sys on", root.host_path("/" + binds[1]));
             if (mount("proc", proc.c_str(), "proc", 0, nullptr) != 0)
-                child_fail("cannot mount /proc on", proc);
-            if (chroot(root_path.c_str()) != 0 || chdir("/") != 0)
+                child_fail("cannot mount /proc on", root.host_path("/" + proc));
+            if (chroot(".") != 0 || chdir("/") != 0)
                 child_fail("cannot chroot into", root_path);
         }
         // A clean environment: the host's TMPDIR, LD_PRELOAD or locale mean nothing in
