@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Benchmark: 'rtprov plan' and 'rtprov apply' (fsync included) with the x86-debian13
 # profile on a real Debian 13 root made with mmdebstrap, against the targets (plan
-# under 20 ms, apply under 200 ms). Each apply is undone by a rollback, also timed.
+# under 10 ms, apply under 200 ms). Each apply is undone by a rollback, also timed.
 # The root is seen through an overlay whose upper layer is on disk, so apply pays real
 # fsyncs and the cached root stays untouched. Prints, never fails on a time.
 # Usage: plan_apply.sh RTPROV [RUNS]
@@ -36,7 +36,7 @@ unshare --mount --propagation private -- bash -euc '
         printf "%-26s %10.2f %8.2f %10s %8s\n" "$label" "$(echo "$(median <"$work/$name") / 1000" | bc -l)" \
             "$(echo "$(minimum <"$work/$name") / 1000" | bc -l)" - -
     done
-    for step in plan:20 apply:200 rollback:200; do
+    for step in plan:10 apply:200 rollback:200; do
         name=${step%%:*} target=${step##*:}
         m=$(median <"$work/$name")
         printf "%-26s %10.2f %8.2f %10d %8.3f\n" "rtprov $name" "$(echo "$m / 1000" | bc -l)" \

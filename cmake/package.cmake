@@ -14,6 +14,10 @@ root, at first boot or live; then self-tests and audits the running system.")
 set(CPACK_DEBIAN_FILE_NAME DEB-DEFAULT)
 set(CPACK_DEBIAN_PACKAGE_SECTION admin)
 set(CPACK_DEBIAN_PACKAGE_SHLIBDEPS ON)
+# The libraries rtprov loads when a command needs them (cmake/rtprov.cmake) are not in
+# the binary's NEEDED list, so dpkg-shlibdeps does not see them; CPack appends what it
+# finds to these.
+list(JOIN RTPROV_LOADED_PACKAGES ", " CPACK_DEBIAN_PACKAGE_DEPENDS)
 # Built with -O2 -g like the tests' builds; the package carries the stripped binary.
 set(CPACK_STRIP_FILES ON)
 # cyclictest, for comparing rtprov's self-test with the usual tool (bench/).

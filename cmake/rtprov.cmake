@@ -1,13 +1,41 @@
 # Dependencies (Debian packages) and the warning set shared by every target.
 # All six are required from the start so that a build environment is proven complete
-# on Debian 12 and 13; each is linked only by the folder that uses it (libmount: boot
-# partition detection; libsystemd: online systemd operations, first boot).
+# on Debian 12 and 13. yaml-cpp is linked; libmount (boot partition detection),
+# libarchive (the backup) and libsystemd (D-Bus, the journal) are loaded by the code
+# that uses them when it first runs (core::SharedLibrary), so a run maps only what its
+# command needs: their headers are used, their libraries are not linked.
 find_package(PkgConfig REQUIRED)
 pkg_check_modules(YAMLCPP REQUIRED IMPORTED_TARGET yaml-cpp)
 pkg_check_modules(LIBMOUNT REQUIRED IMPORTED_TARGET mount)
 pkg_check_modules(LIBARCHIVE REQUIRED IMPORTED_TARGET libarchive)
 pkg_check_modules(LIBSYSTEMD REQUIRED IMPORTED_TARGET libsystemd)
 find_package(CLI11 2.1 REQUIRED)
+
+# The Debian package holding a loaded library's file (for the error that says what to
+# install, and for the package's Depends:, which dpkg-shlibdeps cannot see): asked of
+# dpkg by the file's name under the target's multiarch folder. On a system with dpkg
+# an unknown owner stops the build (the package would lack a dependency); elsewhere
+# it is empty.
+find_program(RTPROV_DPKG_QUERY dpkg-query)
+set(RTPROV_LOADED_PACKAGES "")
+foreach(spec "LIBMOUNT:libmount.so.1" "LIBARCHIVE:libarchive.so.13" "LIBSYSTEMD:libsystemd.so.0")
+    string(REPLACE ":" ";" spec "${spec}")
+    list(GET spec 0 var)
+    list(GET spec 1 soname)
+    execute_process(COMMAND ${RTPROV_DPKG_QUERY} -S "*/${CMAKE_LIBRARY_ARCHITECTURE}/${soname}"
+                    OUTPUT_VARIABLE owner RESULT_VARIABLE failed ERROR_QUIET)
+    set(package "")
+    if(NOT failed AND owner MATCHES "^([^:, ]+)")
+        set(package "${CMAKE_MATCH_1}")
+        list(APPEND RTPROV_LOADED_PACKAGES "${package}")
+    endif()
+    if(RTPROV_DPKG_QUERY AND package STREQUAL "")
+        message(FATAL_ERROR "dpkg knows no package with */${CMAKE_LIBRARY_ARCHITECTURE}/${soname}; "
+                            "install the -dev package of that library for this architecture")
+    endif()
+    set(RTPROV_PACKAGE_${var} "${package}")
+    message(STATUS "${soname} (loaded when used) is in package '${package}'")
+endforeach()
 
 add_library(rtprov_warnings INTERFACE)
 target_compile_options(rtprov_warnings INTERFACE

@@ -13,6 +13,7 @@
 #include "provisioner/pipeline/profile_search.hpp"
 #include "provisioner/profile/firstboot_config.hpp"
 #include "provisioner/profile/profile_loader.hpp"
+#include "provisioner/systemd/libsystemd.hpp"
 #include "provisioner/systemd/online.hpp"
 #include "provisioner/target/firstboot_state.hpp"
 #include "provisioner/target/root_lock.hpp"
@@ -20,8 +21,7 @@
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
-#include <systemd/sd-daemon.h>
-#include <systemd/sd-journal.h>
+#include <syslog.h>
 #include <unistd.h>
 
 #include <chrono>
@@ -58,7 +58,7 @@ bool is_journal(int fd) {
 // Progress for 'systemctl status' (sd_notify STATUS=, needs NotifyAccess=main in a
 // oneshot unit, systemd.service(5)) and a line on stdout, which is the journal in the unit.
 void progress(const std::string& status) {
-    sd_notifyf(0, "STATUS=rtprov first boot: %s", status.c_str());
+    systemd::notify("STATUS=rtprov first boot: " + status);
     std::cout << "rtprov firstboot: " << status << std::endl;
 }
 
@@ -66,16 +66,16 @@ void progress(const std::string& status) {
 // 'id' (docs/firstboot.md); printed too only where stdout is not the journal, so the
 // journal has it once.
 void report(const char* id, int priority, const std::string& message,
-            const std::string& extra = "") {
-    sd_notifyf(0, "STATUS=rtprov first boot: %s", message.c_str());
+            const std::string& extra_field = "") {
+    systemd::notify("STATUS=rtprov first boot: " + message);
     const Delivery delivery = deliver(is_journal(STDOUT_FILENO));
     if (delivery.send) {
-        if (extra.empty())
-            sd_journal_send("MESSAGE=rtprov first boot: %s", message.c_str(), "MESSAGE_ID=%s", id,
-                            "PRIORITY=%i", priority, nullptr);
-        else
-            sd_journal_send("MESSAGE=rtprov first boot: %s", message.c_str(), "MESSAGE_ID=%s", id,
-                            "PRIORITY=%i", priority, "%s", extra.c_str(), nullptr);
+        std::vector<std::string> fields = {"MESSAGE=rtprov first boot: " + message,
+                                           std::string("MESSAGE_ID=") + id,
+                                           "PRIORITY=" + std::to_string(priority)};
+        if (!extra_field.empty())
+            fields.push_back(extra_field);
+        systemd::journal_send(fields);
     }
     if (delivery.print)
         std::cout << "rtprov firstboot: " << message << std::endl;
@@ -253,9 +253,14 @@ int run_firstboot(const FirstbootCommand&) {
         } catch (const std::exception& also) {
             std::cerr << "rtprov: warning: cannot record the failure: " << also.what() << "\n";
         }
-        sd_journal_send("MESSAGE=rtprov first boot: failed: %s", e.what(), "MESSAGE_ID=%s",
-                        k_id_failed, "PRIORITY=%i", LOG_ERR, nullptr);
-        sd_notifyf(0, "STATUS=rtprov first boot failed: %s", e.what());
+        try {
+            systemd::journal_send({std::string("MESSAGE=rtprov first boot: failed: ") + e.what(),
+                                   std::string("MESSAGE_ID=") + k_id_failed,
+                                   "PRIORITY=" + std::to_string(LOG_ERR)});
+            systemd::notify(std::string("STATUS=rtprov first boot failed: ") + e.what());
+        } catch (const std::exception& also) {
+            std::cerr << "rtprov: warning: cannot tell the journal: " << also.what() << "\n";
+        }
         // On a terminal main() prints the error; where stderr is the journal the entry
         // above is that message already.
         if (!is_journal(STDERR_FILENO))

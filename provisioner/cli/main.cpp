@@ -12,6 +12,7 @@
 #include "provisioner/planner/planner.hpp"
 #include "provisioner/profile/app_loader.hpp"
 #include "provisioner/profile/profile_loader.hpp"
+#include "provisioner/systemd/libsystemd.hpp"
 #include "provisioner/systemd/online.hpp"
 #include "provisioner/target/journal.hpp"
 #include "provisioner/target/probe.hpp"
@@ -19,7 +20,7 @@
 #include "provisioner/target/run_in_root.hpp"
 
 #include <CLI/CLI.hpp>
-#include <systemd/sd-journal.h>
+#include <syslog.h>
 
 #include <unistd.h>
 
@@ -377,9 +378,10 @@ int run_sched_features() {
     const char* action = k_actions[static_cast<int>(result.action)];
     // Started by systemd: one structured journal entry (stdout would log it twice).
     if (std::getenv("INVOCATION_ID"))
-        sd_journal_send("MESSAGE=rtprov sched-features: %s", result.message.c_str(),
-                        "MESSAGE_ID=5b0c2a1e6f3d4c8e9a7b1d2c3e4f5a6b", "PRIORITY=%i",
-                        result.ok ? LOG_INFO : LOG_ERR, "RTPROV_RT_PUSH_IPI=%s", action, nullptr);
+        systemd::journal_send({"MESSAGE=rtprov sched-features: " + result.message,
+                               "MESSAGE_ID=5b0c2a1e6f3d4c8e9a7b1d2c3e4f5a6b",
+                               "PRIORITY=" + std::to_string(result.ok ? LOG_INFO : LOG_ERR),
+                               std::string("RTPROV_RT_PUSH_IPI=") + action});
     else
         (result.ok ? std::cout : std::cerr) << "rtprov sched-features: " << result.message << "\n";
     return result.ok ? k_exit_ok : k_exit_failed;
@@ -406,8 +408,8 @@ int run_cpuset_partition(const std::string& slice, const std::string& mode) {
         throw CLI::ValidationError("SLICE", "a slice name such as rtprov.slice");
     live::PartitionResult result = live::set_cpuset_partition("/sys/fs/cgroup/" + slice, mode);
     if (std::getenv("INVOCATION_ID"))
-        sd_journal_send("MESSAGE=rtprov cpuset-partition: %s", result.message.c_str(),
-                        "PRIORITY=%i", result.ok ? LOG_INFO : LOG_ERR, nullptr);
+        systemd::journal_send({"MESSAGE=rtprov cpuset-partition: " + result.message,
+                               "PRIORITY=" + std::to_string(result.ok ? LOG_INFO : LOG_ERR)});
     else
         (result.ok ? std::cout : std::cerr)
             << "rtprov cpuset-partition: " << result.message << "\n";

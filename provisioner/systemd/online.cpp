@@ -1,9 +1,8 @@
 #include "provisioner/systemd/online.hpp"
 
 #include "provisioner/core/error.hpp"
+#include "provisioner/systemd/libsystemd.hpp"
 #include "provisioner/systemd/units.hpp"
-
-#include <systemd/sd-bus.h>
 
 #include <algorithm>
 #include <cstring>
@@ -90,9 +89,10 @@ using Bus = std::unique_ptr<sd_bus, sd_bus* (*)(sd_bus*)>;
 struct Reply {
     sd_bus_error error{}; // SD_BUS_ERROR_NULL, without its C compound literal
     sd_bus_message* message = nullptr;
-    ~Reply() {
-        sd_bus_error_free(&error);
-        sd_bus_message_unref(message);
+    ~Reply() { // made only once libsystemd is loaded
+        const LibSystemd& sd = libsystemd();
+        sd.sd_bus_error_free(&error);
+        sd.sd_bus_message_unref(message);
     }
 };
 
@@ -182,41 +182,42 @@ namespace {
 
 // Sends one step; returns systemd's answer when it fails, "" when it was done.
 std::string send(sd_bus* bus, const OnlineStep& step) {
+    const LibSystemd& sd = libsystemd();
     using Kind = OnlineStep::Kind;
     Reply reply;
     int r = 0;
     if (step.kind == Kind::reload) {
-        r = sd_bus_call_method(bus, k_service, k_path, k_manager, "Reload", &reply.error,
-                               &reply.message, "");
+        r = sd.sd_bus_call_method(bus, k_service, k_path, k_manager, "Reload", &reply.error,
+                                  &reply.message, "");
     } else if (step.kind == Kind::set_allowed_cpus) {
         sd_bus_message* request = nullptr;
-        r = sd_bus_message_new_method_call(bus, &request, k_service, k_path, k_manager,
-                                           "SetUnitProperties");
+        r = sd.sd_bus_message_new_method_call(bus, &request, k_service, k_path, k_manager,
+                                              "SetUnitProperties");
         std::unique_ptr<sd_bus_message, sd_bus_message* (*)(sd_bus_message*)> owned(
-            request, sd_bus_message_unref);
+            request, sd.sd_bus_message_unref);
         std::vector<std::uint8_t> mask = cpu_mask_bytes(step.cpus);
         if (r >= 0)
-            r = sd_bus_message_append(request, "sb", step.unit.c_str(), 1);
+            r = sd.sd_bus_message_append(request, "sb", step.unit.c_str(), 1);
         if (r >= 0)
-            r = sd_bus_message_open_container(request, 'a', "(sv)");
+            r = sd.sd_bus_message_open_container(request, 'a', "(sv)");
         if (r >= 0)
-            r = sd_bus_message_open_container(request, 'r', "sv");
+            r = sd.sd_bus_message_open_container(request, 'r', "sv");
         if (r >= 0)
-            r = sd_bus_message_append(request, "s", "AllowedCPUs");
+            r = sd.sd_bus_message_append(request, "s", "AllowedCPUs");
         if (r >= 0)
-            r = sd_bus_message_open_container(request, 'v', "ay");
+            r = sd.sd_bus_message_open_container(request, 'v', "ay");
         if (r >= 0)
-            r = sd_bus_message_append_array(request, 'y', mask.data(), mask.size());
+            r = sd.sd_bus_message_append_array(request, 'y', mask.data(), mask.size());
         for (int i = 0; r >= 0 && i < 3; ++i)
-            r = sd_bus_message_close_container(request);
+            r = sd.sd_bus_message_close_container(request);
         if (r >= 0)
-            r = sd_bus_call(bus, request, 0, &reply.error, &reply.message);
+            r = sd.sd_bus_call(bus, request, 0, &reply.error, &reply.message);
     } else {
         const char* method = step.kind == Kind::try_restart ? "TryRestartUnit"
                              : step.kind == Kind::restart   ? "RestartUnit"
                                                             : "StopUnit";
-        r = sd_bus_call_method(bus, k_service, k_path, k_manager, method, &reply.error,
-                               &reply.message, "ss", step.unit.c_str(), "replace");
+        r = sd.sd_bus_call_method(bus, k_service, k_path, k_manager, method, &reply.error,
+                                  &reply.message, "ss", step.unit.c_str(), "replace");
     }
     if (r >= 0)
         return "";
@@ -232,8 +233,17 @@ OnlineResult apply_online(const OnlineActions& actions) {
     const std::vector<OnlineStep> steps = online_steps(actions);
     if (steps.empty())
         return result;
+    const LibSystemd* loaded = nullptr;
+    try {
+        loaded = &libsystemd();
+    } catch (const Error& e) {
+        result.failure = e.what();
+        result.not_done = steps;
+        return result;
+    }
+    const LibSystemd& sd = *loaded;
     sd_bus* raw = nullptr;
-    int r = sd_bus_open_system(&raw);
+    int r = sd.sd_bus_open_system(&raw);
     if (r < 0) {
         result.failure = std::string("cannot reach systemd on the system bus: ") +
                          std::strerror(-r) +
@@ -241,7 +251,7 @@ OnlineResult apply_online(const OnlineActions& actions) {
         result.not_done = steps;
         return result;
     }
-    Bus bus(raw, sd_bus_flush_close_unref);
+    Bus bus(raw, sd.sd_bus_flush_close_unref);
     for (std::size_t i = 0; i < steps.size(); ++i) {
         result.failure = send(bus.get(), steps[i]);
         if (!result.complete()) {
@@ -254,15 +264,16 @@ OnlineResult apply_online(const OnlineActions& actions) {
 }
 
 void request_reboot() {
+    const LibSystemd& sd = libsystemd();
     sd_bus* raw = nullptr;
-    int r = sd_bus_open_system(&raw);
+    int r = sd.sd_bus_open_system(&raw);
     if (r < 0)
         throw Error(std::string("cannot reach systemd on the system bus to reboot: ") +
                     std::strerror(-r));
-    Bus bus(raw, sd_bus_flush_close_unref);
+    Bus bus(raw, sd.sd_bus_flush_close_unref);
     Reply reply;
-    r = sd_bus_call_method(bus.get(), k_service, k_path, k_manager, "StartUnit", &reply.error,
-                           &reply.message, "ss", "reboot.target", "replace-irreversibly");
+    r = sd.sd_bus_call_method(bus.get(), k_service, k_path, k_manager, "StartUnit", &reply.error,
+                              &reply.message, "ss", "reboot.target", "replace-irreversibly");
     if (r < 0)
         fail("reboot", r, reply.error);
 }

@@ -1,6 +1,7 @@
 #include "provisioner/target/backup_archive.hpp"
 
 #include "provisioner/core/error.hpp"
+#include "provisioner/core/shared_library.hpp"
 
 #include <archive.h>
 #include <archive_entry.h>
@@ -11,6 +12,47 @@
 namespace rtprov::target {
 
 namespace {
+
+// The libarchive functions the backup uses, loaded at the first backup read or written
+// (core::SharedLibrary says why it is not linked).
+#define RTPROV_LIBARCHIVE_FUNCTIONS(X)                                                             \
+    X(archive_entry_filetype)                                                                      \
+    X(archive_entry_free)                                                                          \
+    X(archive_entry_gid)                                                                           \
+    X(archive_entry_mtime)                                                                         \
+    X(archive_entry_new)                                                                           \
+    X(archive_entry_pathname)                                                                      \
+    X(archive_entry_perm)                                                                          \
+    X(archive_entry_set_filetype)                                                                  \
+    X(archive_entry_set_gid)                                                                       \
+    X(archive_entry_set_mtime)                                                                     \
+    X(archive_entry_set_pathname)                                                                  \
+    X(archive_entry_set_perm)                                                                      \
+    X(archive_entry_set_size)                                                                      \
+    X(archive_entry_set_symlink)                                                                   \
+    X(archive_entry_set_uid)                                                                       \
+    X(archive_entry_size)                                                                          \
+    X(archive_entry_symlink)                                                                       \
+    X(archive_entry_uid)                                                                           \
+    X(archive_error_string)                                                                        \
+    X(archive_read_data)                                                                           \
+    X(archive_read_free)                                                                           \
+    X(archive_read_new)                                                                            \
+    X(archive_read_next_header)                                                                    \
+    X(archive_read_open_memory)                                                                    \
+    X(archive_read_support_format_tar)                                                             \
+    X(archive_write_close)                                                                         \
+    X(archive_write_data)                                                                          \
+    X(archive_write_free)                                                                          \
+    X(archive_write_header)                                                                        \
+    X(archive_write_new)                                                                           \
+    X(archive_write_open)                                                                          \
+    X(archive_write_set_bytes_per_block)                                                           \
+    X(archive_write_set_format_pax_restricted)
+
+RTPROV_DL_STRUCT(LibArchive, RTPROV_LIBARCHIVE_FUNCTIONS)
+RTPROV_DL_LOADER(LibArchive, libarchive, "libarchive.so.13", RTPROV_PACKAGE_LIBARCHIVE,
+                 RTPROV_LIBARCHIVE_FUNCTIONS)
 
 using ArchivePtr = std::unique_ptr<archive, int (*)(archive*)>;
 using EntryPtr = std::unique_ptr<archive_entry, void (*)(archive_entry*)>;
@@ -23,98 +65,100 @@ la_ssize_t append(archive*, void* client, const void* buffer, size_t length) {
 } // namespace
 
 std::string write_backup_archive(const Backups& backups) {
+    const LibArchive& la = libarchive();
     std::string bytes;
-    ArchivePtr writer(archive_write_new(), archive_write_free);
-    archive_write_set_format_pax_restricted(writer.get());
-    archive_write_set_bytes_per_block(writer.get(), 0); // no padding to 10 KiB blocks
-    if (archive_write_open(writer.get(), &bytes, nullptr, append, nullptr) != ARCHIVE_OK)
+    ArchivePtr writer(la.archive_write_new(), la.archive_write_free);
+    la.archive_write_set_format_pax_restricted(writer.get());
+    la.archive_write_set_bytes_per_block(writer.get(), 0); // no padding to 10 KiB blocks
+    if (la.archive_write_open(writer.get(), &bytes, nullptr, append, nullptr) != ARCHIVE_OK)
         throw Error(std::string("cannot write backup archive: ") +
-                    archive_error_string(writer.get()));
+                    la.archive_error_string(writer.get()));
     for (const auto& [path, state] : backups) {
-        EntryPtr entry(archive_entry_new(), archive_entry_free);
-        archive_entry_set_pathname(entry.get(), path.substr(1).c_str()); // relative in tar
+        EntryPtr entry(la.archive_entry_new(), la.archive_entry_free);
+        la.archive_entry_set_pathname(entry.get(), path.substr(1).c_str()); // relative in tar
         if (state.symlink) {
-            archive_entry_set_filetype(entry.get(), AE_IFLNK);
-            archive_entry_set_symlink(entry.get(), state.content.c_str());
-            archive_entry_set_perm(entry.get(), 0777);
-            archive_entry_set_uid(entry.get(), state.uid);
-            archive_entry_set_gid(entry.get(), state.gid);
-            archive_entry_set_mtime(entry.get(), state.mtime, 0);
-            archive_entry_set_size(entry.get(), 0);
-            if (archive_write_header(writer.get(), entry.get()) != ARCHIVE_OK)
+            la.archive_entry_set_filetype(entry.get(), AE_IFLNK);
+            la.archive_entry_set_symlink(entry.get(), state.content.c_str());
+            la.archive_entry_set_perm(entry.get(), 0777);
+            la.archive_entry_set_uid(entry.get(), state.uid);
+            la.archive_entry_set_gid(entry.get(), state.gid);
+            la.archive_entry_set_mtime(entry.get(), state.mtime, 0);
+            la.archive_entry_set_size(entry.get(), 0);
+            if (la.archive_write_header(writer.get(), entry.get()) != ARCHIVE_OK)
                 throw Error(std::string("cannot write backup archive: ") +
-                            archive_error_string(writer.get()));
+                            la.archive_error_string(writer.get()));
             continue;
         }
-        archive_entry_set_filetype(entry.get(), AE_IFREG);
-        archive_entry_set_perm(entry.get(), state.mode);
-        archive_entry_set_uid(entry.get(), state.uid);
-        archive_entry_set_gid(entry.get(), state.gid);
-        archive_entry_set_mtime(entry.get(), state.mtime, 0);
-        archive_entry_set_size(entry.get(), la_int64_t(state.content.size()));
-        if (archive_write_header(writer.get(), entry.get()) != ARCHIVE_OK ||
-            archive_write_data(writer.get(), state.content.data(), state.content.size()) !=
+        la.archive_entry_set_filetype(entry.get(), AE_IFREG);
+        la.archive_entry_set_perm(entry.get(), state.mode);
+        la.archive_entry_set_uid(entry.get(), state.uid);
+        la.archive_entry_set_gid(entry.get(), state.gid);
+        la.archive_entry_set_mtime(entry.get(), state.mtime, 0);
+        la.archive_entry_set_size(entry.get(), la_int64_t(state.content.size()));
+        if (la.archive_write_header(writer.get(), entry.get()) != ARCHIVE_OK ||
+            la.archive_write_data(writer.get(), state.content.data(), state.content.size()) !=
                 la_ssize_t(state.content.size()))
             throw Error(std::string("cannot write backup archive: ") +
-                        archive_error_string(writer.get()));
+                        la.archive_error_string(writer.get()));
     }
-    if (archive_write_close(writer.get()) != ARCHIVE_OK)
+    if (la.archive_write_close(writer.get()) != ARCHIVE_OK)
         throw Error(std::string("cannot write backup archive: ") +
-                    archive_error_string(writer.get()));
+                    la.archive_error_string(writer.get()));
     return bytes;
 }
 
 Backups read_backup_archive(const std::string& bytes, const std::string& label) {
+    const LibArchive& la = libarchive();
     Backups backups;
-    ArchivePtr reader(archive_read_new(), archive_read_free);
-    archive_read_support_format_tar(reader.get());
+    ArchivePtr reader(la.archive_read_new(), la.archive_read_free);
+    la.archive_read_support_format_tar(reader.get());
     auto damaged = [&](const std::string& why) {
         return Error(label + ": backup archive is damaged (" + why +
                      "); rollback cannot restore originals from it");
     };
-    if (archive_read_open_memory(reader.get(), bytes.data(), bytes.size()) != ARCHIVE_OK)
-        throw damaged(archive_error_string(reader.get()));
+    if (la.archive_read_open_memory(reader.get(), bytes.data(), bytes.size()) != ARCHIVE_OK)
+        throw damaged(la.archive_error_string(reader.get()));
     archive_entry* entry = nullptr;
     while (true) {
-        int result = archive_read_next_header(reader.get(), &entry);
+        int result = la.archive_read_next_header(reader.get(), &entry);
         if (result == ARCHIVE_EOF)
             break;
         if (result != ARCHIVE_OK)
-            throw damaged(archive_error_string(reader.get()));
+            throw damaged(la.archive_error_string(reader.get()));
         // Entries are absolute in-root paths rtprov wrote: 'etc/x', never '', '..' or '//'.
-        const char* name = archive_entry_pathname(entry);
+        const char* name = la.archive_entry_pathname(entry);
         std::string path = "/" + std::string(name ? name : "");
         if (path == "/" || path.back() == '/' || path.find("//") != std::string::npos ||
             path.find("/../") != std::string::npos || path.ends_with("/..") ||
             path.find("/./") != std::string::npos || path.ends_with("/.") || backups.count(path))
             throw damaged("entry '" + path.substr(1) + "' is not a path rtprov backs up");
-        if (archive_entry_filetype(entry) == AE_IFLNK) {
-            const char* target = archive_entry_symlink(entry);
+        if (la.archive_entry_filetype(entry) == AE_IFLNK) {
+            const char* target = la.archive_entry_symlink(entry);
             if (!target || !*target)
                 throw damaged("symlink entry '" + path.substr(1) + "' has no target");
             core::FileState link = core::symlink_to(target);
-            link.uid = unsigned(archive_entry_uid(entry));
-            link.gid = unsigned(archive_entry_gid(entry));
-            link.mtime = archive_entry_mtime(entry);
+            link.uid = unsigned(la.archive_entry_uid(entry));
+            link.gid = unsigned(la.archive_entry_gid(entry));
+            link.mtime = la.archive_entry_mtime(entry);
             backups[path] = std::move(link);
             continue;
         }
-        if (archive_entry_filetype(entry) != AE_IFREG)
+        if (la.archive_entry_filetype(entry) != AE_IFREG)
             throw damaged("entry '" + path.substr(1) + "' is neither a regular file nor a symlink");
         core::FileState state;
-        state.mode = archive_entry_perm(entry) & 07777; // permission bits, as written
-        state.uid = unsigned(archive_entry_uid(entry));
-        state.gid = unsigned(archive_entry_gid(entry));
-        state.mtime = archive_entry_mtime(entry);
+        state.mode = la.archive_entry_perm(entry) & 07777; // permission bits, as written
+        state.uid = unsigned(la.archive_entry_uid(entry));
+        state.gid = unsigned(la.archive_entry_gid(entry));
+        state.mtime = la.archive_entry_mtime(entry);
         // The header's size is the archive's word, not a fact: an entry cannot hold more
         // bytes than the whole archive (a forged header declaring 8 GB would otherwise
         // allocate them).
-        la_int64_t size = archive_entry_size(entry);
+        la_int64_t size = la.archive_entry_size(entry);
         if (size < 0 || std::uint64_t(size) > bytes.size())
             throw damaged("entry '" + path.substr(1) + "' declares " + std::to_string(size) +
                           " bytes in an archive of " + std::to_string(bytes.size()));
         state.content.resize(std::size_t(size));
-        if (archive_read_data(reader.get(), state.content.data(), state.content.size()) != size)
+        if (la.archive_read_data(reader.get(), state.content.data(), state.content.size()) != size)
             throw damaged("short entry '" + path.substr(1) + "'");
         backups[path] = std::move(state);
     }

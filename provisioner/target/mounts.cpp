@@ -1,5 +1,7 @@
 #include "provisioner/target/mounts.hpp"
 
+#include "provisioner/core/shared_library.hpp"
+
 #include <libmount/libmount.h>
 
 #include <climits>
@@ -11,10 +13,25 @@ namespace rtprov::target {
 
 namespace {
 
+// The libmount functions used here, loaded at the first mount table read
+// (core::SharedLibrary says why it is not linked).
+#define RTPROV_LIBMOUNT_FUNCTIONS(X)                                                               \
+    X(mnt_fs_get_source)                                                                           \
+    X(mnt_new_table)                                                                               \
+    X(mnt_new_table_from_file)                                                                     \
+    X(mnt_table_find_target)                                                                       \
+    X(mnt_table_parse_stream)                                                                      \
+    X(mnt_unref_table)
+
+RTPROV_DL_STRUCT(LibMount, RTPROV_LIBMOUNT_FUNCTIONS)
+RTPROV_DL_LOADER(LibMount, libmount, "libmount.so.1", RTPROV_PACKAGE_LIBMOUNT,
+                 RTPROV_LIBMOUNT_FUNCTIONS)
+
 using Table = std::unique_ptr<libmnt_table, void (*)(libmnt_table*)>;
 
 Table load(const char* path) {
-    return Table(mnt_new_table_from_file(path), mnt_unref_table);
+    const LibMount& lm = libmount();
+    return Table(lm.mnt_new_table_from_file(path), lm.mnt_unref_table);
 }
 
 } // namespace
@@ -22,23 +39,25 @@ Table load(const char* path) {
 std::optional<std::string> fstab_source(const std::string& fstab, const std::string& mount_point) {
     if (fstab.empty())
         return std::nullopt;
-    Table table(mnt_new_table(), mnt_unref_table);
+    const LibMount& lm = libmount();
+    Table table(lm.mnt_new_table(), lm.mnt_unref_table);
     std::unique_ptr<FILE, int (*)(FILE*)> stream(
         fmemopen(const_cast<char*>(fstab.data()), fstab.size(), "r"), std::fclose);
-    if (!table || !stream || mnt_table_parse_stream(table.get(), stream.get(), "fstab") != 0)
+    if (!table || !stream || lm.mnt_table_parse_stream(table.get(), stream.get(), "fstab") != 0)
         return std::nullopt;
-    libmnt_fs* fs = mnt_table_find_target(table.get(), mount_point.c_str(), MNT_ITER_BACKWARD);
-    if (!fs || !mnt_fs_get_source(fs))
+    libmnt_fs* fs = lm.mnt_table_find_target(table.get(), mount_point.c_str(), MNT_ITER_BACKWARD);
+    if (!fs || !lm.mnt_fs_get_source(fs))
         return std::nullopt;
-    return std::string(mnt_fs_get_source(fs));
+    return std::string(lm.mnt_fs_get_source(fs));
 }
 
 bool is_mount_point(const std::string& host_path) {
     char resolved[PATH_MAX];
     if (!realpath(host_path.c_str(), resolved))
         return false;
+    const LibMount& lm = libmount();
     Table table = load("/proc/self/mountinfo");
-    return table && mnt_table_find_target(table.get(), resolved, MNT_ITER_BACKWARD) != nullptr;
+    return table && lm.mnt_table_find_target(table.get(), resolved, MNT_ITER_BACKWARD) != nullptr;
 }
 
 } // namespace rtprov::target

@@ -192,4 +192,28 @@ for command in apply status rollback; do
 done
 check "a corrupted state file is left as it was" [ "$(tree_sum "$work/r")" = "$before" ]
 
+# -- each command loads only the libraries it needs ----------------------------------------
+# libmount, libarchive and libsystemd (and the 16 libraries they bring) are loaded by
+# the code that uses them (core::SharedLibrary). LD_DEBUG=files shows what the dynamic
+# linker loaded later than at start ("dynamically loaded by").
+run_loading() { # run_loading ARGS...: rtprov ARGS; $rc, and $loaded: what it dlopen'ed
+    loaded=$(LD_DEBUG=files "$rtprov" "$@" 2>&1 >/dev/null |
+        sed -n 's/.*file=\([^ ]*\) \[0\];  dynamically loaded by.*/\1/p' | sort -u | xargs)
+    rc=${PIPESTATUS[0]}
+}
+check "rtprov links none of libmount, libarchive, libsystemd" \
+    sh -c "! ldd '$rtprov' | grep -E 'lib(mount|archive|systemd)\.so'"
+fresh r debian13
+for args in "--version" "profiles" "plan --root $work/r --profile x86-debian13"; do
+    # shellcheck disable=SC2086 # the words of the command
+    run_loading $args
+    check "rtprov $args succeeds and loads nothing more ('$loaded')" [ "$rc:$loaded" = "0:" ]
+done
+fresh r pi4-trixie
+run_loading plan --root "$work/r" --profile pi4
+check "plan on a Pi root whose fstab names a boot partition loads libmount only ('$loaded')" \
+    [ "$rc:$loaded" = "0:libmount.so.1" ]
+run_loading apply --root "$work/r" --profile pi4
+check "an offline apply that backs up cmdline.txt loads libarchive and libmount, not libsystemd ('$loaded')" \
+    [ "$rc:$loaded" = "0:libarchive.so.13 libmount.so.1" ]
 finish

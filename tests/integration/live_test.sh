@@ -21,7 +21,13 @@ mkdir -p "$root/opt/rtprov/bin" "$root/opt/rtprov/share" "$root/proc" \
     "$root/sys/devices/system/cpu"
 cp "$rtprov" "$root/opt/rtprov/bin/rtprov"
 cp -a "$(dirname "$rtprov")/../share/rtprov" "$root/opt/rtprov/share/"
-for lib in $(ldd "$rtprov" | grep -o '/[^ ]*'); do
+# The libraries it links, and those it loads when a command needs them (dlopen, not in
+# ldd's list: core::SharedLibrary) with theirs, as the package's Depends bring them.
+libdir=$(dirname "$(ldd "$rtprov" | awk '$1 == "libc.so.6" { print $3 }')")
+loaded="$libdir/libmount.so.1 $libdir/libarchive.so.13 $libdir/libsystemd.so.0"
+# shellcheck disable=SC2086 # one path per word
+for lib in $( (ldd "$rtprov" $loaded; echo "$loaded") | grep -o '^[[:space:]]*/[^ :]*\|=> /[^ ]*' |
+    grep -o '/[^ :]*' | sort -u); do
     mkdir -p "$root$(dirname "$lib")"
     cp -L "$lib" "$root$lib"
 done

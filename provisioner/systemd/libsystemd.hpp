@@ -1,0 +1,47 @@
+#pragma once
+
+#include "provisioner/core/shared_library.hpp"
+
+#include <systemd/sd-bus.h>
+#include <systemd/sd-daemon.h>
+// sd-journal.h otherwise makes sd_journal_sendv a macro for its _with_location variant;
+// the entry's CODE_FILE/CODE_LINE would name this file anyway.
+#define SD_JOURNAL_SUPPRESS_LOCATION
+#include <systemd/sd-journal.h>
+
+#include <string>
+#include <vector>
+
+namespace rtprov::systemd {
+
+// The libsystemd functions rtprov uses, loaded when a command first talks to systemd
+// (core::SharedLibrary says why it is not linked).
+#define RTPROV_LIBSYSTEMD_FUNCTIONS(X)                                                             \
+    X(sd_bus_call)                                                                                 \
+    X(sd_bus_call_method)                                                                          \
+    X(sd_bus_error_free)                                                                           \
+    X(sd_bus_flush_close_unref)                                                                    \
+    X(sd_bus_message_append)                                                                       \
+    X(sd_bus_message_append_array)                                                                 \
+    X(sd_bus_message_close_container)                                                              \
+    X(sd_bus_message_new_method_call)                                                              \
+    X(sd_bus_message_open_container)                                                               \
+    X(sd_bus_message_unref)                                                                        \
+    X(sd_bus_open_system)                                                                          \
+    X(sd_journal_sendv)                                                                            \
+    X(sd_notify)
+
+RTPROV_DL_STRUCT(LibSystemd, RTPROV_LIBSYSTEMD_FUNCTIONS)
+
+// Loads libsystemd.so.0 at the first call; throws rtprov::Error saying what to install.
+const LibSystemd& libsystemd();
+
+// One structured journal entry, each field "NAME=value" (systemd.journal-fields(7));
+// MESSAGE= among them. Returns false when the journal did not take it.
+bool journal_send(const std::vector<std::string>& fields);
+
+// sd_notify(3) with 'state' ("STATUS=..."); without $NOTIFY_SOCKET (no service manager
+// listens) it does nothing and loads nothing.
+void notify(const std::string& state);
+
+} // namespace rtprov::systemd
