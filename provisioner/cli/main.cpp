@@ -8,6 +8,7 @@
 #include "provisioner/live/cpu_dma_latency.hpp"
 #include "provisioner/live/cpuset_partition.hpp"
 #include "provisioner/live/sched_features.hpp"
+#include "provisioner/pipeline/probe.hpp"
 #include "provisioner/pipeline/profile_search.hpp"
 #include "provisioner/planner/planner.hpp"
 #include "provisioner/profile/app_loader.hpp"
@@ -15,7 +16,6 @@
 #include "provisioner/systemd/libsystemd.hpp"
 #include "provisioner/systemd/online.hpp"
 #include "provisioner/target/journal.hpp"
-#include "provisioner/target/probe.hpp"
 #include "provisioner/target/root_lock.hpp"
 #include "provisioner/target/run_in_root.hpp"
 
@@ -190,7 +190,7 @@ Planned make_plan(const Options& o, const target::Root& root) {
     Planned p{profile::load_profile(o.profile, search_path(o, &root), overrides(o)), "", {}, {}};
     p.profile_yaml = profile::to_yaml(p.profile);
     auto mode = o.live ? core::TargetMode::live : core::TargetMode::offline;
-    core::TargetFacts facts = target::probe(root, p.profile, mode);
+    core::TargetFacts facts = pipeline::probe(root, p.profile, mode);
     // The keys the applied profile put on the command line stay rtprov's to take back.
     if (const core::FileState* applied = facts.file(core::k_applied_profile_path)) {
         try {

@@ -3,10 +3,10 @@
 #include "provisioner/audit/kernel_checks.hpp"
 #include "provisioner/core/error.hpp"
 #include "provisioner/core/plan.hpp"
+#include "provisioner/pipeline/probe.hpp"
 #include "provisioner/profile/app_loader.hpp"
 #include "provisioner/profile/profile_loader.hpp"
 #include "provisioner/target/firstboot_state.hpp"
-#include "provisioner/target/probe.hpp"
 #include "provisioner/target/root.hpp"
 
 #include <filesystem>
@@ -28,7 +28,7 @@ std::optional<AppliedSystem> load_applied_system(const std::string& sysroot,
     if (!profile)
         return std::nullopt;
     target::Root root(sysroot);
-    core::TargetFacts facts = target::probe(root, *profile, core::TargetMode::live);
+    core::TargetFacts facts = pipeline::probe(root, *profile, core::TargetMode::live);
     auto cores = core::resolve_cores(*profile, facts.cpu_count);
     if (!cores)
         throw Error("the applied profile's core layout cannot be resolved (CPUs present: " +

@@ -6,7 +6,6 @@
 #include "provisioner/boot/kernel_config.hpp"
 #include "provisioner/boot/rpi_firmware.hpp"
 #include "provisioner/core/os_release.hpp"
-#include "provisioner/system/cpus.hpp"
 #include "provisioner/systemd/units.hpp"
 #include "provisioner/target/backup_archive.hpp"
 #include "provisioner/target/journal.hpp"
@@ -175,8 +174,6 @@ core::TargetFacts probe(const Root& root, const core::Profile& profile, core::Ta
             facts.os = core::parse_os_release(file->content);
             break;
         }
-    if (mode == core::TargetMode::live)
-        facts.cpu_count = system::layout_cpu_count(system::read_cpus(system::SysRoot(root.path())));
     facts.kernels = probe_kernels(root);
     // dpkg's status file is large (400 KB on a plain Debian 13 root) and only the RT kernel
     // check needs it.

@@ -5,12 +5,12 @@
 
 namespace rtprov::target {
 
-// Reads what plan() needs to know about the target, and nothing else: os-release, the
-// CPU count (live only: offline, the build host's CPUs say nothing about the board),
+// Reads what plan() needs to know about the target root, and nothing else: os-release,
 // the kernels in /boot and their configs, installed packages, the boot loader's files
 // (for the Pi, where the boot partition is and whether it is mounted), the files plan()
 // may write, and the originals of files rtprov changed before. Read-only. Throws
-// rtprov::Error for a damaged state file or backup.
+// rtprov::Error for a damaged state file or backup. The running system's CPUs are not
+// the root's: pipeline::probe adds them for a live target.
 core::TargetFacts probe(const Root& root, const core::Profile& profile, core::TargetMode mode);
 
 } // namespace rtprov::target

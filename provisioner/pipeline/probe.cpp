@@ -1,0 +1,16 @@
+#include "provisioner/pipeline/probe.hpp"
+
+#include "provisioner/system/cpus.hpp"
+#include "provisioner/target/probe.hpp"
+
+namespace rtprov::pipeline {
+
+core::TargetFacts probe(const target::Root& root, const core::Profile& profile,
+                        core::TargetMode mode) {
+    core::TargetFacts facts = target::probe(root, profile, mode);
+    if (mode == core::TargetMode::live)
+        facts.cpu_count = system::layout_cpu_count(system::read_cpus(system::SysRoot(root.path())));
+    return facts;
+}
+
+} // namespace rtprov::pipeline
