@@ -1,6 +1,5 @@
 // rtprov's command line: the only code that reads argv and the environment, prints,
 // or exits. Everything it does is a call into the library folders.
-#include "provisioner/boot/kernel_params.hpp"
 #include "provisioner/cli/commands.hpp"
 #include "provisioner/cli/render.hpp"
 #include "provisioner/core/error.hpp"
@@ -8,10 +7,8 @@
 #include "provisioner/live/cpu_dma_latency.hpp"
 #include "provisioner/live/cpuset_partition.hpp"
 #include "provisioner/live/sched_features.hpp"
-#include "provisioner/pipeline/probe.hpp"
+#include "provisioner/pipeline/apply.hpp"
 #include "provisioner/pipeline/profile_search.hpp"
-#include "provisioner/planner/planner.hpp"
-#include "provisioner/profile/app_loader.hpp"
 #include "provisioner/profile/profile_loader.hpp"
 #include "provisioner/systemd/libsystemd.hpp"
 #include "provisioner/systemd/online.hpp"
@@ -76,12 +73,9 @@ struct Options {
 };
 
 using cli::data_dir;
-std::string data_profile_dir() {
-    return data_dir("profiles");
-}
 
 profile::SearchPath search_path(const Options& o, const target::Root* root) {
-    return pipeline::profile_search_path(o.profile_dirs, root, data_profile_dir());
+    return pipeline::profile_search_path(o.profile_dirs, root, data_dir("profiles"));
 }
 
 std::vector<profile::Override> overrides(const Options& o) {
@@ -176,39 +170,21 @@ std::optional<int> inherited_lock_fd() {
     return int(fd);
 }
 
-struct Planned {
-    core::Profile profile;
-    std::string profile_yaml;
-    core::Plan plan;
-    std::optional<core::ResolvedCores> cores;
-};
-
-Planned make_plan(const Options& o, const target::Root& root) {
+pipeline::Planned make_plan(const Options& o, const target::Root& root) {
     if (o.profile.empty())
         throw CLI::ValidationError("--profile",
                                    "name a profile: --profile NAME (see 'rtprov profiles')");
-    Planned p{profile::load_profile(o.profile, search_path(o, &root), overrides(o)), "", {}, {}};
-    p.profile_yaml = profile::to_yaml(p.profile);
-    auto mode = o.live ? core::TargetMode::live : core::TargetMode::offline;
-    core::TargetFacts facts = pipeline::probe(root, p.profile, mode);
-    // The keys the applied profile put on the command line stay rtprov's to take back.
-    if (const core::FileState* applied = facts.file(core::k_applied_profile_path)) {
-        try {
-            facts.previous_owned_keys = boot::owned_keys(profile::parse_profile(
-                applied->content, root.host_path(core::k_applied_profile_path)));
-        } catch (const Error& e) {
-            std::cerr << "rtprov: warning: the applied profile cannot be read (" << e.what()
-                      << "); keys it set that the new profile drops stay on the command line\n";
-        }
-    }
-    core::PlanOptions options;
-    options.regenerate = regenerate_mode(o);
-    options.install_packages = o.install_packages;
-    options.force_priority = o.force_priority;
-    p.plan = planner::plan(p.profile, p.profile_yaml, facts, options,
-                           profile::load_apps(data_dir("apps")));
-    p.cores = core::resolve_cores(p.profile, facts.cpu_count);
-    return p;
+    pipeline::PlanRequest request{o.profile, o.profile_dirs,       o.sets,          o.live,
+                                  {},        data_dir("profiles"), data_dir("apps")};
+    request.options.regenerate = regenerate_mode(o);
+    request.options.install_packages = o.install_packages;
+    request.options.force_priority = o.force_priority;
+    return pipeline::make_plan(request, root);
+}
+
+void print_done(const systemd::OnlineResult& online) {
+    for (const systemd::OnlineStep& done : online.done)
+        std::cout << "systemd: " << done.text() << "\n";
 }
 
 int run_profiles(const Options& o, bool show) {
@@ -232,7 +208,7 @@ int run_profiles(const Options& o, bool show) {
 int run_plan(const Options& o) {
     auto root = open_root(o, true);
     target::check_is_system_root(*root);
-    Planned p = make_plan(o, *root);
+    pipeline::Planned p = make_plan(o, *root);
     if (o.packages) {
         for (const std::string& package : p.plan.packages)
             std::cout << package << "\n";
@@ -251,7 +227,7 @@ int run_apply(const Options& o) {
     target::check_is_system_root(*root);
     // Planned under the lock too: what the plan read is what apply changes.
     target::RootLock lock(*root, inherited_lock_fd());
-    Planned p = make_plan(o, *root);
+    pipeline::Planned p = make_plan(o, *root);
     if (p.plan.refused()) {
         cli::PlanView view{p.profile.name, root->path(), o.live, &p.plan, {}};
         std::cerr << cli::plan_text(view);
@@ -266,31 +242,25 @@ int run_apply(const Options& o) {
                                                 "with --live");
     // On the running system, systemd learns about the new units and drop-ins, even when a
     // command after the files failed.
-    auto tell_systemd = [&](const std::vector<std::string>& retired) {
-        systemd::OnlineResult online;
-        if (auto actions = systemd::online_actions(p.plan, p.profile, p.cores, o.runtime, retired);
-            o.live && !actions.empty())
-            online = systemd::apply_online(actions);
-        for (const systemd::OnlineStep& done : online.done)
-            std::cout << "systemd: " << done.text() << "\n";
-        return online;
+    pipeline::SystemdBus systemd_bus;
+    auto told_before_error = [](const systemd::OnlineResult& online) {
+        print_done(online);
+        if (!online.complete())
+            std::cerr << "rtprov: warning: systemd was not told about the files written "
+                         "so far: "
+                      << online.failure
+                      << "; to tell it by hand: " << systemd::systemctl_commands(online.not_done)
+                      << "\n";
     };
-    target::ApplyResult result;
-    try {
-        result = target::apply_plan(*root, lock, p.plan, info, command_runner(o, *root));
-    } catch (const Error&) {
-        if (o.live)
-            if (auto online = tell_systemd({}); !online.complete())
-                std::cerr << "rtprov: warning: systemd was not told about the files written "
-                             "so far: "
-                          << online.failure << "; to tell it by hand: "
-                          << systemd::systemctl_commands(online.not_done) << "\n";
-        throw;
-    }
+    pipeline::Applied applied =
+        pipeline::apply(*root, lock, p, info, command_runner(o, *root), {o.live, o.runtime},
+                        systemd_bus, told_before_error);
+    const target::ApplyResult& result = applied.result;
+    print_done(applied.online);
     // Files written and recorded but systemd not told: say what is done, what is not, and
     // how to finish or undo; the apply did not finish, so it fails (exit 1).
-    if (auto online = tell_systemd(result.retired); !online.complete())
-        throw Error(cli::unfinished_live_apply(p.profile.name, result, online));
+    if (!applied.online.complete())
+        throw Error(cli::unfinished_live_apply(p.profile.name, result, applied.online));
     if (result.stale_temporaries_removed > 0)
         std::cerr << "rtprov: info: removed " << result.stale_temporaries_removed
                   << " temporary file(s) left by an interrupted run\n";
@@ -329,21 +299,16 @@ int run_rollback(const Options& o) {
     auto root = open_root(o, true);
     target::RootLock lock(*root, inherited_lock_fd());
     install_kill_hook(*root);
-    auto result = target::rollback(
+    pipeline::SystemdBus systemd_bus;
+    pipeline::RolledBack rolled = pipeline::rollback(
         *root, lock, o.force ? target::DriftPolicy::overwrite : target::DriftPolicy::refuse,
-        o.regenerate == "never" ? target::CommandRunner{} : command_runner(o, *root));
+        o.regenerate == "never" ? target::CommandRunner{} : command_runner(o, *root), o.live,
+        systemd_bus);
+    const target::RollbackResult& result = rolled.result;
     // On the running system, systemd forgets the units and drop-ins rtprov removed.
-    if (o.live) {
-        std::vector<std::string> touched = result.restored;
-        touched.insert(touched.end(), result.removed.begin(), result.removed.end());
-        if (auto actions = systemd::rollback_actions(touched); !actions.empty()) {
-            systemd::OnlineResult online = systemd::apply_online(actions);
-            for (const systemd::OnlineStep& done : online.done)
-                std::cout << "systemd: " << done.text() << "\n";
-            if (!online.complete())
-                throw Error(cli::unfinished_live_rollback(result, online));
-        }
-    }
+    print_done(rolled.online);
+    if (!rolled.online.complete())
+        throw Error(cli::unfinished_live_rollback(result, rolled.online));
     if (result.nothing_to_do) {
         std::cout << "nothing to roll back: rtprov has not applied anything to "
                   << (o.live ? "this machine" : "root '" + root->path() + "'") << "\n";

@@ -1,0 +1,79 @@
+#include "provisioner/pipeline/apply.hpp"
+
+#include "provisioner/boot/kernel_params.hpp"
+#include "provisioner/core/error.hpp"
+#include "provisioner/pipeline/probe.hpp"
+#include "provisioner/pipeline/profile_search.hpp"
+#include "provisioner/planner/planner.hpp"
+#include "provisioner/profile/app_loader.hpp"
+#include "provisioner/profile/profile_loader.hpp"
+
+namespace rtprov::pipeline {
+
+Planned make_plan(const PlanRequest& request, const target::Root& root) {
+    std::vector<profile::Override> overrides;
+    for (const std::string& set : request.sets)
+        overrides.push_back({set});
+    Planned p;
+    p.profile = profile::load_profile(
+        request.profile, profile_search_path(request.profile_dirs, &root, request.builtin_profiles),
+        overrides);
+    p.profile_yaml = profile::to_yaml(p.profile);
+    core::TargetFacts facts =
+        probe(root, p.profile, request.live ? core::TargetMode::live : core::TargetMode::offline);
+    // The keys the applied profile put on the command line stay rtprov's to take back.
+    std::optional<std::string> unreadable;
+    if (const core::FileState* applied = facts.file(core::k_applied_profile_path)) {
+        try {
+            facts.previous_owned_keys = boot::owned_keys(profile::parse_profile(
+                applied->content, root.host_path(core::k_applied_profile_path)));
+        } catch (const Error& e) {
+            unreadable = e.what();
+        }
+    }
+    p.plan = planner::plan(p.profile, p.profile_yaml, facts, request.options,
+                           profile::load_apps(request.apps));
+    if (unreadable)
+        p.plan.findings.push_back(
+            {core::Severity::warning, "applied-profile-unreadable",
+             "the applied profile cannot be read (" + *unreadable +
+                 "); keys it set that the new profile drops stay on the command line"});
+    p.cores = core::resolve_cores(p.profile, facts.cpu_count);
+    return p;
+}
+
+Applied apply(target::Root& root, const target::RootLock& lock, const Planned& planned,
+              const target::ApplyInfo& info, const target::CommandRunner& run,
+              const LiveOptions& live, ServiceManager& manager,
+              const std::function<void(const systemd::OnlineResult&)>& told_before_error) {
+    auto tell = [&](const std::vector<std::string>& retired) {
+        systemd::OnlineActions actions = systemd::online_actions(
+            planned.plan, planned.profile, planned.cores, live.runtime, retired);
+        return live.live && !actions.empty() ? manager.tell(actions) : systemd::OnlineResult{};
+    };
+    Applied applied;
+    try {
+        applied.result = target::apply_plan(root, lock, planned.plan, info, run);
+    } catch (const Error&) {
+        if (live.live)
+            told_before_error(tell({}));
+        throw;
+    }
+    applied.online = tell(applied.result.retired);
+    return applied;
+}
+
+RolledBack rollback(target::Root& root, const target::RootLock& lock, target::DriftPolicy drift,
+                    const target::CommandRunner& run, bool live, ServiceManager& manager) {
+    RolledBack rolled;
+    rolled.result = target::rollback(root, lock, drift, run);
+    if (!live)
+        return rolled;
+    std::vector<std::string> touched = rolled.result.restored;
+    touched.insert(touched.end(), rolled.result.removed.begin(), rolled.result.removed.end());
+    if (systemd::OnlineActions actions = systemd::rollback_actions(touched); !actions.empty())
+        rolled.online = manager.tell(actions);
+    return rolled;
+}
+
+} // namespace rtprov::pipeline

@@ -1,0 +1,86 @@
+#pragma once
+
+#include "provisioner/core/plan.hpp"
+#include "provisioner/core/profile.hpp"
+#include "provisioner/systemd/online.hpp"
+#include "provisioner/target/journal.hpp"
+#include "provisioner/target/root.hpp"
+#include "provisioner/target/root_lock.hpp"
+
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+// plan, apply and rollback as the commands (and first boot, through them) run them:
+// from the user's request to the plan, and from the plan to the files and, on the
+// running system, to what systemd is told.
+namespace rtprov::pipeline {
+
+// What a command asks to be planned.
+struct PlanRequest {
+    std::string profile;                   // a name or a path
+    std::vector<std::string> profile_dirs; // --profile-dir, searched first
+    std::vector<std::string> sets;         // --set KEY=VALUE, in order
+    bool live = false;                     // the root is the running system
+    core::PlanOptions options;
+    std::string builtin_profiles; // the built-in data: board profiles, searched last
+    std::string apps;             // and what rtprov knows about audio apps
+};
+
+struct Planned {
+    core::Profile profile;
+    std::string profile_yaml; // the resolved profile, as /etc/rtprov/profile.yaml holds it
+    core::Plan plan;
+    std::optional<core::ResolvedCores> cores; // nullopt: the CPUs are not known (offline)
+};
+
+// Loads the profile (profile_search_path, then the --set overrides), reads the target
+// (pipeline::probe) and plans. An applied profile that cannot be read is a warning in
+// the plan: the keys it put on the command line that the new profile drops stay there.
+Planned make_plan(const PlanRequest& request, const target::Root& root);
+
+// The system manager that apply and rollback --live tell what changed: systemd over
+// D-Bus (SystemdBus), or a fake in tests.
+class ServiceManager {
+  public:
+    virtual ~ServiceManager() = default;
+    virtual systemd::OnlineResult tell(const systemd::OnlineActions& actions) = 0;
+};
+
+class SystemdBus final : public ServiceManager {
+  public:
+    systemd::OnlineResult tell(const systemd::OnlineActions& actions) override {
+        return systemd::apply_online(actions);
+    }
+};
+
+struct LiveOptions {
+    bool live = false;    // tell 'manager' what changed
+    bool runtime = false; // --runtime: the cpuset properties too, without a reboot
+};
+
+struct Applied {
+    target::ApplyResult result;
+    systemd::OnlineResult online; // what systemd was told; empty offline
+};
+
+// target::apply_plan, then, live, what systemd must learn of it (online_actions, with
+// the files apply retired). When apply_plan throws after writing some files, systemd is
+// still told about them: 'told_before_error' gets what came of that, and the error is
+// thrown again.
+Applied apply(target::Root& root, const target::RootLock& lock, const Planned& planned,
+              const target::ApplyInfo& info, const target::CommandRunner& run,
+              const LiveOptions& live, ServiceManager& manager,
+              const std::function<void(const systemd::OnlineResult&)>& told_before_error);
+
+struct RolledBack {
+    target::RollbackResult result;
+    systemd::OnlineResult online; // what systemd was told; empty offline or when nothing went
+};
+
+// target::rollback, then, live, what systemd must learn of the files put back and removed.
+RolledBack rollback(target::Root& root, const target::RootLock& lock, target::DriftPolicy drift,
+                    const target::CommandRunner& run, bool live, ServiceManager& manager);
+
+} // namespace rtprov::pipeline
