@@ -13,28 +13,68 @@ find_package(CLI11 2.1 REQUIRED)
 
 # The Debian package holding a loaded library's file (for the error that says what to
 # install, and for the package's Depends:, which dpkg-shlibdeps cannot see): asked of
-# dpkg by the file's name under the target's multiarch folder. On a system with dpkg
-# an unknown owner stops the build (the package would lack a dependency); elsewhere
-# it is empty.
+# dpkg by the file's name under the target's multiarch folder, with the lowest version
+# that has every function rtprov loads from it (the package's symbols file, as
+# dpkg-shlibdeps reads it; the functions are the X(name) lists in SOURCE). On a system
+# with dpkg an unknown owner stops the build (the package would lack a dependency);
+# elsewhere it is empty.
 find_program(RTPROV_DPKG_QUERY dpkg-query)
 set(RTPROV_LOADED_PACKAGES "")
-foreach(spec "LIBMOUNT:libmount.so.1" "LIBARCHIVE:libarchive.so.13" "LIBSYSTEMD:libsystemd.so.0")
+foreach(spec "LIBMOUNT:libmount.so.1:provisioner/target/mounts.cpp"
+             "LIBARCHIVE:libarchive.so.13:provisioner/target/backup_archive.cpp"
+             "LIBSYSTEMD:libsystemd.so.0:provisioner/systemd/libsystemd.hpp")
     string(REPLACE ":" ";" spec "${spec}")
     list(GET spec 0 var)
     list(GET spec 1 soname)
+    list(GET spec 2 source)
     execute_process(COMMAND ${RTPROV_DPKG_QUERY} -S "*/${CMAKE_LIBRARY_ARCHITECTURE}/${soname}"
                     OUTPUT_VARIABLE owner RESULT_VARIABLE failed ERROR_QUIET)
     set(package "")
-    if(NOT failed AND owner MATCHES "^([^:, ]+)")
-        set(package "${CMAKE_MATCH_1}")
-        list(APPEND RTPROV_LOADED_PACKAGES "${package}")
+    set(depends "")
+    if(NOT failed)
+        string(REGEX MATCHALL "(^|\n)[^:, \n]+(:[a-z0-9]+)?" owners "${owner}")
+        list(TRANSFORM owners STRIP)
+        list(REMOVE_DUPLICATES owners)
+        list(LENGTH owners count)
+        if(count GREATER 1)
+            message(FATAL_ERROR "more than one package has */${CMAKE_LIBRARY_ARCHITECTURE}/${soname}: "
+                                "${owners}; remove all but one")
+        endif()
+        string(REGEX REPLACE ":.*" "" package "${owners}")
+        set(depends "${package}")
+        set(symbols "/var/lib/dpkg/info/${owners}.symbols")
+        if(package AND EXISTS "${symbols}")
+            file(STRINGS "${PROJECT_SOURCE_DIR}/${source}" uses REGEX "X\\([a-z_0-9]+\\)")
+            set(newest "")
+            set(newest_key "0")
+            foreach(line IN LISTS uses)
+                string(REGEX MATCH "X\\(([a-z_0-9]+)\\)" _ "${line}")
+                file(STRINGS "${symbols}" found REGEX "^ ${CMAKE_MATCH_1}@[^ ]+ ")
+                if(NOT found)
+                    message(FATAL_ERROR "${symbols} has no ${CMAKE_MATCH_1}, which ${source} loads")
+                endif()
+                string(REGEX REPLACE "^ [^ ]+ ([^ ]+).*" "\\1" version "${found}")
+                string(REGEX REPLACE "^[0-9]+:" "" key "${version}")
+                string(REGEX REPLACE "[^0-9.].*" "" key "${key}")
+                if(key VERSION_GREATER newest_key)
+                    set(newest "${version}")
+                    set(newest_key "${key}")
+                endif()
+            endforeach()
+            if(newest)
+                set(depends "${package} (>= ${newest})")
+            endif()
+        endif()
+        if(package)
+            list(APPEND RTPROV_LOADED_PACKAGES "${depends}")
+        endif()
     endif()
     if(RTPROV_DPKG_QUERY AND package STREQUAL "")
         message(FATAL_ERROR "dpkg knows no package with */${CMAKE_LIBRARY_ARCHITECTURE}/${soname}; "
                             "install the -dev package of that library for this architecture")
     endif()
     set(RTPROV_PACKAGE_${var} "${package}")
-    message(STATUS "${soname} (loaded when used) is in package '${package}'")
+    message(STATUS "${soname} (loaded when used): ${depends}")
 endforeach()
 
 add_library(rtprov_warnings INTERFACE)

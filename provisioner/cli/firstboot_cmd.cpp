@@ -58,7 +58,7 @@ bool is_journal(int fd) {
 // Progress for 'systemctl status' (sd_notify STATUS=, needs NotifyAccess=main in a
 // oneshot unit, systemd.service(5)) and a line on stdout, which is the journal in the unit.
 void progress(const std::string& status) {
-    systemd::notify("STATUS=rtprov first boot: " + status);
+    systemd::notify("rtprov first boot: " + status);
     std::cout << "rtprov firstboot: " << status << std::endl;
 }
 
@@ -67,15 +67,16 @@ void progress(const std::string& status) {
 // journal has it once.
 void report(const char* id, int priority, const std::string& message,
             const std::string& extra_field = "") {
-    systemd::notify("STATUS=rtprov first boot: " + message);
-    const Delivery delivery = deliver(is_journal(STDOUT_FILENO));
+    systemd::notify("rtprov first boot: " + message);
+    Delivery delivery = deliver(is_journal(STDOUT_FILENO));
     if (delivery.send) {
         std::vector<std::string> fields = {"MESSAGE=rtprov first boot: " + message,
                                            std::string("MESSAGE_ID=") + id,
                                            "PRIORITY=" + std::to_string(priority)};
         if (!extra_field.empty())
             fields.push_back(extra_field);
-        systemd::journal_send(fields);
+        if (!systemd::journal_send(fields))
+            delivery.print = true; // not sent: the message on stdout at least
     }
     if (delivery.print)
         std::cout << "rtprov firstboot: " << message << std::endl;
@@ -253,17 +254,13 @@ int run_firstboot(const FirstbootCommand&) {
         } catch (const std::exception& also) {
             std::cerr << "rtprov: warning: cannot record the failure: " << also.what() << "\n";
         }
-        try {
-            systemd::journal_send({std::string("MESSAGE=rtprov first boot: failed: ") + e.what(),
-                                   std::string("MESSAGE_ID=") + k_id_failed,
-                                   "PRIORITY=" + std::to_string(LOG_ERR)});
-            systemd::notify(std::string("STATUS=rtprov first boot failed: ") + e.what());
-        } catch (const std::exception& also) {
-            std::cerr << "rtprov: warning: cannot tell the journal: " << also.what() << "\n";
-        }
+        const bool sent = systemd::journal_send(
+            {std::string("MESSAGE=rtprov first boot: failed: ") + e.what(),
+             std::string("MESSAGE_ID=") + k_id_failed, "PRIORITY=" + std::to_string(LOG_ERR)});
+        systemd::notify(std::string("rtprov first boot failed: ") + e.what());
         // On a terminal main() prints the error; where stderr is the journal the entry
-        // above is that message already.
-        if (!is_journal(STDERR_FILENO))
+        // above is that message already, unless it could not be sent.
+        if (!sent || !is_journal(STDERR_FILENO))
             throw;
         return k_exit_failed;
     }

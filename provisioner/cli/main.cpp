@@ -341,13 +341,13 @@ int run_sched_features() {
     live::PushIpiResult result = live::ensure_rt_push_ipi({}, live::mount_debugfs);
     static const char* k_actions[] = {"leave-rt-kernel", "already-on", "enable", "unknown"};
     const char* action = k_actions[static_cast<int>(result.action)];
-    // Started by systemd: one structured journal entry (stdout would log it twice).
-    if (std::getenv("INVOCATION_ID"))
-        systemd::journal_send({"MESSAGE=rtprov sched-features: " + result.message,
-                               "MESSAGE_ID=5b0c2a1e6f3d4c8e9a7b1d2c3e4f5a6b",
-                               "PRIORITY=" + std::to_string(result.ok ? LOG_INFO : LOG_ERR),
-                               std::string("RTPROV_RT_PUSH_IPI=") + action});
-    else
+    // Started by systemd: one structured journal entry (stdout would log it twice);
+    // printed when it is not (or cannot be) sent.
+    if (!std::getenv("INVOCATION_ID") ||
+        !systemd::journal_send({"MESSAGE=rtprov sched-features: " + result.message,
+                                "MESSAGE_ID=5b0c2a1e6f3d4c8e9a7b1d2c3e4f5a6b",
+                                "PRIORITY=" + std::to_string(result.ok ? LOG_INFO : LOG_ERR),
+                                std::string("RTPROV_RT_PUSH_IPI=") + action}))
         (result.ok ? std::cout : std::cerr) << "rtprov sched-features: " << result.message << "\n";
     return result.ok ? k_exit_ok : k_exit_failed;
 }
@@ -372,10 +372,9 @@ int run_cpuset_partition(const std::string& slice, const std::string& mode) {
     if (slice.find('/') != std::string::npos || !slice.ends_with(".slice"))
         throw CLI::ValidationError("SLICE", "a slice name such as rtprov.slice");
     live::PartitionResult result = live::set_cpuset_partition("/sys/fs/cgroup/" + slice, mode);
-    if (std::getenv("INVOCATION_ID"))
-        systemd::journal_send({"MESSAGE=rtprov cpuset-partition: " + result.message,
-                               "PRIORITY=" + std::to_string(result.ok ? LOG_INFO : LOG_ERR)});
-    else
+    if (!std::getenv("INVOCATION_ID") ||
+        !systemd::journal_send({"MESSAGE=rtprov cpuset-partition: " + result.message,
+                                "PRIORITY=" + std::to_string(result.ok ? LOG_INFO : LOG_ERR)}))
         (result.ok ? std::cout : std::cerr)
             << "rtprov cpuset-partition: " << result.message << "\n";
     return result.ok ? k_exit_ok : k_exit_failed;

@@ -3,6 +3,7 @@
 #include "provisioner/core/error.hpp"
 
 #include <dlfcn.h>
+#include <link.h>
 
 namespace rtprov::core {
 
@@ -29,11 +30,17 @@ SharedLibrary::SharedLibrary(std::string soname, std::string package)
 const void* SharedLibrary::symbol(const char* name) const {
     dlerror();
     const void* address = dlsym(m_handle, name);
-    if (!address)
-        throw Error(m_soname + " has no function " + quoted(name) +
-                    " (an older version of the library than rtprov was built for); " +
-                    install_hint(m_package) + " of the version rtprov was built against");
-    return address;
+    if (address)
+        return address;
+    const char* reason = dlerror();
+    std::string file = m_soname;
+    if (link_map* map = nullptr; dlinfo(m_handle, RTLD_DI_LINKMAP, &map) == 0 && map && map->l_name)
+        file = map->l_name;
+    throw Error("'" + file + "' has no function " + quoted(name) + " (" +
+                (reason ? std::string(reason) : std::string("not found")) +
+                "): it is older than the library rtprov was built against" +
+                (m_package.empty() ? std::string("; install a newer one")
+                                   : "; upgrade it: apt-get install " + m_package));
 }
 
 } // namespace rtprov::core

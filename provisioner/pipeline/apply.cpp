@@ -7,6 +7,7 @@
 #include "provisioner/planner/planner.hpp"
 #include "provisioner/profile/app_loader.hpp"
 #include "provisioner/profile/profile_loader.hpp"
+#include "provisioner/systemd/libsystemd.hpp"
 
 namespace rtprov::pipeline {
 
@@ -51,6 +52,8 @@ Applied apply(target::Root& root, const target::RootLock& lock, const Planned& p
             planned.plan, planned.profile, planned.cores, live.runtime, retired);
         return live.live && !actions.empty() ? manager.tell(actions) : systemd::OnlineResult{};
     };
+    if (live.live)
+        systemd::libsystemd(); // a missing library stops the apply before its first change
     Applied applied;
     try {
         applied.result = target::apply_plan(root, lock, planned.plan, info, run);
@@ -65,6 +68,8 @@ Applied apply(target::Root& root, const target::RootLock& lock, const Planned& p
 
 RolledBack rollback(target::Root& root, const target::RootLock& lock, target::DriftPolicy drift,
                     const target::CommandRunner& run, bool live, ServiceManager& manager) {
+    if (live)
+        systemd::libsystemd(); // a missing library stops the rollback before its first change
     RolledBack rolled;
     rolled.result = target::rollback(root, lock, drift, run);
     if (!live)

@@ -9,6 +9,7 @@
 #define SD_JOURNAL_SUPPRESS_LOCATION
 #include <systemd/sd-journal.h>
 
+#include <source_location>
 #include <string>
 #include <vector>
 
@@ -36,12 +37,15 @@ RTPROV_DL_STRUCT(LibSystemd, RTPROV_LIBSYSTEMD_FUNCTIONS)
 // Loads libsystemd.so.0 at the first call; throws rtprov::Error saying what to install.
 const LibSystemd& libsystemd();
 
-// One structured journal entry, each field "NAME=value" (systemd.journal-fields(7));
-// MESSAGE= among them. Returns false when the journal did not take it.
-bool journal_send(const std::vector<std::string>& fields);
+// One structured journal entry, each field "NAME=value" (systemd.journal-fields(7)),
+// MESSAGE= among them, with the caller's CODE_FILE, CODE_LINE and CODE_FUNC. Never
+// throws: false when it was not sent (libsystemd missing, or the journal refused), so
+// the caller can print the message instead.
+bool journal_send(const std::vector<std::string>& fields,
+                  const std::source_location& where = std::source_location::current());
 
-// sd_notify(3) with 'state' ("STATUS=..."); without $NOTIFY_SOCKET (no service manager
-// listens) it does nothing and loads nothing.
-void notify(const std::string& state);
+// sd_notify(3) of "STATUS=<status>" (a newline in it becomes a space): progress for
+// 'systemctl status'; a no-op where no service manager listens or libsystemd is missing.
+void notify(const std::string& status);
 
 } // namespace rtprov::systemd

@@ -64,6 +64,10 @@ la_ssize_t append(archive*, void* client, const void* buffer, size_t length) {
 
 } // namespace
 
+void require_backup_library() {
+    libarchive();
+}
+
 std::string write_backup_archive(const Backups& backups) {
     const LibArchive& la = libarchive();
     std::string bytes;

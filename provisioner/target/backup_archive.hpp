@@ -18,4 +18,9 @@ std::string write_backup_archive(const Backups& backups);
 // rtprov::Error when it is damaged or holds anything but regular files.
 Backups read_backup_archive(const std::string& bytes, const std::string& label);
 
+// Loads libarchive now (it is loaded at first use, core::SharedLibrary), so that apply
+// and rollback, which may need it after their first change, stop before it when the
+// library is missing. Throws rtprov::Error saying what to install.
+void require_backup_library();
+
 } // namespace rtprov::target

@@ -300,6 +300,7 @@ ApplyResult apply_plan(Root& root, const RootLock&, const core::Plan& plan, cons
     if (plan.refused())
         throw Error("the plan has refusals (see 'rtprov plan'); nothing was written");
     check_is_system_root(root);
+    require_backup_library(); // before the first change, not halfway
     ApplyResult result;
     std::optional<State> previous = read_state(root);
 
@@ -551,6 +552,7 @@ std::string command_text(const std::vector<std::string>& argv) {
 }
 
 RollbackResult rollback(Root& root, const RootLock&, DriftPolicy drift, const CommandRunner& run) {
+    require_backup_library(); // before the first change, not halfway
     RollbackResult result;
     std::optional<State> state = read_state(root);
     std::vector<std::string> paths;

@@ -197,7 +197,7 @@ check "a corrupted state file is left as it was" [ "$(tree_sum "$work/r")" = "$b
 # the code that uses them (core::SharedLibrary). LD_DEBUG=files shows what the dynamic
 # linker loaded later than at start ("dynamically loaded by").
 run_loading() { # run_loading ARGS...: rtprov ARGS; $rc, and $loaded: what it dlopen'ed
-    loaded=$(LD_DEBUG=files "$rtprov" "$@" 2>&1 >/dev/null |
+    loaded=$(env -u LD_DEBUG_OUTPUT LD_DEBUG=files "$rtprov" "$@" 2>&1 >/dev/null |
         sed -n 's/.*file=\([^ ]*\) \[0\];  dynamically loaded by.*/\1/p' | sort -u | xargs)
     rc=${PIPESTATUS[0]}
 }
@@ -216,4 +216,35 @@ check "plan on a Pi root whose fstab names a boot partition loads libmount only 
 run_loading apply --root "$work/r" --profile pi4
 check "an offline apply that backs up cmdline.txt loads libarchive and libmount, not libsystemd ('$loaded')" \
     [ "$rc:$loaded" = "0:libarchive.so.13 libmount.so.1" ]
+run_loading status --root "$work/r"
+check "status loads none of them ('$loaded')" [ "$rc:$loaded" = "0:" ]
+run_loading rollback --root "$work/r"
+check "rollback, which restores from the backup, loads libarchive only ('$loaded')" \
+    [ "$rc:$loaded" = "0:libarchive.so.13" ]
+# A library that is missing stops apply and rollback before their first change, not
+# halfway (here libarchive, hidden under /dev/null in a private mount namespace).
+libdir=$(dirname "$(ldd "$rtprov" | awk '$1 == "libc.so.6" { print $3 }')")
+hide_libarchive() { # hide_libarchive ARGS...: rtprov ARGS without a loadable libarchive
+    # shellcheck disable=SC2016 # expanded by the inner shell
+    unshare --mount --propagation private sh -c 'mount --bind /dev/null "$1" && shift && exec "$@"' \
+        sh "$libdir/libarchive.so.13" "$rtprov" "$@"
+}
+if unshare --mount true 2>/dev/null; then
+    fresh r pi4-trixie
+    before=$(tree_sum "$work/r")
+    out=$(hide_libarchive apply --root "$work/r" --profile pi4 2>&1)
+    rc=$?
+    check "apply without libarchive fails" [ "$rc" -eq 1 ]
+    check "it says what to install" grep -q "^rtprov: error: cannot load libarchive.so.13, which this command needs: .*; install it: apt-get install libarchive13" <<<"$out"
+    check "and wrote nothing" [ "$(tree_sum "$work/r")" = "$before" ]
+    "$rtprov" apply --root "$work/r" --profile pi4 >/dev/null
+    applied=$(tree_sum "$work/r")
+    hide_libarchive rollback --root "$work/r" >/dev/null 2>&1
+    check "rollback without libarchive changes nothing either" [ "$(tree_sum "$work/r")" = "$applied" ]
+else
+    echo "SKIP: no private mount namespace here; the missing-library checks did not run"
+fi
+# The self-test locks its memory: what it maps is what it costs (exit 3: over a limit).
+run_loading selftest --cpus 0 --duration 1 --pi-probe 0 --history "$work/history" --json "$work/selftest.json"
+check "selftest loads none of them ('$loaded', exit $rc)" [ "${rc/3/0}:$loaded" = "0:" ]
 finish
