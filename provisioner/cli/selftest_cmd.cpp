@@ -133,20 +133,11 @@ void check_sysroot(const std::string& sysroot, const std::vector<std::string>& n
         throw Error("--sysroot " + quoted(sysroot) + " is not a folder" +
                     (fs::exists(sysroot, ec) ? "" : " (it does not exist)") + "; " + instead);
     std::vector<std::string> missing;
-    for (const std::string& path : needed) {
-        // As every reader here reads: a regular file, never a FIFO that would block.
-        std::string why;
-        try {
-            if (!target::read_host_file((fs::path(sysroot) / path).string(), target::caps::k_system,
-                                        path))
-                why = "";
-            else
-                continue;
-        } catch (const Error& e) {
-            why = std::string(" (") + e.what() + ")";
-        }
-        missing.push_back(quoted(path) + why);
-    }
+    const system::SysRoot root(sysroot); // as every reader of the system reads it
+    for (const std::string& path : needed)
+        if (system::Fact<std::string> file = root.text("/" + path); !file)
+            missing.push_back(quoted(path) +
+                              (root.exists("/" + path) ? " (" + file.problem + ")" : ""));
     if (missing.empty())
         return;
     std::string names;

@@ -36,8 +36,7 @@ std::optional<AppliedSystem> load_applied_system(const std::string& sysroot,
                     "); run 'rtprov plan --live' to see why");
     audit::Expectation expected =
         audit::expect(*profile, *cores, profile::load_apps(apps_dir), facts.kernels);
-    return AppliedSystem{std::move(*profile), std::move(*cores), std::move(expected),
-                         std::move(facts)};
+    return AppliedSystem{std::move(*profile), std::move(expected), std::move(facts)};
 }
 
 Missing missing_in_running_kernel(const AppliedSystem& applied, const audit::SystemView& kernel) {

@@ -18,8 +18,8 @@ std::optional<core::Profile> applied_profile(const std::string& sysroot);
 
 struct AppliedSystem {
     core::Profile profile;
-    core::ResolvedCores cores;   // resolved on the CPUs present (system::layout_cpu_count)
-    audit::Expectation expected; // what the audit checks
+    audit::Expectation expected; // what the audit checks; its cores are resolved on the
+                                 // CPUs present (system::layout_cpu_count)
     core::TargetFacts facts;     // the probe of the root, as 'apply --live' saw it
 };
 

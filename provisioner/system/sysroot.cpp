@@ -27,15 +27,39 @@ std::optional<int> number_name(const fs::path& path) {
 
 } // namespace
 
-fs::path SysRoot::host(const std::string& path) const {
-    return m_root / path.substr(path.starts_with('/') ? 1 : 0);
+SysRoot::SysRoot(const std::string& root) : m_root(root.empty() ? "/" : root) {
+    if (m_root != "/") {
+        try {
+            m_tree = std::make_shared<const target::Root>(m_root.string());
+        } catch (const Error&) {
+            // not a folder: every read says the file cannot be read
+        }
+    }
+}
+
+std::optional<fs::path> SysRoot::host(const std::string& path, std::string& problem) const {
+    const std::string absolute = path.starts_with('/') ? path : "/" + path;
+    if (m_root == "/")
+        return fs::path(absolute);
+    if (!m_tree) {
+        problem = "cannot read '" + absolute + "': " + quoted(m_root.string()) + " is not a folder";
+        return std::nullopt;
+    }
+    try {
+        return fs::path(m_tree->host_path(m_tree->resolve(absolute)));
+    } catch (const Error& e) {
+        problem = e.what();
+        return std::nullopt;
+    }
 }
 
 Fact<std::string> SysRoot::text(const std::string& path) const {
     Fact<std::string> fact;
+    std::optional<fs::path> file = host(path, fact.problem);
+    if (!file)
+        return fact;
     try {
-        if (auto content =
-                target::read_host_file(host(path).string(), target::caps::k_system, path))
+        if (auto content = target::read_host_file(file->string(), target::caps::k_system, path))
             fact.value = std::move(*content);
         else
             fact.problem = "cannot read '" + path + "': " + std::strerror(ENOENT);
@@ -92,9 +116,12 @@ Fact<core::CpuList> SysRoot::cpu_list(const std::string& path) const {
 
 std::optional<std::vector<int>> SysRoot::numbered(const std::string& path,
                                                   std::string& problem) const {
+    std::optional<fs::path> folder = host(path, problem);
+    if (!folder)
+        return std::nullopt;
     std::error_code ec;
     std::vector<int> out;
-    fs::directory_iterator it(host(path), ec);
+    fs::directory_iterator it(*folder, ec);
     if (ec) {
         problem = "cannot list '" + path + "': " + ec.message();
         return std::nullopt;
@@ -107,13 +134,17 @@ std::optional<std::vector<int>> SysRoot::numbered(const std::string& path,
 }
 
 bool SysRoot::exists(const std::string& path) const {
+    std::string problem;
+    std::optional<fs::path> file = host(path, problem);
     std::error_code ec;
-    return fs::exists(host(path), ec);
+    return file && fs::exists(*file, ec);
 }
 
 bool SysRoot::has_write_bit(const std::string& path) const {
+    std::string problem;
+    std::optional<fs::path> file = host(path, problem);
     struct stat st {};
-    return ::stat(host(path).c_str(), &st) == 0 && (st.st_mode & 0222) != 0;
+    return file && ::stat(file->c_str(), &st) == 0 && (st.st_mode & 0222) != 0;
 }
 
 } // namespace rtprov::system

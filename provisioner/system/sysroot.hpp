@@ -1,8 +1,10 @@
 #pragma once
 
 #include "provisioner/core/cpu_list.hpp"
+#include "provisioner/target/root.hpp"
 
 #include <filesystem>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -24,14 +26,17 @@ template <typename T> struct Fact {
 
 // Files below a system root, read-only; messages name them as if the root were '/'.
 // Regular files only, size capped (target::read_host_file): a sysroot is any folder, and
-// a FIFO or device node there must not block or start anything. Never throws for a
-// missing or unreadable file: the fact says why.
+// a FIFO or device node there must not block or start anything. In a copied tree every
+// symlink is resolved inside the tree (target::Root::resolve), as it was on the machine
+// it was copied from: an absolute link names a file of the tree, never of the host, and
+// '..' cannot climb out. Never throws for a missing or unreadable file: the fact says why.
 class SysRoot {
   public:
-    explicit SysRoot(const std::string& root = "/") : m_root(root.empty() ? "/" : root) {}
+    explicit SysRoot(const std::string& root = "/");
 
-    // The host path of 'path' (absolute, as on the running system).
-    std::filesystem::path host(const std::string& path) const;
+    // The host path of 'path' (absolute, as on the running system), its symlinks
+    // resolved inside the tree; 'problem' says why when it cannot be (then nullopt).
+    std::optional<std::filesystem::path> host(const std::string& path, std::string& problem) const;
     // The file's bytes.
     Fact<std::string> text(const std::string& path) const;
     // The file's first line, without its newline and trailing blanks (a sysfs or procfs
@@ -49,6 +54,7 @@ class SysRoot {
 
   private:
     std::filesystem::path m_root;
+    std::shared_ptr<const target::Root> m_tree; // a --sysroot tree; null for '/'
 };
 
 } // namespace rtprov::system

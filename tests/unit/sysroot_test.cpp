@@ -59,3 +59,45 @@ TEST_CASE("a FIFO in a sysroot is refused without blocking, and folders list by 
     CHECK_FALSE(root.numbered("/proc/99", problem));
     CHECK(problem.starts_with("cannot list '/proc/99': "));
 }
+
+TEST_CASE("in a copied tree a symlink is resolved inside it, never on the host") {
+    TempDir dir;
+    put(dir.path() + "/data/cmdline", "from the tree\n");
+    put(dir.path() + "/devices/cpu/online", "0-1\n");
+    std::filesystem::create_directories(dir.path() + "/proc");
+    std::filesystem::create_directories(dir.path() + "/sys/devices/system");
+    // absolute: the tree's /data/cmdline, not the host's; relative, as sysfs links are
+    std::filesystem::create_symlink("/data/cmdline", dir.path() + "/proc/cmdline");
+    std::filesystem::create_symlink("../../../devices/cpu", dir.path() + "/sys/devices/system/cpu");
+    // the host's /etc/os-release through an absolute link: the tree has none
+    std::filesystem::create_symlink("/etc/os-release", dir.path() + "/proc/os-release");
+    std::filesystem::create_symlink("../../../../../../../../etc/os-release",
+                                    dir.path() + "/proc/climbing");
+    const SysRoot root(dir.path());
+
+    REQUIRE(root.value("/proc/cmdline"));
+    CHECK(*root.value("/proc/cmdline") == "from the tree");
+    REQUIRE(root.cpu_list("/sys/devices/system/cpu/online"));
+    CHECK(root.cpu_list("/sys/devices/system/cpu/online")->to_string() == "0-1");
+    CHECK(root.exists("/sys/devices/system/cpu/online"));
+
+    Fact<std::string> host_file = root.text("/proc/os-release");
+    CHECK_FALSE(host_file);
+    CHECK_FALSE(root.exists("/proc/os-release"));
+
+    Fact<std::string> climbing = root.text("/proc/climbing");
+    CHECK_FALSE(climbing);
+    CHECK(climbing.problem.find("escapes the target root") != std::string::npos);
+
+    std::string problem;
+    CHECK(root.numbered("/sys/devices/system/cpu", problem)); // through the relative link
+}
+
+TEST_CASE("a sysroot that is not a folder reads as nothing, saying why") {
+    TempDir dir;
+    put(dir.path() + "/file", "x");
+    const SysRoot root(dir.path() + "/file");
+    Fact<std::string> fact = root.text("/proc/cmdline");
+    CHECK_FALSE(fact);
+    CHECK(fact.problem.find("is not a folder") != std::string::npos);
+}
