@@ -31,7 +31,7 @@ struct ThreadRow {
     int pid = 0;
     int tid = 0;
     std::string comm;
-    Policy policy = Policy::other;
+    ThreadPolicy policy = core::SchedPolicy::other;
     int rt_priority = 0;
     std::string allowed_cpus; // '2-3'; '?' when unreadable
     std::string expected;     // 'fifo 40', 'not real-time', 'fifo 83 or above'

@@ -11,21 +11,10 @@ namespace rtprov::audit {
 namespace {
 
 std::optional<ThreadSched> unit_sched(const core::ServiceTuning& s) {
-    switch (s.policy) {
-    case core::SchedPolicy::app:
-        return std::nullopt;
-    case core::SchedPolicy::other:
-        return ThreadSched{Policy::other, 0};
-    case core::SchedPolicy::batch:
-        return ThreadSched{Policy::batch, 0};
-    case core::SchedPolicy::idle:
-        return ThreadSched{Policy::idle, 0};
-    case core::SchedPolicy::fifo:
-        return ThreadSched{Policy::fifo, s.priority.value_or(0)};
-    case core::SchedPolicy::rr:
-        return ThreadSched{Policy::rr, s.priority.value_or(0)};
-    }
-    return std::nullopt;
+    if (!s.policy)
+        return std::nullopt; // 'app'
+    return ThreadSched{*s.policy,
+                       core::has_static_priority(*s.policy) ? s.priority.value_or(0) : 0};
 }
 
 std::optional<core::CpuList> pinned(const core::ServiceTuning& s, const core::ResolvedCores& c) {
@@ -115,12 +104,11 @@ Expectation expect(const core::Profile& profile, const core::ResolvedCores& core
         if (const core::AppKnowledge* app = core::find_app(apps, s.name, se.unit)) {
             se.app_name = app->name;
             se.app_threads = app->threads;
-            se.app_sched =
-                ThreadSched{app->policy == "rr" ? Policy::rr : Policy::fifo, app->priority};
+            se.app_sched = ThreadSched{app->policy, app->priority};
             se.rt_threads = app->rt_threads;
             // systemd::plan_systemd raises LimitRTPRIO to the app's priority when the
             // profile leaves scheduling to the app.
-            if (s.policy == core::SchedPolicy::app)
+            if (!s.policy)
                 se.min_rtprio = std::max(s.limit_rtprio.value_or(0), app->priority);
         }
         if (s.limit_memlock) {

@@ -16,7 +16,7 @@
 namespace rtprov::audit {
 
 struct ThreadSched {
-    Policy policy = Policy::other;
+    ThreadPolicy policy = core::SchedPolicy::other;
     int priority = 0; // 0 for the non-real-time policies
     friend bool operator==(const ThreadSched&, const ThreadSched&) = default;
 };

@@ -52,67 +52,33 @@ bool is_trigger(const std::string& word) {
 
 } // namespace
 
-Policy policy_from_number(long number) {
-    switch (number) {
-    case 0:
-        return Policy::other;
-    case 1:
-        return Policy::fifo;
-    case 2:
-        return Policy::rr;
-    case 3:
-        return Policy::batch;
-    case 5:
-        return Policy::idle;
-    case 6:
-        return Policy::deadline;
-    default:
-        return Policy::unknown;
-    }
+std::string to_string(const ThreadPolicy& policy) {
+    return policy ? core::to_string(*policy) : "unknown";
 }
 
-std::string to_string(Policy policy) {
-    switch (policy) {
-    case Policy::other:
-        return "other";
-    case Policy::fifo:
-        return "fifo";
-    case Policy::rr:
-        return "rr";
-    case Policy::batch:
-        return "batch";
-    case Policy::idle:
-        return "idle";
-    case Policy::deadline:
-        return "deadline";
-    case Policy::unknown:
-        break;
-    }
-    return "unknown";
-}
-
-std::string ps_class(Policy policy) {
-    switch (policy) {
-    case Policy::other:
+std::string ps_class(const ThreadPolicy& policy) {
+    if (!policy)
+        return "?";
+    // procps' ps/output.c (pr_class).
+    switch (*policy) {
+    case core::SchedPolicy::other:
         return "TS";
-    case Policy::fifo:
+    case core::SchedPolicy::fifo:
         return "FF";
-    case Policy::rr:
+    case core::SchedPolicy::rr:
         return "RR";
-    case Policy::batch:
+    case core::SchedPolicy::batch:
         return "B";
-    case Policy::idle:
+    case core::SchedPolicy::idle:
         return "IDL";
-    case Policy::deadline:
+    case core::SchedPolicy::deadline:
         return "DLN";
-    case Policy::unknown:
-        break;
     }
     return "?";
 }
 
-bool is_realtime(Policy policy) {
-    return policy == Policy::fifo || policy == Policy::rr || policy == Policy::deadline;
+bool is_realtime(const ThreadPolicy& policy) {
+    return policy && core::is_realtime(*policy);
 }
 
 std::optional<TaskStat> parse_stat(std::string_view text) {
@@ -142,7 +108,7 @@ std::optional<TaskStat> parse_stat(std::string_view text) {
     stat.flags = *flags;
     stat.processor = *processor;
     stat.rt_priority = *rt_priority;
-    stat.policy = policy_from_number(*policy);
+    stat.policy = core::sched_policy_from_number(*policy);
     return stat;
 }
 

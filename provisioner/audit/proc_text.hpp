@@ -1,6 +1,7 @@
 #pragma once
 
 #include "provisioner/core/cpu_list.hpp"
+#include "provisioner/core/sched_policy.hpp"
 #include "provisioner/core/text.hpp"
 
 #include <cstdint>
@@ -15,30 +16,29 @@
 // nullopt or skips the line, never throws.
 namespace rtprov::audit {
 
-// A thread's scheduling policy, numbered as sched_setscheduler(2) numbers them.
-enum class Policy { other, fifo, rr, batch, idle, deadline, unknown };
+// A thread's scheduling policy as /proc shows it; nullopt for a number that names none
+// (core::sched_policy_from_number).
+using ThreadPolicy = std::optional<core::SchedPolicy>;
 
-// 0 other, 1 fifo, 2 rr, 3 batch, 5 idle, 6 deadline (include/uapi/linux/sched.h).
-Policy policy_from_number(long number);
-// 'other', 'fifo', 'rr', 'batch', 'idle', 'deadline', 'unknown': the profile's names.
-std::string to_string(Policy policy);
+// The policy's word ('fifo', as core::to_string), 'unknown' for nullopt.
+std::string to_string(const ThreadPolicy& policy);
 // What 'ps -o cls' shows: TS, FF, RR, B, IDL, DLN, '?'.
-std::string ps_class(Policy policy);
-// fifo, rr and deadline: the policies that outrank every ordinary thread.
-bool is_realtime(Policy policy);
+std::string ps_class(const ThreadPolicy& policy);
+// core::is_realtime; false for nullopt.
+bool is_realtime(const ThreadPolicy& policy);
 
 // PF_KTHREAD in the flags field (include/linux/sched.h).
 inline constexpr unsigned long k_pf_kthread = 0x00200000;
 
 // What /proc/<pid>/task/<tid>/stat says about a thread.
 struct TaskStat {
-    int pid = 0;                   // field 1: the thread id
-    std::string comm;              // field 2, without the parentheses
-    int ppid = 0;                  // field 4
-    unsigned long flags = 0;       // field 9
-    int processor = -1;            // field 39: the CPU it last ran on
-    int rt_priority = 0;           // field 40
-    Policy policy = Policy::other; // field 41
+    int pid = 0;                                    // field 1: the thread id
+    std::string comm;                               // field 2, without the parentheses
+    int ppid = 0;                                   // field 4
+    unsigned long flags = 0;                        // field 9
+    int processor = -1;                             // field 39: the CPU it last ran on
+    int rt_priority = 0;                            // field 40
+    ThreadPolicy policy = core::SchedPolicy::other; // field 41
 };
 
 // Parses a stat line. The name may hold spaces and parentheses: fields are counted

@@ -390,8 +390,8 @@ Check check_rt_above_audio(const SystemView& view, const Expectation& e) {
                 continue;
             const int bar = s && s->audio_priority() ? *s->audio_priority() : *lowest;
             const bool above =
-                t.policy == Policy::deadline ||
-                ((t.policy == Policy::fifo || t.policy == Policy::rr) && t.rt_priority >= bar);
+                t.policy == core::SchedPolicy::deadline ||
+                (t.policy && core::has_static_priority(*t.policy) && t.rt_priority >= bar);
             if (!above)
                 continue;
             const std::string item =

@@ -18,7 +18,7 @@ using system::Fact;
 struct Thread {
     int tid = 0;
     std::string comm; // at most 15 characters, as ps shows it
-    Policy policy = Policy::other;
+    ThreadPolicy policy = core::SchedPolicy::other;
     int rt_priority = 0;
     int last_cpu = -1;
     std::optional<core::CpuList> allowed; // Cpus_allowed_list; nullopt when unreadable

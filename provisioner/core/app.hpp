@@ -1,5 +1,7 @@
 #pragma once
 
+#include "provisioner/core/sched_policy.hpp"
+
 #include <string>
 #include <vector>
 
@@ -8,12 +10,12 @@ namespace rtprov::core {
 // What rtprov knows about an audio app that makes some of its threads real-time itself
 // (shipped as data: board-profiles/apps/*.yaml).
 struct AppKnowledge {
-    std::string key;                // 'mpd', matched against a profile's service name
-    std::string name;               // 'MPD', for messages
-    std::vector<std::string> units; // 'mpd.service', matched against the service's unit
-    std::string threads;            // 'rtio and output:* threads', for messages
-    std::string policy;             // 'fifo'
-    int priority = 0;               // the lowest priority of its own real-time threads
+    std::string key;                        // 'mpd', matched against a profile's service name
+    std::string name;                       // 'MPD', for messages
+    std::vector<std::string> units;         // 'mpd.service', matched against the service's unit
+    std::string threads;                    // 'rtio and output:* threads', for messages
+    SchedPolicy policy = SchedPolicy::fifo; // fifo or rr
+    int priority = 0;                       // the lowest priority of its own real-time threads
     // fnmatch(3) globs for the names (comm) of the threads the app makes real-time at
     // exactly 'policy' and 'priority' ('rtio', 'output:*'); empty where the names are not
     // known or the threads use several priorities. rtprov audit checks them.

@@ -111,7 +111,7 @@ std::vector<ProfileProblem> validate(const Profile& profile, std::optional<unsig
                                         "': one drop-in cannot say both; keep one of them"});
     for (const ServiceTuning& service : profile.tuning.services) {
         const std::string who = "service '" + service.name + "'";
-        bool realtime = service.policy == SchedPolicy::fifo || service.policy == SchedPolicy::rr;
+        const bool realtime = service.policy && has_static_priority(*service.policy);
         if (service.priority) {
             if (*service.priority < 1 || *service.priority > 99)
                 problems.push_back({service.priority_origin,
@@ -120,9 +120,10 @@ std::vector<ProfileProblem> validate(const Profile& profile, std::optional<unsig
             else if (!realtime)
                 problems.push_back({service.priority_origin,
                                     who + ": a priority needs policy 'fifo' or 'rr', not '" +
-                                        to_string(service.policy) + "'"});
+                                        service_policy_word(service.policy) + "'"});
         } else if (realtime) {
-            problems.push_back({service.origin, who + ": policy '" + to_string(service.policy) +
+            problems.push_back({service.origin, who + ": policy '" +
+                                                    service_policy_word(service.policy) +
                                                     "' needs a priority (1-99)"});
         }
         if (service.nice && (*service.nice < -20 || *service.nice > 19))
@@ -184,22 +185,8 @@ std::string to_string(MissingKernelConfig value) {
     return value == MissingKernelConfig::require ? "require" : "assume";
 }
 
-std::string to_string(SchedPolicy value) {
-    switch (value) {
-    case SchedPolicy::app:
-        return "app";
-    case SchedPolicy::other:
-        return "other";
-    case SchedPolicy::batch:
-        return "batch";
-    case SchedPolicy::idle:
-        return "idle";
-    case SchedPolicy::fifo:
-        return "fifo";
-    case SchedPolicy::rr:
-        return "rr";
-    }
-    return "?";
+std::string service_policy_word(const std::optional<SchedPolicy>& policy) {
+    return policy ? to_string(*policy) : "app";
 }
 
 std::string to_string(IoClass value) {

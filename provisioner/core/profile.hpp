@@ -2,6 +2,7 @@
 
 #include "provisioner/core/cpu_list.hpp"
 #include "provisioner/core/origin.hpp"
+#include "provisioner/core/sched_policy.hpp"
 
 #include <optional>
 #include <string>
@@ -16,7 +17,6 @@ enum class BootLoader { rpi_firmware, grub, systemd_boot };
 enum class ReserveMethod { isolcpus, cpuset, none };
 enum class KernelFeature { automatic, on, off }; // auto: only where every kernel has it
 enum class MissingKernelConfig { require, assume };
-enum class SchedPolicy { app, other, batch, idle, fifo, rr }; // app: leave it to the app
 enum class IoClass { none, realtime, best_effort, idle };
 enum class MissingService { skip, write };
 enum class CpuTargetKind { reserved, housekeeping, all, list };
@@ -84,7 +84,7 @@ struct ServiceTuning {
     std::string name; // key in the profile; app knowledge is looked up by it
     std::string unit; // systemd unit, default '<name>.service'
     std::optional<CpuTarget> cpus;
-    SchedPolicy policy = SchedPolicy::app;
+    std::optional<SchedPolicy> policy; // nullopt: 'app', leave it to the app
     std::optional<int> priority;
     std::optional<bool> reset_on_fork;
     std::optional<int> limit_rtprio;
@@ -165,7 +165,8 @@ std::string to_string(BootLoader value);
 std::string to_string(ReserveMethod value);
 std::string to_string(KernelFeature value);
 std::string to_string(MissingKernelConfig value);
-std::string to_string(SchedPolicy value);
+// A service's policy: 'app' for nullopt, else the policy's word ('fifo').
+std::string service_policy_word(const std::optional<SchedPolicy>& policy);
 std::string to_string(IoClass value);
 std::string to_string(MissingService value);
 std::string to_string(const CpuTarget& value);

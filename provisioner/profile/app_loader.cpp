@@ -68,9 +68,11 @@ core::AppKnowledge read_app(const std::string& key, const Tree& facts) {
         if (auto broken = core::grammar::service_unit(unit))
             throw at(*units, "app '" + key + "': unit '" + unit + "': " + *broken);
     app.threads = text(key, facts, "threads", std::string());
-    app.policy = text(key, facts, "policy", std::string("fifo"));
-    if (app.policy != "fifo" && app.policy != "rr")
+    const std::string policy = text(key, facts, "policy", std::string("fifo"));
+    const std::optional<core::SchedPolicy> parsed = core::sched_policy_from_word(policy);
+    if (parsed != core::SchedPolicy::fifo && parsed != core::SchedPolicy::rr)
         throw at(*facts.find("policy"), "app '" + key + "': 'policy' must be fifo or rr");
+    app.policy = *parsed;
     const Tree* priority = facts.find("priority");
     if (!priority)
         throw at(facts, "app '" + key +

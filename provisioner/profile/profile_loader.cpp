@@ -353,6 +353,18 @@ void read_board(Converter& c, const Tree& tree, core::Board& board) {
     }
 }
 
+// The words of a service's 'policy': 'app', then every kernel policy but deadline, which
+// systemd's CPUSchedulingPolicy= does not take (systemd.exec(5): other, batch, idle, fifo,
+// rr); SCHED_DEADLINE needs a runtime, deadline and period that a unit cannot give.
+std::vector<std::pair<std::string_view, std::optional<core::SchedPolicy>>> service_policies() {
+    std::vector<std::pair<std::string_view, std::optional<core::SchedPolicy>>> out = {
+        {"app", std::nullopt}};
+    for (const core::SchedPolicyName& name : core::sched_policy_names())
+        if (name.policy != core::SchedPolicy::deadline)
+            out.emplace_back(name.word, name.policy);
+    return out;
+}
+
 void read_service(Converter& c, const TreeEntry& entry, core::ServiceTuning& service) {
     const std::string path = "tuning.services." + entry.key;
     service.name = entry.key;
@@ -384,15 +396,7 @@ void read_service(Converter& c, const TreeEntry& entry, core::ServiceTuning& ser
         }
         service.cpus = target;
     }
-    c.choice(child(tree, "policy"), path + ".policy",
-             std::vector<std::pair<std::string_view, core::SchedPolicy>>{
-                 {"app", core::SchedPolicy::app},
-                 {"other", core::SchedPolicy::other},
-                 {"batch", core::SchedPolicy::batch},
-                 {"idle", core::SchedPolicy::idle},
-                 {"fifo", core::SchedPolicy::fifo},
-                 {"rr", core::SchedPolicy::rr}},
-             service.policy);
+    c.choice(child(tree, "policy"), path + ".policy", service_policies(), service.policy);
     if (const Tree* priority = child(tree, "priority")) {
         service.priority_origin = priority->origin;
         // The range 1-99 is checked by core::validate() with a message about scheduling.
@@ -893,7 +897,7 @@ std::string to_yaml(const core::Profile& p) {
         out << YAML::Key << "unit" << YAML::Value << s.unit;
         if (s.cpus)
             out << YAML::Key << "cpus" << YAML::Value << core::to_string(*s.cpus);
-        out << YAML::Key << "policy" << YAML::Value << core::to_string(s.policy);
+        out << YAML::Key << "policy" << YAML::Value << core::service_policy_word(s.policy);
         if (s.priority)
             out << YAML::Key << "priority" << YAML::Value << *s.priority;
         if (s.reset_on_fork)

@@ -281,7 +281,7 @@ std::vector<CoreLatency> run_latency(const LatencyOptions& options,
     std::vector<std::unique_ptr<PinnedThread>> threads;
     Gate gate(schedule);
     for (auto& run : runs) {
-        ThreadSpec spec{"rtprov-lat" + std::to_string(run->cpu), SchedPolicy::fifo,
+        ThreadSpec spec{"rtprov-lat" + std::to_string(run->cpu), core::SchedPolicy::fifo,
                         options.priority, run->cpu, k_stack_bytes};
         threads.push_back(std::make_unique<PinnedThread>(
             spec, [&run = *run, &schedule] { measure(run, schedule); }));

@@ -17,7 +17,7 @@ LoadGenerator::LoadGenerator(const core::CpuList& cpus, std::size_t buffer_bytes
     : m_ready(static_cast<std::ptrdiff_t>(cpus.size())) {
     try {
         for (unsigned cpu : cpus.cpus()) {
-            ThreadSpec spec{"rtprov-load" + std::to_string(cpu), SchedPolicy::other, 0, cpu};
+            ThreadSpec spec{"rtprov-load" + std::to_string(cpu), core::SchedPolicy::other, 0, cpu};
             m_threads.push_back(
                 std::make_unique<PinnedThread>(spec, [this, buffer_bytes] { run(buffer_bytes); }));
         }

@@ -215,14 +215,15 @@ PiProbeResult run_pi_probe(const PiProbeOptions& options, const ProgressCallback
     std::unique_ptr<PinnedThread> watcher;
     StopGuard guard(probe);
     for (unsigned i = 0; i < options.workers; ++i) {
-        ThreadSpec spec{"rtprov-pi-w" + std::to_string(i), SchedPolicy::other, 0, std::nullopt};
+        ThreadSpec spec{"rtprov-pi-w" + std::to_string(i), core::SchedPolicy::other, 0,
+                        std::nullopt};
         threads.push_back(std::make_unique<PinnedThread>(spec, [&probe] { work(probe); }));
     }
-    ThreadSpec rt{"rtprov-pi-rt", SchedPolicy::rr, options.rt_priority, std::nullopt};
+    ThreadSpec rt{"rtprov-pi-rt", core::SchedPolicy::rr, options.rt_priority, std::nullopt};
     threads.push_back(std::make_unique<PinnedThread>(rt, [&probe] { take_repeatedly(probe); }));
     for (const auto& thread : threads)
         tids.push_back(thread->tid());
-    ThreadSpec watch_spec{"rtprov-pi-watch", SchedPolicy::fifo, options.rt_priority + 1,
+    ThreadSpec watch_spec{"rtprov-pi-watch", core::SchedPolicy::fifo, options.rt_priority + 1,
                           std::nullopt};
     watcher = std::make_unique<PinnedThread>(
         watch_spec, [&probe, &options, &tids] { watch(probe, options, tids); });

@@ -18,18 +18,6 @@ namespace {
 
 constexpr std::int64_t k_ns_per_s = 1'000'000'000;
 
-int native_policy(SchedPolicy policy) {
-    switch (policy) {
-    case SchedPolicy::fifo:
-        return SCHED_FIFO;
-    case SchedPolicy::rr:
-        return SCHED_RR;
-    case SchedPolicy::other:
-        break;
-    }
-    return SCHED_OTHER;
-}
-
 std::optional<std::uint64_t> limit_value(rlim_t value) {
     if (value == RLIM_INFINITY)
         return std::nullopt;
@@ -69,18 +57,6 @@ class ThreadAttr {
 
 } // namespace
 
-std::string_view to_string(SchedPolicy policy) {
-    switch (policy) {
-    case SchedPolicy::fifo:
-        return "SCHED_FIFO";
-    case SchedPolicy::rr:
-        return "SCHED_RR";
-    case SchedPolicy::other:
-        break;
-    }
-    return "SCHED_OTHER";
-}
-
 PinnedThread::PinnedThread(const ThreadSpec& spec, std::function<void()> body)
     : m_start(std::make_unique<Start>()) {
     m_start->body = std::move(body);
@@ -91,9 +67,10 @@ PinnedThread::PinnedThread(const ThreadSpec& spec, std::function<void()> body)
     pthread_attr_setstacksize(attr.get(), std::max(spec.stack_bytes, stack_min));
     // Explicit scheduling: the thread starts with its own policy instead of the caller's.
     pthread_attr_setinheritsched(attr.get(), PTHREAD_EXPLICIT_SCHED);
-    pthread_attr_setschedpolicy(attr.get(), native_policy(spec.policy));
+    // core numbers the policies as <sched.h> does (sched_policy_test checks it).
+    pthread_attr_setschedpolicy(attr.get(), static_cast<int>(core::sched_number(spec.policy)));
     sched_param param{};
-    param.sched_priority = spec.policy == SchedPolicy::other ? 0 : spec.priority;
+    param.sched_priority = core::has_static_priority(spec.policy) ? spec.priority : 0;
     pthread_attr_setschedparam(attr.get(), &param);
     if (spec.cpu)
         attr.pin(*spec.cpu);
@@ -102,15 +79,15 @@ PinnedThread::PinnedThread(const ThreadSpec& spec, std::function<void()> body)
     if (rc == 0)
         return;
     m_joined = true;
-    if (rc == EPERM && spec.policy != SchedPolicy::other) {
+    if (rc == EPERM && core::has_static_priority(spec.policy)) {
         rlimit limit{};
         getrlimit(RLIMIT_RTPRIO, &limit);
         throw Error(
             realtime_permission_error(spec.policy, spec.priority,
                                       {limit_value(limit.rlim_cur), limit_value(limit.rlim_max)}));
     }
-    std::string where = std::string(to_string(spec.policy));
-    if (spec.policy != SchedPolicy::other)
+    std::string where = core::kernel_name(spec.policy);
+    if (core::has_static_priority(spec.policy))
         where += " " + std::to_string(spec.priority);
     if (spec.cpu)
         where += " on CPU " + std::to_string(*spec.cpu);
@@ -147,9 +124,10 @@ void* PinnedThread::run(void* start) {
     return nullptr;
 }
 
-std::string realtime_permission_error(SchedPolicy policy, int priority, const RtprioLimit& limit) {
+std::string realtime_permission_error(core::SchedPolicy policy, int priority,
+                                      const RtprioLimit& limit) {
     const std::string prio = std::to_string(priority);
-    return "cannot run a thread at " + std::string(to_string(policy)) + " priority " + prio +
+    return "cannot run a thread at " + core::kernel_name(policy) + " priority " + prio +
            ": operation not permitted (RLIMIT_RTPRIO is " + limit_text(limit.soft) +
            ", hard limit " + limit_text(limit.hard) +
            "); run rtprov as root, or allow real-time priority " + prio + " (ulimit -r " + prio +

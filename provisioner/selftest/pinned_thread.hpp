@@ -1,5 +1,7 @@
 #pragma once
 
+#include "provisioner/core/sched_policy.hpp"
+
 #include <pthread.h>
 #include <sys/types.h>
 
@@ -10,21 +12,15 @@
 #include <memory>
 #include <optional>
 #include <string>
-#include <string_view>
 
 // The threads the self-test runs: started with their scheduling policy, priority and CPU
 // already in place (no window in which they run otherwise), and the clock they use.
 namespace rtprov::selftest {
 
-enum class SchedPolicy { other, fifo, rr };
-
-// "SCHED_OTHER", "SCHED_FIFO", "SCHED_RR".
-std::string_view to_string(SchedPolicy policy);
-
 struct ThreadSpec {
     std::string name; // shown in /proc/<pid>/task/<tid>/comm (15 chars kept)
-    SchedPolicy policy = SchedPolicy::other;
-    int priority = 0;            // 1..99 for fifo and rr, 0 for other
+    core::SchedPolicy policy = core::SchedPolicy::other;
+    int priority = 0;            // 1..99 for fifo and rr, 0 for the others
     std::optional<unsigned> cpu; // pinned to this CPU; nullopt: not pinned
     std::size_t stack_bytes = 256 * 1024;
 };
@@ -66,7 +62,8 @@ struct RtprioLimit {
 };
 
 // What to tell a user whose thread may not run at 'policy' 'priority' (EPERM). Pure.
-std::string realtime_permission_error(SchedPolicy policy, int priority, const RtprioLimit& limit);
+std::string realtime_permission_error(core::SchedPolicy policy, int priority,
+                                      const RtprioLimit& limit);
 
 // errno's text in lower case ("operation not permitted"), as messages want it.
 std::string errno_text(int error);

@@ -37,27 +37,20 @@ std::optional<CpuList> service_cpus(const CpuTarget& target,
     return std::nullopt;
 }
 
-std::string policy_name(SchedPolicy policy) {
-    return policy == SchedPolicy::fifo ? "SCHED_FIFO"
-           : policy == SchedPolicy::rr ? "SCHED_RR"
-                                       : to_string(policy);
-}
-
 // Returns whether the service's drop-in may be written (false: refused).
 bool check_priority(Plan& plan, const ServiceTuning& s, const AppKnowledge* app, bool force) {
-    bool realtime = s.policy == SchedPolicy::fifo || s.policy == SchedPolicy::rr;
-    if (!app || !realtime || !s.priority)
+    if (!app || !s.policy || !has_static_priority(*s.policy) || !s.priority)
         return true;
     if (*s.priority < app->priority) {
         finding(plan, Severity::info, "below-app-priority",
-                "'" + s.unit + "' runs at " + policy_name(s.policy) + " " +
+                "'" + s.unit + "' runs at " + kernel_name(*s.policy) + " " +
                     std::to_string(*s.priority) + " unit-wide; " + app->name + "'s own " +
                     app->threads + " (" + std::to_string(app->priority) + ") stay above it");
         return true;
     }
     // Measured: MPD's rtio and output threads went 47 ms without the CPU and the DAC
     // dropped out 16 times in 10.5 s (on the reference box).
-    std::string why = "'" + s.unit + "' would run at " + policy_name(s.policy) + " " +
+    std::string why = "'" + s.unit + "' would run at " + kernel_name(*s.policy) + " " +
                       std::to_string(*s.priority) + ", at or above " + app->name + "'s own " +
                       app->threads + " (" + std::to_string(app->priority) +
                       "); this inverts priorities and causes dropouts (measured on MPD: 47 ms "
@@ -148,13 +141,13 @@ void plan_systemd(Plan& plan, const Profile& profile, const std::optional<Resolv
                 }
             }
         }
-        if (s.policy != SchedPolicy::app) {
-            settings.policy = to_string(s.policy);
+        if (s.policy) {
+            settings.policy = to_string(*s.policy);
             settings.priority = s.priority;
         }
         settings.reset_on_fork = s.reset_on_fork;
         settings.limit_rtprio = s.limit_rtprio;
-        if (app && s.policy == SchedPolicy::app) {
+        if (app && !s.policy) {
             if (!s.limit_rtprio)
                 settings.limit_rtprio = app->priority;
             else if (*s.limit_rtprio < app->priority) {

@@ -7,6 +7,7 @@
 
 using namespace rtprov;
 using namespace rtprov::audit;
+using rtprov::core::SchedPolicy;
 
 namespace {
 
@@ -39,7 +40,7 @@ core::InstalledKernel debian_kernel() {
     return k;
 }
 
-Thread thread(const std::string& comm, Policy policy, int priority) {
+Thread thread(const std::string& comm, SchedPolicy policy, int priority) {
     Thread t;
     t.comm = comm;
     t.policy = policy;
@@ -59,13 +60,13 @@ TEST_CASE("MPD's expectation: its rtio and output threads at fifo 40, LimitRTPRI
     CHECK(s.app_name == "MPD");
     CHECK(s.cpus == core::CpuList({2, 3}));
     CHECK_FALSE(s.unit_sched);
-    CHECK(s.app_sched == ThreadSched{Policy::fifo, 40});
+    CHECK(s.app_sched == ThreadSched{SchedPolicy::fifo, 40});
     CHECK(s.min_rtprio == 40);
     CHECK(s.memlock == LimitValue{false, 64u << 20});
     CHECK(s.audio_priority() == 40);
-    CHECK(s.is_audio_thread(thread("output:Heed Aba", Policy::fifo, 40)));
-    CHECK(s.is_audio_thread(thread("rtio", Policy::other, 0))); // by name; judged elsewhere
-    CHECK_FALSE(s.is_audio_thread(thread("decoder:flac", Policy::fifo, 40)));
+    CHECK(s.is_audio_thread(thread("output:Heed Aba", SchedPolicy::fifo, 40)));
+    CHECK(s.is_audio_thread(thread("rtio", SchedPolicy::other, 0))); // by name; judged elsewhere
+    CHECK_FALSE(s.is_audio_thread(thread("decoder:flac", SchedPolicy::fifo, 40)));
 }
 
 TEST_CASE("the planned kernel parameters are the ones apply plans") {
@@ -87,9 +88,9 @@ TEST_CASE("the planned kernel parameters are the ones apply plans") {
 TEST_CASE("an app without thread names counts its threads at its priority or above") {
     Expectation e = expect(profile_with({service("pipewire")}), k_cores, k_apps, {});
     const ServiceExpectation& s = e.services[0];
-    CHECK(s.app_sched == ThreadSched{Policy::fifo, 83});
-    CHECK(s.is_audio_thread(thread("data-loop.0", Policy::fifo, 88)));
-    CHECK_FALSE(s.is_audio_thread(thread("pipewire", Policy::fifo, 20)));
+    CHECK(s.app_sched == ThreadSched{SchedPolicy::fifo, 83});
+    CHECK(s.is_audio_thread(thread("data-loop.0", SchedPolicy::fifo, 88)));
+    CHECK_FALSE(s.is_audio_thread(thread("pipewire", SchedPolicy::fifo, 20)));
 }
 
 TEST_CASE("a unit-wide real-time policy is the audio priority of an unknown app") {
@@ -101,12 +102,12 @@ TEST_CASE("a unit-wide real-time policy is the audio priority of an unknown app"
     Expectation e = expect(profile_with({player}), k_cores, k_apps, {});
     const ServiceExpectation& s = e.services[0];
     CHECK(s.app_name == "player.service");
-    CHECK(s.unit_sched == ThreadSched{Policy::rr, 30});
+    CHECK(s.unit_sched == ThreadSched{SchedPolicy::rr, 30});
     CHECK_FALSE(s.app_sched);
     CHECK(s.audio_priority() == 30);
     CHECK(s.min_rtprio == 30);
     CHECK(s.cpus == core::CpuList({3}));
-    CHECK(s.is_audio_thread(thread("player", Policy::rr, 30)));
+    CHECK(s.is_audio_thread(thread("player", SchedPolicy::rr, 30)));
     CHECK(to_string(*s.unit_sched) == "rr 30");
-    CHECK(to_string(ThreadSched{Policy::batch, 0}) == "batch");
+    CHECK(to_string(ThreadSched{SchedPolicy::batch, 0}) == "batch");
 }

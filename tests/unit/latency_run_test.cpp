@@ -17,6 +17,7 @@
 
 using namespace rtprov::selftest;
 using rtprov::core::CpuList;
+using rtprov::core::SchedPolicy;
 using std::chrono::microseconds;
 using std::chrono::milliseconds;
 

@@ -12,6 +12,7 @@
 #include <stdexcept>
 
 using namespace rtprov::selftest;
+using rtprov::core::SchedPolicy;
 using std::chrono::microseconds;
 using std::chrono::milliseconds;
 

@@ -15,6 +15,7 @@
 #include <vector>
 
 using namespace rtprov::selftest;
+using rtprov::core::SchedPolicy;
 
 namespace {
 
@@ -24,12 +25,6 @@ const std::string k_fifo_99_error =
     "LimitRTPRIO=99 in a service, or 'rtprio 99' in /etc/security/limits.d/)";
 
 } // namespace
-
-TEST_CASE("scheduling policies are named as the kernel's constants") {
-    CHECK(to_string(SchedPolicy::other) == "SCHED_OTHER");
-    CHECK(to_string(SchedPolicy::fifo) == "SCHED_FIFO");
-    CHECK(to_string(SchedPolicy::rr) == "SCHED_RR");
-}
 
 TEST_CASE("a refused real-time priority says which limit to raise") {
     CHECK(realtime_permission_error(SchedPolicy::fifo, 99, {0, 0}) == k_fifo_99_error);

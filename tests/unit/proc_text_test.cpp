@@ -4,6 +4,7 @@
 #include "tests/unit/catch.hpp"
 
 using namespace rtprov::audit;
+using rtprov::core::SchedPolicy;
 
 namespace {
 
@@ -24,7 +25,7 @@ TEST_CASE("stat fields are counted after the last parenthesis") {
     CHECK(stat->flags == 4194624);
     CHECK(stat->processor == 3);
     CHECK(stat->rt_priority == 40);
-    CHECK(stat->policy == Policy::fifo);
+    CHECK(stat->policy == SchedPolicy::fifo);
 
     auto odd = parse_stat("7 (a) b) (c) S 2 0 0 0 -1 2129984 0 0 0 0 0 0 0 0 20 0 1 0 10 0 0 0 0 "
                           "0 0 0 0 0 0 0 0 0 0 0 0 1 0 0\n");
@@ -32,7 +33,7 @@ TEST_CASE("stat fields are counted after the last parenthesis") {
     CHECK(odd->comm == "a) b) (c");
     CHECK((odd->flags & k_pf_kthread) != 0);
     CHECK(odd->processor == 1);
-    CHECK(odd->policy == Policy::other);
+    CHECK(odd->policy == SchedPolicy::other);
 }
 
 TEST_CASE("a stat line without the scheduling fields is refused") {
@@ -42,15 +43,22 @@ TEST_CASE("a stat line without the scheduling fields is refused") {
 }
 
 TEST_CASE("policy numbers map to the profile's names and to ps's classes") {
-    CHECK(policy_from_number(1) == Policy::fifo);
-    CHECK(policy_from_number(5) == Policy::idle);
-    CHECK(policy_from_number(4) == Policy::unknown);
-    CHECK(to_string(Policy::rr) == "rr");
-    CHECK(ps_class(Policy::other) == "TS");
-    CHECK(ps_class(Policy::fifo) == "FF");
-    CHECK(ps_class(Policy::idle) == "IDL");
-    CHECK(is_realtime(Policy::deadline));
-    CHECK_FALSE(is_realtime(Policy::batch));
+    CHECK(to_string(ThreadPolicy(SchedPolicy::rr)) == "rr");
+    CHECK(ps_class(SchedPolicy::other) == "TS");
+    CHECK(ps_class(SchedPolicy::fifo) == "FF");
+    CHECK(ps_class(SchedPolicy::idle) == "IDL");
+    CHECK(is_realtime(ThreadPolicy(SchedPolicy::deadline)));
+    CHECK_FALSE(is_realtime(ThreadPolicy(SchedPolicy::batch)));
+}
+
+TEST_CASE("a policy number the kernel does not name reads as unknown") {
+    auto stat = parse_stat("9 (odd) S 2 0 0 0 -1 2129984 0 0 0 0 0 0 0 0 20 0 1 0 10 0 0 0 0 "
+                           "0 0 0 0 0 0 0 0 0 0 0 0 1 0 4\n");
+    REQUIRE(stat);
+    CHECK_FALSE(stat->policy);
+    CHECK(to_string(stat->policy) == "unknown");
+    CHECK(ps_class(stat->policy) == "?");
+    CHECK_FALSE(is_realtime(stat->policy));
 }
 
 TEST_CASE("Cpus_allowed_list is read from a status file") {

@@ -100,7 +100,7 @@ TEST_CASE("service priorities must fit their policy and 1-99") {
     CHECK(messages(p).size() == 1);
     p.tuning.services[0].priority = 99;
     CHECK(messages(p).empty());
-    p.tuning.services[0].policy = SchedPolicy::app;
+    p.tuning.services[0].policy = std::nullopt; // app
     CHECK(messages(p) ==
           std::vector<std::string>{"p.yaml:14:17: service 'mpd': a priority needs policy 'fifo' or "
                                    "'rr', not 'app'"});

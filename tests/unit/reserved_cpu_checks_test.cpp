@@ -4,6 +4,7 @@
 
 using namespace rtprov;
 using namespace rtprov::audit;
+using rtprov::core::SchedPolicy;
 
 namespace {
 
@@ -27,7 +28,8 @@ Irq irq(unsigned number, const std::string& name, const std::string& affinity,
 }
 
 Process process(int pid, const std::string& comm, const std::string& cgroup,
-                const std::string& allowed, Policy policy = Policy::other, int priority = 0) {
+                const std::string& allowed, SchedPolicy policy = SchedPolicy::other,
+                int priority = 0) {
     Process p;
     p.pid = pid;
     p.ppid = 1;
@@ -44,14 +46,14 @@ Process process(int pid, const std::string& comm, const std::string& cgroup,
 }
 
 Process kthread(int pid, const std::string& comm, const std::string& allowed,
-                Policy policy = Policy::other, int priority = 0) {
+                SchedPolicy policy = SchedPolicy::other, int priority = 0) {
     Process p = process(pid, comm, "/", allowed, policy, priority);
     p.ppid = 2;
     p.kernel_thread = true;
     return p;
 }
 
-Thread thread(int tid, const std::string& comm, Policy policy, int priority,
+Thread thread(int tid, const std::string& comm, SchedPolicy policy, int priority,
               const std::string& allowed) {
     Thread t;
     t.tid = tid;
@@ -72,7 +74,7 @@ Expectation with_mpd() {
     mpd.app_name = "MPD";
     mpd.app_threads = "rtio and output:* threads";
     mpd.cpus = cpus("2-3");
-    mpd.app_sched = ThreadSched{Policy::fifo, 40};
+    mpd.app_sched = ThreadSched{SchedPolicy::fifo, 40};
     mpd.rt_threads = {"rtio", "output:*"};
     e.services.push_back(mpd);
     return e;
@@ -89,8 +91,8 @@ SystemView with(std::vector<Process> processes, std::vector<Irq> irqs = {}) {
 
 Process mpd_process() {
     Process mpd = process(812, "mpd", "/system.slice/mpd.service", "2-3");
-    mpd.threads.push_back(thread(815, "rtio", Policy::fifo, 40, "2-3"));
-    mpd.threads.push_back(thread(816, "output:1", Policy::fifo, 40, "2-3"));
+    mpd.threads.push_back(thread(815, "rtio", SchedPolicy::fifo, 40, "2-3"));
+    mpd.threads.push_back(thread(816, "output:1", SchedPolicy::fifo, 40, "2-3"));
     return mpd;
 }
 
@@ -159,7 +161,7 @@ TEST_CASE("IRQ checks that cannot read /proc/irq warn with the reason") {
 
 TEST_CASE("a user task allowed on a reserved CPU fails; services and per-CPU kthreads do not") {
     Expectation e = with_mpd();
-    SystemView clean = with({mpd_process(), kthread(25, "migration/2", "2", Policy::fifo, 99),
+    SystemView clean = with({mpd_process(), kthread(25, "migration/2", "2", SchedPolicy::fifo, 99),
                              kthread(26, "ksoftirqd/3", "3"), process(400, "sshd", "/", "0-1")});
     Check ok = check_reserved_cpu_tasks(clean, e);
     CHECK(ok.status == Status::ok);
@@ -201,10 +203,10 @@ TEST_CASE("unbound kernel threads alone on reserved CPUs only warn") {
 
 TEST_CASE("a foreign real-time task above the audio threads on reserved CPUs warns") {
     Expectation e = with_mpd();
-    SystemView v =
-        with({mpd_process(), kthread(25, "migration/2", "2", Policy::fifo, 99),
-              process(301, "multipathd", "/system.slice/multipathd.service", "0-3", Policy::rr, 99),
-              process(302, "low", "/", "0-3", Policy::fifo, 10)});
+    SystemView v = with(
+        {mpd_process(), kthread(25, "migration/2", "2", SchedPolicy::fifo, 99),
+         process(301, "multipathd", "/system.slice/multipathd.service", "0-3", SchedPolicy::rr, 99),
+         process(302, "low", "/", "0-3", SchedPolicy::fifo, 10)});
     Check c = check_rt_above_audio(v, e);
     CHECK(c.status == Status::warn);
     CHECK(c.reason == "1 real-time task at or above priority 40, the audio threads', may run on "
@@ -216,9 +218,9 @@ TEST_CASE("a foreign real-time task above the audio threads on reserved CPUs war
 TEST_CASE("a service's own threads above its audio threads invert them and fail") {
     Expectation e = with_mpd();
     Process mpd = mpd_process();
-    mpd.threads[0].policy = Policy::rr; // unit-wide rr 45, as in the measured case
+    mpd.threads[0].policy = SchedPolicy::rr; // unit-wide rr 45, as in the measured case
     mpd.threads[0].rt_priority = 45;
-    mpd.threads.push_back(thread(817, "player", Policy::rr, 45, "2-3"));
+    mpd.threads.push_back(thread(817, "player", SchedPolicy::rr, 45, "2-3"));
     Check c = check_rt_above_audio(with({mpd}), e);
     CHECK(c.status == Status::fail);
     CHECK(c.reason == "'mpd.service' runs other threads at or above its own audio threads (fifo "

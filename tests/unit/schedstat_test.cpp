@@ -14,6 +14,7 @@
 #include <memory>
 
 using namespace rtprov::selftest;
+using rtprov::core::SchedPolicy;
 using std::chrono::milliseconds;
 using std::chrono::nanoseconds;
 

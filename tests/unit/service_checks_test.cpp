@@ -5,6 +5,7 @@
 
 using namespace rtprov;
 using namespace rtprov::audit;
+using rtprov::core::SchedPolicy;
 using namespace audit_fixture;
 
 namespace {
@@ -16,7 +17,7 @@ ServiceExpectation mpd_expectation() {
     mpd.app_name = "MPD";
     mpd.app_threads = "rtio and output:* threads";
     mpd.cpus = core::CpuList({2, 3});
-    mpd.app_sched = ThreadSched{Policy::fifo, 40};
+    mpd.app_sched = ThreadSched{SchedPolicy::fifo, 40};
     mpd.rt_threads = {"rtio", "output:*"};
     mpd.min_rtprio = 40;
     mpd.memlock = LimitValue{true, 0};
@@ -165,7 +166,7 @@ TEST_CASE("an app without thread names passes with its threads at its priority o
     pw.unit = "pipewire.service";
     pw.profile_key = "pipewire";
     pw.app_name = "PipeWire";
-    pw.app_sched = ThreadSched{Policy::fifo, 83};
+    pw.app_sched = ThreadSched{SchedPolicy::fifo, 83};
     pw.min_rtprio = 83;
     ServiceAudit audit = audit_service(sys.view(), pw);
     const Check& c = find(audit, "service-threads");
@@ -182,7 +183,7 @@ TEST_CASE("a unit-wide policy must reach the main thread") {
     player.unit = "player.service";
     player.profile_key = "player";
     player.app_name = "player.service";
-    player.unit_sched = ThreadSched{Policy::rr, 30};
+    player.unit_sched = ThreadSched{SchedPolicy::rr, 30};
     ServiceAudit audit = audit_service(sys.view(), player);
     const Check& c = find(audit, "service-threads");
     CHECK(c.status == Status::fail);
@@ -201,7 +202,7 @@ TEST_CASE("an app without known thread names fails when its main thread runs rea
     pw.profile_key = "pipewire";
     pw.app_name = "PipeWire";
     pw.app_threads = "data-loop threads";
-    pw.app_sched = ThreadSched{Policy::fifo, 83};
+    pw.app_sched = ThreadSched{SchedPolicy::fifo, 83};
     FakeSystem ok_sys;
     ok_sys.process(900, "/system.slice/pipewire.service",
                    {{900, "pipewire", k_other, 0, "0-3"}, {901, "data-loop.0", k_fifo, 83, "0-3"}},

@@ -4,6 +4,7 @@
 #include "tests/unit/catch.hpp"
 
 using namespace rtprov::audit;
+using rtprov::core::SchedPolicy;
 using namespace audit_fixture;
 
 TEST_CASE("a fixture tree is read into kernel facts, processes, threads and IRQs") {
@@ -36,7 +37,7 @@ TEST_CASE("a fixture tree is read into kernel facts, processes, threads and IRQs
     CHECK(mpd.limits->rtprio->soft == LimitValue{false, 40});
     REQUIRE(mpd.threads.size() == 2);
     CHECK(mpd.threads[1].comm == "rtio");
-    CHECK(mpd.threads[1].policy == Policy::fifo);
+    CHECK(mpd.threads[1].policy == SchedPolicy::fifo);
     CHECK(mpd.threads[1].rt_priority == 40);
     CHECK(mpd.threads[1].allowed->to_string() == "2-3");
 
