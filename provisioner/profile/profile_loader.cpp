@@ -674,8 +674,8 @@ void apply_override(Tree& tree, const Override& override, Problems& problems) {
     }
     std::string key = override.text.substr(0, equals);
     std::string value = override.text.substr(equals + 1);
-    if (key == "extends" || key == "name") {
-        problems.push_back({origin, "'" + key +
+    if (const std::string top = key.substr(0, key.find('.')); top == "extends" || top == "name") {
+        problems.push_back({origin, "'" + top +
                                         "' cannot be set with --set; write a profile "
                                         "file with 'extends:' and pass it to --profile"});
         return;

@@ -275,6 +275,12 @@ TEST_CASE("--set cannot change extends or name") {
     CHECK(error_for(dir, "{}\n", {{"extends=pi4"}}) ==
           "--set 'extends=pi4': 'extends' cannot be set with --set; write a profile file with "
           "'extends:' and pass it to --profile");
+    // A key below extends was once set after the chain was merged, and ignored.
+    CHECK(error_for(dir, "{}\n", {{"extends.name=pi4"}}) ==
+          "--set 'extends.name=pi4': 'extends' cannot be set with --set; write a profile file "
+          "with 'extends:' and pass it to --profile");
+    CHECK(error_for(dir, "{}\n", {{"name.x=1"}}).find("'name' cannot be set with --set") !=
+          std::string::npos);
 }
 
 TEST_CASE("a profile outside the search path can extend the built-in one of its name") {
