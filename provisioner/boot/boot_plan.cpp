@@ -5,6 +5,7 @@
 #include "provisioner/boot/kernel_params.hpp"
 #include "provisioner/boot/rpi_firmware.hpp"
 #include "provisioner/core/grammar.hpp"
+#include "provisioner/core/text.hpp"
 
 #include <algorithm>
 
@@ -437,9 +438,7 @@ void plan_packages(Context& c) {
     }
     if (missing.empty())
         return;
-    std::string list;
-    for (const std::string& p : missing)
-        list += (list.empty() ? "" : " ") + p;
+    const std::string list = core::join(missing, " ");
     if (c.options.install_packages) {
         // Images are often built with the package lists removed: update them first.
         std::vector<std::string> argv = {"apt-get", "install", "-y", "--no-install-recommends"};

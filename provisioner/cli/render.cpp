@@ -2,6 +2,7 @@
 
 #include "provisioner/cli/json.hpp"
 #include "provisioner/core/sha256.hpp"
+#include "provisioner/core/text.hpp"
 #include "provisioner/core/unified_diff.hpp"
 #include "provisioner/target/state_file.hpp"
 
@@ -61,10 +62,8 @@ std::string plan_text(const PlanView& view) {
     for (const std::string& path : view.retired)
         out += "\n# " + path + ": no longer in the profile; removed, or its original restored\n";
     for (const core::Command& command : plan.commands) {
-        std::string text;
-        for (const std::string& arg : command.argv)
-            text += (text.empty() ? "" : " ") + arg;
-        out += "\n# run in the target: " + text + " (" + command.reason + ")\n";
+        out += "\n# run in the target: " + core::join(command.argv, " ") + " (" + command.reason +
+               ")\n";
     }
     if (!plan.findings.empty()) {
         out += "\nfindings:\n";
@@ -261,13 +260,6 @@ std::string status_json(const target::Status& status, const std::string& root,
 
 namespace {
 
-std::string comma_list(const std::vector<std::string>& items) {
-    std::string out;
-    for (const std::string& item : items)
-        out += (out.empty() ? "" : ", ") + item;
-    return out;
-}
-
 // "done: ...\nnot done: ...\nto finish: systemctl ..." for what systemd was not told.
 std::string left_undone(const systemd::OnlineResult& online) {
     std::vector<std::string> done, not_done;
@@ -277,8 +269,8 @@ std::string left_undone(const systemd::OnlineResult& online) {
         not_done.push_back(step.text());
     std::string out;
     if (!done.empty())
-        out += "systemd was told: " + comma_list(done) + "\n";
-    out += "not done: " + comma_list(not_done) + "\n";
+        out += "systemd was told: " + core::join(done, ", ") + "\n";
+    out += "not done: " + core::join(not_done, ", ") + "\n";
     out += "to finish: " + systemd::systemctl_commands(online.not_done);
     return out;
 }
@@ -292,12 +284,12 @@ std::string unfinished_live_apply(const std::string& profile, const target::Appl
                       "' to the files, but systemd was not told everything: " + online.failure +
                       "\n";
     if (!applied.written.empty())
-        out += "written and recorded in " + state + ": " + comma_list(applied.written) + "\n";
+        out += "written and recorded in " + state + ": " + core::join(applied.written, ", ") + "\n";
     if (!applied.retired.empty())
         out += "retired (no longer in the profile), recorded there too: " +
-               comma_list(applied.retired) + "\n";
+               core::join(applied.retired, ", ") + "\n";
     if (!applied.ran.empty())
-        out += "ran: " + comma_list(applied.ran) + "\n";
+        out += "ran: " + core::join(applied.ran, ", ") + "\n";
     if (applied.written.empty() && applied.retired.empty() && applied.ran.empty())
         out += "no file needed changing; the apply is recorded in " + state + "\n";
     return out + left_undone(online) + "\nor undo the apply: rtprov rollback --live";
@@ -308,9 +300,9 @@ std::string unfinished_live_rollback(const target::RollbackResult& rolled_back,
     std::string out =
         "rolled back the files, but systemd was not told everything: " + online.failure + "\n";
     if (!rolled_back.restored.empty())
-        out += "restored: " + comma_list(rolled_back.restored) + "\n";
+        out += "restored: " + core::join(rolled_back.restored, ", ") + "\n";
     if (!rolled_back.removed.empty())
-        out += "removed: " + comma_list(rolled_back.removed) + "\n";
+        out += "removed: " + core::join(rolled_back.removed, ", ") + "\n";
     return out + left_undone(online);
 }
 

@@ -1,6 +1,7 @@
 #include "provisioner/planner/planner.hpp"
 
 #include "provisioner/boot/boot_plan.hpp"
+#include "provisioner/core/text.hpp"
 #include "provisioner/systemd/systemd_plan.hpp"
 
 #include <algorithm>
@@ -75,9 +76,7 @@ Plan plan(const Profile& profile, const std::string& profile_yaml, const TargetF
         if (std::any_of(result.commands.begin(), result.commands.end(),
                         [&](const Command& c) { return c.argv == argv; }))
             continue;
-        std::string text;
-        for (const std::string& arg : argv)
-            text += (text.empty() ? "" : " ") + arg;
+        const std::string text = core::join(argv, " ");
         if (options.regenerate == Regenerate::now)
             result.commands.push_back(
                 {argv, "did not finish in the last apply", true, boot::produces_of(argv)});

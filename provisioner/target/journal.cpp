@@ -4,6 +4,7 @@
 #include "provisioner/boot/cmdline.hpp"
 #include "provisioner/core/error.hpp"
 #include "provisioner/core/sha256.hpp"
+#include "provisioner/core/text.hpp"
 #include "provisioner/target/backup_archive.hpp"
 
 #include <algorithm>
@@ -545,10 +546,7 @@ ApplyResult apply_plan(Root& root, const RootLock&, const core::Plan& plan, cons
 }
 
 std::string command_text(const std::vector<std::string>& argv) {
-    std::string text;
-    for (const std::string& arg : argv)
-        text += (text.empty() ? "" : " ") + arg;
-    return text;
+    return core::join(argv, " ");
 }
 
 RollbackResult rollback(Root& root, const RootLock&, DriftPolicy drift, const CommandRunner& run) {
@@ -580,10 +578,8 @@ RollbackResult rollback(Root& root, const RootLock&, DriftPolicy drift, const Co
             drifted.push_back(quoted(root.host_path(state->files[i].path)) +
                               (checks[i].detail.empty() ? "" : " (" + checks[i].detail + ")"));
     if (!drifted.empty() && drift == DriftPolicy::refuse) {
-        std::string list;
-        for (const std::string& path : drifted)
-            list += (list.empty() ? "" : ", ") + path;
-        throw Error("rollback refused: " + list + (drifted.size() == 1 ? " was" : " were") +
+        throw Error("rollback refused: " + core::join(drifted, ", ") +
+                    (drifted.size() == 1 ? " was" : " were") +
                     " changed by hand since rtprov wrote " + (drifted.size() == 1 ? "it" : "them") +
                     ", and rolling back would lose those changes; save them, then run "
                     "'rtprov rollback --force'. Nothing was changed");
@@ -601,11 +597,8 @@ RollbackResult rollback(Root& root, const RootLock&, DriftPolicy drift, const Co
             unrestorable.push_back(quoted(root.host_path(file.path)));
     }
     if (!unrestorable.empty()) {
-        std::string list;
-        for (const std::string& path : unrestorable)
-            list += (list.empty() ? "" : ", ") + path;
         throw Error(root.host_path(k_backup_file) + ": the original" +
-                    (unrestorable.size() == 1 ? " of " : "s of ") + list +
+                    (unrestorable.size() == 1 ? " of " : "s of ") + core::join(unrestorable, ", ") +
                     (unrestorable.size() == 1 ? " is" : " are") +
                     " missing or damaged, so rollback cannot restore " +
                     (unrestorable.size() == 1 ? "it" : "them") + ". Nothing was changed; restore " +
