@@ -210,6 +210,11 @@ int run_plan(const Options& o) {
     target::check_is_system_root(*root);
     pipeline::Planned p = make_plan(o, *root);
     if (o.packages) {
+        // Only the package list goes to stdout (the pi-gen stage writes it to a file); a
+        // warning about what planning could not read still reaches the user.
+        for (const core::Finding& f : p.plan.findings)
+            if (f.code == "applied-profile-unreadable")
+                std::cerr << "rtprov: warning: " << f.message << "\n";
         for (const std::string& package : p.plan.packages)
             std::cout << package << "\n";
         return k_exit_ok;

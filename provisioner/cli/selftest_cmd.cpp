@@ -136,8 +136,7 @@ void check_sysroot(const std::string& sysroot, const std::vector<std::string>& n
     const system::SysRoot root(sysroot); // as every reader of the system reads it
     for (const std::string& path : needed)
         if (system::Fact<std::string> file = root.text("/" + path); !file)
-            missing.push_back(quoted(path) +
-                              (root.exists("/" + path) ? " (" + file.problem + ")" : ""));
+            missing.push_back(quoted(path) + (file.absent ? "" : " (" + file.problem + ")"));
     if (missing.empty())
         return;
     std::string names;

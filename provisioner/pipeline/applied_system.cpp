@@ -14,12 +14,13 @@
 namespace rtprov::pipeline {
 
 std::optional<core::Profile> applied_profile(const std::string& sysroot) {
-    namespace fs = std::filesystem;
-    fs::path path = fs::path(sysroot) / fs::path(core::k_applied_profile_path).relative_path();
-    auto text = target::read_host_file(path.string(), target::caps::k_config);
-    if (!text)
+    // Through target::Root, as the probe reads the same root: in a --sysroot tree a
+    // symlink is resolved inside the tree and the file opened beneath it.
+    const target::Root root(sysroot.empty() ? "/" : sysroot);
+    auto file = root.read(core::k_applied_profile_path, target::caps::k_config);
+    if (!file)
         return std::nullopt;
-    return profile::parse_profile(*text, path.string());
+    return profile::parse_profile(file->content, root.host_path(core::k_applied_profile_path));
 }
 
 std::optional<AppliedSystem> load_applied_system(const std::string& sysroot,

@@ -55,16 +55,33 @@ std::optional<fs::path> SysRoot::host(const std::string& path, std::string& prob
 
 Fact<std::string> SysRoot::text(const std::string& path) const {
     Fact<std::string> fact;
-    std::optional<fs::path> file = host(path, fact.problem);
-    if (!file)
-        return fact;
+    const std::string absolute = path.starts_with('/') ? path : "/" + path;
     try {
-        if (auto content = target::read_host_file(file->string(), target::caps::k_system, path))
+        std::optional<std::string> content;
+        if (m_root == "/") {
+            content = target::read_host_file(absolute, target::caps::k_system, absolute);
+        } else if (!m_tree) {
+            fact.problem =
+                "cannot read '" + absolute + "': " + quoted(m_root.string()) + " is not a folder";
+            return fact;
+        } else if (auto file = m_tree->read(absolute, target::caps::k_system)) {
+            // resolved inside the tree and opened beneath it (openat2), as Root reads
+            content = std::move(file->content);
+        }
+        if (content)
             fact.value = std::move(*content);
-        else
-            fact.problem = "cannot read '" + path + "': " + std::strerror(ENOENT);
+        else {
+            fact.absent = true;
+            fact.problem = "cannot read '" + absolute + "': " + std::strerror(ENOENT);
+        }
     } catch (const Error& e) {
+        // Root names host paths; the facts name the file as on the running system.
         fact.problem = e.what();
+        if (m_tree) {
+            const std::string base = "'" + m_tree->host_path("/") + "/";
+            for (std::size_t at = 0; (at = fact.problem.find(base, at)) != std::string::npos;)
+                fact.problem.replace(at, base.size(), "'/");
+        }
     }
     return fact;
 }
@@ -85,6 +102,7 @@ Fact<long long> SysRoot::integer(const std::string& path) const {
     Fact<std::string> content = value(path);
     if (!content) {
         fact.problem = content.problem;
+        fact.absent = content.absent;
         return fact;
     }
     const std::string& v = *content;
@@ -102,6 +120,7 @@ Fact<core::CpuList> SysRoot::cpu_list(const std::string& path) const {
     Fact<std::string> content = value(path);
     if (!content) {
         fact.problem = content.problem;
+        fact.absent = content.absent;
         return fact;
     }
     std::string v = *content;

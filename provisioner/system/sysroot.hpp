@@ -18,6 +18,7 @@ namespace rtprov::system {
 template <typename T> struct Fact {
     std::optional<T> value;
     std::string problem; // e.g. "cannot read '/proc/cmdline': No such file or directory"
+    bool absent = false; // the problem is only that there is no such file
 
     explicit operator bool() const { return value.has_value(); }
     const T& operator*() const { return *value; }

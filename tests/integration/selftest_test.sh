@@ -110,6 +110,11 @@ check "selftest --sysroot of an empty folder fails (exit 1)" [ $? -eq 1 ]
 check "it names what the folder lacks" diff - "$work/err9" <<EOF
 rtprov: error: --sysroot '$work/empty' is not the root of a running system: it has no readable 'sys/devices/system/cpu/online'; $instead use this machine's
 EOF
+mkdir -p "$work/climbing/sys/devices/system/cpu"
+ln -s ../../../../../../../../../etc/hostname "$work/climbing/sys/devices/system/cpu/online"
+"$rtprov" selftest --sysroot "$work/climbing" --history "$history" --pi-probe 0 >/dev/null 2>"$work/err10"
+check "a file whose link climbs out of the --sysroot tree is refused, saying why" \
+    grep -q "it has no readable 'sys/devices/system/cpu/online' (path '/sys/devices/system/cpu/online' escapes the target root" "$work/err10"
 
 # -- audit against a fixture tree ------------------------------------------------------
 echo '#1 SMP PREEMPT_DYNAMIC Debian 6.12.117-1' >"$sys/proc/sys/kernel/version"

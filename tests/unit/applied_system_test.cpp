@@ -6,6 +6,8 @@
 #include "tests/unit/audit_fixture.hpp"
 #include "tests/unit/catch.hpp"
 
+#include <filesystem>
+
 using namespace rtprov;
 
 namespace {
@@ -31,6 +33,22 @@ TEST_CASE("without an applied profile there is no applied system") {
     audit_fixture::FakeSystem sys;
     CHECK_FALSE(pipeline::load_applied_system(sys.dir.path(), k_apps));
     CHECK_FALSE(pipeline::applied_profile(sys.dir.path()));
+}
+
+TEST_CASE("in a --sysroot tree the applied profile is read through the tree's links") {
+    audit_fixture::FakeSystem sys;
+    apply_profile(sys);
+    // The profile behind an absolute link that exists in the tree only: the host has no
+    // such folder, so reading the link on the host would find no profile.
+    std::filesystem::create_directories(sys.dir.path() + "/rtprov-tree-only");
+    std::filesystem::rename(sys.dir.path() + "/etc/rtprov/profile.yaml",
+                            sys.dir.path() + "/rtprov-tree-only/profile.yaml");
+    std::filesystem::create_symlink("/rtprov-tree-only/profile.yaml",
+                                    sys.dir.path() + "/etc/rtprov/profile.yaml");
+    REQUIRE_FALSE(std::filesystem::exists("/rtprov-tree-only"));
+    auto profile = pipeline::applied_profile(sys.dir.path());
+    REQUIRE(profile);
+    CHECK(profile->name == "x86-debian13");
 }
 
 TEST_CASE("the applied system's cores are resolved on the CPUs present, with a CPU offline") {

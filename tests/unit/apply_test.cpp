@@ -158,9 +158,15 @@ TEST_CASE("rollback tells the service manager which units went, live only") {
     FakeManager unused;
     pipeline::apply(root, lock, p, info(p), {}, {false, false}, unused, no_report);
 
-    FakeManager live;
+    FakeManager offline;
     pipeline::RolledBack rolled =
-        pipeline::rollback(root, lock, target::DriftPolicy::refuse, {}, true, live);
+        pipeline::rollback(root, lock, target::DriftPolicy::refuse, {}, false, offline);
+    CHECK_FALSE(rolled.result.removed.empty());
+    CHECK(offline.told.empty());
+
+    pipeline::apply(root, lock, p, info(p), {}, {false, false}, unused, no_report);
+    FakeManager live;
+    rolled = pipeline::rollback(root, lock, target::DriftPolicy::refuse, {}, true, live);
     CHECK_FALSE(rolled.result.removed.empty());
     REQUIRE(live.told.size() == 1);
     CHECK(live.told[0].reload);
