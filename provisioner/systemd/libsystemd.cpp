@@ -12,7 +12,8 @@ namespace rtprov::systemd {
 RTPROV_DL_LOADER(LibSystemd, libsystemd, "libsystemd.so.0", RTPROV_PACKAGE_LIBSYSTEMD,
                  RTPROV_LIBSYSTEMD_FUNCTIONS)
 
-bool journal_send(const std::vector<std::string>& fields, const std::source_location& where) {
+bool journal_send(const std::vector<std::string>& fields, const char* file, int line,
+                  const char* function) {
     const LibSystemd* lib = nullptr;
     try {
         lib = &libsystemd();
@@ -21,9 +22,9 @@ bool journal_send(const std::vector<std::string>& fields, const std::source_loca
     }
     // As sd_journal_send(3) gives them: the caller's place, and each field without the
     // whitespace it ends in.
-    std::vector<std::string> entry = {std::string("CODE_FILE=") + where.file_name(),
-                                      "CODE_LINE=" + std::to_string(where.line()),
-                                      std::string("CODE_FUNC=") + where.function_name()};
+    std::vector<std::string> entry = {std::string("CODE_FILE=") + file,
+                                      "CODE_LINE=" + std::to_string(line),
+                                      std::string("CODE_FUNC=") + function};
     for (const std::string& field : fields) {
         std::string trimmed = field;
         while (!trimmed.empty() && std::isspace(static_cast<unsigned char>(trimmed.back())))

@@ -9,7 +9,6 @@
 #define SD_JOURNAL_SUPPRESS_LOCATION
 #include <systemd/sd-journal.h>
 
-#include <source_location>
 #include <string>
 #include <vector>
 
@@ -41,8 +40,11 @@ const LibSystemd& libsystemd();
 // MESSAGE= among them, with the caller's CODE_FILE, CODE_LINE and CODE_FUNC. Never
 // throws: false when it was not sent (libsystemd missing, or the journal refused), so
 // the caller can print the message instead.
-bool journal_send(const std::vector<std::string>& fields,
-                  const std::source_location& where = std::source_location::current());
+// (The caller's place comes from the compiler's __builtin_FILE/LINE/FUNCTION, which GCC
+// and clang evaluate at the call as default arguments; clang 14 with libstdc++ 12 has no
+// std::source_location.)
+bool journal_send(const std::vector<std::string>& fields, const char* file = __builtin_FILE(),
+                  int line = __builtin_LINE(), const char* function = __builtin_FUNCTION());
 
 // sd_notify(3) of "STATUS=<status>" (a newline in it becomes a space): progress for
 // 'systemctl status'; a no-op where no service manager listens or libsystemd is missing.
