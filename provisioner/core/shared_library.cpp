@@ -32,12 +32,13 @@ const void* SharedLibrary::symbol(const char* name) const {
     const void* address = dlsym(m_handle, name);
     if (address)
         return address;
-    const char* reason = dlerror();
+    // Copied at once: the next dl* call (dlinfo below) frees dlerror's string.
+    const char* error = dlerror();
+    const std::string reason = error ? error : "not found";
     std::string file = m_soname;
     if (link_map* map = nullptr; dlinfo(m_handle, RTLD_DI_LINKMAP, &map) == 0 && map && map->l_name)
         file = map->l_name;
-    throw Error("'" + file + "' has no function " + quoted(name) + " (" +
-                (reason ? std::string(reason) : std::string("not found")) +
+    throw Error("'" + file + "' has no function " + quoted(name) + " (" + reason +
                 "): it is older than the library rtprov was built against" +
                 (m_package.empty() ? std::string("; install a newer one")
                                    : "; upgrade it: apt-get install " + m_package));
