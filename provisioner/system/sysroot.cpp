@@ -61,8 +61,7 @@ Fact<std::string> SysRoot::text(const std::string& path) const {
         if (m_root == "/") {
             content = target::read_host_file(absolute, target::caps::k_system, absolute);
         } else if (!m_tree) {
-            fact.problem =
-                "cannot read '" + absolute + "': " + quoted(m_root.string()) + " is not a folder";
+            host(absolute, fact.problem); // says the sysroot is not a folder
             return fact;
         } else if (auto file = m_tree->read(absolute, target::caps::k_system)) {
             // resolved inside the tree and opened beneath it (openat2), as Root reads
