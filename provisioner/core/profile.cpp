@@ -1,5 +1,7 @@
 #include "provisioner/core/profile.hpp"
 
+#include <array>
+
 namespace rtprov::core {
 
 namespace {
@@ -46,22 +48,25 @@ std::vector<ProfileProblem> validate(const Profile& profile, std::optional<unsig
     std::vector<ProfileProblem> problems;
     const CoreLayout& layout = profile.tuning.cores;
     auto count = count_of(profile, cpu_count);
-    const Origin& count_origin =
-        cpu_count ? Origin{"the running machine"} : profile.board.cpus_origin;
+    const Origin no_file{"profile"};
+    const Origin count_origin =
+        cpu_count ? Origin{"the running machine"} : profile.origin_of("board.cpus", no_file);
+    const Origin& housekeeping_origin = profile.origin_of("tuning.cores.housekeeping", no_file);
+    const Origin& reserved_origin = profile.origin_of("tuning.cores.reserved", no_file);
 
     if (layout.housekeeping && layout.housekeeping->empty())
-        problems.push_back({layout.housekeeping_origin,
+        problems.push_back({housekeeping_origin,
                             "no housekeeping core: keep at least one core for the system, "
                             "interrupts and kernel housekeeping"});
     if (layout.housekeeping && layout.reserved) {
         CpuList both = layout.housekeeping->intersection(*layout.reserved);
         if (!both.empty())
             problems.push_back(
-                {layout.reserved_origin, "reserved CPUs '" + layout.reserved->to_string() +
-                                             "' overlap housekeeping CPUs '" +
-                                             layout.housekeeping->to_string() + "' on " +
-                                             cpu_noun(both) + both.to_string() +
-                                             "; a core is either housekeeping or reserved"});
+                {reserved_origin, "reserved CPUs '" + layout.reserved->to_string() +
+                                      "' overlap housekeeping CPUs '" +
+                                      layout.housekeeping->to_string() + "' on " + cpu_noun(both) +
+                                      both.to_string() +
+                                      "; a core is either housekeeping or reserved"});
     }
     if (count) {
         CpuList all = CpuList::range(0, *count - 1);
@@ -74,8 +79,8 @@ std::vector<ProfileProblem> validate(const Profile& profile, std::optional<unsig
                                                 std::to_string(*count) + " CPUs (" +
                                                 all.to_string() + ")"});
         };
-        check_range(layout.housekeeping, layout.housekeeping_origin);
-        check_range(layout.reserved, layout.reserved_origin);
+        check_range(layout.housekeeping, housekeeping_origin);
+        check_range(layout.reserved, reserved_origin);
         if (*count < 2 && !(layout.reserved && layout.reserved->empty()))
             problems.push_back({count_origin, "a single CPU cannot be split into housekeeping and "
                                               "reserved cores; set 'tuning.cores.reserved' to "
@@ -84,20 +89,20 @@ std::vector<ProfileProblem> validate(const Profile& profile, std::optional<unsig
             CpuList left_out = all.minus(layout.housekeeping->union_with(*layout.reserved));
             if (!left_out.empty())
                 problems.push_back(
-                    {layout.reserved_origin,
+                    {reserved_origin,
                      cpus_are(left_out) + " neither housekeeping nor reserved; add " +
                          (left_out.size() == 1 ? "it" : "them") + " to one of the two lists"});
         } else if (layout.reserved && !layout.housekeeping && all.minus(*layout.reserved).empty() &&
                    *count >= 2) {
-            problems.push_back({layout.reserved_origin,
-                                "no housekeeping core: reserving CPUs '" +
-                                    layout.reserved->to_string() + "' leaves none of the " +
-                                    std::to_string(*count) + " CPUs for the system"});
+            problems.push_back(
+                {reserved_origin, "no housekeeping core: reserving CPUs '" +
+                                      layout.reserved->to_string() + "' leaves none of the " +
+                                      std::to_string(*count) + " CPUs for the system"});
         }
     }
 
     if (profile.tuning.cpuset_partition && profile.tuning.reserve_method != ReserveMethod::cpuset)
-        problems.push_back({Origin{"tuning.cpuset_partition"},
+        problems.push_back({profile.origin_of("tuning.cpuset_partition", no_file),
                             "cpuset_partition makes rtprov.slice an isolated partition, which "
                             "needs reserve_method: cpuset (it is '" +
                                 to_string(profile.tuning.reserve_method) + "')"});
@@ -111,100 +116,115 @@ std::vector<ProfileProblem> validate(const Profile& profile, std::optional<unsig
                                         "': one drop-in cannot say both; keep one of them"});
     for (const ServiceTuning& service : profile.tuning.services) {
         const std::string who = "service '" + service.name + "'";
+        const std::string key = "tuning.services." + service.name + ".";
+        auto at = [&](const char* name) -> const Origin& {
+            return profile.origin_of(key + name, service.origin);
+        };
         const bool realtime = service.policy && has_static_priority(*service.policy);
         if (service.priority) {
             if (*service.priority < 1 || *service.priority > 99)
-                problems.push_back({service.priority_origin,
+                problems.push_back({at("priority"),
                                     "priority " + std::to_string(*service.priority) +
                                         " is outside 1-99 (the range of SCHED_FIFO and SCHED_RR)"});
             else if (!realtime)
-                problems.push_back({service.priority_origin,
-                                    who + ": a priority needs policy 'fifo' or 'rr', not '" +
-                                        service_policy_word(service.policy) + "'"});
+                problems.push_back(
+                    {at("priority"), who + ": a priority needs policy 'fifo' or 'rr', not '" +
+                                         service_policy_word(service.policy) + "'"});
         } else if (realtime) {
-            problems.push_back({service.origin, who + ": policy '" +
-                                                    service_policy_word(service.policy) +
-                                                    "' needs a priority (1-99)"});
+            problems.push_back({at("policy"), who + ": policy '" +
+                                                  service_policy_word(service.policy) +
+                                                  "' needs a priority (1-99)"});
         }
         if (service.nice && (*service.nice < -20 || *service.nice > 19))
-            problems.push_back({service.origin, who + ": nice " + std::to_string(*service.nice) +
-                                                    " is outside -20..19"});
+            problems.push_back({at("nice"), who + ": nice " + std::to_string(*service.nice) +
+                                                " is outside -20..19"});
         if (service.limit_rtprio && (*service.limit_rtprio < 0 || *service.limit_rtprio > 99))
-            problems.push_back({service.origin, who + ": limit_rtprio " +
-                                                    std::to_string(*service.limit_rtprio) +
-                                                    " is outside 0-99"});
+            problems.push_back({at("limit_rtprio"), who + ": limit_rtprio " +
+                                                        std::to_string(*service.limit_rtprio) +
+                                                        " is outside 0-99"});
         if (count && service.cpus && service.cpus->kind == CpuTargetKind::list) {
             CpuList beyond = service.cpus->list.minus(CpuList::range(0, *count - 1));
             if (!beyond.empty())
-                problems.push_back({service.origin, who + ": " + cpus_are(beyond) +
-                                                        " beyond the board's " +
-                                                        std::to_string(*count) + " CPUs"});
+                problems.push_back({at("cpus"), who + ": " + cpus_are(beyond) +
+                                                    " beyond the board's " +
+                                                    std::to_string(*count) + " CPUs"});
         }
     }
 
     return problems;
 }
 
+namespace {
+
+template <typename Enum, std::size_t N>
+using Table = std::array<std::pair<std::string_view, Enum>, N>;
+
+constexpr Table<BootLoader, 3> k_boot_loaders{{{"rpi-firmware", BootLoader::rpi_firmware},
+                                               {"grub", BootLoader::grub},
+                                               {"systemd-boot", BootLoader::systemd_boot}}};
+constexpr Table<ReserveMethod, 3> k_reserve_methods{{{"isolcpus", ReserveMethod::isolcpus},
+                                                     {"cpuset", ReserveMethod::cpuset},
+                                                     {"none", ReserveMethod::none}}};
+constexpr Table<KernelFeature, 3> k_kernel_features{
+    {{"auto", KernelFeature::automatic}, {"on", KernelFeature::on}, {"off", KernelFeature::off}}};
+constexpr Table<MissingKernelConfig, 2> k_missing_configs{
+    {{"require", MissingKernelConfig::require}, {"assume", MissingKernelConfig::assume}}};
+constexpr Table<IoClass, 4> k_io_classes{{{"none", IoClass::none},
+                                          {"realtime", IoClass::realtime},
+                                          {"best-effort", IoClass::best_effort},
+                                          {"idle", IoClass::idle}}};
+constexpr Table<MissingService, 2> k_missing_services{
+    {{"skip", MissingService::skip}, {"write", MissingService::write}}};
+
+template <typename Enum> std::string word_of(Enum value) {
+    for (const auto& [word, e] : words(value))
+        if (e == value)
+            return std::string(word);
+    return "?";
+}
+
+} // namespace
+
+Words<BootLoader> words(BootLoader) {
+    return k_boot_loaders;
+}
+Words<ReserveMethod> words(ReserveMethod) {
+    return k_reserve_methods;
+}
+Words<KernelFeature> words(KernelFeature) {
+    return k_kernel_features;
+}
+Words<MissingKernelConfig> words(MissingKernelConfig) {
+    return k_missing_configs;
+}
+Words<IoClass> words(IoClass) {
+    return k_io_classes;
+}
+Words<MissingService> words(MissingService) {
+    return k_missing_services;
+}
+
 std::string to_string(BootLoader value) {
-    switch (value) {
-    case BootLoader::rpi_firmware:
-        return "rpi-firmware";
-    case BootLoader::grub:
-        return "grub";
-    case BootLoader::systemd_boot:
-        return "systemd-boot";
-    }
-    return "?";
+    return word_of(value);
 }
-
 std::string to_string(ReserveMethod value) {
-    switch (value) {
-    case ReserveMethod::isolcpus:
-        return "isolcpus";
-    case ReserveMethod::cpuset:
-        return "cpuset";
-    case ReserveMethod::none:
-        return "none";
-    }
-    return "?";
+    return word_of(value);
 }
-
 std::string to_string(KernelFeature value) {
-    switch (value) {
-    case KernelFeature::automatic:
-        return "auto";
-    case KernelFeature::on:
-        return "on";
-    case KernelFeature::off:
-        return "off";
-    }
-    return "?";
+    return word_of(value);
 }
-
 std::string to_string(MissingKernelConfig value) {
-    return value == MissingKernelConfig::require ? "require" : "assume";
+    return word_of(value);
+}
+std::string to_string(IoClass value) {
+    return word_of(value);
+}
+std::string to_string(MissingService value) {
+    return word_of(value);
 }
 
 std::string service_policy_word(const std::optional<SchedPolicy>& policy) {
     return policy ? to_string(*policy) : "app";
-}
-
-std::string to_string(IoClass value) {
-    switch (value) {
-    case IoClass::none:
-        return "none";
-    case IoClass::realtime:
-        return "realtime";
-    case IoClass::best_effort:
-        return "best-effort";
-    case IoClass::idle:
-        return "idle";
-    }
-    return "?";
-}
-
-std::string to_string(MissingService value) {
-    return value == MissingService::skip ? "skip" : "write";
 }
 
 std::string to_string(const CpuTarget& value) {

@@ -4,13 +4,18 @@
 #include "provisioner/core/origin.hpp"
 #include "provisioner/core/sched_policy.hpp"
 
+#include <map>
 #include <optional>
+#include <span>
 #include <string>
+#include <string_view>
+#include <utility>
 #include <vector>
 
 // The typed board profile. The schema, with every key and default, is documented in
-// docs/profile-format.md; profile/profile_loader.cpp reads it from YAML and is the only
-// code that knows YAML.
+// docs/profile-format.md; the table of its keys (profile/profile_loader.cpp, with
+// profile/schema.hpp) reads it from YAML and writes it back, and is the only code that
+// knows YAML.
 namespace rtprov::core {
 
 enum class BootLoader { rpi_firmware, grub, systemd_boot };
@@ -48,7 +53,6 @@ struct Board {
     std::string model;
     BoardMatch match;
     std::optional<unsigned> cpus; // nullopt: 'auto', counted on the running machine
-    Origin cpus_origin;
     BootConfig boot;
     KernelPackages kernel;
     friend bool operator==(const Board&, const Board&) = default;
@@ -58,8 +62,6 @@ struct Board {
 struct CoreLayout {
     std::optional<CpuList> housekeeping;
     std::optional<CpuList> reserved;
-    Origin housekeeping_origin;
-    Origin reserved_origin;
     friend bool operator==(const CoreLayout&, const CoreLayout&) = default;
 };
 
@@ -93,8 +95,7 @@ struct ServiceTuning {
     IoClass io_class = IoClass::none;
     bool force_priority = false; // allow a unit-wide priority that inverts the app's own
     MissingService if_missing = MissingService::skip;
-    Origin origin;          // the service's key
-    Origin priority_origin; // the priority value (or the service key)
+    Origin origin; // the service's key
     friend bool operator==(const ServiceTuning&, const ServiceTuning&) = default;
 };
 
@@ -130,7 +131,16 @@ struct Profile {
     std::vector<std::string> sources; // files read, base first (extends chain)
     Board board;
     Tuning tuning;
+    // Where each value was read, by its dotted key ('tuning.services.mpd.priority'): the
+    // origin a problem that spans keys points at. Empty for a profile built in code.
+    std::map<std::string, Origin, std::less<>> origins;
     friend bool operator==(const Profile&, const Profile&) = default;
+
+    // The origin of key 'path', or 'fallback' where it was not read from a file.
+    const Origin& origin_of(std::string_view path, const Origin& fallback) const {
+        auto found = origins.find(path);
+        return found == origins.end() ? fallback : found->second;
+    }
 };
 
 // The two CPU sets a profile resolves to on a machine with a known CPU count.
@@ -159,6 +169,16 @@ std::vector<ProfileProblem> validate(const Profile& profile,
 // count given). Call validate() first: this does not check the layout.
 std::optional<ResolvedCores> resolve_cores(const Profile& profile,
                                            std::optional<unsigned> cpu_count);
+
+// The words of each enum in profiles, in the order the docs list them: the one table the
+// loader reads them by and to_string() writes them with.
+template <typename Enum> using Words = std::span<const std::pair<std::string_view, Enum>>;
+Words<BootLoader> words(BootLoader);
+Words<ReserveMethod> words(ReserveMethod);
+Words<KernelFeature> words(KernelFeature);
+Words<MissingKernelConfig> words(MissingKernelConfig);
+Words<IoClass> words(IoClass);
+Words<MissingService> words(MissingService);
 
 // Names used in the YAML schema and messages.
 std::string to_string(BootLoader value);

@@ -2,11 +2,11 @@
 
 #include "provisioner/core/error.hpp"
 #include "provisioner/core/grammar.hpp"
+#include "provisioner/profile/schema.hpp"
 #include "provisioner/profile/yaml_tree.hpp"
 #include "provisioner/target/root.hpp"
 
 #include <algorithm>
-#include <charconv>
 #include <filesystem>
 
 namespace rtprov::profile {
@@ -15,83 +15,61 @@ namespace fs = std::filesystem;
 
 namespace {
 
-Error at(const Tree& node, const std::string& message) {
-    return Error(node.origin.to_string() + ": " + message);
+using A = core::AppKnowledge;
+
+// The policies an app's own real-time threads run at: those with a static priority.
+core::Words<core::SchedPolicy> app_policies() {
+    static const auto k_words = [] {
+        std::vector<std::pair<std::string_view, core::SchedPolicy>> out;
+        for (const core::SchedPolicyName& name : core::sched_policy_names())
+            if (name.static_priority)
+                out.emplace_back(name.word, name.policy);
+        return out;
+    }();
+    return k_words;
 }
 
-// The app's key 'key' as a string; 'fallback' when it is not there.
-std::string text(const std::string& app, const Tree& facts, const char* key,
-                 const std::optional<std::string>& fallback) {
-    const Tree* node = facts.find(key);
-    if (!node) {
-        if (!fallback)
-            throw at(facts, "app '" + app + "' needs '" + key + "'");
-        return *fallback;
-    }
-    if (node->kind != Tree::Kind::scalar || node->scalar.empty())
-        throw at(*node, "app '" + app + "': '" + key + "' must be a string");
-    return node->scalar;
-}
-
-// A list of non-empty strings; 'what' says what its items are.
-std::vector<std::string> strings(const std::string& app, const Tree& node, const std::string& key,
-                                 const std::string& what) {
-    const std::string problem = "app '" + app + "': '" + key + "' must be a list of " + what;
-    if (node.kind != Tree::Kind::sequence)
-        throw at(node, problem);
-    std::vector<std::string> out;
-    for (const Tree& item : node.items) {
-        if (item.kind != Tree::Kind::scalar || item.scalar.empty())
-            throw at(item, problem);
-        out.push_back(item.scalar);
-    }
-    return out;
-}
-
-core::AppKnowledge read_app(const std::string& key, const Tree& facts) {
-    if (facts.kind != Tree::Kind::map)
-        throw at(facts, "app '" + key + "' must be a map of its facts");
-    static const std::vector<std::string_view> k_keys = {"name",   "units",    "threads",
-                                                         "policy", "priority", "rt_threads"};
-    for (const TreeEntry& entry : facts.entries)
-        if (std::find(k_keys.begin(), k_keys.end(), entry.key) == k_keys.end())
-            throw Error(entry.key_origin.to_string() + ": app '" + key +
-                        "': " + unknown_key(entry.key, k_keys));
-    core::AppKnowledge app;
-    app.key = key;
-    app.name = text(key, facts, "name", key);
-    const Tree* units = facts.find("units");
-    if (!units)
-        throw at(facts, "app '" + key + "' needs 'units', the systemd units that run it");
-    app.units = strings(key, *units, "units", "systemd unit names such as [mpd.service]");
-    for (const std::string& unit : app.units)
-        if (auto broken = core::grammar::service_unit(unit))
-            throw at(*units, "app '" + key + "': unit '" + unit + "': " + *broken);
-    app.threads = text(key, facts, "threads", std::string());
-    const std::string policy = text(key, facts, "policy", std::string("fifo"));
-    const std::optional<core::SchedPolicy> parsed = core::sched_policy_from_word(policy);
-    if (parsed != core::SchedPolicy::fifo && parsed != core::SchedPolicy::rr)
-        throw at(*facts.find("policy"), "app '" + key + "': 'policy' must be fifo or rr");
-    app.policy = *parsed;
-    const Tree* priority = facts.find("priority");
-    if (!priority)
-        throw at(facts, "app '" + key +
-                            "' needs 'priority', the lowest of its own real-time "
-                            "threads");
-    const std::string& value = priority->scalar;
-    auto [end, ec] = std::from_chars(value.data(), value.data() + value.size(), app.priority);
-    if (priority->kind != Tree::Kind::scalar || value.empty() || ec != std::errc() ||
-        end != value.data() + value.size())
-        throw at(*priority, "app '" + key + "': 'priority' must be a whole number");
-    if (app.priority < 1 || app.priority > 99)
-        throw at(*priority, "priority " + std::to_string(app.priority) + " is outside 1-99");
-    if (const Tree* globs = facts.find("rt_threads"))
-        app.rt_threads =
-            strings(key, *globs, "rt_threads", "thread-name globs such as [rtio, \"output:*\"]");
-    return app;
+// Every key of an app's facts.
+const schema::Keys<A>& app_keys() {
+    using namespace schema;
+    static const Keys<A> k_keys = {
+        text<A>(
+            "name", +[](A & a) -> auto& { return a.name; }, non_empty),
+        {"units",
+         [](Reader& c, const Tree& t, const std::string& shown, A& a) {
+             if (auto units = c.strings(t, shown, core::grammar::service_unit))
+                 a.units = std::move(*units);
+         },
+         {},
+         {},
+         "the systemd units that run it"},
+        text<A>(
+            "threads", +[](A & a) -> auto& { return a.threads; }, non_empty),
+        custom<A>("policy",
+                  [](Reader& c, const Tree& t, const std::string& shown, A& a) {
+                      if (auto policy = c.choice(t, shown, app_policies()))
+                          a.policy = *policy;
+                  },
+                  {}),
+        {"priority",
+         [](Reader& c, const Tree& t, const std::string& shown, A& a) {
+             if (auto priority = c.integer(t, shown, 1, 99))
+                 a.priority = int(*priority);
+         },
+         {},
+         {},
+         "the lowest of its own real-time threads"},
+        strings<A>(
+            "rt_threads", +[](A & a) -> auto& { return a.rt_threads; }, non_empty),
+    };
+    return k_keys;
 }
 
 } // namespace
+
+std::vector<std::string> app_key_names() {
+    return schema::paths(app_keys());
+}
 
 std::vector<core::AppKnowledge> load_apps(const std::string& dir) {
     // Without this knowledge rtprov would not know which apps set their own real-time
@@ -111,19 +89,39 @@ std::vector<core::AppKnowledge> load_apps(const std::string& dir) {
         throw Error(missing + quoted(dir) + " holds no *.yaml file" + fix);
     std::sort(files.begin(), files.end());
     std::vector<core::AppKnowledge> apps;
+    std::vector<core::ProfileProblem> problems;
     for (const fs::path& path : files) {
         const std::string file = path.string();
-        std::vector<core::ProfileProblem> problems;
+        std::vector<core::ProfileProblem> parsed;
         Tree root = parse_yaml(target::read_host_file(file, target::caps::k_config).value_or(""),
-                               file, problems);
-        if (!problems.empty())
-            throw Error(problems.front().origin.to_string() + ": " + problems.front().message);
+                               file, parsed);
+        if (!parsed.empty()) {
+            problems.insert(problems.end(), parsed.begin(), parsed.end());
+            continue;
+        }
+        schema::Reader file_reader(problems);
         const Tree* list = root.find("apps");
-        if (!list || list->kind != Tree::Kind::map)
-            throw at(list ? *list : root, "expected 'apps:' mapping app keys to their facts");
-        for (const TreeEntry& entry : list->entries)
-            apps.push_back(read_app(entry.key, entry.value));
+        if (!file_reader.map(root, file, {"apps"}))
+            continue;
+        if (!list || list->kind != Tree::Kind::map) {
+            file_reader.fail(list ? list->origin : root.origin,
+                             "expected 'apps:' mapping app keys to their facts");
+            continue;
+        }
+        for (const TreeEntry& entry : list->entries) {
+            A app;
+            app.key = entry.key;
+            app.name = entry.key;
+            schema::Reader reader(problems, "app '" + entry.key + "': ");
+            if (entry.value.kind != Tree::Kind::map)
+                reader.fail(entry.value.origin, "must be a map of its facts");
+            else
+                schema::read(reader, entry.value, entry.key, "", app_keys(), app);
+            apps.push_back(std::move(app));
+        }
     }
+    if (!problems.empty())
+        schema::throw_problems(problems);
     return apps;
 }
 

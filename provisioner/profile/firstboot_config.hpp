@@ -18,8 +18,11 @@ struct FirstbootConfig {
     unsigned pi_probe_s = 2;       // PI-boost probe after it; 0: none
 };
 
-// Parses the file's text; 'label' names it in messages. Throws rtprov::Error with
-// 'file:line:col: message' for unknown keys and wrong types.
+// Parses the file's text; 'label' names it in messages. Throws rtprov::Error with every
+// unknown key and wrong value, one 'file:line:col: message' a line.
 FirstbootConfig parse_firstboot_config(const std::string& text, const std::string& label);
+
+// The keys the file may hold, in the order docs/firstboot.md lists them.
+std::vector<std::string> firstboot_key_names();
 
 } // namespace rtprov::profile

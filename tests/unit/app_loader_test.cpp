@@ -1,9 +1,11 @@
 #include "provisioner/profile/app_loader.hpp"
 
 #include "provisioner/core/error.hpp"
-
+#include "provisioner/core/grammar.hpp"
 #include "tests/unit/catch.hpp"
 #include "tests/unit/temp_dir.hpp"
+
+#include <fstream>
 
 using namespace rtprov;
 
@@ -47,15 +49,33 @@ TEST_CASE("rt_threads is optional") {
 TEST_CASE("rt_threads must be a list of non-empty names") {
     TempDir dir;
     const std::string file = dir.write("apps.yaml", k_head + "    rt_threads: rtio\n");
-    const std::string problem = ": app 'mpd': 'rt_threads' must be a list of thread-name globs "
-                                "such as [rtio, \"output:*\"]";
-    CHECK(load_error(dir) == file + ":6:17" + problem);
+    // One name is a list of one, as in profiles.
+    REQUIRE(profile::load_apps(dir.path()).size() == 1);
+    CHECK(profile::load_apps(dir.path())[0].rt_threads == std::vector<std::string>{"rtio"});
 
     dir.write("apps.yaml", k_head + "    rt_threads: [rtio, \"\"]\n");
-    CHECK(load_error(dir) == file + ":6:24" + problem);
+    CHECK(load_error(dir) ==
+          file + ":6:24: app 'mpd': 'rt_threads' holds '': it must not be empty");
 
     dir.write("apps.yaml", k_head + "    rt_threads: [rtio, [a]]\n");
-    CHECK(load_error(dir) == file + ":6:24" + problem);
+    CHECK(load_error(dir) == file + ":6:24: app 'mpd': 'rt_threads' must be a list of strings");
+}
+
+TEST_CASE("every problem of the app knowledge is reported at once, each at its place") {
+    TempDir dir;
+    const std::string file = dir.write(
+        "apps.yaml", "apps:\n  mpd:\n    units: [mpd.service]\n    policy: other\n    colour: "
+                     "blue\n  jack:\n    units: jack\n    priority: 100\nversion: 2\n");
+    CHECK(load_error(dir) ==
+          file + ":9:1: unknown key 'version'; known keys: apps\n" + file +
+              ":5:5: app 'mpd': unknown key 'colour'; known keys: name, units, threads, policy, "
+              "priority, rt_threads\n" +
+              file + ":4:13: app 'mpd': 'policy' must be one of 'fifo', 'rr', not 'other'\n" +
+              file +
+              ":3:5: app 'mpd': needs 'priority', the lowest of its own real-time threads\n" +
+              file + ":7:12: app 'jack': 'units' holds 'jack': " +
+              core::grammar::service_unit("jack").value_or("?") + "\n" + file +
+              ":8:15: app 'jack': 'priority' is 100, outside 1-99");
 }
 
 TEST_CASE("missing app knowledge is an error, not a silent empty list") {
@@ -86,5 +106,18 @@ TEST_CASE("app knowledge is read with the same bounds as profiles") {
           file + ":6:5: app 'mpd': unknown key 'priorty', did you mean 'priority'?");
     dir.write("apps.yaml", "apps:\n  mpd:\n    units: [mpd.service]\n");
     CHECK(load_error(dir) ==
-          file + ":3:5: app 'mpd' needs 'priority', the lowest of its own real-time threads");
+          file + ":3:5: app 'mpd': needs 'priority', the lowest of its own real-time threads");
+}
+
+TEST_CASE("docs/profile-format.md lists exactly the keys of app knowledge, in order") {
+    std::ifstream docs(std::string(RTPROV_SOURCE_DIR) + "/docs/profile-format.md");
+    std::vector<std::string> documented;
+    bool in_section = false;
+    for (std::string line; std::getline(docs, line);) {
+        if (line.starts_with("#"))
+            in_section = line.starts_with("### App knowledge");
+        else if (in_section && line.starts_with("| `"))
+            documented.push_back(line.substr(3, line.find('`', 3) - 3));
+    }
+    CHECK(documented == profile::app_key_names());
 }

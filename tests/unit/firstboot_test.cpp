@@ -4,6 +4,8 @@
 #include "tests/unit/catch.hpp"
 #include "tests/unit/temp_dir.hpp"
 
+#include <fstream>
+
 using namespace rtprov;
 
 TEST_CASE("the first-boot config reads every key and keeps defaults for the others") {
@@ -35,12 +37,19 @@ TEST_CASE("the first-boot config names the file, line and column of a bad key or
           "/etc/rtprov/firstboot.yaml:1:1: unknown key 'frobnicate'; known keys: profile, set, "
           "install_packages, reboot, selftest_s, pi_probe_s");
     CHECK(error("reboot: maybe\n") ==
-          "/etc/rtprov/firstboot.yaml:1:9: 'reboot' must be true or false");
+          "/etc/rtprov/firstboot.yaml:1:9: 'reboot' must be true or false, not 'maybe'");
     CHECK(error("selftest_s: 99999\n") ==
-          "/etc/rtprov/firstboot.yaml:1:13: 'selftest_s' must be a number of seconds (0-3600)");
-    CHECK(error("set: board.cpus=4\n") ==
-          "/etc/rtprov/firstboot.yaml:1:6: 'set' must be a list such as "
-          "[\"tuning.cores.reserved=3\"]");
+          "/etc/rtprov/firstboot.yaml:1:13: 'selftest_s' is 99999, outside 0-3600");
+    CHECK(error("set: {a: 1}\n") ==
+          "/etc/rtprov/firstboot.yaml:1:6: 'set' must be a list of strings");
+    // Every problem at once, in file order.
+    CHECK(error("reboot: maybe\nselftst_s: 3\npi_probe_s: -1\n") ==
+          "/etc/rtprov/firstboot.yaml:2:1: unknown key 'selftst_s', did you mean 'selftest_s'?\n"
+          "/etc/rtprov/firstboot.yaml:1:9: 'reboot' must be true or false, not 'maybe'\n"
+          "/etc/rtprov/firstboot.yaml:3:13: 'pi_probe_s' is -1, outside 0-3600");
+    // One KEY=VALUE is a list of one, as in profiles.
+    CHECK(profile::parse_firstboot_config("set: board.cpus=4\n", "f").sets ==
+          std::vector<std::string>{"board.cpus=4"});
 }
 
 TEST_CASE("the first-boot state survives a round trip and keeps messages on one line") {
@@ -120,4 +129,19 @@ TEST_CASE("the first-boot config is read with the same bounds as profiles") {
                                        "not YAML that rtprov can read");
     }
     CHECK_THROWS_AS(profile::parse_firstboot_config("set: &s [a]\nx: *s\n", "f"), Error);
+}
+
+TEST_CASE("docs/firstboot.md shows exactly the keys of firstboot.yaml, in order") {
+    std::ifstream docs(std::string(RTPROV_SOURCE_DIR) + "/docs/firstboot.md");
+    std::vector<std::string> documented;
+    bool in_example = false, seen = false;
+    for (std::string line; std::getline(docs, line);) {
+        if (line == "```yaml" && !seen)
+            in_example = seen = true;
+        else if (line == "```")
+            in_example = false;
+        else if (in_example && !line.empty() && line[0] != ' ' && line.find(':') != line.npos)
+            documented.push_back(line.substr(0, line.find(':')));
+    }
+    CHECK(documented == profile::firstboot_key_names());
 }

@@ -72,7 +72,7 @@ TEST_CASE("plan refuses a layout beyond the running machine's CPUs") {
     Profile prof = four_cores();
     prof.board.cpus.reset();
     prof.tuning.cores.reserved = CpuList({3});
-    prof.tuning.cores.reserved_origin = {"p.yaml", 5, 15};
+    prof.origins["tuning.cores.reserved"] = {"p.yaml", 5, 15};
     TargetFacts facts = debian();
     facts.mode = TargetMode::live;
     facts.cpu_count = 2;

@@ -192,10 +192,7 @@ TEST_CASE("to_yaml round-trips every built-in profile") {
         std::string yaml = profile::to_yaml(p);
         core::Profile again = profile::parse_profile(yaml, "profile.yaml");
         CHECK(profile::to_yaml(again) == yaml);
-        CHECK(again.tuning.cores == core::CoreLayout{p.tuning.cores.housekeeping,
-                                                     p.tuning.cores.reserved,
-                                                     again.tuning.cores.housekeeping_origin,
-                                                     again.tuning.cores.reserved_origin});
+        CHECK(again.tuning.cores == p.tuning.cores);
     }
 }
 
@@ -302,4 +299,33 @@ TEST_CASE("tuning.selftest.max_missed_per_mille is read, range-checked and writt
               .tuning.selftest.max_missed_per_mille == 0u);
     CHECK(error_for(dir, "tuning:\n  selftest:\n    max_missed_per_mille: 1001\n") ==
           "t.yaml:3:27: 'tuning.selftest.max_missed_per_mille' is 1001, outside 0-1000");
+}
+
+TEST_CASE("a problem that spans keys points at the value to change, from a file or --set") {
+    TempDir dir;
+    CHECK(error_for(dir, "board:\n  cpus: 4\ntuning:\n  reserve_method: isolcpus\n"
+                         "  cpuset_partition: true\n") ==
+          "t.yaml:5:21: cpuset_partition makes rtprov.slice an isolated partition, which needs "
+          "reserve_method: cpuset (it is 'isolcpus')");
+    const std::string mpd = "board:\n  cpus: 4\ntuning:\n  services:\n    mpd:\n      nice: 5\n";
+    CHECK(error_for(dir, mpd, {{"tuning.services.mpd.nice=40"}}) ==
+          "--set 'tuning.services.mpd.nice=40': service 'mpd': nice 40 is outside -20..19");
+    CHECK(error_for(dir, mpd + "      limit_rtprio: 100\n      cpus: 7\n") ==
+          "t.yaml:7:21: service 'mpd': limit_rtprio 100 is outside 0-99\n"
+          "t.yaml:8:13: service 'mpd': CPU 7 is beyond the board's 4 CPUs");
+    CHECK(error_for(dir, mpd + "      policy: fifo\n") ==
+          "t.yaml:7:15: service 'mpd': policy 'fifo' needs a priority (1-99)");
+}
+
+TEST_CASE("every key read is recorded with its origin") {
+    TempDir dir;
+    std::string file = dir.write("t.yaml", "board:\n  cpus: 4\ntuning:\n  services:\n    mpd:\n"
+                                           "      priority: 40\n      policy: fifo\n");
+    core::Profile p =
+        load_profile(file, {{dir.path(), "test"}}, {{"tuning.selftest.duration_s=3"}});
+    CHECK(p.origin_of("board.cpus", {}).to_string() == file + ":2:9");
+    CHECK(p.origin_of("tuning.services.mpd.priority", {}).to_string() == file + ":6:17");
+    CHECK(p.origin_of("tuning.selftest.duration_s", {}).to_string() ==
+          "--set 'tuning.selftest.duration_s=3'");
+    CHECK(p.origin_of("tuning.kernel.extra", {"none"}).to_string() == "none");
 }

@@ -11,11 +11,11 @@ Profile with_cores(std::optional<unsigned> cpus, std::optional<CpuList> housekee
     Profile p;
     p.name = "test";
     p.board.cpus = cpus;
-    p.board.cpus_origin = {"p.yaml", 3, 9};
+    p.origins["board.cpus"] = {"p.yaml", 3, 9};
     p.tuning.cores.housekeeping = housekeeping;
     p.tuning.cores.reserved = reserved;
-    p.tuning.cores.housekeeping_origin = {"p.yaml", 7, 19};
-    p.tuning.cores.reserved_origin = {"p.yaml", 8, 15};
+    p.origins["tuning.cores.housekeeping"] = {"p.yaml", 7, 19};
+    p.origins["tuning.cores.reserved"] = {"p.yaml", 8, 15};
     return p;
 }
 
@@ -90,10 +90,10 @@ TEST_CASE("service priorities must fit their policy and 1-99") {
     ServiceTuning s;
     s.name = "mpd";
     s.origin = {"p.yaml", 12, 5};
-    s.priority_origin = {"p.yaml", 14, 17};
     s.policy = SchedPolicy::fifo;
     s.priority = 120;
     p.tuning.services = {s};
+    p.origins["tuning.services.mpd.priority"] = {"p.yaml", 14, 17};
     CHECK(messages(p) == std::vector<std::string>{"p.yaml:14:17: priority 120 is outside 1-99 "
                                                   "(the range of SCHED_FIFO and SCHED_RR)"});
     p.tuning.services[0].priority = 0;
