@@ -1,5 +1,7 @@
 #include "provisioner/audit/service_checks.hpp"
 
+#include "provisioner/core/text.hpp"
+
 #include <fnmatch.h>
 
 #include <algorithm>
@@ -19,13 +21,6 @@ void add_unique(std::vector<std::string>& items, const std::string& item) {
 
 bool fnmatch_one(const std::string& glob, const std::string& name) {
     return ::fnmatch(glob.c_str(), name.c_str(), 0) == 0;
-}
-
-std::string join(const std::vector<std::string>& items, const std::string& separator) {
-    std::string out;
-    for (const std::string& item : items)
-        out += (out.empty() ? "" : separator) + item;
-    return out;
 }
 
 struct Judged {
@@ -263,7 +258,7 @@ ServiceAudit audit_service(const SystemView& view, const ServiceExpectation& s) 
             c.reason += "; all allowed only on " + cpus_text(*s.cpus);
     } else {
         c.reason = listing(problems);
-        c.fix = join(fixes, "; ");
+        c.fix = core::join(fixes, "; ");
     }
     if (!absent.empty() && !audio.empty())
         c.reason += "; no thread matches " + listing(absent) +

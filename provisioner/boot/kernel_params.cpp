@@ -1,6 +1,7 @@
 #include "provisioner/boot/kernel_params.hpp"
 
 #include "provisioner/boot/kernel_config.hpp"
+#include "provisioner/core/text.hpp"
 
 #include <algorithm>
 
@@ -21,13 +22,6 @@ std::vector<std::string> owned_keys(const core::Profile& profile) {
 
 namespace {
 
-std::string join(const std::vector<std::string>& items) {
-    std::string out;
-    for (const std::string& item : items)
-        out += (out.empty() ? "'" : ", '") + item + "'";
-    return out;
-}
-
 // Decides one of nohz_full= / rcu_nocbs=. Returns whether to write it.
 bool decide_feature(const char* key, const char* option, core::KernelFeature setting,
                     const core::Profile& profile, const std::vector<core::InstalledKernel>& kernels,
@@ -39,8 +33,8 @@ bool decide_feature(const char* key, const char* option, core::KernelFeature set
     if (support.support == Support::yes)
         return true;
     if (support.support == Support::no) {
-        std::string kernels_text =
-            (support.lacking.size() == 1 ? "kernel " : "kernels ") + join(support.lacking);
+        std::string kernels_text = (support.lacking.size() == 1 ? "kernel " : "kernels ") +
+                                   core::quoted_list(support.lacking);
         if (setting == core::KernelFeature::on) {
             findings.push_back({Severity::warning, name + "-unsupported",
                                 name + "= written as the profile says 'on', but " + kernels_text +
@@ -56,7 +50,7 @@ bool decide_feature(const char* key, const char* option, core::KernelFeature set
     // Unknown: no readable config. The profile decides (tuning.kernel.missing_config).
     std::string why = support.no_config.empty() ? "no kernel found in /boot"
                                                 : "no kernel config (/boot/config-<version>) for " +
-                                                      join(support.no_config);
+                                                      core::quoted_list(support.no_config);
     if (setting == core::KernelFeature::on ||
         profile.tuning.kernel.missing_config == core::MissingKernelConfig::assume) {
         findings.push_back({Severity::warning, name + "-assumed",

@@ -9,12 +9,12 @@
 #include "provisioner/live/sched_features.hpp"
 #include "provisioner/pipeline/apply.hpp"
 #include "provisioner/pipeline/profile_search.hpp"
+#include "provisioner/pipeline/target_root.hpp"
 #include "provisioner/profile/profile_loader.hpp"
 #include "provisioner/systemd/libsystemd.hpp"
 #include "provisioner/systemd/online.hpp"
 #include "provisioner/target/journal.hpp"
 #include "provisioner/target/root_lock.hpp"
-#include "provisioner/target/run_in_root.hpp"
 
 #include <CLI/CLI.hpp>
 #include <syslog.h>
@@ -85,28 +85,8 @@ std::vector<profile::Override> overrides(const Options& o) {
     return out;
 }
 
-// The target, refusing the running system unless --live says so. The running system is
-// recognised by what it is (target::is_running_system: device and inode), not by how
-// it is spelled: '/.', '//', a symlink, /proc/self/root and a bind mount of '/' all are.
 std::unique_ptr<target::Root> open_root(const Options& o, bool required) {
-    if (o.live) {
-        if (!o.root.empty() && !target::is_running_system(target::Root(o.root)))
-            throw CLI::ValidationError("--live", "--live works on this machine's '/'; drop "
-                                                 "--root " +
-                                                     quoted(o.root) + " or --live");
-        return std::make_unique<target::Root>("/");
-    }
-    if (o.root.empty()) {
-        if (required)
-            throw CLI::ValidationError("--root", "give --root DIR for an image root, or --live "
-                                                 "for this machine");
-        return nullptr;
-    }
-    auto root = std::make_unique<target::Root>(o.root);
-    if (target::is_running_system(*root))
-        throw Error("refusing --root " + quoted(o.root) +
-                    ": that is the running system; pass --live to change it");
-    return root;
+    return pipeline::open_target(o.root, o.live, required);
 }
 
 // Test hook (documented in docs/ARCHITECTURE.md): RTPROV_TEST_KILL_AT_STEP=N makes
@@ -129,32 +109,9 @@ void print_findings_to_stderr(const core::Plan& plan) {
             std::cerr << "rtprov: " << core::to_string(f.severity) << ": " << f.message << "\n";
 }
 
-// --regenerate-boot: offline the default is first boot (update-grub needs the image's
-// devices for grub-probe); live it is now.
-core::Regenerate regenerate_mode(const Options& o) {
-    if (o.regenerate == "now")
-        return core::Regenerate::now;
-    if (o.regenerate == "never")
-        return core::Regenerate::never;
-    if (o.regenerate == "first-boot")
-        return core::Regenerate::first_boot;
-    return o.live ? core::Regenerate::now : core::Regenerate::first_boot;
-}
-
 target::CommandRunner command_runner(const Options& o, const target::Root& root) {
-    auto mode = o.live ? target::RunMode::live : target::RunMode::chroot;
-    return [&root, mode](const std::vector<std::string>& argv) {
-        std::cerr << "rtprov: running '" << target::command_text(argv) << "' in the target\n";
-        auto started = std::chrono::steady_clock::now();
-        auto result = target::run_in_root(root, argv, mode);
-        // How long the boot loader's own tools take, apart from rtprov (first boot's
-        // benchmark reads this line from the journal).
-        auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(
-                      std::chrono::steady_clock::now() - started)
-                      .count();
-        std::cerr << "rtprov: '" << target::command_text(argv) << "' took " << ms << " ms\n";
-        return result;
-    };
+    return pipeline::command_runner(
+        root, o.live, [](const std::string& line) { std::cerr << "rtprov: " << line << "\n"; });
 }
 
 // RTPROV_ROOT_LOCK_FD: the locked root folder a parent rtprov (first boot) passes to
@@ -176,7 +133,7 @@ pipeline::Planned make_plan(const Options& o, const target::Root& root) {
                                    "name a profile: --profile NAME (see 'rtprov profiles')");
     pipeline::PlanRequest request{o.profile, o.profile_dirs,       o.sets,          o.live,
                                   {},        data_dir("profiles"), data_dir("apps")};
-    request.options.regenerate = regenerate_mode(o);
+    request.options.regenerate = pipeline::regenerate_mode(o.regenerate, o.live);
     request.options.install_packages = o.install_packages;
     request.options.force_priority = o.force_priority;
     return pipeline::make_plan(request, root);
@@ -572,6 +529,9 @@ int main(int argc, char** argv) {
         if (*firstboot_cmd.app)
             return cli::run_firstboot(firstboot_cmd);
     } catch (const CLI::ValidationError& e) {
+        std::cerr << "rtprov: error: " << e.what() << "\n";
+        return k_exit_usage;
+    } catch (const UsageError& e) {
         std::cerr << "rtprov: error: " << e.what() << "\n";
         return k_exit_usage;
     } catch (const Error& e) {

@@ -62,8 +62,8 @@ std::string plan_text(const PlanView& view) {
     for (const std::string& path : view.retired)
         out += "\n# " + path + ": no longer in the profile; removed, or its original restored\n";
     for (const core::Command& command : plan.commands) {
-        out += "\n# run in the target: " + core::join(command.argv, " ") + " (" + command.reason +
-               ")\n";
+        out += "\n# run in the target: " + core::shell_command(command.argv) + " (" +
+               command.reason + ")\n";
     }
     if (!plan.findings.empty()) {
         out += "\nfindings:\n";

@@ -13,6 +13,14 @@ class Error : public std::runtime_error {
     explicit Error(const std::string& message) : std::runtime_error(message) {}
 };
 
+// The command was asked wrongly (an option missing or in conflict): cli/ prints
+// "rtprov: error: OPTION: message" and exits 2, as for an unknown option.
+class UsageError : public Error {
+  public:
+    UsageError(const std::string& option, const std::string& message)
+        : Error(option + ": " + message) {}
+};
+
 // Quotes a value for a message: 'value'.
 inline std::string quoted(const std::string& value) {
     return "'" + value + "'";

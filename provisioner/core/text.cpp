@@ -35,4 +35,32 @@ std::string join(const std::vector<std::string>& items, std::string_view separat
     return out;
 }
 
+std::string quoted_list(const std::vector<std::string>& items) {
+    std::string out;
+    for (const std::string& item : items)
+        out += (out.empty() ? "'" : ", '") + item + "'";
+    return out;
+}
+
+std::string shell_command(const std::vector<std::string>& argv) {
+    std::string out;
+    for (const std::string& word : argv) {
+        if (!out.empty())
+            out += ' ';
+        const bool plain = !word.empty() && std::all_of(word.begin(), word.end(), [](char c) {
+            return std::isalnum(static_cast<unsigned char>(c)) ||
+                   std::string_view("_./=:,+@%-").find(c) != std::string_view::npos;
+        });
+        if (plain) {
+            out += word;
+            continue;
+        }
+        out += '\'';
+        for (char c : word)
+            out += c == '\'' ? std::string("'\\''") : std::string(1, c);
+        out += '\'';
+    }
+    return out;
+}
+
 } // namespace rtprov::core

@@ -16,4 +16,12 @@ bool has_word(std::string_view text, std::string_view word);
 // The items with 'separator' between them: join({"a", "b"}, ", ") is "a, b".
 std::string join(const std::vector<std::string>& items, std::string_view separator);
 
+// Each item in single quotes, with ", " between: "'a', 'b'".
+std::string quoted_list(const std::vector<std::string>& items);
+
+// 'argv' as a shell would take it back: a word of only letters, digits and
+// _ . / = : , + @ % - stays as it is; any other is single-quoted, a ' in it written '\''.
+// For messages and the commands a user is told to run.
+std::string shell_command(const std::vector<std::string>& argv);
+
 } // namespace rtprov::core

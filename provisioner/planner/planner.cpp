@@ -28,9 +28,7 @@ void plan_os(Plan& plan, const Profile& profile, const TargetFacts& facts) {
     if (matches(facts.os->id) ||
         std::any_of(facts.os->id_like.begin(), facts.os->id_like.end(), matches))
         return;
-    std::string ids;
-    for (const std::string& id : wanted)
-        ids += (ids.empty() ? "'" : ", '") + id + "'";
+    const std::string ids = core::quoted_list(wanted);
     plan.findings.push_back({Severity::warning, "os-mismatch",
                              "profile '" + profile.name + "' is made for " + ids +
                                  " but the target is '" + facts.os->id +
@@ -76,7 +74,7 @@ Plan plan(const Profile& profile, const std::string& profile_yaml, const TargetF
         if (std::any_of(result.commands.begin(), result.commands.end(),
                         [&](const Command& c) { return c.argv == argv; }))
             continue;
-        const std::string text = core::join(argv, " ");
+        const std::string text = core::shell_command(argv);
         if (options.regenerate == Regenerate::now)
             result.commands.push_back(
                 {argv, "did not finish in the last apply", true, boot::produces_of(argv)});

@@ -444,9 +444,7 @@ ApplyResult apply_plan(Root& root, const RootLock&, const core::Plan& plan, cons
             result.written.push_back(resolved[i]);
         }
     } catch (const Error& e) {
-        std::string written;
-        for (const std::string& path : result.written)
-            written += (written.empty() ? "" : ", ") + path;
+        const std::string written = core::join(result.written, ", ");
         throw Error(std::string(e.what()) + "; " +
                     (written.empty() ? std::string("no file was written yet")
                                      : "already written: " + written) +
@@ -546,7 +544,7 @@ ApplyResult apply_plan(Root& root, const RootLock&, const core::Plan& plan, cons
 }
 
 std::string command_text(const std::vector<std::string>& argv) {
-    return core::join(argv, " ");
+    return core::shell_command(argv);
 }
 
 RollbackResult rollback(Root& root, const RootLock&, DriftPolicy drift, const CommandRunner& run) {
@@ -618,10 +616,9 @@ RollbackResult rollback(Root& root, const RootLock&, DriftPolicy drift, const Co
     bool regenerate = false; // a generated file changed since: make it again instead
     // A failure part way leaves the state kept: say what was done, and how to go on.
     auto unfinished = [&](const std::string& why) {
-        std::string done;
-        for (const auto* list : {&result.restored, &result.removed})
-            for (const std::string& path : *list)
-                done += (done.empty() ? "" : ", ") + path;
+        std::vector<std::string> changed = result.restored;
+        changed.insert(changed.end(), result.removed.begin(), result.removed.end());
+        const std::string done = core::join(changed, ", ");
         return Error(why + "; " +
                      (done.empty() ? std::string("nothing was restored yet")
                                    : "already restored or removed: " + done) +

@@ -134,7 +134,7 @@ before=$(tree_sum "$work/r")
 bounded rollback --root "$work/r"
 check "a forged 'ran' command is refused" [ "$rc" -eq 1 ]
 check "the refusal names the command and what to do" [ "$err" = \
-    "rtprov: error: $work/r/var/lib/rtprov/state names the command 'sh -c touch $work/pwned', which rtprov never runs again for a grub system: the state file was forged or damaged, and nothing was run or changed; restore the image from a copy, or move '$work/r/var/lib/rtprov' away if rtprov never applied anything here" ]
+    "rtprov: error: $work/r/var/lib/rtprov/state names the command 'sh -c 'touch $work/pwned'', which rtprov never runs again for a grub system: the state file was forged or damaged, and nothing was run or changed; restore the image from a copy, or move '$work/r/var/lib/rtprov' away if rtprov never applied anything here" ]
 check "the forged command never ran" [ ! -e "$work/pwned" ]
 check "the refused rollback changed nothing" [ "$(tree_sum "$work/r")" = "$before" ]
 fresh r debian13

@@ -16,3 +16,18 @@ TEST_CASE("join puts the separator between items only") {
     CHECK(join({"a"}, ", ") == "a");
     CHECK(join({"a", "b", "c"}, ", ") == "a, b, c");
 }
+
+TEST_CASE("quoted_list quotes each item") {
+    CHECK(quoted_list({}).empty());
+    CHECK(quoted_list({"debian"}) == "'debian'");
+    CHECK(quoted_list({"debian", "raspbian"}) == "'debian', 'raspbian'");
+}
+
+TEST_CASE("shell_command quotes only the words a shell would split or expand") {
+    CHECK(shell_command({"update-grub"}) == "update-grub");
+    CHECK(shell_command({"apt-get", "install", "-y", "linux-image-rt-amd64"}) ==
+          "apt-get install -y linux-image-rt-amd64");
+    CHECK(shell_command({"sh", "-c", "exit 3"}) == "sh -c 'exit 3'");
+    CHECK(shell_command({"echo", "it's", ""}) == "echo 'it'\\''s' ''");
+    CHECK(shell_command({"a$(id)", "x;y", "*"}) == "'a$(id)' 'x;y' '*'");
+}
