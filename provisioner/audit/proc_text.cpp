@@ -117,8 +117,7 @@ std::optional<core::CpuList> parse_cpus_allowed(std::string_view status) {
     for (std::string_view line : lines(status)) {
         if (!line.starts_with(key))
             continue;
-        std::string error;
-        return core::parse_cpu_list(line.substr(key.size()), error);
+        return core::parse_cpu_list(line.substr(key.size())).value;
     }
     return std::nullopt;
 }

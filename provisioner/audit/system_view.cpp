@@ -59,8 +59,7 @@ std::optional<Process> read_process(const RootReader& r, int pid) {
         p.limits.value = parse_limits(*limits);
     else
         p.limits.problem = limits.problem;
-    std::string problem;
-    if (auto tids = r.numbered(dir + "/task", problem)) {
+    if (auto tids = r.numbered(dir + "/task")) {
         for (int tid : *tids)
             if (auto t = read_thread(r, dir + "/task/" + std::to_string(tid)))
                 p.threads.push_back(std::move(*t));
@@ -72,9 +71,11 @@ std::optional<Process> read_process(const RootReader& r, int pid) {
 
 Fact<std::vector<Process>> read_processes(const RootReader& r) {
     Fact<std::vector<Process>> fact;
-    auto pids = r.numbered("/proc", fact.problem);
-    if (!pids)
+    auto pids = r.numbered("/proc");
+    if (!pids) {
+        fact.problem = pids.problem;
         return fact;
+    }
     fact.value.emplace();
     for (int pid : *pids)
         if (auto p = read_process(r, pid))
@@ -92,9 +93,11 @@ Fact<std::vector<Process>> read_processes(const RootReader& r) {
 // this only gathers what /proc/irq and /proc/interrupts show.
 Fact<std::vector<Irq>> read_irqs(const RootReader& r) {
     Fact<std::vector<Irq>> fact;
-    auto numbers = r.numbered("/proc/irq", fact.problem);
-    if (!numbers)
+    auto numbers = r.numbered("/proc/irq");
+    if (!numbers) {
+        fact.problem = numbers.problem;
         return fact;
+    }
     std::vector<InterruptLine> lines;
     if (Fact<std::string> interrupts = r.text("/proc/interrupts"))
         lines = parse_interrupts(*interrupts);

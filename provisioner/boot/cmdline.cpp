@@ -120,8 +120,7 @@ std::optional<std::pair<std::set<std::string>, core::CpuList>> split_flags(const
         flags.insert(rest.substr(0, comma));
         rest = comma == std::string::npos ? "" : rest.substr(comma + 1);
     }
-    std::string error;
-    auto cpus = core::parse_cpu_list(rest, error);
+    auto cpus = core::parse_cpu_list(rest);
     if (!cpus)
         return std::nullopt;
     return std::pair{flags, *cpus};

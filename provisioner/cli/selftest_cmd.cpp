@@ -75,12 +75,12 @@ Measured choose_cpus(const SelftestCommand& c, const std::optional<core::Profile
             m.has_roles = true;
         }
     if (!c.cpus.empty()) {
-        std::string error;
-        auto list = core::parse_cpu_list(c.cpus, error);
+        auto list = core::parse_cpu_list(c.cpus);
         if (!list || list->empty())
-            throw CLI::ValidationError("--cpus", quoted(c.cpus) + " is not a CPU list" +
-                                                     (error.empty() ? "" : ": " + error) +
-                                                     "; give e.g. 2-3 or 0,2");
+            throw CLI::ValidationError("--cpus",
+                                       quoted(c.cpus) + " is not a CPU list" +
+                                           (list.problem.empty() ? "" : ": " + list.problem) +
+                                           "; give e.g. 2-3 or 0,2");
         m.cpus = *list;
     } else if (m.has_roles) {
         m.cpus = m.roles.reserved;

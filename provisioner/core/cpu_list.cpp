@@ -90,9 +90,7 @@ std::optional<unsigned> parse_cpu(std::string_view text, std::string& error) {
     return value;
 }
 
-} // namespace
-
-std::optional<CpuList> parse_cpu_list(std::string_view text, std::string& error) {
+std::optional<CpuList> parse(std::string_view text, std::string& error) {
     // A set of at most k_max_cpu + 1 bits, however many times a range repeats: a list of
     // 18000 ranges '0-4095' would otherwise be 73 million numbers before they are merged.
     std::vector<bool> seen(CpuList::k_max_cpu + 1, false);
@@ -137,6 +135,15 @@ std::optional<CpuList> parse_cpu_list(std::string_view text, std::string& error)
         if (seen[cpu])
             cpus.push_back(cpu);
     return CpuList(std::move(cpus));
+}
+
+} // namespace
+
+Result<CpuList> parse_cpu_list(std::string_view text) {
+    std::string error;
+    if (std::optional<CpuList> list = parse(text, error))
+        return {std::move(*list), {}, false};
+    return Result<CpuList>::failed(std::move(error));
 }
 
 } // namespace rtprov::core

@@ -1,5 +1,7 @@
 #pragma once
 
+#include "provisioner/core/result.hpp"
+
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -40,8 +42,8 @@ class CpuList {
 };
 
 // Parses a kernel CPU list ("0-2,5", "3", "1,2"). Whitespace around items is allowed.
-// On failure returns nullopt and sets 'error' to what is wrong, e.g.
-// "range '3-1' runs backwards". An empty string is an empty list.
-std::optional<CpuList> parse_cpu_list(std::string_view text, std::string& error);
+// On failure the problem says what is wrong, e.g. "range '3-1' runs backwards". An empty
+// string is an empty list.
+Result<CpuList> parse_cpu_list(std::string_view text);
 
 } // namespace rtprov::core

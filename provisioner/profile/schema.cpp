@@ -139,10 +139,9 @@ std::optional<core::CpuList> Reader::cpu_list(const Tree& tree, const std::strin
         const std::string* value = scalar(*part, path, "a CPU list such as '2-3'");
         if (!value)
             return std::nullopt;
-        std::string error;
-        auto parsed = core::parse_cpu_list(*value, error);
+        auto parsed = core::parse_cpu_list(*value);
         if (!parsed) {
-            fail(part->origin, "malformed CPU list in '" + path + "': " + error);
+            fail(part->origin, "malformed CPU list in '" + path + "': " + parsed.problem);
             return std::nullopt;
         }
         list = list.union_with(*parsed);

@@ -37,19 +37,17 @@ SysRoot::SysRoot(const std::string& root) : m_root(root.empty() ? "/" : root) {
     }
 }
 
-std::optional<fs::path> SysRoot::host(const std::string& path, std::string& problem) const {
+Fact<fs::path> SysRoot::host(const std::string& path) const {
     const std::string absolute = path.starts_with('/') ? path : "/" + path;
     if (m_root == "/")
-        return fs::path(absolute);
-    if (!m_tree) {
-        problem = "cannot read '" + absolute + "': " + quoted(m_root.string()) + " is not a folder";
-        return std::nullopt;
-    }
+        return {fs::path(absolute), {}, false};
+    if (!m_tree)
+        return Fact<fs::path>::failed("cannot read '" + absolute + "': " + quoted(m_root.string()) +
+                                      " is not a folder");
     try {
-        return fs::path(m_tree->host_path(m_tree->resolve(absolute)));
+        return {fs::path(m_tree->host_path(m_tree->resolve(absolute))), {}, false};
     } catch (const Error& e) {
-        problem = e.what();
-        return std::nullopt;
+        return Fact<fs::path>::failed(e.what());
     }
 }
 
@@ -61,7 +59,7 @@ Fact<std::string> SysRoot::text(const std::string& path) const {
         if (m_root == "/") {
             content = target::read_host_file(absolute, target::caps::k_system, absolute);
         } else if (!m_tree) {
-            host(absolute, fact.problem); // says the sysroot is not a folder
+            fact.problem = host(absolute).problem; // says the sysroot is not a folder
             return fact;
         } else if (auto file = m_tree->read(absolute, target::caps::k_system)) {
             // resolved inside the tree and opened beneath it (openat2), as Root reads
@@ -125,42 +123,37 @@ Fact<core::CpuList> SysRoot::cpu_list(const std::string& path) const {
     std::string v = *content;
     if (v == "(null)") // nohz_full when the kernel has no nohz_full CPUs
         v.clear();
-    std::string error;
-    fact.value = core::parse_cpu_list(v, error);
-    if (!fact.value)
-        fact.problem = "'" + path + "' holds '" + v + "': " + error;
+    fact = core::parse_cpu_list(v);
+    if (!fact)
+        fact.problem = "'" + path + "' holds '" + v + "': " + fact.problem;
     return fact;
 }
 
-std::optional<std::vector<int>> SysRoot::numbered(const std::string& path,
-                                                  std::string& problem) const {
-    std::optional<fs::path> folder = host(path, problem);
+Fact<std::vector<int>> SysRoot::numbered(const std::string& path) const {
+    Fact<fs::path> folder = host(path);
     if (!folder)
-        return std::nullopt;
+        return Fact<std::vector<int>>::failed(folder.problem);
     std::error_code ec;
     std::vector<int> out;
     fs::directory_iterator it(*folder, ec);
-    if (ec) {
-        problem = "cannot list '" + path + "': " + ec.message();
-        return std::nullopt;
-    }
+    if (ec)
+        return Fact<std::vector<int>>::failed("cannot list '" + path + "': " + ec.message(),
+                                              ec == std::errc::no_such_file_or_directory);
     for (const auto& entry : it)
         if (auto n = number_name(entry.path()))
             out.push_back(*n);
     std::sort(out.begin(), out.end());
-    return out;
+    return {std::move(out), {}, false};
 }
 
 bool SysRoot::exists(const std::string& path) const {
-    std::string problem;
-    std::optional<fs::path> file = host(path, problem);
+    Fact<fs::path> file = host(path);
     std::error_code ec;
     return file && fs::exists(*file, ec);
 }
 
 bool SysRoot::has_write_bit(const std::string& path) const {
-    std::string problem;
-    std::optional<fs::path> file = host(path, problem);
+    Fact<fs::path> file = host(path);
     struct stat st {};
     return file && ::stat(file->c_str(), &st) == 0 && (st.st_mode & 0222) != 0;
 }

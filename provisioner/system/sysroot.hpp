@@ -1,6 +1,7 @@
 #pragma once
 
 #include "provisioner/core/cpu_list.hpp"
+#include "provisioner/core/result.hpp"
 #include "provisioner/target/root.hpp"
 
 #include <filesystem>
@@ -14,16 +15,9 @@
 // is read through it.
 namespace rtprov::system {
 
-// A value read from the system, or why it could not be read.
-template <typename T> struct Fact {
-    std::optional<T> value;
-    std::string problem; // e.g. "cannot read '/proc/cmdline': No such file or directory"
-    bool absent = false; // the problem is only that there is no such file
-
-    explicit operator bool() const { return value.has_value(); }
-    const T& operator*() const { return *value; }
-    const T* operator->() const { return &*value; }
-};
+// A value read from the system, or why it could not be read ('absent': only that there
+// is no such file).
+template <typename T> using Fact = core::Result<T>;
 
 // Files below a system root, read-only; messages name them as if the root were '/'.
 // Regular files only, size capped (target::read_host_file): a sysroot is any folder, and
@@ -36,8 +30,8 @@ class SysRoot {
     explicit SysRoot(const std::string& root = "/");
 
     // The host path of 'path' (absolute, as on the running system), its symlinks
-    // resolved inside the tree; 'problem' says why when it cannot be (then nullopt).
-    std::optional<std::filesystem::path> host(const std::string& path, std::string& problem) const;
+    // resolved inside the tree, or why it cannot be.
+    Fact<std::filesystem::path> host(const std::string& path) const;
     // The file's bytes.
     Fact<std::string> text(const std::string& path) const;
     // The file's first line, without its newline and trailing blanks (a sysfs or procfs
@@ -47,9 +41,8 @@ class SysRoot {
     // A kernel CPU list (cpuset(7) "List format"); '(null)' reads as empty, as nohz_full
     // shows it on a kernel without nohz_full CPUs.
     Fact<core::CpuList> cpu_list(const std::string& path) const;
-    // The numbered entries of a folder, ascending; nullopt (and 'problem') when the
-    // folder cannot be listed.
-    std::optional<std::vector<int>> numbered(const std::string& path, std::string& problem) const;
+    // The numbered entries of a folder, ascending, or why it cannot be listed.
+    Fact<std::vector<int>> numbered(const std::string& path) const;
     bool exists(const std::string& path) const;
     bool has_write_bit(const std::string& path) const;
 

@@ -10,12 +10,11 @@
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
     using rtprov::core::CpuList;
     const std::string_view text(reinterpret_cast<const char*>(data), size);
-    std::string error;
-    const auto list = rtprov::core::parse_cpu_list(text, error);
+    const auto list = rtprov::core::parse_cpu_list(text);
     if (!list)
         return 0;
     const std::string canonical = list->to_string();
-    const auto again = rtprov::core::parse_cpu_list(canonical, error);
+    const auto again = rtprov::core::parse_cpu_list(canonical);
     if (!again || *again != *list || again->to_string() != canonical)
         __builtin_trap();
 

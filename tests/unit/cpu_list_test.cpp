@@ -8,16 +8,15 @@ using rtprov::core::parse_cpu_list;
 namespace {
 
 std::string roundtrip(const std::string& text) {
-    std::string error;
-    auto list = parse_cpu_list(text, error);
+    auto list = parse_cpu_list(text);
     REQUIRE(list);
     return list->to_string();
 }
 
 std::string error_of(const std::string& text) {
-    std::string error;
-    REQUIRE_FALSE(parse_cpu_list(text, error));
-    return error;
+    auto list = parse_cpu_list(text);
+    REQUIRE_FALSE(list);
+    return list.problem;
 }
 
 } // namespace

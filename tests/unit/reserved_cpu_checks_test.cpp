@@ -9,8 +9,7 @@ using rtprov::core::SchedPolicy;
 namespace {
 
 core::CpuList cpus(const std::string& text) {
-    std::string error;
-    return *core::parse_cpu_list(text, error);
+    return *core::parse_cpu_list(text);
 }
 
 Irq irq(unsigned number, const std::string& name, const std::string& affinity,

@@ -52,12 +52,13 @@ TEST_CASE("a FIFO in a sysroot is refused without blocking, and folders list by 
     Fact<std::string> cmdline = root.text("/proc/cmdline");
     CHECK_FALSE(cmdline);
     CHECK(cmdline.problem.find("FIFO") != std::string::npos);
-    std::string problem;
-    auto pids = root.numbered("/proc", problem);
+    auto pids = root.numbered("/proc");
     REQUIRE(pids);
     CHECK(*pids == std::vector<int>{3, 12});
-    CHECK_FALSE(root.numbered("/proc/99", problem));
-    CHECK(problem.starts_with("cannot list '/proc/99': "));
+    auto missing = root.numbered("/proc/99");
+    CHECK_FALSE(missing);
+    CHECK(missing.absent);
+    CHECK(missing.problem.starts_with("cannot list '/proc/99': "));
 }
 
 TEST_CASE("in a copied tree a symlink is resolved inside it, never on the host") {
@@ -89,8 +90,7 @@ TEST_CASE("in a copied tree a symlink is resolved inside it, never on the host")
     CHECK_FALSE(climbing);
     CHECK(climbing.problem.find("escapes the target root") != std::string::npos);
 
-    std::string problem;
-    CHECK(root.numbered("/sys/devices/system/cpu", problem)); // through the relative link
+    CHECK(root.numbered("/sys/devices/system/cpu")); // through the relative link
 }
 
 TEST_CASE("a sysroot that is not a folder reads as nothing, saying why") {
