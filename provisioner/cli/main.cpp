@@ -316,7 +316,7 @@ int run_sched_features() {
 
 // rtprov-cpu-dma-latency.service: holds /dev/cpu_dma_latency at 0 until stopped.
 int run_hold_cpu_dma_latency() {
-    int fd = live::hold_cpu_dma_latency();
+    core::Fd held = live::hold_cpu_dma_latency();
     std::cout << "rtprov: holding /dev/cpu_dma_latency at 0 until stopped" << std::endl;
     sigset_t signals;
     sigemptyset(&signals);
@@ -325,7 +325,7 @@ int run_hold_cpu_dma_latency() {
     sigprocmask(SIG_BLOCK, &signals, nullptr);
     int received = 0;
     sigwait(&signals, &received);
-    close(fd); // ends the request
+    held.reset(); // ends the request
     return k_exit_ok;
 }
 

@@ -11,16 +11,13 @@
 
 namespace rtprov::live {
 
-int hold_cpu_dma_latency(const std::string& path) {
-    int fd = ::open(path.c_str(), O_WRONLY | O_CLOEXEC);
-    if (fd < 0)
+core::Fd hold_cpu_dma_latency(const std::string& path) {
+    core::Fd fd(::open(path.c_str(), O_WRONLY | O_CLOEXEC));
+    if (!fd)
         throw Error("cannot open " + quoted(path) + ": " + std::strerror(errno));
     const std::int32_t zero = 0;
-    if (::write(fd, &zero, sizeof zero) != sizeof zero) {
-        int err = errno;
-        ::close(fd);
-        throw Error("cannot write to " + quoted(path) + ": " + std::strerror(err));
-    }
+    if (::write(fd.get(), &zero, sizeof zero) != sizeof zero)
+        throw Error("cannot write to " + quoted(path) + ": " + std::strerror(errno));
     return fd;
 }
 

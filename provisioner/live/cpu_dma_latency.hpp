@@ -1,5 +1,7 @@
 #pragma once
 
+#include "provisioner/core/fd.hpp"
+
 #include <string>
 
 namespace rtprov::live {
@@ -8,6 +10,6 @@ namespace rtprov::live {
 // descriptor stays open, the kernel keeps every CPU out of idle states whose exit
 // latency is above 0 µs (Documentation/power/pm_qos_interface.rst). Closing it ends
 // the request. Throws rtprov::Error when it cannot.
-int hold_cpu_dma_latency(const std::string& path = "/dev/cpu_dma_latency");
+core::Fd hold_cpu_dma_latency(const std::string& path = "/dev/cpu_dma_latency");
 
 } // namespace rtprov::live

@@ -107,12 +107,9 @@ class IdleHold {
                         "with the idle policy 'default'");
         }
     }
-    ~IdleHold() { ::close(m_fd); }
-    IdleHold(const IdleHold&) = delete;
-    IdleHold& operator=(const IdleHold&) = delete;
 
   private:
-    int m_fd = -1;
+    core::Fd m_fd; // closing it ends the request
 };
 
 // The CPUs this process may put a thread on. Not its affinity: with isolcpus= the kernel

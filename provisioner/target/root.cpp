@@ -119,15 +119,10 @@ std::pair<std::string, std::string> split_parent(const std::string& path) {
 }
 
 Root::Root(const std::string& host_path) : m_path(host_path) {
-    m_fd = ::open(host_path.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC);
-    if (m_fd < 0)
+    m_fd = core::Fd(::open(host_path.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC));
+    if (!m_fd)
         throw Error("target root " + quoted(host_path) +
                     " is not a directory: " + errno_text(errno));
-}
-
-Root::~Root() {
-    if (m_fd >= 0)
-        ::close(m_fd);
 }
 
 std::string Root::host_path(const std::string& path) const {
@@ -164,7 +159,7 @@ std::string Root::resolve(const std::string& path) const {
             continue;
         std::string rel = relative(join(done));
         struct stat st {};
-        if (::fstatat(m_fd, rel.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0) {
+        if (::fstatat(m_fd.get(), rel.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0) {
             if (errno == ENOENT) {
                 missing = true;
                 continue;
@@ -181,7 +176,7 @@ std::string Root::resolve(const std::string& path) const {
             throw Error("path " + quoted(path) + " in the target root " + quoted(m_path) +
                         " has too many levels of symbolic links (a link loop?)");
         std::string target(std::size_t(st.st_size) + 256, '\0');
-        ssize_t n = ::readlinkat(m_fd, rel.c_str(), target.data(), target.size());
+        ssize_t n = ::readlinkat(m_fd.get(), rel.c_str(), target.data(), target.size());
         if (n < 0)
             throw Error("cannot read symlink " + quoted(host_path(join(done))) + ": " +
                         errno_text(errno));
@@ -206,7 +201,7 @@ std::string Root::resolve_parent(const std::string& path) const {
 }
 
 core::Fd Root::open_directory(const std::string& resolved) const {
-    core::Fd fd(open_beneath(m_fd, resolved, O_DIRECTORY | O_RDONLY));
+    core::Fd fd(open_beneath(m_fd.get(), resolved, O_DIRECTORY | O_RDONLY));
     if (!fd)
         throw Error("cannot open folder " + quoted(host_path(resolved)) + ": " + errno_text(errno));
     return fd;
@@ -330,13 +325,13 @@ std::optional<core::FileState> Root::read(const std::string& path, const SizeCap
 
 std::optional<core::FileState> Root::read_resolved(const std::string& resolved,
                                                    const SizeCap& cap) const {
-    core::Fd path_fd(open_beneath(m_fd, resolved, O_PATH));
+    core::Fd path_fd(open_beneath(m_fd.get(), resolved, O_PATH));
     if (!path_fd) {
         if (errno == ENOENT)
             return std::nullopt;
         if (errno == ELOOP) { // the last name is a link again: the tree changed under us
             struct stat st {};
-            ::fstatat(m_fd, relative(resolved).c_str(), &st, AT_SYMLINK_NOFOLLOW);
+            ::fstatat(m_fd.get(), relative(resolved).c_str(), &st, AT_SYMLINK_NOFOLLOW);
             throw not_regular(host_path(resolved), st.st_mode);
         }
         throw Error("cannot read " + quoted(host_path(resolved)) + ": " + errno_text(errno));
@@ -344,21 +339,23 @@ std::optional<core::FileState> Root::read_resolved(const std::string& resolved,
     core::FileState state;
     state.content = read_capped(
         std::move(path_fd), host_path(resolved), cap,
-        [&] { return open_beneath(m_fd, resolved, O_RDONLY | O_NOCTTY | O_NONBLOCK); }, &state);
+        [&] { return open_beneath(m_fd.get(), resolved, O_RDONLY | O_NOCTTY | O_NONBLOCK); },
+        &state);
     return state;
 }
 
 std::optional<core::FileState> Root::read_entry(const std::string& path, const SizeCap& cap) const {
     std::string resolved = resolve_parent(path);
     struct stat st {};
-    if (::fstatat(m_fd, relative(resolved).c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0) {
+    if (::fstatat(m_fd.get(), relative(resolved).c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0) {
         if (errno == ENOENT || errno == ENOTDIR)
             return std::nullopt;
         throw Error("cannot look up " + quoted(host_path(resolved)) + ": " + errno_text(errno));
     }
     if (S_ISLNK(st.st_mode)) {
         std::string target(std::size_t(st.st_size) + 256, '\0');
-        ssize_t n = ::readlinkat(m_fd, relative(resolved).c_str(), target.data(), target.size());
+        ssize_t n =
+            ::readlinkat(m_fd.get(), relative(resolved).c_str(), target.data(), target.size());
         if (n < 0)
             throw Error("cannot read symlink " + quoted(host_path(resolved)) + ": " +
                         errno_text(errno));
@@ -389,19 +386,19 @@ std::optional<std::string> read_host_file(const std::string& path, const SizeCap
 bool Root::exists(const std::string& path) const {
     std::string rel = relative(resolve(path));
     struct stat st {};
-    return ::fstatat(m_fd, rel.c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0;
+    return ::fstatat(m_fd.get(), rel.c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0;
 }
 
 bool Root::is_directory(const std::string& path) const {
     std::string rel = relative(resolve(path));
     struct stat st {};
-    return ::fstatat(m_fd, rel.c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISDIR(st.st_mode);
+    return ::fstatat(m_fd.get(), rel.c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISDIR(st.st_mode);
 }
 
 std::vector<std::string> Root::list(const std::string& path) const {
     std::vector<std::string> names;
     std::string resolved = resolve(path);
-    core::Fd fd(open_beneath(m_fd, resolved, O_DIRECTORY | O_RDONLY));
+    core::Fd fd(open_beneath(m_fd.get(), resolved, O_DIRECTORY | O_RDONLY));
     if (!fd)
         return names;
     DIR* dir = ::fdopendir(fd.get());
@@ -418,7 +415,7 @@ std::vector<std::string> Root::list(const std::string& path) const {
 }
 
 core::Fd Root::open_folder() const {
-    core::Fd fd(::openat(m_fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+    core::Fd fd(::openat(m_fd.get(), ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC));
     if (!fd)
         throw Error("cannot open the target root " + quoted(m_path) + ": " + errno_text(errno));
     return fd;
@@ -453,7 +450,7 @@ std::string Root::temporary_name(const std::string& dir) const {
 void Root::write(const std::string& path, const core::FileState& state) {
     std::string resolved = resolve_parent(path);
     struct stat st {};
-    if (::fstatat(m_fd, relative(resolved).c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0) {
+    if (::fstatat(m_fd.get(), relative(resolved).c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0) {
         if (!S_ISREG(st.st_mode) && !S_ISLNK(st.st_mode))
             throw Error(quoted(host_path(resolved)) + " is " + file_type_name(st.st_mode) +
                         ", not a regular file or a symlink; rtprov replaces only those "
@@ -600,7 +597,7 @@ void Root::remove_tree(const std::string& path) {
     // Resolve once; below it, links are removed as links and never followed.
     auto remove = [this](auto& self, const std::string& resolved) -> void {
         struct stat st {};
-        if (::fstatat(m_fd, relative(resolved).c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0)
+        if (::fstatat(m_fd.get(), relative(resolved).c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0)
             return;
         auto [parent, name] = split_parent(resolved);
         if (S_ISDIR(st.st_mode))

@@ -51,7 +51,6 @@ class Root {
   public:
     // Opens 'host_path' as the root. Throws rtprov::Error when it is not a directory.
     explicit Root(const std::string& host_path);
-    ~Root();
     Root(const Root&) = delete;
     Root& operator=(const Root&) = delete;
 
@@ -150,7 +149,7 @@ class Root {
     }
 
     std::string m_path;
-    int m_fd = -1;
+    core::Fd m_fd; // O_PATH of the root folder
     std::function<void()> m_step_hook;
 };
 

@@ -82,22 +82,20 @@ namespace {
 // The lock file for the root folder 'st' in 'lock_dir', opened; -1 when the folder cannot
 // be used (no /run, not root): then the root folder itself is locked. The folder must be
 // ours and closed to others, and the file a regular file of ours, never a link.
-int open_lock_file(const std::string& lock_dir, const struct stat& st) {
+core::Fd open_lock_file(const std::string& lock_dir, const struct stat& st) {
     if (::mkdir(lock_dir.c_str(), 0700) != 0 && errno != EEXIST)
-        return -1;
+        return {};
     struct stat dir {};
     if (::lstat(lock_dir.c_str(), &dir) != 0 || !S_ISDIR(dir.st_mode) ||
         dir.st_uid != ::geteuid() || (dir.st_mode & 0077) != 0)
-        return -1;
+        return {};
     const std::string path =
         lock_dir + "/lock-" + std::to_string(st.st_dev) + "-" + std::to_string(st.st_ino);
-    int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
+    core::Fd fd(::open(path.c_str(), O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600));
     struct stat file {};
-    if (fd >= 0 &&
-        (::fstat(fd, &file) != 0 || !S_ISREG(file.st_mode) || file.st_uid != ::geteuid())) {
-        ::close(fd);
-        return -1;
-    }
+    if (fd &&
+        (::fstat(fd.get(), &file) != 0 || !S_ISREG(file.st_mode) || file.st_uid != ::geteuid()))
+        return {};
     return fd;
 }
 
@@ -109,24 +107,24 @@ RootLock::RootLock(const Root& root, std::optional<int> inherited_fd, const std:
     if (::fstat(folder.get(), &root_st) != 0)
         throw Error("cannot look up the target root " + quoted(root.path()) + ": " +
                     std::strerror(errno));
-    int own = open_lock_file(lock_dir, root_st);
-    if (own < 0)
-        own = folder.release(); // no lock file: the root folder itself is locked
+    core::Fd own = open_lock_file(lock_dir, root_st);
+    if (!own)
+        own = std::move(folder); // no lock file: the root folder itself is locked
     struct stat st {};
-    ::fstat(own, &st);
+    if (::fstat(own.get(), &st) != 0)
+        throw Error("cannot look up the lock of " + quoted(root.path()) + ": " +
+                    std::strerror(errno));
     // The parent's descriptor shares its open file, and so its lock: flock() on it
     // succeeds where a descriptor of our own would conflict.
     if (inherited_fd && same_file(*inherited_fd, st) &&
         ::flock(*inherited_fd, LOCK_EX | LOCK_NB) == 0) {
-        ::close(own);
-        m_fd = *inherited_fd;
-        m_inherited = true;
+        m_inherited = *inherited_fd;
         return;
     }
     // A holder that ends between our try and our look at /proc/locks has freed the lock:
     // try again rather than refuse for a run that is over.
     for (int attempt = 0;; ++attempt) {
-        if (::flock(own, LOCK_EX | LOCK_NB) == 0)
+        if (::flock(own.get(), LOCK_EX | LOCK_NB) == 0)
             break;
         int err = errno;
         std::optional<std::string> who;
@@ -135,19 +133,13 @@ RootLock::RootLock(const Root& root, std::optional<int> inherited_fd, const std:
             if (!who && attempt < 3)
                 continue;
         }
-        ::close(own);
         if (err == EWOULDBLOCK)
             throw Error(who.value_or("another rtprov") + " is working on " + quoted(root.path()) +
                         "; wait for it to finish, then run this again (nothing was changed)");
         throw Error("cannot lock the target root " + quoted(root.path()) + ": " +
                     std::strerror(err));
     }
-    m_fd = own;
-}
-
-RootLock::~RootLock() {
-    if (m_fd >= 0 && !m_inherited)
-        ::close(m_fd); // the last descriptor of the open file: the lock goes with it
+    m_own = std::move(own);
 }
 
 } // namespace rtprov::target

@@ -30,16 +30,17 @@ class RootLock {
     // is used only when it is that folder, and is never unlocked by this object.
     explicit RootLock(const Root& root, std::optional<int> inherited_fd = std::nullopt,
                       const std::string& lock_dir = k_lock_dir);
-    ~RootLock();
     RootLock(const RootLock&) = delete;
     RootLock& operator=(const RootLock&) = delete;
 
     // The locked descriptor, for handing to a child rtprov.
-    int fd() const { return m_fd; }
+    int fd() const { return m_own ? m_own.get() : m_inherited; }
 
   private:
-    int m_fd = -1;
-    bool m_inherited = false;
+    // Our own descriptor, the last of its open file: the lock goes with it. Empty when
+    // the parent's lock is used.
+    core::Fd m_own;
+    int m_inherited = -1;
 };
 
 // The pid and command name of the process holding the flock of the file with device

@@ -82,15 +82,17 @@ TEST_CASE("a missing features file mounts debugfs first, and says so when that f
 
 #include "provisioner/live/cpu_dma_latency.hpp"
 
+#include <fcntl.h>
 #include <unistd.h>
 
 TEST_CASE("holding cpu_dma_latency writes a 32-bit zero and keeps the file open") {
     TempDir dir;
     std::string path = dir.write("cpu_dma_latency", "");
-    int fd = hold_cpu_dma_latency(path);
-    CHECK(fd >= 0);
+    rtprov::core::Fd fd = hold_cpu_dma_latency(path);
+    CHECK(fd);
     CHECK(dir.read("cpu_dma_latency") == std::string(4, '\0'));
-    ::close(fd);
+    CHECK(::fcntl(fd.get(), F_GETFD) >= 0); // still open
+    fd.reset();
     CHECK_THROWS_AS(hold_cpu_dma_latency(dir.path() + "/missing"), rtprov::Error);
 }
 
