@@ -369,14 +369,24 @@ class PrintableBuf : public std::streambuf {
     int_type overflow(int_type ch) override {
         if (traits_type::eq_int_type(ch, traits_type::eof()))
             return m_to->pubsync() == 0 ? traits_type::not_eof(ch) : traits_type::eof();
-        const auto c = static_cast<unsigned char>(traits_type::to_char_type(ch));
-        if (c >= 0x20 && c != 0x7f)
-            return m_to->sputc(char(c));
-        if (c == '\n' || c == '\t')
-            return m_to->sputc(char(c));
-        static const char k_hex[] = "0123456789abcdef";
-        const char escaped[4] = {'\\', 'x', k_hex[c >> 4], k_hex[c & 15]};
-        return m_to->sputn(escaped, 4) == 4 ? ch : traits_type::eof();
+        const char c = traits_type::to_char_type(ch);
+        return xsputn(&c, 1) == 1 ? ch : traits_type::eof();
+    }
+    // A whole string at once: one write of it, not one a byte (stderr has no buffer).
+    std::streamsize xsputn(const char* s, std::streamsize n) override {
+        std::string out;
+        out.reserve(std::size_t(n));
+        for (std::streamsize i = 0; i < n; ++i) {
+            const auto c = static_cast<unsigned char>(s[i]);
+            if ((c >= 0x20 && c != 0x7f) || c == '\n' || c == '\t') {
+                out += char(c);
+            } else {
+                static const char k_hex[] = "0123456789abcdef";
+                out += {'\\', 'x', k_hex[c >> 4], k_hex[c & 15]};
+            }
+        }
+        const auto size = std::streamsize(out.size());
+        return m_to->sputn(out.data(), size) == size ? n : 0;
     }
     int sync() override { return m_to->pubsync(); }
 

@@ -17,7 +17,15 @@ struct Origin {
             return file;
         return file + ":" + std::to_string(line) + ":" + std::to_string(column);
     }
+    // True for a value given with --set: it came after every file.
+    bool is_override() const { return line == 0 && file.starts_with("--set "); }
     friend bool operator==(const Origin&, const Origin&) = default;
 };
+
+// Where a problem between two values points: at the one given last, a --set before a
+// file (the change that made the conflict); else at 'first'.
+inline const Origin& given_last(const Origin& first, const Origin& second) {
+    return second.is_override() && !first.is_override() ? second : first;
+}
 
 } // namespace rtprov::core

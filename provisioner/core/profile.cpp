@@ -61,12 +61,12 @@ std::vector<ProfileProblem> validate(const Profile& profile, std::optional<unsig
     if (layout.housekeeping && layout.reserved) {
         CpuList both = layout.housekeeping->intersection(*layout.reserved);
         if (!both.empty())
-            problems.push_back(
-                {reserved_origin, "reserved CPUs '" + layout.reserved->to_string() +
-                                      "' overlap housekeeping CPUs '" +
-                                      layout.housekeeping->to_string() + "' on " + cpu_noun(both) +
-                                      both.to_string() +
-                                      "; a core is either housekeeping or reserved"});
+            problems.push_back({given_last(reserved_origin, housekeeping_origin),
+                                "reserved CPUs '" + layout.reserved->to_string() +
+                                    "' overlap housekeeping CPUs '" +
+                                    layout.housekeeping->to_string() + "' on " + cpu_noun(both) +
+                                    both.to_string() +
+                                    "; a core is either housekeeping or reserved"});
     }
     if (count) {
         CpuList all = CpuList::range(0, *count - 1);
@@ -75,9 +75,10 @@ std::vector<ProfileProblem> validate(const Profile& profile, std::optional<unsig
                 return;
             CpuList beyond = list->minus(all);
             if (!beyond.empty())
-                problems.push_back({origin, cpus_are(beyond) + " beyond the board's " +
-                                                std::to_string(*count) + " CPUs (" +
-                                                all.to_string() + ")"});
+                problems.push_back(
+                    {given_last(origin, count_origin), cpus_are(beyond) + " beyond the board's " +
+                                                           std::to_string(*count) + " CPUs (" +
+                                                           all.to_string() + ")"});
         };
         check_range(layout.housekeeping, housekeeping_origin);
         check_range(layout.reserved, reserved_origin);
@@ -89,15 +90,15 @@ std::vector<ProfileProblem> validate(const Profile& profile, std::optional<unsig
             CpuList left_out = all.minus(layout.housekeeping->union_with(*layout.reserved));
             if (!left_out.empty())
                 problems.push_back(
-                    {reserved_origin,
+                    {given_last(given_last(reserved_origin, housekeeping_origin), count_origin),
                      cpus_are(left_out) + " neither housekeeping nor reserved; add " +
                          (left_out.size() == 1 ? "it" : "them") + " to one of the two lists"});
         } else if (layout.reserved && !layout.housekeeping && all.minus(*layout.reserved).empty() &&
                    *count >= 2) {
-            problems.push_back(
-                {reserved_origin, "no housekeeping core: reserving CPUs '" +
-                                      layout.reserved->to_string() + "' leaves none of the " +
-                                      std::to_string(*count) + " CPUs for the system"});
+            problems.push_back({given_last(reserved_origin, count_origin),
+                                "no housekeeping core: reserving CPUs '" +
+                                    layout.reserved->to_string() + "' leaves none of the " +
+                                    std::to_string(*count) + " CPUs for the system"});
         }
     }
 
@@ -145,9 +146,9 @@ std::vector<ProfileProblem> validate(const Profile& profile, std::optional<unsig
         if (count && service.cpus && service.cpus->kind == CpuTargetKind::list) {
             CpuList beyond = service.cpus->list.minus(CpuList::range(0, *count - 1));
             if (!beyond.empty())
-                problems.push_back({at("cpus"), who + ": " + cpus_are(beyond) +
-                                                    " beyond the board's " +
-                                                    std::to_string(*count) + " CPUs"});
+                problems.push_back({given_last(at("cpus"), count_origin),
+                                    who + ": " + cpus_are(beyond) + " beyond the board's " +
+                                        std::to_string(*count) + " CPUs"});
         }
     }
 

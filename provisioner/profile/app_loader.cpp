@@ -33,8 +33,7 @@ core::Words<core::SchedPolicy> app_policies() {
 const schema::Keys<A>& app_keys() {
     using namespace schema;
     static const Keys<A> k_keys = {
-        text<A>(
-            "name", +[](A & a) -> auto& { return a.name; }, non_empty),
+        text<A>("name", RTPROV_FIELD(A, name), non_empty),
         {"units",
          [](Reader& c, const Tree& t, const std::string& shown, A& a) {
              if (auto units = c.strings(t, shown, core::grammar::service_unit))
@@ -43,8 +42,7 @@ const schema::Keys<A>& app_keys() {
          {},
          {},
          "the systemd units that run it"},
-        text<A>(
-            "threads", +[](A & a) -> auto& { return a.threads; }, non_empty),
+        text<A>("threads", RTPROV_FIELD(A, threads), non_empty),
         custom<A>("policy",
                   [](Reader& c, const Tree& t, const std::string& shown, A& a) {
                       if (auto policy = c.choice(t, shown, app_policies()))
@@ -59,8 +57,7 @@ const schema::Keys<A>& app_keys() {
          {},
          {},
          "the lowest of its own real-time threads"},
-        strings<A>(
-            "rt_threads", +[](A & a) -> auto& { return a.rt_threads; }, non_empty),
+        strings<A>("rt_threads", RTPROV_FIELD(A, rt_threads), non_empty),
     };
     return k_keys;
 }
@@ -112,7 +109,7 @@ std::vector<core::AppKnowledge> load_apps(const std::string& dir) {
             A app;
             app.key = entry.key;
             app.name = entry.key;
-            schema::Reader reader(problems, "app '" + entry.key + "': ");
+            schema::Reader reader(problems, "app " + schema::shown(entry.key) + ": ");
             if (entry.value.kind != Tree::Kind::map)
                 reader.fail(entry.value.origin, "must be a map of its facts");
             else

@@ -13,18 +13,12 @@ using F = FirstbootConfig;
 const schema::Keys<F>& firstboot_keys() {
     using namespace schema;
     static const Keys<F> k_keys = {
-        text<F>(
-            "profile", +[](F & f) -> auto& { return f.profile; }, non_empty),
-        strings<F>(
-            "set", +[](F & f) -> auto& { return f.sets; }, non_empty),
-        flag<F>(
-            "install_packages", +[](F & f) -> auto& { return f.install_packages; }),
-        flag<F>(
-            "reboot", +[](F & f) -> auto& { return f.reboot; }),
-        number<F>(
-            "selftest_s", +[](F & f) -> auto& { return f.selftest_s; }, 0, 3600),
-        number<F>(
-            "pi_probe_s", +[](F & f) -> auto& { return f.pi_probe_s; }, 0, 3600),
+        text<F>("profile", RTPROV_FIELD(F, profile)), // "": detect the board
+        strings<F>("set", RTPROV_FIELD(F, sets), non_empty),
+        flag<F>("install_packages", RTPROV_FIELD(F, install_packages)),
+        flag<F>("reboot", RTPROV_FIELD(F, reboot)),
+        number<F>("selftest_s", RTPROV_FIELD(F, selftest_s), 0, 3600),
+        number<F>("pi_probe_s", RTPROV_FIELD(F, pi_probe_s), 0, 3600),
     };
     return k_keys;
 }

@@ -273,8 +273,6 @@ const schema::Keys<core::Profile>& profile_keys() {
     return k_keys;
 }
 
-#undef RTPROV_FIELD
-
 const Tree* child(const Tree& map, const char* key) {
     return schema::detail::child(map, key);
 }
@@ -443,6 +441,10 @@ void apply_override(Tree& tree, const Override& override, Problems& problems) {
             problems.push_back({origin, "empty part in key '" + key + "'"});
             return;
         }
+        // Removing a key that is not there removes nothing, and makes no map on the way.
+        if (value_tree.kind == Tree::Kind::null &&
+            (node->kind != Tree::Kind::map || !node->find(part)))
+            return;
         if (node->kind == Tree::Kind::null)
             *node = Tree{Tree::Kind::map, {}, {}, {}, origin};
         if (node->kind != Tree::Kind::map) {

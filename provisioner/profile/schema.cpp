@@ -8,25 +8,6 @@ namespace rtprov::profile::schema {
 
 using core::Origin;
 
-std::string shown(const std::string& value) {
-    // The message names the value; it need not repeat 100 KB of it.
-    constexpr std::size_t k_max_shown = 160;
-    std::string out = "'";
-    for (char ch : value.substr(0, k_max_shown)) {
-        auto c = static_cast<unsigned char>(ch);
-        if (c == '\n')
-            out += "\\n";
-        else if (c < 0x20 || c == 0x7f) {
-            static const char k_hex[] = "0123456789abcdef";
-            out += "\\x";
-            out += k_hex[c >> 4];
-            out += k_hex[c & 15];
-        } else
-            out += char(c);
-    }
-    return out + (value.size() > k_max_shown ? "...'" : "'");
-}
-
 void Reader::fail(const Origin& origin, const std::string& message) {
     m_problems.push_back({origin, m_prefix + message});
 }
@@ -114,12 +95,16 @@ std::optional<std::vector<std::string>> Reader::strings(const Tree& tree, const 
         return std::nullopt;
     }
     std::vector<std::string> values;
+    bool all_good = true; // every bad item is reported, not only the first
     for (const Tree* item : items) {
         const std::string* value = scalar(*item, path, "a list of strings");
-        if (!value || !follows(item->origin, path, *value, rule))
-            return std::nullopt;
-        values.push_back(*value);
+        if (value && follows(item->origin, path, *value, rule))
+            values.push_back(*value);
+        else
+            all_good = false;
     }
+    if (!all_good)
+        return std::nullopt;
     return values;
 }
 
@@ -170,10 +155,16 @@ const Tree& child_or_empty(const Tree& map, std::string_view key) {
 } // namespace detail
 
 void throw_problems(const Problems& problems) {
+    // A hostile file can hold 65536 wrong keys; a person reads the first ones, fixes
+    // them and runs again.
+    constexpr std::size_t k_max_shown = 100;
     std::string message;
-    for (const core::ProfileProblem& problem : problems)
+    for (std::size_t i = 0; i < problems.size() && i < k_max_shown; ++i)
         message +=
-            (message.empty() ? "" : "\n") + problem.origin.to_string() + ": " + problem.message;
+            (i == 0 ? "" : "\n") + problems[i].origin.to_string() + ": " + problems[i].message;
+    if (problems.size() > k_max_shown)
+        message += "\n... and " + std::to_string(problems.size() - k_max_shown) +
+                   " more problems; fix these first";
     throw Error(message);
 }
 

@@ -29,9 +29,7 @@ using Rule = std::optional<std::string> (*)(const std::string&);
 // A rule for a value that must not be empty.
 std::optional<std::string> non_empty(const std::string& value);
 
-// 'value' quoted for a message, control characters written as escapes so that a newline
-// in a hostile value cannot start a line of its own; a long value is cut.
-std::string shown(const std::string& value);
+using profile::shown;
 
 // Reads values of each kind, adding what is wrong to its problems.
 class Reader {
@@ -70,7 +68,7 @@ class Reader {
         for (const auto& [word, e] : words)
             if (*value == word)
                 return e;
-        fail(tree.origin, "'" + path + "' must be one of " + names + ", not '" + *value + "'");
+        fail(tree.origin, "'" + path + "' must be one of " + names + ", not " + shown(*value));
         return std::nullopt;
     }
 
@@ -96,8 +94,12 @@ template <typename R> struct Key {
 
 template <typename R> using Keys = std::vector<Key<R>>;
 
-// The field a key fills, as a function: +[](R& r) -> auto& { return r.a.b; }.
+// The field a key fills, as a function: RTPROV_FIELD(Profile, board.model).
 template <typename R, typename T> using Field = T& (*)(R&);
+#define RTPROV_FIELD(R, expr)                                                                      \
+    +[](R & r) -> auto& {                                                                          \
+        return r.expr;                                                                             \
+    }
 
 // ---- keys of each kind ------------------------------------------------------------------
 
@@ -238,7 +240,8 @@ void read(Reader& c, const Tree& tree, const std::string& shown, const std::stri
                  deeper);
             continue;
         }
-        if (!node) {
+        // A required key given as null ('units: ~') is as missing as one left out.
+        if (!node || (node->kind == Tree::Kind::null && !leaf->needed.empty())) {
             if (!leaf->needed.empty())
                 c.fail(tree.origin, "needs '" + path + "', " + std::string(leaf->needed));
             continue;

@@ -393,8 +393,27 @@ std::string suggestion(const std::string& key, const std::vector<std::string_vie
 
 } // namespace
 
+std::string shown(const std::string& value) {
+    // The message names the value; it need not repeat 100 KB of it.
+    constexpr std::size_t k_max_shown = 160;
+    std::string out = "'";
+    for (char ch : value.substr(0, k_max_shown)) {
+        auto c = static_cast<unsigned char>(ch);
+        if (c == '\n')
+            out += "\\n";
+        else if (c < 0x20 || c == 0x7f) {
+            static const char k_hex[] = "0123456789abcdef";
+            out += "\\x";
+            out += k_hex[c >> 4];
+            out += k_hex[c & 15];
+        } else
+            out += char(c);
+    }
+    return out + (value.size() > k_max_shown ? "...'" : "'");
+}
+
 std::string unknown_key(const std::string& key, const std::vector<std::string_view>& known) {
-    return "unknown key '" + key + "'" + suggestion(key, known);
+    return "unknown key " + shown(key) + suggestion(key, known);
 }
 
 } // namespace rtprov::profile

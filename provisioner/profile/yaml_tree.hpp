@@ -59,6 +59,10 @@ Tree parse_yaml(const std::string& text, const std::string& file,
 // anything else replaces what was there.
 void merge_into(Tree& base, const Tree& overlay);
 
+// 'value' quoted for a message, control characters written as escapes so that a newline
+// in a hostile value cannot start a line of its own; a long value is cut.
+std::string shown(const std::string& value);
+
 // The one message for a key a file may not have: "unknown key 'modle', did you mean
 // 'model'?" when one of 'known' is at most two edits away, else "unknown key 'x'; known
 // keys: a, b". Profiles, app knowledge and firstboot.yaml all say it this way.

@@ -38,7 +38,13 @@ std::optional<CpuList> service_cpus(const CpuTarget& target,
 }
 
 // Returns whether the service's drop-in may be written (false: refused).
-bool check_priority(Plan& plan, const ServiceTuning& s, const AppKnowledge* app, bool force) {
+// The origin of a service's key 'name' ('priority'), or of the service where it was not read.
+const core::Origin& origin_of(const Profile& profile, const ServiceTuning& s, const char* name) {
+    return profile.origin_of("tuning.services." + s.name + "." + name, s.origin);
+}
+
+bool check_priority(Plan& plan, const Profile& profile, const ServiceTuning& s,
+                    const AppKnowledge* app, bool force) {
     if (!app || !s.policy || !has_static_priority(*s.policy) || !s.priority)
         return true;
     if (*s.priority < app->priority) {
@@ -60,7 +66,7 @@ bool check_priority(Plan& plan, const ServiceTuning& s, const AppKnowledge* app,
         return true;
     }
     finding(plan, Severity::error, "priority-inversion",
-            s.origin.to_string() + ": " + why +
+            origin_of(profile, s, "priority").to_string() + ": " + why +
                 " — remove 'priority' (and set policy 'app'), or set force_priority: true / pass "
                 "--force-priority");
     return false;
@@ -112,7 +118,7 @@ void plan_systemd(Plan& plan, const Profile& profile, const std::optional<Resolv
                     "'" + s.unit +
                         "' is not installed in the target; its drop-in is written "
                         "anyway (if_missing: write)");
-        if (!check_priority(plan, s, app, s.force_priority || options.force_priority))
+        if (!check_priority(plan, profile, s, app, s.force_priority || options.force_priority))
             continue;
 
         ServiceSettings settings;
@@ -132,8 +138,8 @@ void plan_systemd(Plan& plan, const Profile& profile, const std::optional<Resolv
                     settings.slice = k_audio_slice;
                 } else if (!on_reserved.empty()) {
                     finding(plan, Severity::error, "cpuset-mixed-cpus",
-                            s.origin.to_string() + ": '" + s.unit + "' asks for CPUs " +
-                                settings.cpu_affinity->to_string() +
+                            origin_of(profile, s, "cpus").to_string() + ": '" + s.unit +
+                                "' asks for CPUs " + settings.cpu_affinity->to_string() +
                                 ", both reserved and housekeeping; with reserve_method cpuset a "
                                 "service is in one slice: give it only reserved or only "
                                 "housekeeping CPUs");

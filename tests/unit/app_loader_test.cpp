@@ -121,3 +121,18 @@ TEST_CASE("docs/profile-format.md lists exactly the keys of app knowledge, in or
     }
     CHECK(documented == profile::app_key_names());
 }
+
+TEST_CASE("a hostile app key is shown cut and escaped, however many problems it has") {
+    TempDir dir;
+    std::string yaml = "apps:\n  ? \"" + std::string(100000, 'm') + "\\nx\"\n  : \n";
+    for (int i = 0; i < 300; ++i)
+        yaml += "    k" + std::to_string(i) + ": 1\n";
+    dir.write("apps.yaml", yaml);
+    const std::string error = load_error(dir);
+    CHECK(std::count(error.begin(), error.end(), '\n') == 100); // 100 problems, then the rest
+    CHECK(error.size() < 100 * 400);
+    CHECK(error.find("mmmm...': unknown key 'k0'") != std::string::npos);
+    dir.write("apps.yaml", "apps:\n  mpd:\n    units: ~\n    priority: 40\n");
+    CHECK(
+        load_error(dir).ends_with(":3:5: app 'mpd': needs 'units', the systemd units that run it"));
+}

@@ -47,6 +47,8 @@ TEST_CASE("the first-boot config names the file, line and column of a bad key or
           "/etc/rtprov/firstboot.yaml:2:1: unknown key 'selftst_s', did you mean 'selftest_s'?\n"
           "/etc/rtprov/firstboot.yaml:1:9: 'reboot' must be true or false, not 'maybe'\n"
           "/etc/rtprov/firstboot.yaml:3:13: 'pi_probe_s' is -1, outside 0-3600");
+    // An empty profile is the default: detect the board.
+    CHECK(profile::parse_firstboot_config("profile: \"\"\n", "f").profile.empty());
     // One KEY=VALUE is a list of one, as in profiles.
     CHECK(profile::parse_firstboot_config("set: board.cpus=4\n", "f").sets ==
           std::vector<std::string>{"board.cpus=4"});

@@ -329,3 +329,43 @@ TEST_CASE("every key read is recorded with its origin") {
           "--set 'tuning.selftest.duration_s=3'");
     CHECK(p.origin_of("tuning.kernel.extra", {"none"}).to_string() == "none");
 }
+
+TEST_CASE("a conflict made by a --set points at the --set") {
+    TempDir dir;
+    const std::string four = "board:\n  cpus: 4\ntuning:\n  cores:\n    reserved: 3\n    "
+                             "housekeeping: 0-2\n";
+    CHECK(error_for(dir, four, {{"tuning.cores.housekeeping=0-1"}}) ==
+          "--set 'tuning.cores.housekeeping=0-1': CPU 2 is neither housekeeping nor reserved; "
+          "add it to one of the two lists");
+    CHECK(error_for(dir, four, {{"board.cpus=3"}}) ==
+          "--set 'board.cpus=3': CPU 3 is beyond the board's 3 CPUs (0-2)");
+    CHECK(error_for(dir, four, {{"tuning.cores.housekeeping=0-3"}}) ==
+          "--set 'tuning.cores.housekeeping=0-3': reserved CPUs '3' overlap housekeeping CPUs "
+          "'0-3' on CPU 3; a core is either housekeeping or reserved");
+    // Both from the file: the reserved list, as before.
+    CHECK(error_for(dir, "board:\n  cpus: 4\ntuning:\n  cores:\n    reserved: 3\n    "
+                         "housekeeping: 0-1\n") ==
+          "t.yaml:5:15: CPU 2 is neither housekeeping nor reserved; add it to one of the two "
+          "lists");
+}
+
+TEST_CASE("every bad item of a list is reported, and values are shown escaped") {
+    TempDir dir;
+    CHECK(error_for(dir, "tuning:\n  kernel:\n    isolcpus: [nohz, bogus, bad2]\n") ==
+          "t.yaml:3:22: 'tuning.kernel.isolcpus' holds 'bogus': unknown isolcpus flag; the "
+          "kernel knows 'nohz', 'domain', 'managed_irq'\n"
+          "t.yaml:3:29: 'tuning.kernel.isolcpus' holds 'bad2': unknown isolcpus flag; the kernel "
+          "knows 'nohz', 'domain', 'managed_irq'");
+    const std::string error = error_for(dir, "{}\n", {{"tuning.kernel.nohz_full=\"o\\nn\""}});
+    CHECK(error.find('\n') == std::string::npos);
+    CHECK(error.ends_with("not 'o\\nn'"));
+    CHECK(error_for(dir, "tuning:\n  \"ke\\ny\": 1\n")
+              .starts_with("t.yaml:2:3: unknown key 'ke\\ny'"));
+}
+
+TEST_CASE("removing a key that is not there with --set changes nothing") {
+    SearchPath path{{k_builtin, "built-in"}};
+    const std::string plain = profile::to_yaml(load_profile("pi4", path));
+    CHECK(profile::to_yaml(load_profile("pi4", path, {{"tuning.services.jack.policy="}})) == plain);
+    CHECK(profile::to_yaml(load_profile("pi4", path, {{"tuning.nothing.here="}})) == plain);
+}

@@ -23,14 +23,10 @@ struct Toy {
 const schema::Keys<Toy>& toy_keys() {
     using namespace schema;
     static const Keys<Toy> k_keys = {
-        text<Toy>(
-            "title", +[](Toy & t) -> auto& { return t.title; }, non_empty),
-        strings<Toy>(
-            "a.tags", +[](Toy & t) -> auto& { return t.tags; }),
-        flag<Toy>(
-            "a.b.on", +[](Toy & t) -> auto& { return t.on; }),
-        number<Toy>(
-            "a.b.level", +[](Toy & t) -> auto& { return t.level; }, 0, 9),
+        text<Toy>("title", RTPROV_FIELD(Toy, title), non_empty),
+        strings<Toy>("a.tags", RTPROV_FIELD(Toy, tags)),
+        flag<Toy>("a.b.on", RTPROV_FIELD(Toy, on)),
+        number<Toy>("a.b.level", RTPROV_FIELD(Toy, level), 0, 9),
         {"size",
          [](Reader& c, const Tree& t, const std::string& shown, Toy& toy) {
              if (auto n = c.integer(t, shown, 1, 100))
@@ -39,8 +35,7 @@ const schema::Keys<Toy>& toy_keys() {
          [](YAML::Emitter& out, const Toy& toy) { out << toy.size; },
          {},
          "how big it is"},
-        choice<Toy>(
-            "io", +[](Toy & t) -> auto& { return t.io; }),
+        choice<Toy>("io", RTPROV_FIELD(Toy, io)),
     };
     return k_keys;
 }
@@ -119,4 +114,23 @@ TEST_CASE("a schema writes its record back in table order, optional keys only wh
 TEST_CASE("the schema's paths are its keys, in order") {
     CHECK(schema::paths(toy_keys()) ==
           std::vector<std::string>{"title", "a.tags", "a.b.on", "a.b.level", "size", "io"});
+}
+
+TEST_CASE("a required key given as null is missing, and a flood of problems is cut") {
+    CHECK(read_toy("size: ~\n").problems ==
+          std::vector<std::string>{"toy.yaml:1:1: toy: needs 'size', how big it is"});
+    std::string flood = "size: 1\n";
+    for (int i = 0; i < 150; ++i)
+        flood += "k" + std::to_string(i) + ": 1\n";
+    std::vector<core::ProfileProblem> problems;
+    for (const std::string& line : read_toy(flood).problems)
+        problems.push_back({{}, line});
+    REQUIRE(problems.size() == 150);
+    try {
+        schema::throw_problems(problems);
+    } catch (const Error& e) {
+        const std::string text = e.what();
+        CHECK(std::count(text.begin(), text.end(), '\n') == 100);
+        CHECK(text.ends_with("\n... and 50 more problems; fix these first"));
+    }
 }

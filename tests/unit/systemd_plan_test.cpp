@@ -97,6 +97,12 @@ TEST_CASE("MPD's whole service at rr 45 is refused with the measured cost") {
           "MPD: 47 ms without the CPU, 16 dropouts in 10.5 s) — remove 'priority' (and set "
           "policy 'app'), or set force_priority: true / pass --force-priority");
 
+    // The finding points at the priority to change, where it was read from.
+    p.origins["tuning.services.mpd.priority"] = {"--set 'tuning.services.mpd.priority=45'"};
+    CHECK(plan_for(p, with_unit("mpd.service"))
+              .findings[0]
+              .message.starts_with("--set 'tuning.services.mpd.priority=45': 'mpd.service' "));
+
     PlanOptions forced;
     forced.force_priority = true;
     Plan with_force = plan_for(p, with_unit("mpd.service"), forced);
