@@ -72,10 +72,8 @@ std::optional<Process> read_process(const RootReader& r, int pid) {
 Fact<std::vector<Process>> read_processes(const RootReader& r) {
     Fact<std::vector<Process>> fact;
     auto pids = r.numbered("/proc");
-    if (!pids) {
-        fact.problem = pids.problem;
-        return fact;
-    }
+    if (!pids)
+        return Fact<std::vector<Process>>::failed(pids.problem, pids.absent);
     fact.value.emplace();
     for (int pid : *pids)
         if (auto p = read_process(r, pid))
@@ -94,10 +92,8 @@ Fact<std::vector<Process>> read_processes(const RootReader& r) {
 Fact<std::vector<Irq>> read_irqs(const RootReader& r) {
     Fact<std::vector<Irq>> fact;
     auto numbers = r.numbered("/proc/irq");
-    if (!numbers) {
-        fact.problem = numbers.problem;
-        return fact;
-    }
+    if (!numbers)
+        return Fact<std::vector<Irq>>::failed(numbers.problem, numbers.absent);
     std::vector<InterruptLine> lines;
     if (Fact<std::string> interrupts = r.text("/proc/interrupts"))
         lines = parse_interrupts(*interrupts);

@@ -22,8 +22,9 @@ struct Origin {
     friend bool operator==(const Origin&, const Origin&) = default;
 };
 
-// Where a problem between two values points: at the one given last, a --set before a
-// file (the change that made the conflict); else at 'first'.
+// Where a problem between two values points: at the one a --set gave when the other
+// came from a file (the change that made the conflict); else, both from files or both
+// from --set options, at 'first'.
 inline const Origin& given_last(const Origin& first, const Origin& second) {
     return second.is_override() && !first.is_override() ? second : first;
 }

@@ -43,14 +43,23 @@ std::string quoted_list(const std::vector<std::string>& items) {
 }
 
 std::string shell_command(const std::vector<std::string>& argv) {
+    // The words a shell takes as its own where a command name is due (POSIX 2.4).
+    static const std::vector<std::string_view> k_reserved = {
+        "case", "do", "done", "elif", "else",  "esac", "fi",
+        "for",  "if", "in",   "then", "until", "while"};
     std::string out;
     for (const std::string& word : argv) {
-        if (!out.empty())
+        const bool first = out.empty();
+        if (!first)
             out += ' ';
-        const bool plain = !word.empty() && std::all_of(word.begin(), word.end(), [](char c) {
+        bool plain = !word.empty() && std::all_of(word.begin(), word.end(), [](char c) {
             return std::isalnum(static_cast<unsigned char>(c)) ||
                    std::string_view("_./=:,+@%-").find(c) != std::string_view::npos;
         });
+        // The command name: 'A=b' would be an assignment, 'if' a reserved word.
+        if (first && (word.find('=') != std::string::npos ||
+                      std::find(k_reserved.begin(), k_reserved.end(), word) != k_reserved.end()))
+            plain = false;
         if (plain) {
             out += word;
             continue;

@@ -20,7 +20,9 @@ std::string join(const std::vector<std::string>& items, std::string_view separat
 std::string quoted_list(const std::vector<std::string>& items);
 
 // 'argv' as a shell would take it back: a word of only letters, digits and
-// _ . / = : , + @ % - stays as it is; any other is single-quoted, a ' in it written '\''.
+// _ . / = : , + @ % - stays as it is; any other is single-quoted, a ' in it written '\'',
+// and so is a command name that a shell would read as an assignment ('A=b') or a
+// reserved word ('if').
 // For messages and the commands a user is told to run.
 std::string shell_command(const std::vector<std::string>& argv);
 

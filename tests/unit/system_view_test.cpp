@@ -63,7 +63,9 @@ TEST_CASE("missing files become problems that name the path as if the root were 
           "cannot read '/sys/devices/system/cpu/online': No such file or directory");
     CHECK_FALSE(v.processes);
     CHECK(v.processes.problem.starts_with("cannot list '/proc': "));
+    CHECK(v.processes.absent); // no such folder, as against one that cannot be listed
     CHECK_FALSE(v.irqs);
+    CHECK(v.irqs.absent);
 }
 
 TEST_CASE("a file that cannot be read, or holds nonsense, is a problem too") {

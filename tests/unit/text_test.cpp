@@ -30,4 +30,6 @@ TEST_CASE("shell_command quotes only the words a shell would split or expand") {
     CHECK(shell_command({"sh", "-c", "exit 3"}) == "sh -c 'exit 3'");
     CHECK(shell_command({"echo", "it's", ""}) == "echo 'it'\\''s' ''");
     CHECK(shell_command({"a$(id)", "x;y", "*"}) == "'a$(id)' 'x;y' '*'");
+    CHECK(shell_command({"A=b", "x", "A=b"}) == "'A=b' x A=b");
+    CHECK(shell_command({"if", "then"}) == "'if' then");
 }
