@@ -117,26 +117,16 @@ template <typename T> bool is_set(const std::optional<T>& value) {
     return value.has_value();
 }
 
-template <typename R>
-Key<R> text(std::string_view path, Field<R, std::string> field, Rule rule = nullptr) {
+// A string following 'rule', into a string field or an optional one.
+template <typename R, typename Text>
+Key<R> text(std::string_view path, Field<R, Text> field, Rule rule = nullptr) {
     return {path,
             [=](Reader& c, const Tree& t, const std::string& shown, R& r) {
                 if (auto value = c.text(t, shown, rule))
                     field(r) = *value;
             },
-            [=](YAML::Emitter& out, const R& r) { out << field(const_cast<R&>(r)); },
-            {}};
-}
-
-template <typename R>
-Key<R> optional_text(std::string_view path, Field<R, std::optional<std::string>> field, Rule rule) {
-    return {path,
-            [=](Reader& c, const Tree& t, const std::string& shown, R& r) {
-                if (auto value = c.text(t, shown, rule))
-                    field(r) = *value;
-            },
-            [=](YAML::Emitter& out, const R& r) { out << *field(const_cast<R&>(r)); },
-            [=](const R& r) { return field(const_cast<R&>(r)).has_value(); }};
+            [=](YAML::Emitter& out, const R& r) { out << value_of(field(const_cast<R&>(r))); },
+            [=](const R& r) { return is_set(field(const_cast<R&>(r))); }};
 }
 
 // true or false, into a bool or an optional one.
