@@ -89,6 +89,25 @@ bool regeneration_pending(const Context& c) {
     return c.facts.file(k_pending_regeneration_path) != nullptr;
 }
 
+// What only the trial boot's command line carries: the marker rtprov-trial.service
+// looks for, a panic that reboots instead of hanging (unless the profile sets panic=),
+// and the deadline target, whose job timeout reboots a boot that never reaches the check.
+std::vector<KernelParam> trial_params(const Context& c) {
+    std::vector<KernelParam> out = {{k_trial_param, c.options.trial_id}};
+    if (std::none_of(c.params.begin(), c.params.end(),
+                     [](const KernelParam& p) { return p.key == "panic"; }))
+        out.push_back({"panic", std::to_string(k_trial_panic_s)});
+    out.push_back({"systemd.wants", k_trial_deadline_target});
+    return out;
+}
+
+// Keeps a file as it is when it is there: a trial leaves the default boot alone, and
+// the default may be an earlier apply's.
+void keep_as_is(Context& c, const std::string& path, const std::string& reason) {
+    if (const FileState* file = c.facts.file(path))
+        add_file_change(c.plan, c.facts, path, *file, reason);
+}
+
 // Regeneration of the boot loader's configuration after its input changed.
 void regenerate(Context& c, std::vector<std::vector<std::string>> argvs,
                 const std::string& needs_executable, const std::string& what,
@@ -272,6 +291,82 @@ std::vector<std::string> grub_defaults_files(const TargetFacts& facts) {
     return files;
 }
 
+// GRUB trial: the drop-in stays as it is (the default entries keep their parameters and
+// kernel), a grub.d script adds the entry 'rtprov-trial' with the new ones, and the
+// environment block's next_entry boots it once. Committing is a plain apply, which
+// retires the script and puts the environment block back.
+void plan_grub_trial(Context& c, const std::optional<std::string>& rt_flavour) {
+    if (c.options.regenerate != Regenerate::now) {
+        error(c.plan, "trial-needs-regeneration",
+              "a GRUB trial needs grub.cfg made now: the trial entry exists only after "
+              "update-grub, and GRUB looks for it at the very next boot; pass "
+              "--regenerate-boot=now (offline: with the image's /dev and /boot in place), or "
+              "leave the trial to first boot (/etc/rtprov/firstboot.yaml, trial: true, the "
+              "default) (nothing was written)");
+        return;
+    }
+    if (const auto& mount = c.facts.grub_env_mount) {
+        const bool layered = mount->source.rfind("/dev/mapper/", 0) == 0 ||
+                             mount->source.rfind("/dev/md", 0) == 0 ||
+                             mount->source.rfind("/dev/dm-", 0) == 0;
+        if (mount->fstype == "btrfs" || mount->fstype == "zfs" || layered) {
+            error(c.plan, "grub-env-unwritable",
+                  std::string(k_grub_env) + " is on " + mount->fstype + " (" + mount->source +
+                      "), where GRUB cannot write its environment block at boot (LVM, RAID, "
+                      "ZFS, btrfs: grub-reboot(8) and the GRUB manual, \"Environment "
+                      "block\"), so the trial entry would stay the default after its one try; "
+                      "check with 'grub-probe --target=fs,abstraction /boot/grub', and apply "
+                      "without --trial or keep /boot/grub on a plain partition (nothing was "
+                      "written)");
+            return;
+        }
+    } else {
+        warning(c.plan, "grub-env-unknown",
+                std::string("cannot tell which file system ") + k_grub_env +
+                    " is on (the mount table does not say): GRUB writes it at boot only on a "
+                    "plain disk (not LVM, RAID, ZFS or btrfs); check with 'grub-probe "
+                    "--target=fs,abstraction /boot/grub'");
+    }
+    GrubEnv env;
+    if (const FileState* file = c.facts.file(k_grub_env)) {
+        env = parse_grub_env(file->content);
+        if (!env.valid) {
+            error(c.plan, "grub-env-damaged",
+                  std::string(k_grub_env) +
+                      " is not a GRUB environment block (1024 bytes starting '# GRUB "
+                      "Environment Block'), so GRUB would not read the trial's next_entry; "
+                      "make a new one with 'grub-editenv " +
+                      k_grub_env + " create' (nothing was written)");
+            return;
+        }
+    }
+    env.valid = true;
+    env.set("next_entry", k_grub_trial_entry);
+    FileState block;
+    block.content = render_grub_env(env);
+    if (block.content.size() != k_grub_env_size) {
+        error(c.plan, "grub-env-full",
+              std::string(k_grub_env) +
+                  " has no room for next_entry (its variables fill the 1024 bytes); remove "
+                  "what is not needed with 'grub-editenv " +
+                  k_grub_env + " unset NAME' (nothing was written)");
+        return;
+    }
+    keep_as_is(c, k_grub_dropin, "the default entries' parameters, kept during the trial");
+    FileState script;
+    script.content =
+        render_grub_trial_script(c.profile.name, c.params, rt_flavour, trial_params(c));
+    script.mode = 0755;
+    add_file_change(c.plan, c.facts, k_grub_trial_script, std::move(script),
+                    "GRUB's 'rtprov-trial' entry: the trial's kernel and parameters");
+    add_file_change(c.plan, c.facts, k_grub_env, std::move(block),
+                    "next_entry=rtprov-trial: the next boot, and only that one, is the trial");
+    c.plan.runtime.insert(k_grub_env);
+    if (changes(c.plan, k_grub_trial_script) || regeneration_pending(c))
+        regenerate(c, {{"update-grub"}}, "/usr/sbin/update-grub", "/boot/grub/grub.cfg",
+                   k_grub_trial_script, produces_of({"update-grub"}));
+}
+
 void plan_grub(Context& c) {
     // grub-mkconfig's 10_linux gives every entry "${GRUB_CMDLINE_LINUX}
     // ${GRUB_CMDLINE_LINUX_DEFAULT}" (recovery: GRUB_CMDLINE_LINUX only): a value there
@@ -371,6 +466,10 @@ void plan_grub(Context& c) {
         else
             rt_flavour = rt.front().substr(std::string("linux-image-").size());
     }
+    if (c.options.trial) {
+        plan_grub_trial(c, rt_flavour);
+        return;
+    }
     FileState dropin;
     dropin.content = render_grub_dropin(c.profile.name, c.params, rt_flavour);
     add_file_change(c.plan, c.facts, k_grub_dropin, std::move(dropin),
@@ -463,6 +562,10 @@ std::vector<std::string> produces_of(const std::vector<std::string>& argv) {
     return {};
 }
 
+bool is_runtime_path(const std::string& path) {
+    return path == k_grub_env;
+}
+
 std::string loader_of(const std::vector<std::string>& argv) {
     if (argv == std::vector<std::string>{"update-grub"})
         return to_string(BootLoader::grub);
@@ -502,6 +605,15 @@ void plan_boot(Plan& plan, const Profile& profile, const std::optional<ResolvedC
         if (std::find(keys.begin(), keys.end(), key) == keys.end())
             keys.push_back(key);
     Context c{plan, profile, facts, options, std::move(decision.params), std::move(keys)};
+    if (options.trial && profile.board.boot.loader != BootLoader::grub) {
+        error(plan, "trial-not-available",
+              "--trial is not available for boot loader '" + to_string(profile.board.boot.loader) +
+                  "' in this version of rtprov (GRUB only; Raspberry Pi tryboot and "
+                  "systemd-boot boot counting are not built yet); apply without --trial, and "
+                  "keep a way to reach the boot configuration if the new one does not boot "
+                  "(nothing was written)");
+        return;
+    }
     switch (profile.board.boot.loader) {
     case BootLoader::rpi_firmware:
         plan_rpi(c);

@@ -30,6 +30,10 @@ enum class CommandUse { pending, rerun };
 bool is_planned_command(const std::vector<std::string>& argv, const std::string& loader,
                         CommandUse use);
 
+// Whether a state may list 'path' (resolved in the root) as changed by others after
+// apply: only GRUB's environment block, which a trial arms and GRUB rewrites at boot.
+bool is_runtime_path(const std::string& path);
+
 // The boot loader whose regeneration 'argv' is ("grub", "systemd-boot"), "" for none.
 std::string loader_of(const std::vector<std::string>& argv);
 

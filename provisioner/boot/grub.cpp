@@ -20,6 +20,43 @@ std::string sh_quote(const std::string& text) {
     return out + "'";
 }
 
+// Shell text that takes the keys of 'params' out of GRUB_CMDLINE_LINUX_DEFAULT and
+// appends 'params' (nothing when there are none).
+std::string cmdline_assignment(const std::vector<KernelParam>& params) {
+    if (params.empty())
+        return "";
+    // Only the keys rtprov sets now: a value of a key it no longer wants stays.
+    std::string patterns;
+    for (const KernelParam& p : params)
+        patterns +=
+            (patterns.empty() ? "" : "|") + sh_quote(p.key) + "|" + sh_quote(p.key + "=") + "*";
+    std::string tokens;
+    for (const KernelParam& p : params)
+        tokens += (tokens.empty() ? "" : " ") + p.token();
+    // The subshell keeps 'set -f' (no globbing of the words) away from grub-mkconfig.
+    return "rtprov_kept=$(set -f; for rtprov_word in $GRUB_CMDLINE_LINUX_DEFAULT; do\n"
+           "\tcase \"$rtprov_word\" in\n"
+           "\t" +
+           patterns +
+           ") ;;\n"
+           "\t*) printf ' %s' \"$rtprov_word\" ;;\n"
+           "\tesac\n"
+           "done)\n"
+           "rtprov_kept=\"${rtprov_kept# }\"\n"
+           "GRUB_CMDLINE_LINUX_DEFAULT=\"${rtprov_kept:+$rtprov_kept }\"" +
+           sh_quote(tokens) +
+           "\n"
+           "unset rtprov_kept\n";
+}
+
+// Shell text that sets 'variable' to the newest /boot/vmlinuz-*-<flavour>, if any.
+std::string newest_kernel(const std::string& variable, const std::string& flavour) {
+    return "rtprov_rt=$(ls -1 /boot/vmlinuz-*-" + sh_quote(flavour) +
+           " 2>/dev/null | sort -V | tail -n 1)\n"
+           "[ -z \"$rtprov_rt\" ] || " +
+           variable + "=\"$rtprov_rt\"\n";
+}
+
 } // namespace
 
 std::string render_grub_dropin(const std::string& profile_name,
@@ -29,40 +66,130 @@ std::string render_grub_dropin(const std::string& profile_name,
                       "# Sourced by grub-mkconfig after /etc/default/grub. The parameters go to "
                       "the normal\n# entries only (GRUB_CMDLINE_LINUX_DEFAULT); recovery entries "
                       "stay plain.\n";
-    if (!params.empty()) {
-        // Only the keys rtprov sets now: a value of a key it no longer wants stays.
-        std::string patterns;
-        for (const KernelParam& p : params)
-            patterns +=
-                (patterns.empty() ? "" : "|") + sh_quote(p.key) + "|" + sh_quote(p.key + "=") + "*";
-        std::string tokens;
-        for (const KernelParam& p : params)
-            tokens += (tokens.empty() ? "" : " ") + p.token();
-        // The subshell keeps 'set -f' (no globbing of the words) away from grub-mkconfig.
-        out += "rtprov_kept=$(set -f; for rtprov_word in $GRUB_CMDLINE_LINUX_DEFAULT; do\n"
-               "\tcase \"$rtprov_word\" in\n"
-               "\t" +
-               patterns +
-               ") ;;\n"
-               "\t*) printf ' %s' \"$rtprov_word\" ;;\n"
-               "\tesac\n"
-               "done)\n"
-               "rtprov_kept=\"${rtprov_kept# }\"\n"
-               "GRUB_CMDLINE_LINUX_DEFAULT=\"${rtprov_kept:+$rtprov_kept }\"" +
-               sh_quote(tokens) +
-               "\n"
-               "unset rtprov_kept\n";
-    }
-    if (rt_flavour) {
+    out += cmdline_assignment(params);
+    if (rt_flavour)
         out += "# PREEMPT_RT: the newest " + *rt_flavour +
-               " kernel is the default entry (GRUB_TOP_LEVEL, GRUB 2.12).\n"
-               "rtprov_rt=$(ls -1 /boot/vmlinuz-*-" +
-               sh_quote(*rt_flavour) +
-               " 2>/dev/null | sort -V | tail -n 1)\n"
-               "[ -z \"$rtprov_rt\" ] || GRUB_TOP_LEVEL=\"$rtprov_rt\"\n"
-               "unset rtprov_rt\n";
-    }
+               " kernel is the default entry (GRUB_TOP_LEVEL, GRUB 2.12).\n" +
+               newest_kernel("GRUB_TOP_LEVEL", *rt_flavour) + "unset rtprov_rt\n";
     return out;
+}
+
+std::string render_grub_trial_script(const std::string& profile_name,
+                                     const std::vector<KernelParam>& params,
+                                     const std::optional<std::string>& rt_flavour,
+                                     const std::vector<KernelParam>& trial_params) {
+    std::string out = "#!/bin/sh\n" + core::owned_file_header(profile_name) +
+                      "# Run by grub-mkconfig: the menu entry '" + std::string(k_grub_trial_entry) +
+                      "', which GRUB boots once when its environment\n"
+                      "# block says next_entry=" +
+                      k_grub_trial_entry +
+                      " (grub-reboot(8)); every other entry stays as it was. It is\n"
+                      "# the first entry 10_linux makes, with the trial's kernel and "
+                      "parameters.\n"
+                      "set -e\n"
+                      "[ -x /etc/grub.d/10_linux ] || exit 0\n";
+    out += cmdline_assignment(params);
+    std::string marker;
+    for (const KernelParam& p : trial_params)
+        marker += (marker.empty() ? "" : " ") + p.token();
+    out += "GRUB_CMDLINE_LINUX_DEFAULT=\"${GRUB_CMDLINE_LINUX_DEFAULT:+$GRUB_CMDLINE_LINUX_DEFAULT "
+           "}\"" +
+           sh_quote(marker) + "\n";
+    if (rt_flavour)
+        out += "rtprov_top=\n" + newest_kernel("rtprov_top", *rt_flavour) +
+               "if [ -z \"$rtprov_top\" ]; then\n"
+               "\techo \"rtprov: no /boot/vmlinuz-*-\"" +
+               sh_quote(*rt_flavour) +
+               "\" kernel: no trial entry\" >&2\n"
+               "\texit 0\n"
+               "fi\n"
+               "GRUB_TOP_LEVEL=\"$rtprov_top\"\n";
+    out += "GRUB_DISABLE_RECOVERY=true\n"
+           "export GRUB_CMDLINE_LINUX_DEFAULT GRUB_TOP_LEVEL GRUB_DISABLE_RECOVERY\n"
+           "/etc/grub.d/10_linux | awk -v q=\"'\" -v id=" +
+           sh_quote(k_grub_trial_entry) +
+           " -v title=" + sh_quote("rtprov trial of profile '" + profile_name + "'") +
+           " '\n"
+           "!started && /^menuentry / {\n"
+           "\tstarted = 1\n"
+           "\trest = substr($0, 12)\n"
+           "\trest = substr(rest, index(rest, q) + 1)\n"
+           "\t$0 = \"menuentry \" q title q rest\n"
+           "\topt = \"$menuentry_id_option \" q\n"
+           "\tat = index($0, opt)\n"
+           "\tif (at) {\n"
+           "\t\thead = substr($0, 1, at + length(opt) - 1)\n"
+           "\t\ttail = substr($0, at + length(opt))\n"
+           "\t\t$0 = head id substr(tail, index(tail, q))\n"
+           "\t}\n"
+           "}\n"
+           "started { print }\n"
+           "started && /^}/ { exit }'\n";
+    return out;
+}
+
+GrubEnv parse_grub_env(const std::string& text) {
+    GrubEnv env;
+    const std::string signature = k_grub_env_signature;
+    if (text.size() != k_grub_env_size || text.compare(0, signature.size(), signature) != 0)
+        return env;
+    env.valid = true;
+    // Lines 'name=value'; a backslash escapes the next byte, a newline included
+    // (grub-core/lib/envblk.c). '#' lines are comments and the padding.
+    std::size_t at = signature.size();
+    while (at < text.size()) {
+        std::size_t end = at;
+        while (end < text.size() && text[end] != '\n')
+            end += text[end] == '\\' ? 2 : 1;
+        std::string line = text.substr(at, std::min(end, text.size()) - at);
+        at = end + 1;
+        if (line.empty() || line[0] == '#')
+            continue;
+        std::size_t eq = line.find('=');
+        if (eq == std::string::npos || eq == 0)
+            continue;
+        env.entries.emplace_back(line.substr(0, eq), line.substr(eq + 1));
+    }
+    return env;
+}
+
+std::string render_grub_env(const GrubEnv& env) {
+    std::string out = k_grub_env_signature;
+    for (const auto& [name, raw] : env.entries)
+        out += name + "=" + raw + "\n";
+    if (out.size() < k_grub_env_size)
+        out.append(k_grub_env_size - out.size(), '#');
+    return out;
+}
+
+void GrubEnv::set(const std::string& name, const std::string& value) {
+    std::string raw;
+    for (char c : value) {
+        if (c == '\\' || c == '\n')
+            raw += '\\';
+        raw += c;
+    }
+    for (auto& [n, r] : entries)
+        if (n == name) {
+            r = raw;
+            return;
+        }
+    entries.emplace_back(name, raw);
+}
+
+void GrubEnv::unset(const std::string& name) {
+    std::erase_if(entries, [&](const auto& e) { return e.first == name; });
+}
+
+std::optional<std::string> GrubEnv::get(const std::string& name) const {
+    for (const auto& [n, raw] : entries)
+        if (n == name) {
+            std::string value;
+            for (std::size_t i = 0; i < raw.size(); ++i)
+                value += raw[i] == '\\' && i + 1 < raw.size() ? raw[++i] : raw[i];
+            return value;
+        }
+    return std::nullopt;
 }
 
 namespace {

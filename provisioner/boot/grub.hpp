@@ -2,6 +2,7 @@
 
 #include "provisioner/boot/cmdline.hpp"
 
+#include <cstddef>
 #include <optional>
 #include <string>
 #include <vector>
@@ -23,6 +24,37 @@ inline constexpr const char* k_grub_defaults = "/etc/default/grub";
 std::string render_grub_dropin(const std::string& profile_name,
                                const std::vector<KernelParam>& params,
                                const std::optional<std::string>& rt_flavour);
+
+// The trial: a script of grub-mkconfig's that adds the entry 'rtprov-trial' (the first
+// entry 10_linux makes, with GRUB_TOP_LEVEL the newest /boot/vmlinuz-*-<rt_flavour> when
+// given, and the parameters of the drop-in plus 'trial_params'), and GRUB's environment
+// block, whose next_entry makes GRUB boot it once (grub-reboot(8); Debian's 00_header
+// clears next_entry as it boots it, so any later boot is the default again).
+inline constexpr const char* k_grub_trial_script = "/etc/grub.d/11_rtprov_trial";
+inline constexpr const char* k_grub_trial_entry = "rtprov-trial";
+inline constexpr const char* k_grub_env = "/boot/grub/grubenv";
+inline constexpr const char* k_grub_env_signature = "# GRUB Environment Block\n";
+inline constexpr std::size_t k_grub_env_size = 1024;
+
+std::string render_grub_trial_script(const std::string& profile_name,
+                                     const std::vector<KernelParam>& params,
+                                     const std::optional<std::string>& rt_flavour,
+                                     const std::vector<KernelParam>& trial_params);
+
+// GRUB's environment block (grub-editenv(1)): 1024 bytes, a signature line, 'name=value'
+// lines (a backslash escapes the next byte), '#' padding. 'valid' is false for anything
+// else, which GRUB would not read either.
+struct GrubEnv {
+    bool valid = false;
+    std::vector<std::pair<std::string, std::string>> entries; // name, value as written
+    void set(const std::string& name, const std::string& value);
+    void unset(const std::string& name);
+    std::optional<std::string> get(const std::string& name) const;
+};
+GrubEnv parse_grub_env(const std::string& text);
+// The block with 'env's entries, padded to 1024 bytes; longer when they do not fit (the
+// caller refuses that).
+std::string render_grub_env(const GrubEnv& env);
 
 // One assignment 'NAME=...' found in a shell defaults file such as /etc/default/grub.
 struct ShellAssignment {

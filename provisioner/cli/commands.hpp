@@ -3,6 +3,7 @@
 #include <CLI/CLI.hpp>
 
 #include <string>
+#include <vector>
 
 // Commands that live in their own files; main.cpp registers and dispatches them.
 namespace rtprov::cli {
@@ -49,6 +50,27 @@ struct FirstbootCommand {
 };
 void add_firstboot_command(CLI::App& parent, FirstbootCommand& c);
 int run_firstboot(const FirstbootCommand& c);
+
+// 'rtprov trial status|check|commit|abort': the trial of a boot configuration.
+struct TrialCommand {
+    CLI::App* app = nullptr;
+    CLI::App* status = nullptr;
+    CLI::App* check = nullptr;
+    CLI::App* commit = nullptr;
+    CLI::App* abort = nullptr;
+    bool json = false;
+    std::string root = "/";
+    std::string sysroot = "/";
+};
+void add_trial_command(CLI::App& parent, TrialCommand& c);
+int run_trial(const TrialCommand& c);
+
+// Runs this rtprov binary with 'args'; its stdout goes to 'stdout_path' when given. The
+// child gets the root lock the caller holds ('lock_fd', kept open across exec and named
+// in RTPROV_ROOT_LOCK_FD), so its apply runs under that lock instead of finding the root
+// locked. Returns its exit code (128+N for a signal).
+int run_rtprov(int lock_fd, const std::vector<std::string>& args,
+               const std::string& stdout_path = "");
 
 } // namespace rtprov::cli
 

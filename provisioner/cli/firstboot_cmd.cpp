@@ -82,12 +82,38 @@ void report(const char* id, int priority, const std::string& message,
         std::cout << "rtprov firstboot: " << message << std::endl;
 }
 
+// As 'rtprov plan --live' looks profiles up (no --profile-dir at first boot).
+profile::SearchPath search_path() {
+    static const target::Root system_root("/");
+    return pipeline::profile_search_path({}, &system_root, data_dir("profiles"));
+}
+
+// The profile named in the configuration, or the one whose board.match fits best.
+std::string choose_profile(const profile::FirstbootConfig& config, const core::BoardFacts& facts) {
+    if (!config.profile.empty())
+        return config.profile;
+    std::vector<core::BoardCandidate> candidates;
+    for (const profile::ProfileEntry& entry : profile::list_profiles(search_path())) {
+        if (entry.hidden)
+            continue;
+        try {
+            candidates.push_back(
+                {entry.name, profile::load_profile(entry.name, search_path()).board.match});
+        } catch (const Error& e) {
+            std::cerr << "rtprov: warning: profile " << quoted(entry.name)
+                      << " left out of board detection: " << e.what() << "\n";
+        }
+    }
+    return core::choose_board(candidates, facts);
+}
+
+} // namespace
+
 // Runs this rtprov binary with 'args'; its stdout goes to 'stdout_path' when given. The
 // child gets the root lock first boot holds ('lock_fd', kept open across exec and named
 // in RTPROV_ROOT_LOCK_FD), so its apply runs under this run's lock instead of finding
 // the root locked. Returns its exit code (128+N for a signal).
-int run_rtprov(int lock_fd, const std::vector<std::string>& args,
-               const std::string& stdout_path = "") {
+int run_rtprov(int lock_fd, const std::vector<std::string>& args, const std::string& stdout_path) {
     std::cout.flush();
     pid_t pid = fork();
     if (pid < 0)
@@ -116,33 +142,6 @@ int run_rtprov(int lock_fd, const std::vector<std::string>& args,
             throw Error("lost track of rtprov " + args.front());
     return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
 }
-
-// As 'rtprov plan --live' looks profiles up (no --profile-dir at first boot).
-profile::SearchPath search_path() {
-    static const target::Root system_root("/");
-    return pipeline::profile_search_path({}, &system_root, data_dir("profiles"));
-}
-
-// The profile named in the configuration, or the one whose board.match fits best.
-std::string choose_profile(const profile::FirstbootConfig& config, const core::BoardFacts& facts) {
-    if (!config.profile.empty())
-        return config.profile;
-    std::vector<core::BoardCandidate> candidates;
-    for (const profile::ProfileEntry& entry : profile::list_profiles(search_path())) {
-        if (entry.hidden)
-            continue;
-        try {
-            candidates.push_back(
-                {entry.name, profile::load_profile(entry.name, search_path()).board.match});
-        } catch (const Error& e) {
-            std::cerr << "rtprov: warning: profile " << quoted(entry.name)
-                      << " left out of board detection: " << e.what() << "\n";
-        }
-    }
-    return core::choose_board(candidates, facts);
-}
-
-} // namespace
 
 void add_firstboot_command(CLI::App& parent, FirstbootCommand& c) {
     c.app = parent.add_subcommand(

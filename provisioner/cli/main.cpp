@@ -70,6 +70,7 @@ struct Options {
     bool packages = false; // plan --packages
     bool force_priority = false;
     bool runtime = false; // apply --live --runtime
+    bool trial = false;   // plan/apply --trial
 };
 
 using cli::data_dir;
@@ -136,6 +137,7 @@ pipeline::Planned make_plan(const Options& o, const target::Root& root) {
     request.options.regenerate = pipeline::regenerate_mode(o.regenerate, o.live);
     request.options.install_packages = o.install_packages;
     request.options.force_priority = o.force_priority;
+    request.options.trial = o.trial;
     return pipeline::make_plan(request, root);
 }
 
@@ -458,6 +460,11 @@ int main(int argc, char** argv) {
         cmd->add_flag("--force-priority", o.force_priority,
                       "Allow a unit-wide real-time priority at or above an app's own real-time "
                       "threads (inverts them; see the finding)");
+        cmd->add_flag("--trial", o.trial,
+                      "Write the boot configuration as a trial (GRUB): the next boot, and only "
+                      "that one, uses the new kernel and parameters; rtprov-trial.service makes "
+                      "it the default when that boot passes the self-test and audit, else the "
+                      "box boots the previous one again ('rtprov trial status')");
         cmd->add_flag("--install-packages", o.install_packages,
                       "Install missing packages (the PREEMPT_RT kernel) with apt-get in the "
                       "target; offline through a chroot");
@@ -501,6 +508,8 @@ int main(int argc, char** argv) {
     cli::add_audit_command(app, audit_cmd);
     cli::FirstbootCommand firstboot_cmd;
     cli::add_firstboot_command(app, firstboot_cmd);
+    cli::TrialCommand trial_cmd;
+    cli::add_trial_command(app, trial_cmd);
 
     try {
         app.parse(argc, argv);
@@ -538,6 +547,8 @@ int main(int argc, char** argv) {
             return cli::run_audit(audit_cmd);
         if (*firstboot_cmd.app)
             return cli::run_firstboot(firstboot_cmd);
+        if (*trial_cmd.app)
+            return cli::run_trial(trial_cmd);
     } catch (const CLI::ValidationError& e) {
         std::cerr << "rtprov: error: " << e.what() << "\n";
         return k_exit_usage;

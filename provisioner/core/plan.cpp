@@ -1,5 +1,7 @@
 #include "provisioner/core/plan.hpp"
 
+#include "provisioner/core/sha256.hpp"
+
 #include <algorithm>
 #include <stdexcept>
 
@@ -75,6 +77,10 @@ void add_file_change(Plan& plan, const TargetFacts& facts, const std::string& pa
         }
     }
     plan.changes.push_back({path, std::move(old), std::move(next), std::move(reason)});
+}
+
+std::string trial_id_of(const std::string& profile_yaml) {
+    return sha256_hex(profile_yaml).substr(0, 12);
 }
 
 } // namespace rtprov::core

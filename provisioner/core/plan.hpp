@@ -54,6 +54,12 @@ struct FirmwarePartition {
 // How boot configuration is regenerated after the command line changes.
 enum class Regenerate { now, first_boot, never };
 
+// The file system a path of the target lives on, from the running system's mount table.
+struct MountFact {
+    std::string source; // the device ('/dev/vda1', '/dev/mapper/vg-root') or '' when unknown
+    std::string fstype; // 'ext4', 'btrfs', ...
+};
+
 // Everything plan() knows about the target, read beforehand by target::probe().
 struct TargetFacts {
     TargetMode mode = TargetMode::offline;
@@ -77,6 +83,9 @@ struct TargetFacts {
     std::vector<std::string> previous_owned_keys;
     // Commands an earlier apply planned but did not finish (rtprov's state).
     std::vector<std::vector<std::string>> pending_commands;
+    // GRUB trial only: the file system /boot/grub lives on (GRUB writes its environment
+    // block there at boot); nullopt when the mount table does not say.
+    std::optional<MountFact> grub_env_mount;
 
     bool has_executable(const std::string& path) const;
     // The state of 'path', nullptr when the target has none. Throws std::logic_error when
@@ -94,6 +103,13 @@ struct PlanOptions {
     Regenerate regenerate = Regenerate::first_boot;
     bool install_packages = false; // run the package manager in the target
     bool force_priority = false;   // allow unit-wide priorities that invert an app's own
+    // A trial (apply --trial): the boot configuration is written so that the next boot,
+    // and only that one, tries it; rtprov-trial.service commits it when the booted system
+    // passes the self-test and audit. The default boot stays what it is.
+    bool trial = false;
+    // The trial's id, the marker on its kernel command line (rtprov.trial=ID): the start
+    // of the resolved profile's SHA-256, set by planner::plan.
+    std::string trial_id;
 };
 
 // A program run in the target after the files are written (inside the root, through
@@ -137,12 +153,30 @@ struct Plan {
     std::vector<Finding> findings;
     std::vector<std::string> packages; // what the target needs installed (plan --packages)
     std::vector<Command> commands;     // run by apply after the files, in order
+    // Changed or unchanged paths that others change after apply, by design: GRUB's
+    // environment block, which GRUB itself rewrites at the trial boot. Rollback puts the
+    // original back whatever they hold; status does not call that drift.
+    std::set<std::string> runtime;
 
     bool refused() const;
 };
 
 // Path of the resolved profile that first boot and audit read.
 inline constexpr const char* k_applied_profile_path = "/etc/rtprov/profile.yaml";
+
+// The trial's record: what is on trial, and how it ended (target::TrialRecord).
+inline constexpr const char* k_trial_record_path = "/var/lib/rtprov/trial";
+// The kernel parameter that marks a trial boot: rtprov.trial=<trial id>.
+inline constexpr const char* k_trial_param = "rtprov.trial";
+// The id of a trial of the resolved profile 'profile_yaml': the start of its SHA-256.
+std::string trial_id_of(const std::string& profile_yaml);
+
+// On the trial boot's command line: a panicking trial kernel reboots after this many
+// seconds (panic=, Documentation/admin-guide/kernel-parameters.txt), and systemd starts
+// the deadline target, whose job timeout reboots a boot that never reaches the check.
+inline constexpr unsigned k_trial_panic_s = 10;
+inline constexpr const char* k_trial_deadline_target = "rtprov-trial-deadline.target";
+inline constexpr const char* k_trial_unit = "rtprov-trial.service";
 
 // Marker for the first-boot flow: the boot configuration still has to be regenerated;
 // it holds the commands, one per line.

@@ -1,5 +1,8 @@
 #include "provisioner/pipeline/apply.hpp"
 
+#include "provisioner/system/sysroot.hpp"
+#include "provisioner/target/trial_record.hpp"
+
 #include "provisioner/boot/kernel_params.hpp"
 #include "provisioner/core/error.hpp"
 #include "provisioner/pipeline/probe.hpp"
@@ -21,7 +24,8 @@ Planned make_plan(const PlanRequest& request, const target::Root& root) {
         overrides);
     p.profile_yaml = profile::to_yaml(p.profile);
     core::TargetFacts facts =
-        probe(root, p.profile, request.live ? core::TargetMode::live : core::TargetMode::offline);
+        probe(root, p.profile, request.live ? core::TargetMode::live : core::TargetMode::offline,
+              request.options.trial);
     // The keys the applied profile put on the command line stay rtprov's to take back.
     std::optional<std::string> unreadable;
     if (const core::FileState* applied = facts.file(core::k_applied_profile_path)) {
@@ -40,6 +44,8 @@ Planned make_plan(const PlanRequest& request, const target::Root& root) {
              "the applied profile cannot be read (" + *unreadable +
                  "); keys it set that the new profile drops stay on the command line"});
     p.cores = core::resolve_cores(p.profile, facts.cpu_count);
+    if (request.options.trial)
+        p.trial_id = core::trial_id_of(p.profile_yaml);
     return p;
 }
 
@@ -62,6 +68,26 @@ Applied apply(target::Root& root, const target::RootLock& lock, const Planned& p
             told_before_error(tell({}));
         throw;
     }
+    if (!planned.trial_id.empty() &&
+        (!applied.result.nothing_to_do || !target::read_trial_record(root))) {
+        target::TrialRecord record;
+        record.phase = "armed";
+        record.id = planned.trial_id;
+        record.profile = planned.profile.name;
+        record.loader = info.loader;
+        record.armed_at = info.applied_at;
+        record.updated_at = info.applied_at;
+        if (live.live) {
+            system::Fact<std::string> boot_id =
+                system::SysRoot(root.path()).value("/proc/sys/kernel/random/boot_id");
+            if (!boot_id)
+                throw Error("cannot read this boot's id (" + boot_id.problem +
+                            "), which tells the trial boot from this one; the trial's files are "
+                            "written: 'rtprov rollback --live' undoes them");
+            record.armed_boot = *boot_id;
+        }
+        target::write_trial_record(root, record);
+    }
     applied.online = tell(applied.result.retired);
     return applied;
 }
@@ -72,6 +98,9 @@ RolledBack rollback(target::Root& root, const target::RootLock& lock, target::Dr
         systemd::libsystemd(); // a missing library stops the rollback before its first change
     RolledBack rolled;
     rolled.result = target::rollback(root, lock, drift, run);
+    // A trial's record goes with the files it was about.
+    if (!rolled.result.nothing_to_do && root.exists(core::k_trial_record_path))
+        root.remove_file(core::k_trial_record_path);
     if (!live)
         return rolled;
     std::vector<std::string> touched = rolled.result.restored;

@@ -33,6 +33,7 @@ struct Planned {
     std::string profile_yaml; // the resolved profile, as /etc/rtprov/profile.yaml holds it
     core::Plan plan;
     std::optional<core::ResolvedCores> cores; // nullopt: the CPUs are not known (offline)
+    std::string trial_id; // apply --trial: the trial's id (core::PlanOptions::trial_id)
 };
 
 // Loads the profile (profile_search_path, then the --set overrides), reads the target
@@ -65,10 +66,11 @@ struct Applied {
     systemd::OnlineResult online; // what systemd was told; empty offline
 };
 
-// target::apply_plan, then, live, what systemd must learn of it (online_actions, with
-// the files apply retired). When apply_plan throws after writing some files, systemd is
-// still told about them: 'told_before_error' gets what came of that, and the error is
-// thrown again.
+// target::apply_plan, then, for a trial, its record ('armed'; on the running system with
+// this boot's id, so that only a later boot can be the trial), then, live, what systemd must learn
+// of it (online_actions, with the files apply retired). When apply_plan throws after writing some
+// files, systemd is still told about them: 'told_before_error' gets what came of that, and the
+// error is thrown again.
 Applied apply(target::Root& root, const target::RootLock& lock, const Planned& planned,
               const target::ApplyInfo& info, const target::CommandRunner& run,
               const LiveOptions& live, ServiceManager& manager,

@@ -6,8 +6,8 @@
 namespace rtprov::pipeline {
 
 core::TargetFacts probe(const target::Root& root, const core::Profile& profile,
-                        core::TargetMode mode) {
-    core::TargetFacts facts = target::probe(root, profile, mode);
+                        core::TargetMode mode, bool trial) {
+    core::TargetFacts facts = target::probe(root, profile, mode, trial);
     if (mode == core::TargetMode::live)
         facts.cpu_count = system::layout_cpu_count(system::read_cpus(system::SysRoot(root.path())));
     return facts;

@@ -10,6 +10,6 @@ namespace rtprov::pipeline {
 // for the CPUs 'auto' cores are resolved on). Offline the build host's CPUs say nothing
 // about the board, so the count stays unknown there.
 core::TargetFacts probe(const target::Root& root, const core::Profile& profile,
-                        core::TargetMode mode);
+                        core::TargetMode mode, bool trial = false);
 
 } // namespace rtprov::pipeline

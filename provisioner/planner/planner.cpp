@@ -66,8 +66,11 @@ Plan plan(const Profile& profile, const std::string& profile_yaml, const TargetF
     applied_profile.content = owned_file_header(profile.name) + profile_yaml;
     add_file_change(result, facts, k_applied_profile_path, std::move(applied_profile),
                     "the resolved profile, read by first boot, audit and self-test");
-    boot::plan_boot(result, profile, cores, facts, options);
-    systemd::plan_systemd(result, profile, cores, facts, apps, options);
+    PlanOptions trial = options;
+    if (trial.trial)
+        trial.trial_id = trial_id_of(profile_yaml);
+    boot::plan_boot(result, profile, cores, facts, trial);
+    systemd::plan_systemd(result, profile, cores, facts, apps, trial);
     // A command an earlier apply did not finish (it failed, or rtprov was killed) runs
     // again, when commands may run now.
     for (const auto& argv : facts.pending_commands) {

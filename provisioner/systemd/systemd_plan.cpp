@@ -215,6 +215,17 @@ void plan_systemd(Plan& plan, const Profile& profile, const std::optional<Resolv
     if (t.cpu_governor)
         add_unit(k_governor_unit, render_governor_unit(profile.name, *t.cpu_governor),
                  "multi-user.target", "CPU frequency governor '" + *t.cpu_governor + "'");
+    if (options.trial) {
+        add_unit(core::k_trial_unit, render_trial_unit(profile.name, rtprov), "multi-user.target",
+                 "checks the trial boot, then commits it or falls back");
+        add_file_change(plan, facts, std::string(k_unit_dir) + "/" + core::k_trial_deadline_target,
+                        text_file(render_trial_deadline_target(profile.name)),
+                        "reboots a trial boot that does not reach the check in time");
+        add_file_change(plan, facts, k_trial_watchdog_dropin,
+                        text_file(render_trial_watchdog(profile.name)),
+                        "systemd's hardware watchdog, against a hung trial");
+        needs_rtprov = true;
+    }
     if (needs_rtprov && !facts.has_executable(rtprov))
         finding(plan, Severity::warning, "rtprov-missing",
                 "rtprov's units run " + rtprov +

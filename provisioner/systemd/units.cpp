@@ -118,4 +118,36 @@ std::string render_partition_unit(const std::string& profile_name, const std::st
            "[Install]\nWantedBy=multi-user.target\n";
 }
 
+std::string render_trial_unit(const std::string& profile_name, const std::string& rtprov_path) {
+    return header(profile_name, "checks a trial boot, then commits it or falls back") +
+           "[Unit]\nDescription=rtprov: check a trial boot (self-test and audit), then commit "
+           "it or fall back\nDocumentation=man:rtprov(1)\n"
+           "After=multi-user.target\nConditionPathExists=" +
+           std::string(core::k_trial_record_path) +
+           "\n\n"
+           "[Service]\nType=oneshot\nExecStart=" +
+           rtprov_path +
+           " trial check\n\n"
+           "[Install]\nWantedBy=multi-user.target\n";
+}
+
+std::string render_trial_deadline_target(const std::string& profile_name) {
+    return header(profile_name, "the deadline of a trial boot") +
+           "[Unit]\nDescription=rtprov: deadline of a trial boot (reboots into the previous "
+           "boot configuration when the check has not finished)\nDocumentation=man:rtprov(1)\n"
+           "Wants=" +
+           std::string(core::k_trial_unit) + "\nAfter=" + core::k_trial_unit +
+           "\n# A job that has not finished in time: the boot never reached the check "
+           "(systemd.unit(5), JobTimeoutSec=).\nJobTimeoutSec=" +
+           std::to_string(k_trial_deadline_s) + "\nJobTimeoutAction=reboot-force\n";
+}
+
+std::string render_trial_watchdog(const std::string& profile_name) {
+    return header(profile_name, "the hardware watchdog while a trial is applied") +
+           "# PID 1 pets the hardware watchdog; a hung kernel or PID 1 is reset after this "
+           "long\n# (systemd-system.conf(5)). Without a watchdog device it does nothing.\n"
+           "[Manager]\nRuntimeWatchdogSec=" +
+           std::to_string(k_trial_watchdog_s) + "s\n";
+}
+
 } // namespace rtprov::systemd

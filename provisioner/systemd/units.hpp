@@ -19,6 +19,12 @@ inline constexpr const char* k_sched_features_unit = "rtprov-sched-features.serv
 inline constexpr const char* k_dma_latency_unit = "rtprov-cpu-dma-latency.service";
 inline constexpr const char* k_governor_unit = "rtprov-cpu-governor.service";
 inline constexpr const char* k_partition_unit = "rtprov-cpuset-partition.service";
+// The trial (apply --trial): the check at boot, the deadline the trial entry's command
+// line starts, and the systemd watchdog while the trial form is applied.
+inline constexpr const char* k_trial_watchdog_dropin =
+    "/etc/systemd/system.conf.d/60-rtprov-trial.conf";
+inline constexpr unsigned k_trial_deadline_s = 900;
+inline constexpr unsigned k_trial_watchdog_s = 60;
 
 // '/etc/systemd/system/<unit>.d/60-rtprov.conf'
 std::string dropin_path(const std::string& unit);
@@ -61,6 +67,15 @@ std::string render_dma_latency_unit(const std::string& profile_name,
 std::string render_partition_unit(const std::string& profile_name, const std::string& rtprov_path);
 
 // Sets every CPU's frequency governor at boot.
+// rtprov-trial.service: 'rtprov trial check' at every boot while a trial record exists.
+std::string render_trial_unit(const std::string& profile_name, const std::string& rtprov_path);
+// rtprov-trial-deadline.target: started only by the trial entry's systemd.wants=; its
+// job timeout reboots a trial boot that has not finished the check in time.
+std::string render_trial_deadline_target(const std::string& profile_name);
+// system.conf drop-in: RuntimeWatchdogSec=, so a hung kernel or PID 1 is reset by the
+// hardware watchdog (systemd-system.conf(5)).
+std::string render_trial_watchdog(const std::string& profile_name);
+
 std::string render_governor_unit(const std::string& profile_name, const std::string& governor);
 
 } // namespace rtprov::systemd

@@ -92,6 +92,17 @@ struct FileCheck {
     std::optional<core::FileState> current; // kept for command-line files only
 };
 
+// rtprov's header on the first line, or on the second after a '#!' line (a script
+// grub-mkconfig runs must start with its interpreter).
+bool carries_mark(const std::string& content) {
+    if (content.rfind(core::k_owned_header_start, 0) == 0)
+        return true;
+    std::size_t second = content.find('\n');
+    return content.rfind("#!", 0) == 0 && second != std::string::npos &&
+           content.compare(second + 1, std::string(core::k_owned_header_start).size(),
+                           core::k_owned_header_start) == 0;
+}
+
 FileCheck judge_file(const Root& root, const State& state, const ManagedFile& file,
                      const std::function<const Backups&()>& backups) {
     FileCheck check;
@@ -101,9 +112,15 @@ FileCheck judge_file(const Root& root, const State& state, const ManagedFile& fi
     if (check.current)
         check.marked = check.current->symlink
                            ? check.current->content.rfind(k_owned_unit_prefix, 0) == 0
-                           : check.current->content.rfind(core::k_owned_header_start, 0) == 0;
+                           : carries_mark(check.current->content);
 
     check.holds_ours = sha && *sha == file.sha256;
+    if (file.runtime) {
+        // Others write it by design: whatever it holds goes back to its original.
+        check.drift = Drift::none;
+        check.lossless = true;
+        return check;
+    }
     // Under way (or killed): a file may hold what came before, too.
     const bool applying = state.status != ApplyStatus::applied;
     // A command's output is the command's: rollback restores or regenerates it.
@@ -202,7 +219,8 @@ void refuse_foreign(const Root& root, const State& state, const std::vector<File
 void refuse_unmarked(const Root& root, const State& state, const std::vector<FileCheck>& checks) {
     for (std::size_t i = 0; i < state.files.size(); ++i) {
         const ManagedFile& file = state.files[i];
-        if (!file.created || file.generated || !checks[i].holds_ours || checks[i].marked)
+        if (!file.created || file.generated || file.runtime || !checks[i].holds_ours ||
+            checks[i].marked)
             continue;
         throw Error(root.host_path(k_state_file) + " lists " + quoted(root.host_path(file.path)) +
                     " as a file rtprov created, but it does not carry rtprov's mark, so rtprov "
@@ -290,6 +308,10 @@ std::optional<State> read_state(const Root& root) {
                 outputs.insert(root.resolve(path));
         }
     for (const ManagedFile& f : state.files)
+        if (f.runtime && !boot::is_runtime_path(f.path))
+            throw Error(root.host_path(k_state_file) + " lists " + quoted(f.path) +
+                        " as a file others change after apply, which rtprov never plans" + forged);
+    for (const ManagedFile& f : state.files)
         if (f.generated && !outputs.count(f.path))
             throw Error(root.host_path(k_state_file) + " lists " + quoted(f.path) +
                         " as written by a command, but no command it names writes it" + forged);
@@ -341,6 +363,7 @@ ApplyResult apply_plan(Root& root, const RootLock&, const core::Plan& plan, cons
             file->sha256 = *sha;
         file->previous_sha256.clear();
         file->cmdline = cmdline_edit(path);
+        file->runtime = plan.runtime.count(path) > 0;
     }
 
     const std::vector<ManagedFile> stale =
@@ -396,10 +419,12 @@ ApplyResult apply_plan(Root& root, const RootLock&, const core::Plan& plan, cons
             known->previous_sha256 = change.old ? state_sha(*change.old) : std::string();
             known->sha256 = sha;
             known->cmdline = cmdline_edit(change.path);
+            known->runtime = plan.runtime.count(change.path) > 0;
             continue;
         }
-        ManagedFile file{path, !change.old, sha, "", "", false, std::nullopt};
+        ManagedFile file{path, !change.old, sha, "", "", false, false, std::nullopt};
         file.cmdline = cmdline_edit(change.path);
+        file.runtime = plan.runtime.count(change.path) > 0;
         if (change.old) {
             file.original_sha256 = state_sha(*change.old);
             backups[path] = *change.old;
@@ -497,7 +522,7 @@ ApplyResult apply_plan(Root& root, const RootLock&, const core::Plan& plan, cons
                 continue;
             }
             auto current = root.read_entry(output, caps::k_managed);
-            ManagedFile file{output, !current, "", "", "", true, std::nullopt};
+            ManagedFile file{output, !current, "", "", "", true, false, std::nullopt};
             if (current) {
                 file.original_sha256 = state_sha(*current);
                 backups[output] = *current;

@@ -16,9 +16,11 @@ namespace {
 // The libmount functions used here, loaded at the first mount table read
 // (core::SharedLibrary says why it is not linked).
 #define RTPROV_LIBMOUNT_FUNCTIONS(X)                                                               \
+    X(mnt_fs_get_fstype)                                                                           \
     X(mnt_fs_get_source)                                                                           \
     X(mnt_new_table)                                                                               \
     X(mnt_new_table_from_file)                                                                     \
+    X(mnt_table_find_mountpoint)                                                                   \
     X(mnt_table_find_target)                                                                       \
     X(mnt_table_parse_stream)                                                                      \
     X(mnt_unref_table)
@@ -58,6 +60,21 @@ bool is_mount_point(const std::string& host_path) {
     const LibMount& lm = libmount();
     Table table = load("/proc/self/mountinfo");
     return table && lm.mnt_table_find_target(table.get(), resolved, MNT_ITER_BACKWARD) != nullptr;
+}
+
+std::optional<core::MountFact> mount_containing(const std::string& host_path) {
+    char resolved[PATH_MAX];
+    if (!realpath(host_path.c_str(), resolved))
+        return std::nullopt;
+    const LibMount& lm = libmount();
+    Table table = load("/proc/self/mountinfo");
+    libmnt_fs* fs =
+        table ? lm.mnt_table_find_mountpoint(table.get(), resolved, MNT_ITER_BACKWARD) : nullptr;
+    if (!fs)
+        return std::nullopt;
+    const char* source = lm.mnt_fs_get_source(fs);
+    const char* fstype = lm.mnt_fs_get_fstype(fs);
+    return core::MountFact{source ? source : "", fstype ? fstype : ""};
 }
 
 } // namespace rtprov::target

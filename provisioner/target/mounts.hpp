@@ -1,5 +1,7 @@
 #pragma once
 
+#include "provisioner/core/plan.hpp"
+
 #include <optional>
 #include <string>
 
@@ -13,5 +15,9 @@ std::optional<std::string> fstab_source(const std::string& fstab, const std::str
 
 // Whether something is mounted exactly on 'host_path' now (/proc/self/mountinfo).
 bool is_mount_point(const std::string& host_path);
+
+// The mount that holds 'host_path' now (its source device and file system type, from
+// /proc/self/mountinfo); nullopt when the path or the table cannot be read.
+std::optional<core::MountFact> mount_containing(const std::string& host_path);
 
 } // namespace rtprov::target

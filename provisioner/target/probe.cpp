@@ -125,13 +125,16 @@ void probe_systemd(const Root& root, const core::Profile& profile, core::TargetF
         {systemd::k_sched_features_unit, "sysinit.target"},
         {systemd::k_dma_latency_unit, "multi-user.target"},
         {systemd::k_governor_unit, "multi-user.target"},
-        {systemd::k_partition_unit, "multi-user.target"}};
+        {systemd::k_partition_unit, "multi-user.target"},
+        {core::k_trial_unit, "multi-user.target"}};
     for (const auto& [unit, wanted_by] : owned) {
         read_into(root, facts, std::string(systemd::k_unit_dir) + "/" + unit);
         const std::string link =
             std::string(systemd::k_unit_dir) + "/" + wanted_by + ".wants/" + unit;
         facts.record(link, root.read_entry(link, caps::k_config));
     }
+    read_into(root, facts, std::string(systemd::k_unit_dir) + "/" + core::k_trial_deadline_target);
+    read_into(root, facts, systemd::k_trial_watchdog_dropin);
     for (const char* exe : {"/usr/bin/rtprov", "/usr/local/bin/rtprov"})
         if (root.exists(exe))
             facts.executables.push_back(exe);
@@ -164,7 +167,8 @@ void probe_originals(const Root& root, core::TargetFacts& facts) {
 
 } // namespace
 
-core::TargetFacts probe(const Root& root, const core::Profile& profile, core::TargetMode mode) {
+core::TargetFacts probe(const Root& root, const core::Profile& profile, core::TargetMode mode,
+                        bool trial) {
     core::TargetFacts facts;
     facts.probed.emplace(); // from here on, planners may read only what this function read
     facts.mode = mode;
@@ -207,6 +211,11 @@ core::TargetFacts probe(const Root& root, const core::Profile& profile, core::Ta
                           caps::k_grub_defaults);
         }
         read_into(root, facts, boot::k_grub_dropin);
+        read_into(root, facts, boot::k_grub_trial_script);
+        read_into(root, facts, boot::k_grub_env, caps::k_config);
+        if (trial)
+            facts.grub_env_mount = mount_containing(
+                root.host_path(root.resolve(split_parent(boot::k_grub_env).first)));
         break;
     case core::BootLoader::systemd_boot:
         read_into(root, facts, "/etc/kernel/cmdline", caps::k_cmdline);

@@ -11,6 +11,8 @@ namespace rtprov::target {
 // may write, and the originals of files rtprov changed before. Read-only. Throws
 // rtprov::Error for a damaged state file or backup. The running system's CPUs are not
 // the root's: pipeline::probe adds them for a live target.
-core::TargetFacts probe(const Root& root, const core::Profile& profile, core::TargetMode mode);
+// 'trial' (apply --trial) also reads which file system GRUB's environment block is on.
+core::TargetFacts probe(const Root& root, const core::Profile& profile, core::TargetMode mode,
+                        bool trial = false);
 
 } // namespace rtprov::target

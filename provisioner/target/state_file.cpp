@@ -134,6 +134,8 @@ std::string serialize_state(const State& state) {
             body += " previous " + file.previous_sha256;
         if (file.generated)
             body += " generated";
+        if (file.runtime)
+            body += " runtime";
         body += "\n";
         if (file.cmdline) {
             std::string keys;
@@ -273,7 +275,11 @@ State parse_state(const std::string& text, const std::string& label) {
                 throw bad("bad file path");
             file.path = *path;
             file.created = w[2] == "created";
-            // Optional words after the checksums: 'previous SHA', 'generated'.
+            // Optional words after the checksums: 'previous SHA', 'generated', 'runtime'.
+            if (w.back() == "runtime") {
+                file.runtime = true;
+                w.pop_back();
+            }
             if (w.back() == "generated") {
                 file.generated = true;
                 w.pop_back();

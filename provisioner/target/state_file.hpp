@@ -23,6 +23,10 @@ struct ManagedFile {
     // original only while the file is still what the command left; otherwise (a kernel
     // update regenerated it since) it runs the command again.
     bool generated = false;
+    // Changed after apply by design (core::Plan::runtime: GRUB's environment block during
+    // a trial): rollback puts the original back whatever it holds, status calls nothing
+    // it holds drift. Only the paths boot::is_runtime_path names may carry it.
+    bool runtime = false;
     // A command-line file rtprov edits token by token: its keys and its part of the file,
     // so that rollback keeps what others changed since and status tells the two apart.
     std::optional<core::CmdlineEdit> cmdline;

@@ -223,4 +223,47 @@ rm "$work/deb/etc/kernel/cmdline"
 run apply --root "$work/deb" --profile x86-debian13 --set board.cpus=4 --set board.boot.loader=systemd-boot
 check "systemd-boot without /etc/kernel/cmdline is refused" grep -q "/etc/kernel/cmdline does not exist" <<<"$err"
 
+# -- A GRUB trial, and what 'trial check' makes of the boots after it -----------------------
+fresh trial debian13
+t=$work/trial
+mkdir -p "$t/boot/grub"
+printf '# GRUB Environment Block\n' >"$t/boot/grub/grubenv"
+head -c 999 /dev/zero | tr '\0' '#' >>"$t/boot/grub/grubenv"
+before=$(tree_sum "$t")
+targs=(--root "$t" --profile x86-debian13 --set board.cpus=4 --regenerate-boot=now --trial)
+run apply "${targs[@]}"
+check "apply --trial on a GRUB root succeeds" [ "$rc" -eq 0 ] || echo "$err" >&2
+check "the environment block arms the trial entry" grep -q '^next_entry=rtprov-trial$' "$t/boot/grub/grubenv"
+check "the trial is recorded as armed, for the image's next boot (no boot id)" \
+    bash -c "grep -q '^phase=armed$' '$t/var/lib/rtprov/trial' && ! grep -q '^armed_boot=' '$t/var/lib/rtprov/trial'"
+run trial status --root "$t" --json
+check "trial status --json says armed" grep -q '"phase": "armed"' <<<"$out"
+sys=$work/trial-sys
+mkdir -p "$sys/proc/sys/kernel/random"
+echo "BOOT_IMAGE=/boot/vmlinuz-6.12.117+deb13-amd64 root=/dev/vda1 ro quiet" >"$sys/proc/cmdline"
+echo "5b3c2a9e-0000-4000-8000-000000000002" >"$sys/proc/sys/kernel/random/boot_id"
+run trial check --root "$t" --sysroot "$sys"
+check "a boot without the trial's marker records that the trial did not come up" \
+    bash -c "[ $rc -eq 0 ] && grep -q '^phase=fell-back$' '$t/var/lib/rtprov/trial' && grep -q 'did not come up' '$t/var/lib/rtprov/trial'"
+run status --root "$t"
+run trial status --root "$t"
+check "trial status says it fell back, and why" grep -q "fell back at .*did not come up" <<<"$out"
+# GRUB spent next_entry at that boot; a new apply --trial arms it again.
+spend_next_entry "$t/boot/grub/grubenv"
+run apply "${targs[@]}"
+check "apply --trial again re-arms the trial" grep -q '^phase=armed$' "$t/var/lib/rtprov/trial"
+id=$(sed -n 's/^id=//p' "$t/var/lib/rtprov/trial")
+echo "BOOT_IMAGE=/boot/vmlinuz-6.12.117+deb13-amd64 root=/dev/vda1 ro rtprov.trial=$id" >"$sys/proc/cmdline"
+run trial check --root "$t" --sysroot "$sys"
+check "the trial boot itself is judged on the running system only (exit 2)" \
+    bash -c "[ $rc -eq 2 ] && grep -q 'checked on the running system' <<<\"\$1\"" _ "$err"
+run trial abort --root "$t"
+check "trial abort takes next_entry out and records it" \
+    bash -c "! grep -q '^next_entry=rtprov-trial' '$t/boot/grub/grubenv' && grep -q '^phase=aborted$' '$t/var/lib/rtprov/trial'"
+run rollback --root "$t"
+check "rollback after the trial leaves the root as it was, grubenv byte for byte" [ "$(tree_sum "$t")" = "$before" ]
+run apply --root "$t" --profile pi4 --trial --regenerate-boot=now
+check "--trial for the Pi firmware is refused, saying it is not built yet" \
+    grep -q "not available for boot loader 'rpi-firmware'" <<<"$err"
+
 finish

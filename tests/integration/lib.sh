@@ -35,6 +35,14 @@ fresh() {
     cp -a "${src:?}/tests/fixtures/roots/$2" "$work/$1"
 }
 
+# spend_next_entry GRUBENV: what GRUB does as it boots next_entry (Debian's 00_header:
+# 'set next_entry=; save_env next_entry'): the value emptied, the block kept at 1024
+# bytes with '#' padding (grub-core/lib/envblk.c).
+spend_next_entry() {
+    sed -i 's/^next_entry=rtprov-trial$/next_entry=/' "$1"
+    printf '############' >>"$1"
+}
+
 # tree_sum DIR [EXCLUDE_PATTERN]: one checksum over every entry's path, type, mode,
 # owner, link target and file content; mtimes are left out.
 tree_sum() {

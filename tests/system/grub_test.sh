@@ -63,4 +63,51 @@ echo "grub_test: top-level entry: ${first#"${first%%[![:space:]]*}"}" >&2
 check "rollback after the RT install succeeds" [ $? -eq 0 ]
 check "rollback puts grub.cfg back as it was before rtprov (here: none)" [ ! -e "$cfg" ]
 check "rollback removes the drop-in" [ ! -e "$root/etc/default/grub.d/90-rtprov.cfg" ]
+
+# 3. A trial (apply --trial): the RT kernel (installed above, which rollback leaves) and
+# the parameters go to the entry 'rtprov-trial' only, which GRUB's next_entry boots once;
+# committing is a plain apply; rollback puts everything back byte for byte.
+chroot "$root" grub-editenv /boot/grub/grubenv create
+check "the root's grub-editenv made an environment block" [ -s "$root/boot/grub/grubenv" ]
+before_trial=$(sums)
+"$rtprov" apply "${args[@]}" --set tuning.kernel.realtime=true --trial >"$work/out" 2>"$work/err"
+check "apply --trial succeeds" [ $? -eq 0 ] || tail -20 "$work/err" >&2
+trial_entry=$(awk "/^menuentry .*\\\$menuentry_id_option 'rtprov-trial'/,/^}/" "$cfg")
+trial_linux=$(grep -m1 -E '^\s*linux\s' <<<"$trial_entry")
+echo "grub_test: trial entry: ${trial_linux#"${trial_linux%%[![:space:]]*}"}" >&2
+check "grub.cfg has the entry 'rtprov-trial'" [ -n "$trial_entry" ]
+check "it boots the PREEMPT_RT kernel" grep -qF "/boot/$rt_kernel " <<<"$trial_linux"
+check "it carries the parameters" grep -qF -- "$params" <<<"$trial_linux"
+check "and the trial's marker, panic=10 and the deadline target" \
+    grep -qE 'rtprov\.trial=[0-9a-f]{12} panic=10 systemd\.wants=rtprov-trial-deadline\.target' <<<"$trial_linux"
+others=$(grep -E '^\s*linux\s' "$cfg" | grep -vF "$trial_linux" || true)
+check "no other entry carries the parameters (the default boot stays as it was)" \
+    bash -c "[ -n '$others' ] && ! grep -q isolcpus <<<'$others'"
+check "GRUB's environment block says next_entry=rtprov-trial" \
+    grep -q '^next_entry=rtprov-trial$' "$root/boot/grub/grubenv"
+check "the block is still 1024 bytes" [ "$(stat -c %s "$root/boot/grub/grubenv")" = 1024 ]
+check "rtprov-trial.service is enabled" \
+    [ -L "$root/etc/systemd/system/multi-user.target.wants/rtprov-trial.service" ]
+check "the trial is recorded as armed" grep -q '^phase=armed$' "$root/var/lib/rtprov/trial"
+"$rtprov" trial status --root "$root" >"$work/out" 2>&1
+check "trial status names the armed trial" grep -q "armed" "$work/out"
+# What GRUB does at the trial boot (Debian's 00_header: 'set next_entry=; save_env
+# next_entry'), then the commit: a plain apply of the same profile.
+spend_next_entry "$root/boot/grub/grubenv"
+"$rtprov" apply "${args[@]}" --set tuning.kernel.realtime=true >"$work/out" 2>"$work/err"
+check "the commit (a plain apply) succeeds over GRUB's own edit" [ $? -eq 0 ] || tail -5 "$work/err" >&2
+check "it retires the trial entry's script" [ ! -e "$root/etc/grub.d/11_rtprov_trial" ]
+check "it puts the environment block back as it was" \
+    cmp -s <(printf '%s' "$(grep -v '^#' "$root/boot/grub/grubenv")") <(printf '')
+check "grub.cfg has no trial entry any more" bash -c "! grep -q rtprov-trial '$cfg'"
+first=$(grep -m1 -E '^\s*linux\s' "$cfg")
+check "the default entry now boots the RT kernel with the parameters" \
+    bash -c "grep -qF '/boot/$rt_kernel ' <<<'$first' && grep -qF -- '$params' <<<'$first'"
+"$rtprov" apply "${args[@]}" --set tuning.kernel.realtime=true --trial >"$work/out" 2>&1
+spend_next_entry "$root/boot/grub/grubenv"
+"$rtprov" rollback --root "$root" >"$work/out" 2>"$work/err"
+check "rollback after a trial that GRUB spent succeeds (no drift refusal)" [ $? -eq 0 ] ||
+    tail -5 "$work/err" >&2
+check "rollback leaves /boot, /etc and /var/lib as before the trial, grubenv byte for byte" \
+    [ "$(sums)" = "$before_trial" ]
 finish

@@ -1,0 +1,297 @@
+// rtprov trial: the trial of a boot configuration that 'apply --trial' armed. 'check' is
+// what rtprov-trial.service runs at every boot while a trial record exists: on the trial
+// boot it runs the self-test and the audit as child processes (as first boot does) and
+// commits the trial with a plain 'apply --live' of the applied profile, or records why
+// not and reboots into the default; on a later boot that was not the trial it records
+// that the trial never came up.
+
+#include "provisioner/boot/grub.hpp"
+#include "provisioner/cli/commands.hpp"
+#include "provisioner/cli/json.hpp"
+#include "provisioner/cli/render.hpp"
+#include "provisioner/core/error.hpp"
+#include "provisioner/core/plan.hpp"
+#include "provisioner/system/sysroot.hpp"
+#include "provisioner/systemd/libsystemd.hpp"
+#include "provisioner/systemd/online.hpp"
+#include "provisioner/target/root.hpp"
+#include "provisioner/target/root_lock.hpp"
+#include "provisioner/target/trial_record.hpp"
+
+#include <syslog.h>
+
+#include <cctype>
+
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+
+namespace fs = std::filesystem;
+
+namespace rtprov::cli {
+
+namespace {
+
+// Journal message ids (journalctl MESSAGE_ID=...), documented in rtprov(1).
+constexpr const char* k_id_committed = "2b8e4f6a1c3d4e5f9a7b8c0d1e2f3a4b";
+constexpr const char* k_id_fell_back = "9c1d3e5f7a2b4c6d8e0f1a3b5c7d9e2f";
+// The trial boot's reports.
+constexpr const char* k_trial_dir = "/var/lib/rtprov/trial-reports";
+
+void report(const char* id, int priority, const std::string& message) {
+    systemd::journal_send({"MESSAGE=rtprov trial: " + message, std::string("MESSAGE_ID=") + id,
+                           "PRIORITY=" + std::to_string(priority)});
+    std::cout << "rtprov trial: " << message << std::endl;
+}
+
+// The lines of a report that say what failed, at most 'max' of them.
+std::string failing_lines(const std::string& path, std::size_t max) {
+    std::ifstream in(path);
+    std::string line, out;
+    std::size_t n = 0;
+    while (n < max && std::getline(in, line)) {
+        std::string lower = line;
+        for (char& ch : lower)
+            ch = char(std::tolower(static_cast<unsigned char>(ch)));
+        if (lower.find("fail") == std::string::npos && lower.find("over") == std::string::npos)
+            continue;
+        std::size_t start = line.find_first_not_of(" \t");
+        out += (out.empty() ? "" : "; ") + line.substr(start == std::string::npos ? 0 : start);
+        ++n;
+    }
+    return out;
+}
+
+std::string boot_word(target::TrialBoot boot) {
+    switch (boot) {
+    case target::TrialBoot::none:
+        return "none";
+    case target::TrialBoot::not_yet:
+        return "not-yet";
+    case target::TrialBoot::trial:
+        return "trial";
+    case target::TrialBoot::did_not_start:
+        return "did-not-start";
+    }
+    return "none";
+}
+
+struct Seen {
+    std::optional<target::TrialRecord> record;
+    target::TrialBoot boot = target::TrialBoot::none;
+};
+
+// The record under the root, and what this boot is to it (from the sysroot's
+// /proc/cmdline and boot id).
+Seen look(const target::Root& root, const std::string& sysroot) {
+    Seen seen;
+    seen.record = target::read_trial_record(root);
+    if (!seen.record || seen.record->phase != "armed")
+        return seen;
+    system::SysRoot sys(sysroot);
+    system::Fact<std::string> cmdline = sys.text("/proc/cmdline");
+    if (!cmdline)
+        throw Error("cannot tell whether this boot is the trial: " + cmdline.problem);
+    system::Fact<std::string> boot_id = sys.value("/proc/sys/kernel/random/boot_id");
+    seen.boot = target::classify_boot(seen.record, *cmdline, boot_id ? *boot_id : "");
+    return seen;
+}
+
+std::string status_line(const Seen& seen) {
+    if (!seen.record)
+        return "no trial: 'rtprov apply --trial' arms one\n";
+    const target::TrialRecord& r = *seen.record;
+    std::string out = "trial of profile '" + r.profile + "' (id " + r.id + ", " + r.loader +
+                      "), armed at " + r.armed_at + ": ";
+    if (r.phase == "armed") {
+        switch (seen.boot) {
+        case target::TrialBoot::not_yet:
+            out += "armed; the next boot, and only that one, is the trial";
+            break;
+        case target::TrialBoot::trial:
+            out += "this boot is the trial; rtprov-trial.service checks it";
+            break;
+        default:
+            out += "armed, and this boot is not the trial: it did not come up (rtprov-trial."
+                   "service records that at boot)";
+        }
+    } else if (r.phase == "committed") {
+        out += "committed at " + r.updated_at + " (self-test " + r.selftest + ", audit " + r.audit +
+               ")";
+    } else {
+        out += (r.phase == "fell-back" ? "fell back at " : "aborted at ") + r.updated_at + ": " +
+               r.reason;
+    }
+    return out + "\n";
+}
+
+std::string status_json(const Seen& seen) {
+    if (!seen.record)
+        return "{\"trial\": null}\n";
+    const target::TrialRecord& r = *seen.record;
+    return "{\"trial\": {\"phase\": " + json_string(r.phase) + ", \"id\": " + json_string(r.id) +
+           ", \"profile\": " + json_string(r.profile) + ", \"loader\": " + json_string(r.loader) +
+           ", \"armed_at\": " + json_string(r.armed_at) +
+           ", \"this_boot\": " + json_string(boot_word(seen.boot)) +
+           ", \"selftest\": " + json_string(r.selftest) + ", \"audit\": " + json_string(r.audit) +
+           ", \"reason\": " + json_string(r.reason) +
+           ", \"updated_at\": " + json_string(r.updated_at) + "}}\n";
+}
+
+void end_trial(target::Root& root, target::TrialRecord record, const std::string& phase,
+               const std::string& reason) {
+    record.phase = phase;
+    record.reason = reason;
+    record.updated_at = utc_now();
+    target::write_trial_record(root, record);
+}
+
+// The trial boot passed: a plain apply of the applied profile makes its boot
+// configuration the default (and retires the trial's files).
+int commit(target::Root& root, const target::RootLock& lock, target::TrialRecord record) {
+    int rc = run_rtprov(lock.fd(), {"apply", "--live", "--profile", core::k_applied_profile_path,
+                                    "--regenerate-boot=now"});
+    if (rc != 0) {
+        end_trial(root, record, "fell-back",
+                  "the trial boot passed, but committing it failed ('rtprov apply --live' exit " +
+                      std::to_string(rc) +
+                      ", see 'journalctl -u rtprov-trial'); rebooting "
+                      "into the default");
+        report(k_id_fell_back, LOG_WARNING, "fell back: " + read_trial_record(root)->reason);
+        systemd::request_reboot();
+        return k_exit_failed;
+    }
+    end_trial(root, record, "committed", "");
+    report(k_id_committed, LOG_INFO,
+           "committed profile '" + record.profile + "': its boot configuration is the default");
+    return k_exit_ok;
+}
+
+int check(const TrialCommand& c) {
+    target::Root root(c.root);
+    target::RootLock lock(root);
+    Seen seen = look(root, c.sysroot);
+    switch (seen.boot) {
+    case target::TrialBoot::none:
+        std::cout << status_line(seen);
+        return k_exit_ok;
+    case target::TrialBoot::not_yet:
+        std::cout << status_line(seen);
+        return k_exit_ok;
+    case target::TrialBoot::did_not_start:
+        end_trial(root, *seen.record, "fell-back",
+                  "did not come up: this boot is not the trial's (no " +
+                      std::string(core::k_trial_param) + "=" + seen.record->id +
+                      " on the kernel command line), so the trial boot panicked, hung and was "
+                      "reset, or was not booted; the default boot configuration stays");
+        report(k_id_fell_back, LOG_WARNING, "fell back: " + read_trial_record(root)->reason);
+        return k_exit_ok;
+    case target::TrialBoot::trial:
+        break;
+    }
+    if (c.root != "/" || c.sysroot != "/")
+        throw UsageError("--root",
+                         "a trial boot is checked on the running system: run 'rtprov trial "
+                         "check' without --root and --sysroot");
+    target::TrialRecord record = *seen.record;
+    fs::create_directories(k_trial_dir);
+    const std::string dir = k_trial_dir;
+    int selftest = run_rtprov(lock.fd(), {"selftest", "--json", dir + "/selftest.json"},
+                              dir + "/selftest.txt");
+    int audit = run_rtprov(lock.fd(), {"audit"}, dir + "/audit.txt");
+    auto word = [](int rc) {
+        return rc == k_exit_ok ? "passed" : rc == k_exit_not_passed ? "did not pass" : "error";
+    };
+    record.selftest = word(selftest);
+    record.audit = word(audit);
+    if (selftest == k_exit_ok && audit == k_exit_ok)
+        return commit(root, lock, record);
+    std::string why;
+    if (selftest != k_exit_ok)
+        why = "self-test " + record.selftest + ": " + failing_lines(dir + "/selftest.txt", 4);
+    if (audit != k_exit_ok)
+        why += (why.empty() ? "" : "; ") + std::string("audit ") + record.audit + ": " +
+               failing_lines(dir + "/audit.txt", 4);
+    end_trial(root, record, "fell-back", why + " (reports in " + dir + ")");
+    report(k_id_fell_back, LOG_WARNING,
+           "fell back: " + why + "; rebooting into the default boot configuration");
+    systemd::request_reboot();
+    return k_exit_not_passed;
+}
+
+int commit_by_hand(const TrialCommand& c) {
+    target::Root root(c.root);
+    target::RootLock lock(root);
+    Seen seen = look(root, c.sysroot);
+    if (seen.boot != target::TrialBoot::trial)
+        throw Error("this boot is not the trial (" + status_line(seen).substr(0, 200) +
+                    "), so committing would make a boot configuration the default that has "
+                    "not booted here; boot the trial first, or apply without --trial");
+    if (c.root != "/")
+        throw UsageError("--root", "a trial is committed on the running system: leave out --root");
+    return commit(root, lock, *seen.record);
+}
+
+int abort_trial(const TrialCommand& c) {
+    target::Root root(c.root);
+    target::RootLock lock(root);
+    auto record = target::read_trial_record(root);
+    if (!record || record->phase != "armed") {
+        std::cout << "no trial to abort: " << status_line({record, target::TrialBoot::none});
+        return k_exit_ok;
+    }
+    if (record->loader == "grub")
+        if (auto block = root.read_entry(boot::k_grub_env, target::caps::k_config)) {
+            boot::GrubEnv env = boot::parse_grub_env(block->content);
+            if (env.valid && env.get("next_entry") == std::string(boot::k_grub_trial_entry)) {
+                env.unset("next_entry");
+                block->content = boot::render_grub_env(env);
+                root.write(boot::k_grub_env, *block);
+                std::cout << "took next_entry out of " << root.host_path(boot::k_grub_env)
+                          << ": the next boot is the default\n";
+            }
+        }
+    end_trial(root, *record, "aborted", "aborted by hand ('rtprov trial abort')");
+    std::cout << "aborted the trial of profile '" << record->profile
+              << "'; its files stay until 'rtprov apply' or 'rtprov rollback'\n";
+    return k_exit_ok;
+}
+
+} // namespace
+
+void add_trial_command(CLI::App& parent, TrialCommand& c) {
+    c.app = parent.add_subcommand(
+        "trial", "The trial of a boot configuration armed by 'apply --trial': status, check "
+                 "(run at boot by rtprov-trial.service), commit, abort");
+    c.app->require_subcommand(1);
+    c.status = c.app->add_subcommand("status", "Show the trial and what this boot is to it");
+    c.status->add_flag("--json", c.json, "Print JSON");
+    c.check = c.app->add_subcommand(
+        "check", "At boot: judge the trial boot (self-test, audit) and commit it or fall back; "
+                 "on a later boot, record that the trial did not come up");
+    c.commit = c.app->add_subcommand(
+        "commit", "Make the trial's boot configuration the default now (in the trial boot)");
+    c.abort = c.app->add_subcommand("abort", "End an armed trial before its boot");
+    for (CLI::App* sub : {c.status, c.check, c.commit, c.abort}) {
+        sub->add_option("--root", c.root, "Root the trial is recorded in (default '/')");
+        sub->add_option("--sysroot", c.sysroot,
+                        "Where /proc of the running system is (default '/'; tests give a "
+                        "copied tree)");
+    }
+}
+
+int run_trial(const TrialCommand& c) {
+    if (c.status->parsed()) {
+        target::Root root(c.root);
+        Seen seen = look(root, c.sysroot);
+        std::cout << (c.json ? status_json(seen) : status_line(seen));
+        return k_exit_ok;
+    }
+    if (c.check->parsed())
+        return check(c);
+    if (c.commit->parsed())
+        return commit_by_hand(c);
+    return abort_trial(c);
+}
+
+} // namespace rtprov::cli

@@ -1,0 +1,188 @@
+// The trial: GRUB's environment block, the trial's plan for GRUB, its record, and what a
+// boot is to it.
+#include "provisioner/boot/boot_plan.hpp"
+#include "provisioner/boot/grub.hpp"
+#include "provisioner/core/error.hpp"
+#include "provisioner/target/trial_record.hpp"
+
+#include "tests/unit/catch.hpp"
+
+#include <algorithm>
+
+using namespace rtprov;
+using namespace rtprov::core;
+
+namespace {
+
+std::string empty_block() {
+    std::string block = "# GRUB Environment Block\n";
+    return block + std::string(1024 - block.size(), '#');
+}
+
+Profile x86() {
+    Profile p;
+    p.name = "x86";
+    p.board.cpus = 4;
+    p.board.boot.loader = BootLoader::grub;
+    p.tuning.cores.housekeeping = CpuList({0, 1});
+    p.tuning.cores.reserved = CpuList({2, 3});
+    return p;
+}
+
+Plan trial_plan(TargetFacts facts, Regenerate regenerate = Regenerate::now) {
+    Plan plan;
+    Profile profile = x86();
+    PlanOptions options;
+    options.trial = true;
+    options.trial_id = "0123456789ab";
+    options.regenerate = regenerate;
+    facts.executables.push_back("/usr/sbin/update-grub");
+    boot::plan_boot(plan, profile, resolve_cores(profile, std::nullopt), facts, options);
+    return plan;
+}
+
+const Finding* finding(const Plan& plan, const std::string& code) {
+    auto it = std::find_if(plan.findings.begin(), plan.findings.end(),
+                           [&](const Finding& f) { return f.code == code; });
+    return it == plan.findings.end() ? nullptr : &*it;
+}
+
+const FileChange* change(const Plan& plan, const std::string& path) {
+    auto it = std::find_if(plan.changes.begin(), plan.changes.end(),
+                           [&](const FileChange& c) { return c.path == path; });
+    return it == plan.changes.end() ? nullptr : &*it;
+}
+
+// The message of the rtprov::Error 'f' throws, "" when it throws none.
+template <class F> std::string thrown(F f) {
+    try {
+        f();
+    } catch (const Error& e) {
+        return e.what();
+    }
+    return "";
+}
+
+} // namespace
+
+TEST_CASE("GRUB's environment block is read and written as grub-editenv does") {
+    boot::GrubEnv env = boot::parse_grub_env(empty_block());
+    REQUIRE(env.valid);
+    CHECK(env.entries.empty());
+    env.set("saved_entry", "a\\b");
+    env.set("next_entry", "rtprov-trial");
+    std::string text = boot::render_grub_env(env);
+    CHECK(text.size() == 1024);
+    CHECK(text.rfind("# GRUB Environment Block\nsaved_entry=a\\\\b\nnext_entry=rtprov-trial\n#",
+                     0) == 0);
+    boot::GrubEnv again = boot::parse_grub_env(text);
+    CHECK(again.get("saved_entry") == "a\\b");
+    CHECK(again.get("next_entry") == "rtprov-trial");
+    again.unset("next_entry");
+    CHECK_FALSE(again.get("next_entry"));
+    CHECK_FALSE(boot::parse_grub_env("# GRUB Environment Block\nnext_entry=x\n").valid);
+    CHECK_FALSE(boot::parse_grub_env(std::string(1024, '#')).valid);
+}
+
+TEST_CASE("a GRUB trial adds its own entry and arms next_entry, and leaves the default alone") {
+    TargetFacts facts;
+    facts.files["/boot/grub/grubenv"].content = empty_block();
+    facts.files["/etc/default/grub.d/90-rtprov.cfg"].content = "# an earlier apply's\n";
+    facts.grub_env_mount = MountFact{"/dev/vda1", "ext4"};
+    Plan plan = trial_plan(facts);
+    CHECK_FALSE(plan.refused());
+    CHECK_FALSE(change(plan, "/etc/default/grub.d/90-rtprov.cfg"));
+    CHECK(std::count(plan.unchanged.begin(), plan.unchanged.end(),
+                     "/etc/default/grub.d/90-rtprov.cfg") == 1);
+    const FileChange* script = change(plan, boot::k_grub_trial_script);
+    REQUIRE(script);
+    CHECK(script->next.mode == 0755);
+    CHECK(script->next.content.find("'rtprov.trial=0123456789ab panic=10 "
+                                    "systemd.wants=rtprov-trial-deadline.target'") !=
+          std::string::npos);
+    CHECK(script->next.content.find("isolcpus=") != std::string::npos);
+    const FileChange* env = change(plan, boot::k_grub_env);
+    REQUIRE(env);
+    CHECK(boot::parse_grub_env(env->next.content).get("next_entry") == "rtprov-trial");
+    CHECK(plan.runtime.count(boot::k_grub_env) == 1);
+    REQUIRE(plan.commands.size() == 1);
+    CHECK(plan.commands.front().argv == std::vector<std::string>{"update-grub"});
+}
+
+TEST_CASE("a GRUB trial is refused where GRUB cannot spend it") {
+    TargetFacts facts;
+    facts.files["/boot/grub/grubenv"].content = empty_block();
+    for (MountFact mount : {MountFact{"/dev/mapper/vg-root", "ext4"}, MountFact{"/dev/md0", "ext4"},
+                            MountFact{"/dev/sda2", "btrfs"}, MountFact{"pool/root", "zfs"}}) {
+        INFO(mount.source << " " << mount.fstype);
+        facts.grub_env_mount = mount;
+        Plan plan = trial_plan(facts);
+        REQUIRE(finding(plan, "grub-env-unwritable"));
+        CHECK(finding(plan, "grub-env-unwritable")->message.find("grub-probe") !=
+              std::string::npos);
+        CHECK(plan.changes.empty());
+    }
+    facts.grub_env_mount = MountFact{"/dev/vda1", "ext4"};
+    facts.files["/boot/grub/grubenv"].content = "not a block";
+    CHECK(finding(trial_plan(facts), "grub-env-damaged"));
+    facts.files["/boot/grub/grubenv"].content = empty_block();
+    CHECK(finding(trial_plan(facts, Regenerate::first_boot), "trial-needs-regeneration"));
+    facts.grub_env_mount.reset();
+    Plan unknown = trial_plan(facts);
+    CHECK(finding(unknown, "grub-env-unknown"));
+    CHECK_FALSE(unknown.refused());
+}
+
+TEST_CASE("a trial is refused, saying so, for the loaders it is not built for yet") {
+    for (BootLoader loader : {BootLoader::rpi_firmware, BootLoader::systemd_boot}) {
+        Plan plan;
+        Profile profile = x86();
+        profile.board.boot.loader = loader;
+        PlanOptions options;
+        options.trial = true;
+        options.trial_id = "0123456789ab";
+        boot::plan_boot(plan, profile, resolve_cores(profile, std::nullopt), TargetFacts{},
+                        options);
+        REQUIRE(finding(plan, "trial-not-available"));
+        CHECK(plan.refused());
+        CHECK(plan.changes.empty());
+    }
+}
+
+TEST_CASE("the trial record is written and read back, and damage is named") {
+    target::TrialRecord record{
+        "armed", "0123456789ab",        "x86", "grub", "2026-12-01T00:00:00Z", "b0f1", "", "",
+        "",      "2026-12-01T00:00:00Z"};
+    std::string text = target::format_trial_record(record);
+    CHECK(target::parse_trial_record(text, "trial") == record);
+    CHECK(thrown([&] {
+              target::parse_trial_record(text + "colour=red\n", "/var/lib/rtprov/trial");
+          }).find("/var/lib/rtprov/trial:9: unknown key") != std::string::npos);
+    CHECK(thrown([&] {
+              target::parse_trial_record("phase=maybe\nid=01\n", "t");
+          }).find("no known phase") != std::string::npos);
+    CHECK(thrown([&] {
+              target::parse_trial_record("phase=armed\nid=$(reboot)\n", "t");
+          }).find("is not the hex id") != std::string::npos);
+}
+
+TEST_CASE(
+    "a boot is the trial only with the trial's marker, and later boots without it fell back") {
+    target::TrialRecord record;
+    record.phase = "armed";
+    record.id = "0123456789ab";
+    record.armed_boot = "boot-1";
+    using target::TrialBoot;
+    CHECK(target::classify_boot(record, "root=/dev/vda1 rtprov.trial=0123456789ab\n", "boot-2") ==
+          TrialBoot::trial);
+    CHECK(target::classify_boot(record, "root=/dev/vda1\n", "boot-1") == TrialBoot::not_yet);
+    CHECK(target::classify_boot(record, "root=/dev/vda1\n", "boot-2") == TrialBoot::did_not_start);
+    CHECK(target::classify_boot(record, "rtprov.trial=ffffffffffff\n", "boot-2") ==
+          TrialBoot::did_not_start);
+    record.armed_boot.clear(); // offline: the image's first boot is the trial
+    CHECK(target::classify_boot(record, "quiet\n", "boot-1") == TrialBoot::did_not_start);
+    record.phase = "committed";
+    CHECK(target::classify_boot(record, "rtprov.trial=0123456789ab\n", "boot-2") ==
+          TrialBoot::none);
+    CHECK(target::classify_boot(std::nullopt, "", "") == TrialBoot::none);
+}
