@@ -1,5 +1,8 @@
 #pragma once
 
+#include "provisioner/cli/render.hpp"
+#include "provisioner/target/root.hpp"
+
 #include <CLI/CLI.hpp>
 
 #include <string>
@@ -63,6 +66,9 @@ struct TrialCommand {
     std::string sysroot = "/";
 };
 void add_trial_command(CLI::App& parent, TrialCommand& c);
+// The trial under 'root' and what this boot is to it: from 'sysroot's /proc when
+// 'running', else (an image) an armed trial is its next boot.
+TrialView trial_view(const target::Root& root, const std::string& sysroot, bool running);
 int run_trial(const TrialCommand& c);
 
 // Runs this rtprov binary with 'args'; its stdout goes to 'stdout_path' when given. The

@@ -179,6 +179,19 @@ int run_firstboot(const FirstbootCommand&) {
                                              "--regenerate-boot=now"};
             for (const std::string& set : config.sets)
                 args.insert(args.end(), {"--set", set});
+            if (config.trial) {
+                std::vector<profile::Override> sets;
+                for (const std::string& set : config.sets)
+                    sets.push_back({set});
+                core::BootLoader loader =
+                    profile::load_profile(state.profile, search_path(), sets).board.boot.loader;
+                if (loader == core::BootLoader::grub)
+                    args.push_back("--trial");
+                else
+                    progress("no trial for boot loader '" + core::to_string(loader) +
+                             "' in this version of rtprov: the boot configuration is applied "
+                             "directly");
+            }
             if (config.install_packages)
                 args.push_back("--install-packages");
             if (int rc = run_rtprov(lock.fd(), args); rc != 0)
@@ -187,6 +200,19 @@ int run_firstboot(const FirstbootCommand&) {
                             "cause, then 'rm -r " +
                             std::string(target::k_firstboot_dir) +
                             "' and reboot to run first boot again");
+        }
+        TrialView trial = trial_view(root, "/", true);
+        if (state.phase == "rebooting" && trial.record) {
+            // rtprov-trial.service ran before (it judges the trial boot); its verdict is
+            // first boot's.
+            const target::TrialRecord& r = *trial.record;
+            state.trial = r.phase == "committed" ? "committed"
+                          : r.phase == "armed"   ? "did not come up: this boot is not the trial's"
+                                                 : r.phase + ": " + r.reason;
+            if (r.phase != "committed")
+                report(k_id_missing, LOG_WARNING,
+                       "the trial of the new boot configuration " + state.trial +
+                           "; the box stays on its previous boot configuration");
         }
         auto applied = pipeline::load_applied_system("/", data_dir("apps"));
         if (!applied)
@@ -207,6 +233,8 @@ int run_firstboot(const FirstbootCommand&) {
         if (decision.reboot) {
             state.reboots += 1;
             state.reboot_cause = "the running kernel lacks " + missing.reboot_helps;
+            if (trial.record && trial.record->phase == "armed")
+                state.reboot_cause += "; the next boot tries it once (a trial)";
             save("rebooting");
             report(k_id_reboot, LOG_NOTICE, "rebooting once: " + state.reboot_cause);
             systemd::request_reboot();
@@ -239,11 +267,13 @@ int run_firstboot(const FirstbootCommand&) {
                       : rc == k_exit_not_passed ? "did not pass"
                                                 : "error";
         save("done");
-        bool passed = state.cmdline == "ok" && state.selftest != "did not pass" &&
+        bool passed = (state.trial.empty() || state.trial == "committed") &&
+                      state.cmdline == "ok" && state.selftest != "did not pass" &&
                       state.selftest != "error" && state.audit == "passed";
         std::string summary = "done: profile '" + state.profile + "', kernel command line " +
                               state.cmdline + ", self-test " + state.selftest + ", audit " +
-                              state.audit + "; reports in " + dir;
+                              state.audit + (state.trial.empty() ? "" : ", trial " + state.trial) +
+                              "; reports in " + dir;
         report(k_id_done, passed ? LOG_INFO : LOG_WARNING, summary);
         return passed ? k_exit_ok : k_exit_not_passed;
     } catch (const std::exception& e) {

@@ -254,8 +254,9 @@ int run_status(const Options& o) {
     auto root = open_root(o, true);
     target::Status status = target::read_status(*root);
     auto firstboot = target::read_firstboot_state(*root);
-    std::cout << (o.json ? cli::status_json(status, root->path(), firstboot)
-                         : cli::status_text(status, root->path(), firstboot));
+    cli::TrialView trial = cli::trial_view(*root, "/", o.live);
+    std::cout << (o.json ? cli::status_json(status, root->path(), firstboot, trial)
+                         : cli::status_text(status, root->path(), firstboot, trial));
     return k_exit_ok;
 }
 

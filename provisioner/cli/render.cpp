@@ -175,8 +175,23 @@ std::string firstboot_text(const target::FirstbootState& f) {
         out += f.phase + " at " + f.updated_at + " (profile " + f.profile + "; " +
                std::to_string(f.reboots) + (f.reboots == 1 ? " reboot" : " reboots") +
                "); kernel command line " + f.cmdline + "; self-test " + f.selftest + "; audit " +
-               f.audit + "; reports in " + target::k_firstboot_dir;
+               f.audit + (f.trial.empty() ? "" : "; trial: " + f.trial) + "; reports in " +
+               target::k_firstboot_dir;
     return out + "\n";
+}
+
+std::string boot_word(target::TrialBoot boot) {
+    switch (boot) {
+    case target::TrialBoot::not_yet:
+        return "not-yet";
+    case target::TrialBoot::trial:
+        return "trial";
+    case target::TrialBoot::did_not_start:
+        return "did-not-start";
+    case target::TrialBoot::none:
+        break;
+    }
+    return "none";
 }
 
 std::string firstboot_json(const target::FirstbootState& f) {
@@ -186,15 +201,58 @@ std::string firstboot_json(const target::FirstbootState& f) {
            ", \"reboot_cause\": " + json_string(f.reboot_cause) +
            ", \"cmdline\": " + json_string(f.cmdline) +
            ", \"selftest\": " + json_string(f.selftest) + ", \"audit\": " + json_string(f.audit) +
-           ", \"reason\": " + json_string(f.reason) +
+           ", \"trial\": " + json_string(f.trial) + ", \"reason\": " + json_string(f.reason) +
            ", \"updated_at\": " + json_string(f.updated_at) + "}";
 }
 
 } // namespace
 
+std::string trial_text(const TrialView& trial) {
+    if (!trial.record)
+        return "no trial: 'rtprov apply --trial' arms one\n";
+    const target::TrialRecord& r = *trial.record;
+    std::string out = "trial of profile '" + r.profile + "' (id " + r.id + ", " + r.loader +
+                      "), armed at " + r.armed_at + ": ";
+    if (r.phase == "armed") {
+        switch (trial.boot) {
+        case target::TrialBoot::not_yet:
+            out += "armed; the next boot, and only that one, is the trial";
+            break;
+        case target::TrialBoot::trial:
+            out += "this boot is the trial; rtprov-trial.service checks it";
+            break;
+        default:
+            out += "armed, and this boot is not the trial: it did not come up "
+                   "(rtprov-trial.service records that at boot)";
+        }
+    } else if (r.phase == "committed") {
+        out += "committed at " + r.updated_at + " (self-test " + r.selftest + ", audit " +
+               r.audit + ")";
+    } else {
+        out += (r.phase == "fell-back" ? "fell back at " : "aborted at ") + r.updated_at + ": " +
+               r.reason;
+    }
+    return out + "\n";
+}
+
+std::string trial_json(const TrialView& trial) {
+    if (!trial.record)
+        return "null";
+    const target::TrialRecord& r = *trial.record;
+    return "{\"phase\": " + json_string(r.phase) + ", \"id\": " + json_string(r.id) +
+           ", \"profile\": " + json_string(r.profile) + ", \"loader\": " + json_string(r.loader) +
+           ", \"armed_at\": " + json_string(r.armed_at) +
+           ", \"this_boot\": " + json_string(boot_word(trial.boot)) +
+           ", \"selftest\": " + json_string(r.selftest) + ", \"audit\": " + json_string(r.audit) +
+           ", \"reason\": " + json_string(r.reason) +
+           ", \"updated_at\": " + json_string(r.updated_at) + "}";
+}
+
 std::string status_text(const target::Status& status, const std::string& root,
-                        const std::optional<target::FirstbootState>& firstboot) {
-    std::string first = firstboot ? firstboot_text(*firstboot) : "";
+                        const std::optional<target::FirstbootState>& firstboot,
+                        const TrialView& trial) {
+    std::string first = (firstboot ? firstboot_text(*firstboot) : "") +
+                        (trial.record ? "trial:       " + trial_text(trial) : "");
     if (!status.state)
         return "no rtprov profile is applied to root '" + root + "'\n" + first;
     const target::State& s = *status.state;
@@ -229,7 +287,8 @@ std::string status_text(const target::Status& status, const std::string& root,
 }
 
 std::string status_json(const target::Status& status, const std::string& root,
-                        const std::optional<target::FirstbootState>& firstboot) {
+                        const std::optional<target::FirstbootState>& firstboot,
+                        const TrialView& trial) {
     std::string out = "{\n  \"root\": " + json_string(root) +
                       ",\n  \"applied\": " + (status.state ? "true" : "false");
     if (status.state) {
@@ -255,6 +314,7 @@ std::string status_json(const target::Status& status, const std::string& root,
     }
     if (firstboot)
         out += firstboot_json(*firstboot);
+    out += ",\n  \"trial\": " + trial_json(trial);
     return out + "\n}\n";
 }
 

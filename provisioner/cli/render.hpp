@@ -4,6 +4,7 @@
 #include "provisioner/profile/profile_loader.hpp"
 #include "provisioner/systemd/online.hpp"
 #include "provisioner/target/firstboot_state.hpp"
+#include "provisioner/target/trial_record.hpp"
 #include "provisioner/target/journal.hpp"
 
 #include <string>
@@ -23,10 +24,21 @@ struct PlanView {
 std::string plan_text(const PlanView& view);
 std::string plan_json(const PlanView& view);
 
+// A trial as 'rtprov status' and 'rtprov trial status' show it: its record, and what the
+// running boot is to it.
+struct TrialView {
+    std::optional<target::TrialRecord> record;
+    target::TrialBoot boot = target::TrialBoot::none;
+};
+std::string trial_text(const TrialView& trial);
+std::string trial_json(const TrialView& trial); // the object, or null
+
 std::string status_text(const target::Status& status, const std::string& root,
-                        const std::optional<target::FirstbootState>& firstboot = {});
+                        const std::optional<target::FirstbootState>& firstboot = {},
+                        const TrialView& trial = {});
 std::string status_json(const target::Status& status, const std::string& root,
-                        const std::optional<target::FirstbootState>& firstboot = {});
+                        const std::optional<target::FirstbootState>& firstboot = {},
+                        const TrialView& trial = {});
 
 // The message 'apply --live' fails with when systemd was not told everything: what was
 // written and recorded, what systemd was told and what not, and how to finish

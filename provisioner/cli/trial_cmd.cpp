@@ -62,81 +62,10 @@ std::string failing_lines(const std::string& path, std::size_t max) {
     return out;
 }
 
-std::string boot_word(target::TrialBoot boot) {
-    switch (boot) {
-    case target::TrialBoot::none:
-        return "none";
-    case target::TrialBoot::not_yet:
-        return "not-yet";
-    case target::TrialBoot::trial:
-        return "trial";
-    case target::TrialBoot::did_not_start:
-        return "did-not-start";
-    }
-    return "none";
-}
+// A root other than '/' with no --sysroot is an image: its next boot is the trial.
+bool running(const TrialCommand& c) { return c.root == "/" || c.sysroot != "/"; }
 
-struct Seen {
-    std::optional<target::TrialRecord> record;
-    target::TrialBoot boot = target::TrialBoot::none;
-};
-
-// The record under the root, and what this boot is to it (from the sysroot's
-// /proc/cmdline and boot id).
-Seen look(const target::Root& root, const std::string& sysroot) {
-    Seen seen;
-    seen.record = target::read_trial_record(root);
-    if (!seen.record || seen.record->phase != "armed")
-        return seen;
-    system::SysRoot sys(sysroot);
-    system::Fact<std::string> cmdline = sys.text("/proc/cmdline");
-    if (!cmdline)
-        throw Error("cannot tell whether this boot is the trial: " + cmdline.problem);
-    system::Fact<std::string> boot_id = sys.value("/proc/sys/kernel/random/boot_id");
-    seen.boot = target::classify_boot(seen.record, *cmdline, boot_id ? *boot_id : "");
-    return seen;
-}
-
-std::string status_line(const Seen& seen) {
-    if (!seen.record)
-        return "no trial: 'rtprov apply --trial' arms one\n";
-    const target::TrialRecord& r = *seen.record;
-    std::string out = "trial of profile '" + r.profile + "' (id " + r.id + ", " + r.loader +
-                      "), armed at " + r.armed_at + ": ";
-    if (r.phase == "armed") {
-        switch (seen.boot) {
-        case target::TrialBoot::not_yet:
-            out += "armed; the next boot, and only that one, is the trial";
-            break;
-        case target::TrialBoot::trial:
-            out += "this boot is the trial; rtprov-trial.service checks it";
-            break;
-        default:
-            out += "armed, and this boot is not the trial: it did not come up (rtprov-trial."
-                   "service records that at boot)";
-        }
-    } else if (r.phase == "committed") {
-        out += "committed at " + r.updated_at + " (self-test " + r.selftest + ", audit " + r.audit +
-               ")";
-    } else {
-        out += (r.phase == "fell-back" ? "fell back at " : "aborted at ") + r.updated_at + ": " +
-               r.reason;
-    }
-    return out + "\n";
-}
-
-std::string status_json(const Seen& seen) {
-    if (!seen.record)
-        return "{\"trial\": null}\n";
-    const target::TrialRecord& r = *seen.record;
-    return "{\"trial\": {\"phase\": " + json_string(r.phase) + ", \"id\": " + json_string(r.id) +
-           ", \"profile\": " + json_string(r.profile) + ", \"loader\": " + json_string(r.loader) +
-           ", \"armed_at\": " + json_string(r.armed_at) +
-           ", \"this_boot\": " + json_string(boot_word(seen.boot)) +
-           ", \"selftest\": " + json_string(r.selftest) + ", \"audit\": " + json_string(r.audit) +
-           ", \"reason\": " + json_string(r.reason) +
-           ", \"updated_at\": " + json_string(r.updated_at) + "}}\n";
-}
+std::string status_line(const TrialView& seen) { return trial_text(seen); }
 
 void end_trial(target::Root& root, target::TrialRecord record, const std::string& phase,
                const std::string& reason) {
@@ -170,7 +99,7 @@ int commit(target::Root& root, const target::RootLock& lock, target::TrialRecord
 int check(const TrialCommand& c) {
     target::Root root(c.root);
     target::RootLock lock(root);
-    Seen seen = look(root, c.sysroot);
+    TrialView seen = trial_view(root, c.sysroot, running(c));
     switch (seen.boot) {
     case target::TrialBoot::none:
         std::cout << status_line(seen);
@@ -222,7 +151,7 @@ int check(const TrialCommand& c) {
 int commit_by_hand(const TrialCommand& c) {
     target::Root root(c.root);
     target::RootLock lock(root);
-    Seen seen = look(root, c.sysroot);
+    TrialView seen = trial_view(root, c.sysroot, running(c));
     if (seen.boot != target::TrialBoot::trial)
         throw Error("this boot is not the trial (" + status_line(seen).substr(0, 200) +
                     "), so committing would make a boot configuration the default that has "
@@ -259,6 +188,24 @@ int abort_trial(const TrialCommand& c) {
 
 } // namespace
 
+TrialView trial_view(const target::Root& root, const std::string& sysroot, bool running) {
+    TrialView seen;
+    seen.record = target::read_trial_record(root);
+    if (!seen.record || seen.record->phase != "armed")
+        return seen;
+    if (!running) {
+        seen.boot = target::TrialBoot::not_yet;
+        return seen;
+    }
+    system::SysRoot sys(sysroot);
+    system::Fact<std::string> cmdline = sys.text("/proc/cmdline");
+    if (!cmdline)
+        throw Error("cannot tell whether this boot is the trial: " + cmdline.problem);
+    system::Fact<std::string> boot_id = sys.value("/proc/sys/kernel/random/boot_id");
+    seen.boot = target::classify_boot(seen.record, *cmdline, boot_id ? *boot_id : "");
+    return seen;
+}
+
 void add_trial_command(CLI::App& parent, TrialCommand& c) {
     c.app = parent.add_subcommand(
         "trial", "The trial of a boot configuration armed by 'apply --trial': status, check "
@@ -283,8 +230,9 @@ void add_trial_command(CLI::App& parent, TrialCommand& c) {
 int run_trial(const TrialCommand& c) {
     if (c.status->parsed()) {
         target::Root root(c.root);
-        Seen seen = look(root, c.sysroot);
-        std::cout << (c.json ? status_json(seen) : status_line(seen));
+        TrialView seen = trial_view(root, c.sysroot, running(c));
+        std::cout << (c.json ? "{\"trial\": " + trial_json(seen) + "}\n"
+                             : status_line(seen));
         return k_exit_ok;
     }
     if (c.check->parsed())

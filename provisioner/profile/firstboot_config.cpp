@@ -17,6 +17,7 @@ const schema::Keys<F>& firstboot_keys() {
         strings<F>("set", RTPROV_FIELD(F, sets), non_empty),
         flag<F>("install_packages", RTPROV_FIELD(F, install_packages)),
         flag<F>("reboot", RTPROV_FIELD(F, reboot)),
+        flag<F>("trial", RTPROV_FIELD(F, trial)),
         number<F>("selftest_s", RTPROV_FIELD(F, selftest_s), 0, 3600),
         number<F>("pi_probe_s", RTPROV_FIELD(F, pi_probe_s), 0, 3600),
     };

@@ -23,6 +23,7 @@ std::string format_firstboot_state(const FirstbootState& s) {
     line("cmdline", s.cmdline);
     line("selftest", s.selftest);
     line("audit", s.audit);
+    line("trial", s.trial);
     line("reason", s.reason);
     line("updated_at", s.updated_at);
     return out;
@@ -64,6 +65,8 @@ FirstbootState parse_firstboot_state(const std::string& text, const std::string&
             s.selftest = value;
         } else if (key == "audit") {
             s.audit = value;
+        } else if (key == "trial") {
+            s.trial = value;
         } else if (key == "reason") {
             s.reason = value;
         } else if (key == "updated_at") {

@@ -25,6 +25,7 @@ struct FirstbootState {
     std::string cmdline;      // after the reboot: "ok" or what is still missing
     std::string selftest;     // passed, did not pass, not run, error
     std::string audit;        // passed (warnings allowed), did not pass, error
+    std::string trial;        // with a trial: what came of it (rtprov trial status)
     std::string reason;       // failed: what went wrong and what to do
     std::string updated_at;   // UTC
     friend bool operator==(const FirstbootState&, const FirstbootState&) = default;

@@ -179,7 +179,8 @@ firstboot)
     # profile is not named: the guest detects it (x86-debian13 by os-release).
     chroot "$root" systemctl enable rtprov-firstboot.service >/dev/null 2>&1
     mkdir -p "$root/etc/rtprov"
-    printf 'set: ["%s", "%s", "%s"]\nselftest_s: 3\npi_probe_s: 2\n' "${tcg_limits[@]}" >"$root/etc/rtprov/firstboot.yaml"
+    # Booted here with -kernel, not through GRUB, so no GRUB trial: the direct path.
+    printf 'set: ["%s", "%s", "%s"]\nselftest_s: 3\npi_probe_s: 2\ntrial: false\n' "${tcg_limits[@]}" >"$root/etc/rtprov/firstboot.yaml"
     img=$work/firstboot.img
     guest_image "$root" "$img"
     # systemd-firstboot would ask on the console for what the image leaves unset.

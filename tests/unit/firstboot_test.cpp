@@ -35,7 +35,7 @@ TEST_CASE("the first-boot config names the file, line and column of a bad key or
           "/etc/rtprov/firstboot.yaml:2:1: unknown key 'reboots', did you mean 'reboot'?");
     CHECK(error("frobnicate: 1\n") ==
           "/etc/rtprov/firstboot.yaml:1:1: unknown key 'frobnicate'; known keys: profile, set, "
-          "install_packages, reboot, selftest_s, pi_probe_s");
+          "install_packages, reboot, trial, selftest_s, pi_probe_s");
     CHECK(error("reboot: maybe\n") ==
           "/etc/rtprov/firstboot.yaml:1:9: 'reboot' must be true or false, not 'maybe'");
     CHECK(error("selftest_s: 99999\n") ==
