@@ -327,8 +327,41 @@ void plan_grub_trial(Context& c, const std::optional<std::string>& rt_flavour) {
                     "plain disk (not LVM, RAID, ZFS or btrfs); check with 'grub-probe "
                     "--target=fs,abstraction /boot/grub'");
     }
+    for (const KernelParam& p : c.params) {
+        const bool ours = p.key == k_trial_param ||
+                          (p.key == "systemd.wants" && p.value.rfind("rtprov-", 0) == 0);
+        if (ours || (p.key == "panic" && p.value == "0")) {
+            error(c.plan, "trial-param-reserved",
+                  "tuning.kernel.extra has '" + p.token() + "', which " +
+                      (ours ? std::string("is the trial's own")
+                            : std::string("makes a panicking trial kernel hang instead of "
+                                          "rebooting")) +
+                      "; take it out of the profile for a trial (nothing was written)");
+            return;
+        }
+    }
+    if (c.profile.tuning.selftest.duration_s > k_trial_selftest_max_s) {
+        error(c.plan, "trial-selftest-too-long",
+              "tuning.selftest.duration_s is " +
+                  std::to_string(c.profile.tuning.selftest.duration_s) +
+                  " s; a trial's check must finish within its deadline (" +
+                  std::to_string(k_trial_deadline_s) +
+                  " s, rtprov-trial-deadline.target), so its self-test may take at most " +
+                  std::to_string(k_trial_selftest_max_s) +
+                  " s: lower it for the trial and run the long self-test after the commit "
+                  "(nothing was written)");
+        return;
+    }
     GrubEnv env;
     if (const FileState* file = c.facts.file(k_grub_env)) {
+        if (file->symlink) {
+            error(c.plan, "grub-env-link",
+                  std::string(k_grub_env) + " is a symbolic link (to '" + file->content +
+                      "'); GRUB writes the block it finds on disk at boot, and rtprov does not "
+                      "arm a trial through a link: make it a plain file ('grub-editenv " +
+                      k_grub_env + " create' after moving the link away) (nothing was written)");
+            return;
+        }
         env = parse_grub_env(file->content);
         if (!env.valid) {
             error(c.plan, "grub-env-damaged",

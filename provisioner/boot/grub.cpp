@@ -108,7 +108,7 @@ std::string render_grub_trial_script(const std::string& profile_name,
            "export GRUB_CMDLINE_LINUX_DEFAULT GRUB_TOP_LEVEL GRUB_DISABLE_RECOVERY\n"
            "/etc/grub.d/10_linux | awk -v q=\"'\" -v id=" +
            sh_quote(k_grub_trial_entry) +
-           " -v title=" + sh_quote("rtprov trial of profile '" + profile_name + "'") +
+           " -v title=" + sh_quote("rtprov trial of profile " + profile_name) +
            " '\n"
            "!started && /^menuentry / {\n"
            "\tstarted = 1\n"

@@ -62,6 +62,7 @@ struct TrialCommand {
     CLI::App* commit = nullptr;
     CLI::App* abort = nullptr;
     bool json = false;
+    std::string prometheus_file; // status, check: the outcome as a Prometheus textfile
     std::string root = "/";
     std::string sysroot = "/";
 };
@@ -70,6 +71,10 @@ void add_trial_command(CLI::App& parent, TrialCommand& c);
 // 'running', else (an image) an armed trial is its next boot.
 TrialView trial_view(const target::Root& root, const std::string& sysroot, bool running);
 int run_trial(const TrialCommand& c);
+
+// Writes 'content' to 'path' atomically (readers of a Prometheus textfile or a JSON
+// report never see half a file); the folder must exist.
+void write_file(const std::string& path, const std::string& content);
 
 // Runs this rtprov binary with 'args'; its stdout goes to 'stdout_path' when given. The
 // child gets the root lock the caller holds ('lock_fd', kept open across exec and named

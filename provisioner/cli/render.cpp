@@ -226,8 +226,8 @@ std::string trial_text(const TrialView& trial) {
                    "(rtprov-trial.service records that at boot)";
         }
     } else if (r.phase == "committed") {
-        out += "committed at " + r.updated_at + " (self-test " + r.selftest + ", audit " +
-               r.audit + ")";
+        out += "committed at " + r.updated_at + " (self-test " + r.selftest + ", audit " + r.audit +
+               ")";
     } else {
         out += (r.phase == "fell-back" ? "fell back at " : "aborted at ") + r.updated_at + ": " +
                r.reason;
@@ -246,6 +246,28 @@ std::string trial_json(const TrialView& trial) {
            ", \"selftest\": " + json_string(r.selftest) + ", \"audit\": " + json_string(r.audit) +
            ", \"reason\": " + json_string(r.reason) +
            ", \"updated_at\": " + json_string(r.updated_at) + "}";
+}
+
+std::string trial_prometheus(const TrialView& trial) {
+    auto label = [](const std::string& value) {
+        std::string out;
+        for (char c : value) {
+            if (c == '\\' || c == '"')
+                out += '\\';
+            out += c == '\n' ? ' ' : c;
+        }
+        return "\"" + out + "\"";
+    };
+    std::string out = "# HELP rtprov_trial_info The trial of a boot configuration (rtprov trial "
+                      "status): 1, its phase in the labels (none: no trial).\n"
+                      "# TYPE rtprov_trial_info gauge\n";
+    if (!trial.record)
+        return out + "rtprov_trial_info{phase=\"none\"} 1\n";
+    const target::TrialRecord& r = *trial.record;
+    return out + "rtprov_trial_info{phase=" + label(r.phase) + ",profile=" + label(r.profile) +
+           ",id=" + label(r.id) + ",loader=" + label(r.loader) +
+           ",this_boot=" + label(boot_word(trial.boot)) + ",selftest=" + label(r.selftest) +
+           ",audit=" + label(r.audit) + "} 1\n";
 }
 
 std::string status_text(const target::Status& status, const std::string& root,

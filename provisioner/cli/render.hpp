@@ -4,8 +4,8 @@
 #include "provisioner/profile/profile_loader.hpp"
 #include "provisioner/systemd/online.hpp"
 #include "provisioner/target/firstboot_state.hpp"
-#include "provisioner/target/trial_record.hpp"
 #include "provisioner/target/journal.hpp"
+#include "provisioner/target/trial_record.hpp"
 
 #include <string>
 #include <vector>
@@ -32,6 +32,9 @@ struct TrialView {
 };
 std::string trial_text(const TrialView& trial);
 std::string trial_json(const TrialView& trial); // the object, or null
+// The trial for node-exporter's textfile collector: rtprov_trial_info (1, with the phase,
+// profile, id and this boot's part in labels) and when it last changed.
+std::string trial_prometheus(const TrialView& trial);
 
 std::string status_text(const target::Status& status, const std::string& root,
                         const std::optional<target::FirstbootState>& firstboot = {},

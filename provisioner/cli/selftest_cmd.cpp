@@ -45,19 +45,6 @@ void end_progress() {
         std::fputs("\r\033[K", stderr);
 }
 
-// Writes 'content' to 'path' atomically (readers of a Prometheus textfile or a JSON
-// report never see half a file).
-void write_file(const std::string& path, const std::string& content) {
-    fs::path p = fs::absolute(path);
-    if (!fs::is_directory(p.parent_path()))
-        throw Error("cannot write " + quoted(path) + ": folder " +
-                    quoted(p.parent_path().string()) + " does not exist; create it first");
-    target::Root dir(p.parent_path().string());
-    core::FileState state;
-    state.content = content;
-    dir.write("/" + p.filename().string(), state);
-}
-
 struct Measured {
     core::CpuList cpus;
     core::ResolvedCores roles;
@@ -145,6 +132,17 @@ void check_sysroot(const std::string& sysroot, const std::vector<std::string>& n
     throw Error("--sysroot " + quoted(sysroot) +
                 " is not the root of a running system: it has no readable " + names + "; " +
                 instead);
+}
+
+void write_file(const std::string& path, const std::string& content) {
+    fs::path p = fs::absolute(path);
+    if (!fs::is_directory(p.parent_path()))
+        throw Error("cannot write " + quoted(path) + ": folder " +
+                    quoted(p.parent_path().string()) + " does not exist; create it first");
+    target::Root dir(p.parent_path().string());
+    core::FileState state;
+    state.content = content;
+    dir.write("/" + p.filename().string(), state);
 }
 
 void add_selftest_command(CLI::App& parent, SelftestCommand& c) {

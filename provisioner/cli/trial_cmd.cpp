@@ -25,6 +25,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <optional>
 
 namespace fs = std::filesystem;
 
@@ -35,8 +36,6 @@ namespace {
 // Journal message ids (journalctl MESSAGE_ID=...), documented in rtprov(1).
 constexpr const char* k_id_committed = "2b8e4f6a1c3d4e5f9a7b8c0d1e2f3a4b";
 constexpr const char* k_id_fell_back = "9c1d3e5f7a2b4c6d8e0f1a3b5c7d9e2f";
-// The trial boot's reports.
-constexpr const char* k_trial_dir = "/var/lib/rtprov/trial-reports";
 
 void report(const char* id, int priority, const std::string& message) {
     systemd::journal_send({"MESSAGE=rtprov trial: " + message, std::string("MESSAGE_ID=") + id,
@@ -63,9 +62,13 @@ std::string failing_lines(const std::string& path, std::size_t max) {
 }
 
 // A root other than '/' with no --sysroot is an image: its next boot is the trial.
-bool running(const TrialCommand& c) { return c.root == "/" || c.sysroot != "/"; }
+bool running(const TrialCommand& c) {
+    return c.root == "/" || c.sysroot != "/";
+}
 
-std::string status_line(const TrialView& seen) { return trial_text(seen); }
+std::string status_line(const TrialView& seen) {
+    return trial_text(seen);
+}
 
 void end_trial(target::Root& root, target::TrialRecord record, const std::string& phase,
                const std::string& reason) {
@@ -81,13 +84,18 @@ int commit(target::Root& root, const target::RootLock& lock, target::TrialRecord
     int rc = run_rtprov(lock.fd(), {"apply", "--live", "--profile", core::k_applied_profile_path,
                                     "--regenerate-boot=now"});
     if (rc != 0) {
-        end_trial(root, record, "fell-back",
+        // What the commit wrote may already be the default (apply keeps what it wrote):
+        // no reboot into a configuration no one has judged; the box stays up, as it came
+        // up in the trial, and the way on is named.
+        end_trial(root, record, "commit-failed",
                   "the trial boot passed, but committing it failed ('rtprov apply --live' exit " +
                       std::to_string(rc) +
-                      ", see 'journalctl -u rtprov-trial'); rebooting "
-                      "into the default");
-        report(k_id_fell_back, LOG_WARNING, "fell back: " + read_trial_record(root)->reason);
-        systemd::request_reboot();
+                      ", see 'journalctl -u rtprov-trial'); what it wrote is recorded: run "
+                      "'rtprov apply --live --profile " +
+                      std::string(core::k_applied_profile_path) +
+                      "' to finish it, or 'rtprov rollback --live' to undo everything; not "
+                      "rebooted");
+        report(k_id_fell_back, LOG_ERR, "commit failed: " + read_trial_record(root)->reason);
         return k_exit_failed;
     }
     end_trial(root, record, "committed", "");
@@ -96,7 +104,27 @@ int commit(target::Root& root, const target::RootLock& lock, target::TrialRecord
     return k_exit_ok;
 }
 
+// Takes next_entry=rtprov-trial out of GRUB's environment block, if it is there: a trial
+// that ended must not be booted later. Returns whether it did.
+bool disarm(target::Root& root, const std::string& loader) {
+    if (loader != "grub")
+        return false;
+    auto block = root.read_entry(boot::k_grub_env, target::caps::k_config);
+    if (!block || block->symlink)
+        return false;
+    boot::GrubEnv env = boot::parse_grub_env(block->content);
+    if (!env.valid || env.get("next_entry") != std::string(boot::k_grub_trial_entry))
+        return false;
+    env.unset("next_entry");
+    block->content = boot::render_grub_env(env);
+    root.write(boot::k_grub_env, *block);
+    return true;
+}
+
 int check(const TrialCommand& c) {
+    if (c.root == "/" && c.sysroot != "/")
+        throw UsageError("--sysroot", "the trial on this machine is judged from this machine's "
+                                      "own /proc: leave out --sysroot (tests give --root too)");
     target::Root root(c.root);
     target::RootLock lock(root);
     TrialView seen = trial_view(root, c.sysroot, running(c));
@@ -111,8 +139,11 @@ int check(const TrialCommand& c) {
         end_trial(root, *seen.record, "fell-back",
                   "did not come up: this boot is not the trial's (no " +
                       std::string(core::k_trial_param) + "=" + seen.record->id +
-                      " on the kernel command line), so the trial boot panicked, hung and was "
-                      "reset, or was not booted; the default boot configuration stays");
+                      " on the kernel command line): the trial boot panicked, hung and was "
+                      "reset, did not finish its check in time, or was not booted; the default "
+                      "boot configuration stays (the rest of the profile stays applied: "
+                      "'rtprov status')");
+        disarm(root, seen.record->loader);
         report(k_id_fell_back, LOG_WARNING, "fell back: " + read_trial_record(root)->reason);
         return k_exit_ok;
     case target::TrialBoot::trial:
@@ -123,8 +154,8 @@ int check(const TrialCommand& c) {
                          "a trial boot is checked on the running system: run 'rtprov trial "
                          "check' without --root and --sysroot");
     target::TrialRecord record = *seen.record;
-    fs::create_directories(k_trial_dir);
-    const std::string dir = k_trial_dir;
+    fs::create_directories(core::k_trial_reports_dir);
+    const std::string dir = core::k_trial_reports_dir;
     int selftest = run_rtprov(lock.fd(), {"selftest", "--json", dir + "/selftest.json"},
                               dir + "/selftest.txt");
     int audit = run_rtprov(lock.fd(), {"audit"}, dir + "/audit.txt");
@@ -152,34 +183,37 @@ int commit_by_hand(const TrialCommand& c) {
     target::Root root(c.root);
     target::RootLock lock(root);
     TrialView seen = trial_view(root, c.sysroot, running(c));
-    if (seen.boot != target::TrialBoot::trial)
-        throw Error("this boot is not the trial (" + status_line(seen).substr(0, 200) +
+    if (c.root != "/" || c.sysroot != "/")
+        throw UsageError("--root", "a trial is committed on the running system, from its own "
+                                   "/proc: leave out --root and --sysroot");
+    if (seen.boot != target::TrialBoot::trial) {
+        std::string now = status_line(seen);
+        now.pop_back(); // its newline
+        throw Error("this boot is not the trial (" + now +
                     "), so committing would make a boot configuration the default that has "
                     "not booted here; boot the trial first, or apply without --trial");
-    if (c.root != "/")
-        throw UsageError("--root", "a trial is committed on the running system: leave out --root");
+    }
     return commit(root, lock, *seen.record);
 }
 
 int abort_trial(const TrialCommand& c) {
     target::Root root(c.root);
     target::RootLock lock(root);
-    auto record = target::read_trial_record(root);
+    std::optional<target::TrialRecord> record;
+    try {
+        record = target::read_trial_record(root);
+    } catch (const Error& e) {
+        // A damaged record: the trial ends anyway, and a new record says so.
+        std::cerr << "rtprov: warning: " << e.what() << "\n";
+        record = target::TrialRecord{"armed", "0", "unknown", "grub", "", "", "", "", "", ""};
+    }
     if (!record || record->phase != "armed") {
         std::cout << "no trial to abort: " << status_line({record, target::TrialBoot::none});
         return k_exit_ok;
     }
-    if (record->loader == "grub")
-        if (auto block = root.read_entry(boot::k_grub_env, target::caps::k_config)) {
-            boot::GrubEnv env = boot::parse_grub_env(block->content);
-            if (env.valid && env.get("next_entry") == std::string(boot::k_grub_trial_entry)) {
-                env.unset("next_entry");
-                block->content = boot::render_grub_env(env);
-                root.write(boot::k_grub_env, *block);
-                std::cout << "took next_entry out of " << root.host_path(boot::k_grub_env)
-                          << ": the next boot is the default\n";
-            }
-        }
+    if (disarm(root, record->loader))
+        std::cout << "took next_entry out of " << root.host_path(boot::k_grub_env)
+                  << ": the next boot is the default\n";
     end_trial(root, *record, "aborted", "aborted by hand ('rtprov trial abort')");
     std::cout << "aborted the trial of profile '" << record->profile
               << "'; its files stay until 'rtprov apply' or 'rtprov rollback'\n";
@@ -202,6 +236,9 @@ TrialView trial_view(const target::Root& root, const std::string& sysroot, bool 
     if (!cmdline)
         throw Error("cannot tell whether this boot is the trial: " + cmdline.problem);
     system::Fact<std::string> boot_id = sys.value("/proc/sys/kernel/random/boot_id");
+    if (!boot_id && !seen.record->armed_boot.empty())
+        throw Error("cannot tell whether this boot is the one the trial was armed in: " +
+                    boot_id.problem + "; nothing was judged");
     seen.boot = target::classify_boot(seen.record, *cmdline, boot_id ? *boot_id : "");
     return seen;
 }
@@ -219,6 +256,10 @@ void add_trial_command(CLI::App& parent, TrialCommand& c) {
     c.commit = c.app->add_subcommand(
         "commit", "Make the trial's boot configuration the default now (in the trial boot)");
     c.abort = c.app->add_subcommand("abort", "End an armed trial before its boot");
+    for (CLI::App* sub : {c.status, c.check})
+        sub->add_option("--prometheus", c.prometheus_file,
+                        "Also write the trial's outcome as a Prometheus textfile (node-exporter's "
+                        "textfile collector), atomically; the folder must exist");
     for (CLI::App* sub : {c.status, c.check, c.commit, c.abort}) {
         sub->add_option("--root", c.root, "Root the trial is recorded in (default '/')");
         sub->add_option("--sysroot", c.sysroot,
@@ -231,12 +272,20 @@ int run_trial(const TrialCommand& c) {
     if (c.status->parsed()) {
         target::Root root(c.root);
         TrialView seen = trial_view(root, c.sysroot, running(c));
-        std::cout << (c.json ? "{\"trial\": " + trial_json(seen) + "}\n"
-                             : status_line(seen));
+        if (!c.prometheus_file.empty())
+            write_file(c.prometheus_file, trial_prometheus(seen));
+        std::cout << (c.json ? "{\"trial\": " + trial_json(seen) + "}\n" : status_line(seen));
         return k_exit_ok;
     }
-    if (c.check->parsed())
-        return check(c);
+    if (c.check->parsed()) {
+        int rc = check(c);
+        if (!c.prometheus_file.empty()) {
+            target::Root root(c.root);
+            write_file(c.prometheus_file,
+                       trial_prometheus(trial_view(root, c.sysroot, running(c))));
+        }
+        return rc;
+    }
     if (c.commit->parsed())
         return commit_by_hand(c);
     return abort_trial(c);

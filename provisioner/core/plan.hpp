@@ -166,6 +166,8 @@ inline constexpr const char* k_applied_profile_path = "/etc/rtprov/profile.yaml"
 
 // The trial's record: what is on trial, and how it ended (target::TrialRecord).
 inline constexpr const char* k_trial_record_path = "/var/lib/rtprov/trial";
+// The trial boot's self-test and audit reports.
+inline constexpr const char* k_trial_reports_dir = "/var/lib/rtprov/trial-reports";
 // The kernel parameter that marks a trial boot: rtprov.trial=<trial id>.
 inline constexpr const char* k_trial_param = "rtprov.trial";
 // The id of a trial of the resolved profile 'profile_yaml': the start of its SHA-256.
@@ -177,6 +179,10 @@ std::string trial_id_of(const std::string& profile_yaml);
 inline constexpr unsigned k_trial_panic_s = 10;
 inline constexpr const char* k_trial_deadline_target = "rtprov-trial-deadline.target";
 inline constexpr const char* k_trial_unit = "rtprov-trial.service";
+// The deadline's job timeout, and the longest self-test a trial's check may run inside it
+// (the audit, the commit's update-grub and the boot itself need the rest).
+inline constexpr unsigned k_trial_deadline_s = 900;
+inline constexpr unsigned k_trial_selftest_max_s = 600;
 
 // Marker for the first-boot flow: the boot configuration still has to be regenerated;
 // it holds the commands, one per line.

@@ -1,6 +1,7 @@
 #include "provisioner/pipeline/apply.hpp"
 
 #include "provisioner/system/sysroot.hpp"
+#include "provisioner/systemd/units.hpp"
 #include "provisioner/target/trial_record.hpp"
 
 #include "provisioner/boot/kernel_params.hpp"
@@ -68,8 +69,23 @@ Applied apply(target::Root& root, const target::RootLock& lock, const Planned& p
             told_before_error(tell({}));
         throw;
     }
+    std::optional<target::TrialRecord> previous_trial;
+    try {
+        previous_trial = target::read_trial_record(root);
+    } catch (const Error&) {
+        // damaged: a trial apply writes a new one below; 'rtprov trial abort' ends it
+    }
+    if (planned.trial_id.empty() && previous_trial && previous_trial->phase == "armed") {
+        // A plain apply replaces the trial's boot configuration with its own default.
+        previous_trial->phase = "aborted";
+        previous_trial->reason = "ended by a plain 'rtprov apply', whose boot configuration is "
+                                 "the default now";
+        previous_trial->updated_at = info.applied_at;
+        target::write_trial_record(root, *previous_trial);
+    }
     if (!planned.trial_id.empty() &&
-        (!applied.result.nothing_to_do || !target::read_trial_record(root))) {
+        (!applied.result.nothing_to_do || !previous_trial || previous_trial->phase != "armed" ||
+         previous_trial->id != planned.trial_id)) {
         target::TrialRecord record;
         record.phase = "armed";
         record.id = planned.trial_id;
@@ -98,9 +114,14 @@ RolledBack rollback(target::Root& root, const target::RootLock& lock, target::Dr
         systemd::libsystemd(); // a missing library stops the rollback before its first change
     RolledBack rolled;
     rolled.result = target::rollback(root, lock, drift, run);
-    // A trial's record goes with the files it was about.
-    if (!rolled.result.nothing_to_do && root.exists(core::k_trial_record_path))
-        root.remove_file(core::k_trial_record_path);
+    // A trial's record, reports and textfile go with the files they were about.
+    if (!rolled.result.nothing_to_do) {
+        for (const char* path : {core::k_trial_record_path, systemd::k_trial_prometheus})
+            if (root.exists(path))
+                root.remove_file(path);
+        if (root.is_directory(core::k_trial_reports_dir))
+            root.remove_tree(core::k_trial_reports_dir);
+    }
     if (!live)
         return rolled;
     std::vector<std::string> touched = rolled.result.restored;

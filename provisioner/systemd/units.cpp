@@ -126,8 +126,8 @@ std::string render_trial_unit(const std::string& profile_name, const std::string
            std::string(core::k_trial_record_path) +
            "\n\n"
            "[Service]\nType=oneshot\nExecStart=" +
-           rtprov_path +
-           " trial check\n\n"
+           rtprov_path + " trial check --prometheus " + k_trial_prometheus +
+           "\n\n"
            "[Install]\nWantedBy=multi-user.target\n";
 }
 
@@ -139,7 +139,7 @@ std::string render_trial_deadline_target(const std::string& profile_name) {
            std::string(core::k_trial_unit) + "\nAfter=" + core::k_trial_unit +
            "\n# A job that has not finished in time: the boot never reached the check "
            "(systemd.unit(5), JobTimeoutSec=).\nJobTimeoutSec=" +
-           std::to_string(k_trial_deadline_s) + "\nJobTimeoutAction=reboot-force\n";
+           std::to_string(core::k_trial_deadline_s) + "\nJobTimeoutAction=reboot-force\n";
 }
 
 std::string render_trial_watchdog(const std::string& profile_name) {

@@ -23,7 +23,9 @@ inline constexpr const char* k_partition_unit = "rtprov-cpuset-partition.service
 // line starts, and the systemd watchdog while the trial form is applied.
 inline constexpr const char* k_trial_watchdog_dropin =
     "/etc/systemd/system.conf.d/60-rtprov-trial.conf";
-inline constexpr unsigned k_trial_deadline_s = 900;
+// Where rtprov-trial.service leaves the outcome for node-exporter's textfile collector
+// (point --collector.textfile.directory there, or link the file).
+inline constexpr const char* k_trial_prometheus = "/var/lib/rtprov/trial.prom";
 inline constexpr unsigned k_trial_watchdog_s = 60;
 
 // '/etc/systemd/system/<unit>.d/60-rtprov.conf'

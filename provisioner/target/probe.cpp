@@ -212,7 +212,8 @@ core::TargetFacts probe(const Root& root, const core::Profile& profile, core::Ta
         }
         read_into(root, facts, boot::k_grub_dropin);
         read_into(root, facts, boot::k_grub_trial_script);
-        read_into(root, facts, boot::k_grub_env, caps::k_config);
+        // As an entry: a link is refused by the plan, not followed.
+        facts.record(boot::k_grub_env, root.read_entry(boot::k_grub_env, caps::k_config));
         if (trial)
             facts.grub_env_mount = mount_containing(
                 root.host_path(root.resolve(split_parent(boot::k_grub_env).first)));

@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <array>
+#include <set>
 #include <sstream>
 
 namespace rtprov::target {
@@ -28,7 +29,8 @@ constexpr std::array<std::pair<const char*, Field>, 10> k_fields = {{
 }};
 
 bool known_phase(const std::string& phase) {
-    return phase == "armed" || phase == "committed" || phase == "fell-back" || phase == "aborted";
+    return phase == "armed" || phase == "committed" || phase == "fell-back" || phase == "aborted" ||
+           phase == "commit-failed";
 }
 
 } // namespace
@@ -48,6 +50,7 @@ std::string format_trial_record(const TrialRecord& record) {
 
 TrialRecord parse_trial_record(const std::string& text, const std::string& label) {
     TrialRecord record;
+    std::set<std::string> seen;
     std::istringstream in(text);
     std::string line;
     for (int number = 1; std::getline(in, line); ++number) {
@@ -66,8 +69,14 @@ TrialRecord parse_trial_record(const std::string& text, const std::string& label
                                   [&](const auto& f) { return key == f.first; });
         if (field == k_fields.end())
             throw bad("unknown key " + quoted(key));
+        if (seen.count(key))
+            throw bad("a second " + quoted(key) + " line");
+        seen.insert(key);
         record.*(field->second) = value;
     }
+    if (record.loader.empty())
+        throw Error(label + ": the trial record names no boot loader ('loader='); 'rtprov trial "
+                            "abort' ends the trial and writes a new one");
     if (!known_phase(record.phase))
         throw Error(label + ": the trial record has no known phase (armed, committed, "
                             "fell-back, aborted); 'rtprov trial abort' ends the trial and "

@@ -13,7 +13,7 @@ namespace rtprov::target {
 // trial boot passed the self-test and audit, fell-back when it did not or never came up,
 // aborted by 'rtprov trial abort'.
 struct TrialRecord {
-    std::string phase;      // armed, committed, fell-back, aborted
+    std::string phase;      // armed, committed, fell-back, aborted, commit-failed
     std::string id;         // the marker on the trial boot's command line (rtprov.trial=ID)
     std::string profile;    // the profile on trial
     std::string loader;     // grub

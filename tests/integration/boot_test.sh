@@ -248,10 +248,11 @@ check "a boot without the trial's marker records that the trial did not come up"
 run status --root "$t"
 run trial status --root "$t"
 check "trial status says it fell back, and why" grep -q "fell back at .*did not come up" <<<"$out"
-# GRUB spent next_entry at that boot; a new apply --trial arms it again.
-spend_next_entry "$t/boot/grub/grubenv"
+check "and takes next_entry out, so the ended trial is never booted later" \
+    bash -c "! grep -q '^next_entry=rtprov-trial' '$t/boot/grub/grubenv' && [ \$(stat -c %s '$t/boot/grub/grubenv') = 1024 ]"
 run apply "${targs[@]}"
-check "apply --trial again re-arms the trial" grep -q '^phase=armed$' "$t/var/lib/rtprov/trial"
+check "apply --trial again re-arms the trial" \
+    bash -c "grep -q '^phase=armed$' '$t/var/lib/rtprov/trial' && grep -q '^next_entry=rtprov-trial$' '$t/boot/grub/grubenv'"
 id=$(sed -n 's/^id=//p' "$t/var/lib/rtprov/trial")
 echo "BOOT_IMAGE=/boot/vmlinuz-6.12.117+deb13-amd64 root=/dev/vda1 ro rtprov.trial=$id" >"$sys/proc/cmdline"
 run trial check --root "$t" --sysroot "$sys"
@@ -262,6 +263,16 @@ check "trial abort takes next_entry out and records it" \
     bash -c "! grep -q '^next_entry=rtprov-trial' '$t/boot/grub/grubenv' && grep -q '^phase=aborted$' '$t/var/lib/rtprov/trial'"
 run rollback --root "$t"
 check "rollback after the trial leaves the root as it was, grubenv byte for byte" [ "$(tree_sum "$t")" = "$before" ]
+run apply "${targs[@]}"
+run apply --root "$t" --profile x86-debian13 --set board.cpus=4 --regenerate-boot=now
+check "a plain apply after a trial ends it (aborted, and said why)" \
+    grep -q "aborted at .*ended by a plain 'rtprov apply'" <<<"$("$rtprov" trial status --root "$t")"
+run rollback --root "$t"
+run apply "${targs[@]}" --set 'tuning.kernel.extra=[panic=0]'
+check "a trial that would hang on a panic (panic=0) is refused" grep -q "trial-param-reserved\|makes a panicking trial kernel hang" <<<"$out$err"
+ln -sfn grubenv.real "$t/boot/grub/grubenv"
+run apply "${targs[@]}"
+check "a GRUB environment block that is a link is refused" grep -q "is a symbolic link" <<<"$out$err"
 run apply --root "$t" --profile pi4 --trial --regenerate-boot=now
 check "--trial for the Pi firmware is refused, saying it is not built yet" \
     grep -q "not available for boot loader 'rpi-firmware'" <<<"$err"

@@ -159,10 +159,10 @@ TEST_CASE("the trial record is written and read back, and damage is named") {
               target::parse_trial_record(text + "colour=red\n", "/var/lib/rtprov/trial");
           }).find("/var/lib/rtprov/trial:9: unknown key") != std::string::npos);
     CHECK(thrown([&] {
-              target::parse_trial_record("phase=maybe\nid=01\n", "t");
+              target::parse_trial_record("phase=maybe\nid=01\nloader=grub\n", "t");
           }).find("no known phase") != std::string::npos);
     CHECK(thrown([&] {
-              target::parse_trial_record("phase=armed\nid=$(reboot)\n", "t");
+              target::parse_trial_record("phase=armed\nid=$(reboot)\nloader=grub\n", "t");
           }).find("is not the hex id") != std::string::npos);
 }
 
