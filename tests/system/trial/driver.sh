@@ -38,7 +38,8 @@ facts() {
 tcg="--set board.cpus=4 --set tuning.kernel.realtime=true
      --set tuning.selftest.max_latency_us.reserved=5000000
      --set tuning.selftest.max_latency_us.housekeeping=5000000
-     --set tuning.selftest.max_missed_per_mille=1000"
+     --set tuning.selftest.max_missed_per_mille=1000
+     --set tuning.selftest.duration_s=3"
 trial() {
     # shellcheck disable=SC2086 # the words of $tcg
     if ! rtprov apply --live --trial --profile x86-debian13 $tcg "$@" >>"$dir/apply.log" 2>&1; then
@@ -63,7 +64,10 @@ good)
     ;;
 committed)
     facts committed
-    trial --set 'tuning.kernel.extra=[init=/nonexistent]'
+    # No rdinit: the kernel mounts the root itself and runs init= there, and an init=
+    # that fails is a kernel panic (init/main.c: "Requested init ... failed"); with the
+    # initramfs, its /init would fall back to /sbin/init instead.
+    trial --set 'tuning.kernel.extra=[rdinit=/nonexistent, init=/nonexistent]'
     next panicked reboot
     ;;
 panicked)
