@@ -12,6 +12,8 @@
 #      debos example built with debos (amd64 package) and booted from its GRUB
 #   5. shellcheck and clang-format over the tree
 # Set RTPROV_SKIP_TRIXIE=1 to leave out steps 3 and 4 (they need the Debian archive).
+# Set RTPROV_TRIAL_BOOTS=1 to add the booted trial scenarios to the debos test
+# (tests/system/trial_boots.sh: eleven TCG boots, 25-40 minutes more).
 set -euo pipefail
 src=$(dirname "$(dirname "$(realpath "$0")")")
 cd "$src"
