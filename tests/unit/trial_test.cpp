@@ -186,3 +186,33 @@ TEST_CASE(
           TrialBoot::none);
     CHECK(target::classify_boot(std::nullopt, "", "") == TrialBoot::none);
 }
+
+TEST_CASE("a trial refuses what would take away its own safety net") {
+    TargetFacts facts;
+    facts.files["/boot/grub/grubenv"].content = empty_block();
+    facts.grub_env_mount = MountFact{"/dev/vda1", "ext4"};
+    for (const char* extra : {"panic=0", "rtprov.trial=0000", "systemd.wants=rtprov-x.target"}) {
+        INFO(extra);
+        Plan plan;
+        Profile profile = x86();
+        profile.tuning.kernel.extra = {extra};
+        PlanOptions options;
+        options.trial = true;
+        options.trial_id = "0123456789ab";
+        options.regenerate = Regenerate::now;
+        boot::plan_boot(plan, profile, resolve_cores(profile, std::nullopt), facts, options);
+        REQUIRE(finding(plan, "trial-param-reserved"));
+        CHECK(plan.changes.empty());
+    }
+    Plan plan;
+    Profile profile = x86();
+    profile.tuning.selftest.duration_s = k_trial_selftest_max_s + 1;
+    PlanOptions options;
+    options.trial = true;
+    options.trial_id = "0123456789ab";
+    options.regenerate = Regenerate::now;
+    boot::plan_boot(plan, profile, resolve_cores(profile, std::nullopt), facts, options);
+    CHECK(finding(plan, "trial-selftest-too-long"));
+    facts.files["/boot/grub/grubenv"] = symlink_to("/elsewhere");
+    CHECK(finding(trial_plan(facts), "grub-env-link"));
+}
