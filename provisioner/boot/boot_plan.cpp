@@ -156,6 +156,51 @@ void regenerate(Context& c, std::vector<std::vector<std::string>> argvs,
     }
 }
 
+// Raspberry Pi trial: config.txt and cmdline.txt stay; tryboot.txt is config.txt as the
+// plain apply would make it, plus cmdline= naming the trial's command line (the merged
+// one with the trial's own parameters). Committing is a plain apply.
+void plan_rpi_trial(Context& c, const std::string& dir, const std::string& config_path,
+                    FirmwareSettings settings, const std::string& merged_first_line,
+                    const std::optional<std::string>& rt_image) {
+    if (c.facts.mode != TargetMode::live) {
+        error(c.plan, "rpi-trial-offline",
+              "a Raspberry Pi trial is the boot after 'reboot \"0 tryboot\"', and an image's "
+              "first boot is a plain one: apply the trial with --live on the running Pi, or "
+              "leave it to first boot (/etc/rtprov/firstboot.yaml, trial: true, the default) "
+              "(nothing was written)");
+        return;
+    }
+    keep_as_is(c, config_path, "the default config.txt, kept during the trial");
+    std::string tokens;
+    for (const KernelParam& p : trial_params(c))
+        tokens += " " + p.token();
+    settings.cmdline_file = k_rpi_trial_cmdline;
+    FileState line;
+    // The firmware reads the first line only; rtprov's mark is the second.
+    line.content = merged_first_line + tokens + "\n" + owned_file_header(c.profile.name);
+    add_file_change(c.plan, c.facts, cmdline_txt_path(dir, settings), std::move(line),
+                    "the trial's kernel command line (tryboot.txt's cmdline=)");
+    std::string config =
+        edit_config_txt(content_of(c.facts, config_path), rt_image, c.profile.name);
+    if (!config.empty() && config.back() != '\n')
+        config += "\n";
+    FileState tryboot;
+    tryboot.content =
+        owned_file_header(c.profile.name) +
+        "# The trial's config.txt: the firmware reads it instead of config.txt for "
+        "one boot,\n# after 'reboot \"0 tryboot\"' (Raspberry Pi documentation, "
+        "\"TRYBOOT\").\n" +
+        config + "# rtprov trial: the trial's command line\n[all]\ncmdline=" + k_rpi_trial_cmdline +
+        "\n";
+    add_file_change(c.plan, c.facts, dir + "/" + k_rpi_tryboot, std::move(tryboot),
+                    "the trial's config.txt (tryboot)");
+    info(c.plan, "rpi-tryboot",
+         "reboot into the trial with 'systemctl reboot \"0 tryboot\"' (first boot does); the "
+         "firmware must support tryboot (the Raspberry Pi 4 bootloader from 2021 on, every Pi "
+         "5). rtprov cannot see that from here: without it that reboot boots config.txt as "
+         "always, the trial never comes up, and rtprov-trial.service records that");
+}
+
 void plan_rpi(Context& c) {
     const std::optional<FirmwarePartition>& fw = c.facts.firmware;
     if (!fw) {
@@ -232,10 +277,18 @@ void plan_rpi(Context& c) {
                 cmdline_path + " is " + std::to_string(first_line.size()) +
                     " characters; the firmware takes at most 1024 and prepends its own, so "
                     "parameters at the end may be lost");
-    FileState cmdline;
-    cmdline.content = next;
-    add_file_change(c.plan, c.facts, cmdline_path, std::move(cmdline),
-                    "kernel command line read by the Raspberry Pi firmware");
+    if (c.options.trial) {
+        // cmdline.txt stays as it is, and so does what rtprov's part of it is.
+        keep_as_is(c, cmdline_path, "the default command line, kept during the trial");
+        c.plan.cmdline_edits[cmdline_path] = CmdlineEdit{
+            true, c.keys,
+            owned_part(parse_cmdline_text(current, CmdlineScope::first_line).tokens, c.keys)};
+    } else {
+        FileState cmdline;
+        cmdline.content = next;
+        add_file_change(c.plan, c.facts, cmdline_path, std::move(cmdline),
+                        "kernel command line read by the Raspberry Pi firmware");
+    }
 
     std::optional<std::string> rt_image;
     if (c.profile.tuning.kernel.realtime) {
@@ -264,6 +317,10 @@ void plan_rpi(Context& c) {
             warning(c.plan, "foreign-kernel-line",
                     config_path + " already has '" + line +
                         "'; rtprov's [pi4] block comes after it, so the RT kernel wins");
+    }
+    if (c.options.trial) {
+        plan_rpi_trial(c, fw->dir, config_path, settings, first_line, rt_image);
+        return;
     }
     if (has_config || rt_image) {
         FileState config;
@@ -638,11 +695,11 @@ void plan_boot(Plan& plan, const Profile& profile, const std::optional<ResolvedC
         if (std::find(keys.begin(), keys.end(), key) == keys.end())
             keys.push_back(key);
     Context c{plan, profile, facts, options, std::move(decision.params), std::move(keys)};
-    if (options.trial && profile.board.boot.loader != BootLoader::grub) {
+    if (options.trial && profile.board.boot.loader == BootLoader::systemd_boot) {
         error(plan, "trial-not-available",
               "--trial is not available for boot loader '" + to_string(profile.board.boot.loader) +
-                  "' in this version of rtprov (GRUB only; Raspberry Pi tryboot and "
-                  "systemd-boot boot counting are not built yet); apply without --trial, and "
+                  "' in this version of rtprov (GRUB and the Raspberry Pi firmware only; "
+                  "systemd-boot's boot counting is not built yet); apply without --trial, and "
                   "keep a way to reach the boot configuration if the new one does not boot "
                   "(nothing was written)");
         return;

@@ -22,6 +22,12 @@ FirmwareSettings parse_config_txt(const std::string& text);
 // In-root path of the command-line file: '<dir>/<os_prefix><cmdline_file>'.
 std::string cmdline_txt_path(const std::string& firmware_dir, const FirmwareSettings& settings);
 
+// The trial (apply --trial): tryboot.txt, which the firmware reads instead of config.txt
+// for one boot after 'reboot "0 tryboot"' (the flag clears itself), and the command line
+// its cmdline= names (read, as cmdline.txt is, below os_prefix).
+inline constexpr const char* k_rpi_tryboot = "tryboot.txt";
+inline constexpr const char* k_rpi_trial_cmdline = "rtprov-trial-cmdline.txt";
+
 // The firmware reads at most 1024 characters of command line and prepends its own
 // (raspberrypi/linux#140); past this, plan warns.
 inline constexpr std::size_t k_cmdline_warn_length = 900;

@@ -185,7 +185,7 @@ int run_firstboot(const FirstbootCommand&) {
                     sets.push_back({set});
                 core::BootLoader loader =
                     profile::load_profile(state.profile, search_path(), sets).board.boot.loader;
-                if (loader == core::BootLoader::grub)
+                if (loader == core::BootLoader::grub || loader == core::BootLoader::rpi_firmware)
                     args.push_back("--trial");
                 else
                     progress("no trial for boot loader '" + core::to_string(loader) +
@@ -237,7 +237,11 @@ int run_firstboot(const FirstbootCommand&) {
                 state.reboot_cause += "; the next boot tries it once (a trial)";
             save("rebooting");
             report(k_id_reboot, LOG_NOTICE, "rebooting once: " + state.reboot_cause);
-            systemd::request_reboot();
+            // The Pi firmware's trial is a one-shot flag of the reboot itself.
+            systemd::request_reboot(trial.record && trial.record->phase == "armed" &&
+                                            trial.record->loader == "rpi-firmware"
+                                        ? "0 tryboot"
+                                        : "");
             return k_exit_ok;
         }
         state.cmdline = decision.cmdline;

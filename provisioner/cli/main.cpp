@@ -247,6 +247,13 @@ int run_apply(const Options& o) {
                   << (result.ran.size() == 1 ? " command" : " commands") << " run";
     std::cout << "; 'rtprov rollback " << (o.live ? "--live" : "--root " + root->path())
               << "' undoes it\n";
+    if (o.trial)
+        std::cout << "trial armed: "
+                  << (p.profile.board.boot.loader == core::BootLoader::rpi_firmware
+                          ? std::string("reboot into it with: systemctl reboot '0 tryboot'")
+                          : (o.live ? "the next boot, and only that one, is the trial"
+                                    : "the image's first boot is the trial"))
+                  << "; 'rtprov trial status' follows it\n";
     return k_exit_ok;
 }
 
@@ -462,7 +469,8 @@ int main(int argc, char** argv) {
                       "Allow a unit-wide real-time priority at or above an app's own real-time "
                       "threads (inverts them; see the finding)");
         cmd->add_flag("--trial", o.trial,
-                      "Write the boot configuration as a trial (GRUB): the next boot, and only "
+                      "Write the boot configuration as a trial (GRUB; Raspberry Pi with --live): "
+                      "the next boot, and only "
                       "that one, uses the new kernel and parameters; rtprov-trial.service makes "
                       "it the default when that boot passes the self-test and audit, else the "
                       "box boots the previous one again ('rtprov trial status')");

@@ -14,9 +14,9 @@ struct FirstbootConfig {
     std::vector<std::string> sets; // 'KEY=VALUE' overrides, as apply --set takes them
     bool install_packages = false; // install the PREEMPT_RT kernel and rt-tests if missing
     bool reboot = true;            // reboot once when the boot parameters must take effect
-    bool trial = true; // boot changes as a trial (apply --trial) where the loader has one
-    unsigned selftest_s = 5;       // latency run per CPU after the reboot; 0: no self-test
-    unsigned pi_probe_s = 2;       // PI-boost probe after it; 0: none
+    bool trial = true;       // boot changes as a trial (apply --trial) where the loader has one
+    unsigned selftest_s = 5; // latency run per CPU after the reboot; 0: no self-test
+    unsigned pi_probe_s = 2; // PI-boost probe after it; 0: none
 };
 
 // Parses the file's text; 'label' names it in messages. Throws rtprov::Error with every

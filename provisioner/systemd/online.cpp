@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <fstream>
 #include <memory>
 
 namespace rtprov::systemd {
@@ -263,8 +264,15 @@ OnlineResult apply_online(const OnlineActions& actions) {
     return result;
 }
 
-void request_reboot() {
+void request_reboot(const std::string& argument) {
     const LibSystemd& sd = libsystemd();
+    if (!argument.empty()) {
+        std::ofstream param("/run/systemd/reboot-param", std::ios::trunc);
+        param << argument << "\n";
+        if (!param.flush())
+            throw Error("cannot write /run/systemd/reboot-param (for the reboot argument '" +
+                        argument + "'); reboot by hand: systemctl reboot '" + argument + "'");
+    }
     sd_bus* raw = nullptr;
     int r = sd.sd_bus_open_system(&raw);
     if (r < 0)

@@ -81,6 +81,9 @@ OnlineResult apply_online(const OnlineActions& actions);
 // Asks the system manager to reboot, as 'systemctl reboot' does (StartUnit
 // reboot.target, replace-irreversibly). Returns at once; the caller should exit soon.
 // Throws rtprov::Error with systemd's answer.
-void request_reboot();
+// 'argument' ("0 tryboot" for the Raspberry Pi firmware's one-shot flag) goes to the
+// kernel's reboot call: written to /run/systemd/reboot-param, which systemd-shutdown
+// reads, as 'systemctl reboot ARG' does (systemctl(1)).
+void request_reboot(const std::string& argument = "");
 
 } // namespace rtprov::systemd

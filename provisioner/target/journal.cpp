@@ -92,13 +92,13 @@ struct FileCheck {
     std::optional<core::FileState> current; // kept for command-line files only
 };
 
-// rtprov's header on the first line, or on the second after a '#!' line (a script
-// grub-mkconfig runs must start with its interpreter).
+// rtprov's header on the first line, or on the second: a script grub-mkconfig runs starts
+// with its '#!' line, and the firmware reads a command line's first line only.
 bool carries_mark(const std::string& content) {
     if (content.rfind(core::k_owned_header_start, 0) == 0)
         return true;
     std::size_t second = content.find('\n');
-    return content.rfind("#!", 0) == 0 && second != std::string::npos &&
+    return second != std::string::npos &&
            content.compare(second + 1, std::string(core::k_owned_header_start).size(),
                            core::k_owned_header_start) == 0;
 }

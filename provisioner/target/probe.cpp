@@ -101,8 +101,12 @@ void probe_firmware(const Root& root, const core::Profile& profile, core::Target
         std::string config = facts.files.count(fw.dir + "/config.txt")
                                  ? facts.files[fw.dir + "/config.txt"].content
                                  : "";
-        read_into(root, facts, boot::cmdline_txt_path(fw.dir, boot::parse_config_txt(config)),
-                  caps::k_cmdline);
+        boot::FirmwareSettings settings = boot::parse_config_txt(config);
+        read_into(root, facts, boot::cmdline_txt_path(fw.dir, settings), caps::k_cmdline);
+        // The trial's files (apply --trial).
+        read_into(root, facts, fw.dir + "/" + boot::k_rpi_tryboot);
+        settings.cmdline_file = boot::k_rpi_trial_cmdline;
+        read_into(root, facts, boot::cmdline_txt_path(fw.dir, settings), caps::k_cmdline);
     }
     facts.firmware = fw;
 }

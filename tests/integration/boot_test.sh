@@ -273,8 +273,12 @@ check "a trial that would hang on a panic (panic=0) is refused" grep -q "trial-p
 ln -sfn grubenv.real "$t/boot/grub/grubenv"
 run apply "${targs[@]}"
 check "a GRUB environment block that is a link is refused" grep -q "is a symbolic link" <<<"$out$err"
-run apply --root "$t" --profile pi4 --trial --regenerate-boot=now
-check "--trial for the Pi firmware is refused, saying it is not built yet" \
-    grep -q "not available for boot loader 'rpi-firmware'" <<<"$err"
+fresh trialpi pi4-trixie
+run apply --root "$work/trialpi" --profile pi4 --trial
+check "an offline --trial for the Pi firmware is refused: its first boot is not a tryboot" \
+    grep -q "an image's first boot is a plain one" <<<"$out$err"
+run apply --root "$t" --profile x86-debian13 --set board.boot.loader=systemd-boot --trial
+check "--trial for systemd-boot is refused, saying it is not built yet" \
+    grep -q "not available for boot loader 'systemd-boot'" <<<"$out$err"
 
 finish

@@ -134,7 +134,7 @@ TEST_CASE("a GRUB trial is refused where GRUB cannot spend it") {
 }
 
 TEST_CASE("a trial is refused, saying so, for the loaders it is not built for yet") {
-    for (BootLoader loader : {BootLoader::rpi_firmware, BootLoader::systemd_boot}) {
+    for (BootLoader loader : {BootLoader::systemd_boot}) {
         Plan plan;
         Profile profile = x86();
         profile.board.boot.loader = loader;
@@ -215,4 +215,47 @@ TEST_CASE("a trial refuses what would take away its own safety net") {
     CHECK(finding(plan, "trial-selftest-too-long"));
     facts.files["/boot/grub/grubenv"] = symlink_to("/elsewhere");
     CHECK(finding(trial_plan(facts), "grub-env-link"));
+}
+
+TEST_CASE("a Raspberry Pi trial writes tryboot.txt and its own command line, and keeps the rest") {
+    Profile profile = x86();
+    profile.name = "pi4";
+    profile.board.boot.loader = BootLoader::rpi_firmware;
+    profile.tuning.kernel.realtime = true;
+    profile.board.kernel.rt_image = "kernel8_rt.img";
+    TargetFacts facts;
+    facts.mode = TargetMode::live;
+    FirmwarePartition fw;
+    fw.dir = "/boot/firmware";
+    fw.has_boot_files = true;
+    fw.files = {"config.txt", "cmdline.txt", "kernel8_rt.img"};
+    facts.firmware = fw;
+    facts.files["/boot/firmware/cmdline.txt"].content =
+        "console=tty1 root=PARTUUID=1-02 rootwait\n";
+    facts.files["/boot/firmware/config.txt"].content = "arm_64bit=1\n";
+    PlanOptions options;
+    options.trial = true;
+    options.trial_id = "0123456789ab";
+    Plan plan;
+    boot::plan_boot(plan, profile, resolve_cores(profile, std::nullopt), facts, options);
+    CHECK_FALSE(plan.refused());
+    CHECK_FALSE(change(plan, "/boot/firmware/cmdline.txt"));
+    CHECK_FALSE(change(plan, "/boot/firmware/config.txt"));
+    const FileChange* tryboot = change(plan, "/boot/firmware/tryboot.txt");
+    REQUIRE(tryboot);
+    CHECK(tryboot->next.content.rfind(k_owned_header_start, 0) == 0);
+    CHECK(tryboot->next.content.find("arm_64bit=1\n") != std::string::npos);
+    CHECK(tryboot->next.content.find("kernel=kernel8_rt.img") != std::string::npos);
+    CHECK(tryboot->next.content.ends_with("[all]\ncmdline=rtprov-trial-cmdline.txt\n"));
+    const FileChange* line = change(plan, "/boot/firmware/rtprov-trial-cmdline.txt");
+    REQUIRE(line);
+    const std::string first = line->next.content.substr(0, line->next.content.find('\n'));
+    CHECK(first.rfind("console=tty1 root=PARTUUID=1-02 rootwait isolcpus=", 0) == 0);
+    CHECK(first.ends_with(" rtprov.trial=0123456789ab panic=10 "
+                          "systemd.wants=rtprov-trial-deadline.target"));
+    CHECK(line->next.content.substr(first.size() + 1).rfind(k_owned_header_start, 0) == 0);
+    facts.mode = TargetMode::offline;
+    Plan offline;
+    boot::plan_boot(offline, profile, resolve_cores(profile, std::nullopt), facts, options);
+    CHECK(finding(offline, "rpi-trial-offline"));
 }
