@@ -229,8 +229,10 @@ std::string trial_text(const TrialView& trial) {
         out += "committed at " + r.updated_at + " (self-test " + r.selftest + ", audit " + r.audit +
                ")";
     } else {
-        out += (r.phase == "fell-back" ? "fell back at " : "aborted at ") + r.updated_at + ": " +
-               r.reason;
+        out += (r.phase == "fell-back"       ? "fell back at "
+                : r.phase == "commit-failed" ? "commit failed at "
+                                             : "aborted at ") +
+               r.updated_at + ": " + r.reason;
     }
     return out + "\n";
 }

@@ -66,10 +66,6 @@ bool running(const TrialCommand& c) {
     return c.root == "/" || c.sysroot != "/";
 }
 
-std::string status_line(const TrialView& seen) {
-    return trial_text(seen);
-}
-
 void end_trial(target::Root& root, target::TrialRecord record, const std::string& phase,
                const std::string& reason) {
     record.phase = phase;
@@ -130,10 +126,8 @@ int check(const TrialCommand& c) {
     TrialView seen = trial_view(root, c.sysroot, running(c));
     switch (seen.boot) {
     case target::TrialBoot::none:
-        std::cout << status_line(seen);
-        return k_exit_ok;
     case target::TrialBoot::not_yet:
-        std::cout << status_line(seen);
+        std::cout << trial_text(seen);
         return k_exit_ok;
     case target::TrialBoot::did_not_start:
         end_trial(root, *seen.record, "fell-back",
@@ -187,7 +181,7 @@ int commit_by_hand(const TrialCommand& c) {
         throw UsageError("--root", "a trial is committed on the running system, from its own "
                                    "/proc: leave out --root and --sysroot");
     if (seen.boot != target::TrialBoot::trial) {
-        std::string now = status_line(seen);
+        std::string now = trial_text(seen);
         now.pop_back(); // its newline
         throw Error("this boot is not the trial (" + now +
                     "), so committing would make a boot configuration the default that has "
@@ -208,7 +202,7 @@ int abort_trial(const TrialCommand& c) {
         record = target::TrialRecord{"armed", "0", "unknown", "grub", "", "", "", "", "", ""};
     }
     if (!record || record->phase != "armed") {
-        std::cout << "no trial to abort: " << status_line({record, target::TrialBoot::none});
+        std::cout << "no trial to abort: " << trial_text({record, target::TrialBoot::none});
         return k_exit_ok;
     }
     if (disarm(root, record->loader))
@@ -274,7 +268,7 @@ int run_trial(const TrialCommand& c) {
         TrialView seen = trial_view(root, c.sysroot, running(c));
         if (!c.prometheus_file.empty())
             write_file(c.prometheus_file, trial_prometheus(seen));
-        std::cout << (c.json ? "{\"trial\": " + trial_json(seen) + "}\n" : status_line(seen));
+        std::cout << (c.json ? "{\"trial\": " + trial_json(seen) + "}\n" : trial_text(seen));
         return k_exit_ok;
     }
     if (c.check->parsed()) {
