@@ -652,6 +652,15 @@ std::vector<std::string> produces_of(const std::vector<std::string>& argv) {
     return {};
 }
 
+std::vector<std::string> readers_of(const std::string& path) {
+    if (path != "/boot/grub/grub.cfg")
+        return {};
+    std::vector<std::string> readers = {k_grub_env};
+    for (const char* platform : {"i386-pc", "x86_64-efi", "i386-efi", "arm64-efi"})
+        readers.push_back(std::string("/boot/grub/") + platform + "/normal.mod");
+    return readers;
+}
+
 bool is_runtime_path(const std::string& path) {
     return path == k_grub_env;
 }

@@ -17,6 +17,12 @@ void plan_boot(core::Plan& plan, const core::Profile& profile,
 // The files a regeneration command rewrites ('update-grub': /boot/grub/grub.cfg).
 std::vector<std::string> produces_of(const std::vector<std::string>& argv);
 
+// Files whose presence says a boot loader is installed that reads 'path', one of
+// produces_of()'s: GRUB's modules or environment block in /boot/grub (grub-install puts
+// them there) for grub.cfg. Rollback makes such a file again instead of removing it when
+// rtprov's command created it: the loader may have nothing else to read.
+std::vector<std::string> readers_of(const std::string& path);
+
 // Which commands a state file may name: 'pending' (planned, not finished yet) or 'rerun'
 // (run again by rollback, which only regeneration is).
 enum class CommandUse { pending, rerun };

@@ -657,7 +657,14 @@ RollbackResult rollback(Root& root, const RootLock&, DriftPolicy drift, const Co
                 // Empty: its command failed or was killed, so what is there is not known to
                 // be anyone else's: the original from before rtprov goes back.
                 bool as_left = file.sha256.empty() || check.holds_ours;
-                if (!as_left) {
+                // Created, with a loader installed since that reads it (an image whose only
+                // grub.cfg rtprov's update-grub made): made again from the restored inputs,
+                // not removed, or the box would not boot.
+                bool read_by_loader =
+                    file.created && check.exists && !file.sha256.empty() &&
+                    std::ranges::any_of(boot::readers_of(file.path),
+                                        [&](const std::string& p) { return root.exists(p); });
+                if (!as_left || read_by_loader) {
                     regenerate = true;
                     continue;
                 }

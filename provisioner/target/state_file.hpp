@@ -21,7 +21,8 @@ struct ManagedFile {
     // Written by a command rtprov ran (update-grub's grub.cfg), not by rtprov itself.
     // 'sha256' is what the command left ("" until it finished). Rollback restores the
     // original only while the file is still what the command left; otherwise (a kernel
-    // update regenerated it since) it runs the command again.
+    // update regenerated it since), and for a file the command created that an installed
+    // boot loader reads (boot::readers_of), it runs the command again.
     bool generated = false;
     // Changed after apply by design (core::Plan::runtime: GRUB's environment block during
     // a trial): rollback puts the original back whatever it holds, status calls nothing

@@ -268,6 +268,40 @@ TEST_CASE("a file a command generated is put back byte for byte, or made again i
           "generated with GRUB_CMDLINE_LINUX_DEFAULT=\"quiet\"\n");
 }
 
+TEST_CASE("a grub.cfg rtprov's command created is removed, or made again once GRUB reads it") {
+    auto run_case = [](bool grub_installed) {
+        TempDir dir;
+        make_system(dir);
+        if (grub_installed) // grub-install put its modules in /boot/grub
+            dir.write("boot/grub/i386-pc/normal.mod", "module\n");
+        Root root(dir.path());
+        core::Plan plan = two_changes(root);
+        plan.commands.push_back({{"update-grub"}, "test", true, {"/boot/grub/grub.cfg"}});
+        int runs = 0;
+        auto update_grub = [&](const std::vector<std::string>&) {
+            ++runs;
+            dir.write("boot/grub/grub.cfg", "generated with " + dir.read("etc/default/grub"));
+            return 0;
+        };
+        apply_plan(root, RootLock(root), plan, k_info, update_grub);
+        REQUIRE(read_state(root)->find("/boot/grub/grub.cfg")->created);
+        RollbackResult result = rollback(root, RootLock(root), DriftPolicy::refuse, update_grub);
+        return std::tuple{dir.exists("boot/grub/grub.cfg") ? dir.read("boot/grub/grub.cfg")
+                                                           : std::string("(none)"),
+                          runs, result.ran};
+    };
+    // Nothing reads it: the root goes back to having none, byte for byte.
+    auto [without, runs_without, ran_without] = run_case(false);
+    CHECK(without == "(none)");
+    CHECK(runs_without == 1);
+    CHECK(ran_without.empty());
+    // GRUB installed since (an image's grub-install): removing it would leave a grub> prompt.
+    auto [with, runs_with, ran_with] = run_case(true);
+    CHECK(with == "generated with GRUB_CMDLINE_LINUX_DEFAULT=\"quiet\"\n");
+    CHECK(runs_with == 2);
+    CHECK(ran_with == std::vector<std::string>{"update-grub"});
+}
+
 TEST_CASE("a file the profile no longer wants is removed, or gets its original back") {
     TempDir dir;
     make_system(dir);
