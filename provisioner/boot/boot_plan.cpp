@@ -8,6 +8,8 @@
 #include "provisioner/core/text.hpp"
 
 #include <algorithm>
+#include <cstring>
+#include <sstream>
 
 namespace rtprov::boot {
 
@@ -154,6 +156,38 @@ void regenerate(Context& c, std::vector<std::vector<std::string>> argvs,
                        "next boot");
         return;
     }
+}
+
+// What no trial may have, whatever the boot loader: the trial's own parameters in the
+// profile, a panic that hangs instead of rebooting, a self-test longer than its deadline.
+// Returns true, with the refusal, for any of them.
+bool refuse_trial(Context& c) {
+    for (const KernelParam& p : c.params) {
+        const bool ours = p.key == k_trial_param ||
+                          (p.key == "systemd.wants" && p.value.rfind("rtprov-", 0) == 0);
+        if (ours || (p.key == "panic" && p.value == "0")) {
+            error(c.plan, "trial-param-reserved",
+                  "tuning.kernel.extra has '" + p.token() + "', which " +
+                      (ours ? std::string("is the trial's own")
+                            : std::string("makes a panicking trial kernel hang instead of "
+                                          "rebooting")) +
+                      "; take it out of the profile for a trial (nothing was written)");
+            return true;
+        }
+    }
+    if (c.profile.tuning.selftest.duration_s > k_trial_selftest_max_s) {
+        error(c.plan, "trial-selftest-too-long",
+              "tuning.selftest.duration_s is " +
+                  std::to_string(c.profile.tuning.selftest.duration_s) +
+                  " s; a trial's check must finish within its deadline (" +
+                  std::to_string(k_trial_deadline_s) +
+                  " s, rtprov-trial-deadline.target), so its self-test may take at most " +
+                  std::to_string(k_trial_selftest_max_s) +
+                  " s: lower it for the trial and run the long self-test after the commit "
+                  "(nothing was written)");
+        return true;
+    }
+    return false;
 }
 
 // Raspberry Pi trial: config.txt and cmdline.txt stay; tryboot.txt is config.txt as the
@@ -384,31 +418,6 @@ void plan_grub_trial(Context& c, const std::optional<std::string>& rt_flavour) {
                     "plain disk (not LVM, RAID, ZFS or btrfs); check with 'grub-probe "
                     "--target=fs,abstraction /boot/grub'");
     }
-    for (const KernelParam& p : c.params) {
-        const bool ours = p.key == k_trial_param ||
-                          (p.key == "systemd.wants" && p.value.rfind("rtprov-", 0) == 0);
-        if (ours || (p.key == "panic" && p.value == "0")) {
-            error(c.plan, "trial-param-reserved",
-                  "tuning.kernel.extra has '" + p.token() + "', which " +
-                      (ours ? std::string("is the trial's own")
-                            : std::string("makes a panicking trial kernel hang instead of "
-                                          "rebooting")) +
-                      "; take it out of the profile for a trial (nothing was written)");
-            return;
-        }
-    }
-    if (c.profile.tuning.selftest.duration_s > k_trial_selftest_max_s) {
-        error(c.plan, "trial-selftest-too-long",
-              "tuning.selftest.duration_s is " +
-                  std::to_string(c.profile.tuning.selftest.duration_s) +
-                  " s; a trial's check must finish within its deadline (" +
-                  std::to_string(k_trial_deadline_s) +
-                  " s, rtprov-trial-deadline.target), so its self-test may take at most " +
-                  std::to_string(k_trial_selftest_max_s) +
-                  " s: lower it for the trial and run the long self-test after the commit "
-                  "(nothing was written)");
-        return;
-    }
     GrubEnv env;
     if (const FileState* file = c.facts.file(k_grub_env)) {
         if (file->symlink) {
@@ -570,8 +579,143 @@ void plan_grub(Context& c) {
                    k_grub_dropin, produces_of({"update-grub"}));
 }
 
+std::vector<std::string> lines_of(const std::string& text) {
+    std::vector<std::string> lines;
+    std::istringstream in(text);
+    for (std::string line; std::getline(in, line);)
+        lines.push_back(line);
+    return lines;
+}
+
+// One line of a Boot Loader Specification type #1 entry: 'key value', '#' comments.
+std::pair<std::string, std::string> bls_line(const std::string& line) {
+    std::size_t start = line.find_first_not_of(" \t");
+    if (start == std::string::npos || line[start] == '#')
+        return {};
+    std::size_t end = line.find_first_of(" \t", start);
+    std::string key = line.substr(start, end - start);
+    std::size_t value = end == std::string::npos ? end : line.find_first_not_of(" \t", end);
+    return {key, value == std::string::npos ? "" : line.substr(value)};
+}
+
+// The entry kernel-install made for kernel 'version' in 'dir' (its 'version' line, or a
+// 'linux' path of layout=bls or of a plain /boot), or nullptr.
+const std::pair<const std::string, FileState>*
+bls_entry_of(const TargetFacts& facts, const std::string& dir, const std::string& version) {
+    for (const auto& entry : facts.files) {
+        const std::string& path = entry.first;
+        if (path.rfind(dir + "/", 0) != 0 || !path.ends_with(".conf") ||
+            path == dir + "/" + k_sdboot_trial_entry || entry.second.symlink)
+            continue;
+        for (const std::string& line : lines_of(entry.second.content)) {
+            auto [key, value] = bls_line(line);
+            if ((key == "version" && value == version) ||
+                (key == "linux" && (value.ends_with("/" + version + "/linux") ||
+                                    value.ends_with("/vmlinuz-" + version))))
+                return &entry;
+        }
+    }
+    return nullptr;
+}
+
+// systemd-boot trial: /etc/kernel/cmdline and the entries stay; rtprov-trial+0.conf is
+// the entry of the profile's kernel with the new command line, and LoaderEntryOneShot
+// boots it once. Its '+0' counter makes systemd-boot take it for a spent try: sorted
+// after every other entry, never picked by itself (Automatic Boot Assessment), while a
+// one-shot names it by pattern. Committing is a plain apply, which retires the entry.
+void plan_systemd_boot_trial(Context& c, const std::string& cmdline) {
+    if (!c.facts.boot_entries_dir) {
+        error(c.plan, "sdboot-no-entries",
+              "no systemd-boot entries: none of /efi, /boot, /boot/efi has loader/entries; "
+              "install systemd-boot ('bootctl install') and its entries ('kernel-install "
+              "add'), then try again (nothing was written)");
+        return;
+    }
+    if (!c.facts.has_executable("/usr/bin/bootctl")) {
+        error(c.plan, "sdboot-no-bootctl",
+              "/usr/bin/bootctl is missing: rtprov arms the trial with 'bootctl set-oneshot'; "
+              "install the package that has it (systemd-boot) (nothing was written)");
+        return;
+    }
+    const std::string& dir = *c.facts.boot_entries_dir;
+    std::string rt_suffix;
+    if (c.profile.tuning.kernel.realtime && !c.profile.board.kernel.rt_packages.empty())
+        rt_suffix = "-" + c.profile.board.kernel.rt_packages.front().substr(
+                              std::string("linux-image-").size());
+    const InstalledKernel* kernel = nullptr;
+    for (const InstalledKernel& k : c.facts.kernels) {
+        const bool rt = k.version.find("-rt-") != std::string::npos;
+        if (!k.has_image || (rt_suffix.empty() ? rt : !k.version.ends_with(rt_suffix)))
+            continue;
+        if (!kernel || ::strverscmp(k.version.c_str(), kernel->version.c_str()) > 0)
+            kernel = &k;
+    }
+    if (!kernel) {
+        error(c.plan, "sdboot-trial-no-kernel",
+              "no " + std::string(rt_suffix.empty() ? "" : "PREEMPT_RT ") +
+                  "kernel in /boot to try" +
+                  (rt_suffix.empty() ? std::string()
+                                     : ": install " + c.profile.board.kernel.rt_packages.front() +
+                                           " first (--install-packages does not run before a "
+                                           "trial's entry is made)") +
+                  " (nothing was written)");
+        return;
+    }
+    const auto* source = bls_entry_of(c.facts, dir, kernel->version);
+    if (!source) {
+        error(c.plan, "sdboot-trial-no-entry",
+              dir + " has no entry for kernel " + kernel->version +
+                  ", whose files the trial's entry would boot: run 'kernel-install add " +
+                  kernel->version + " /boot/vmlinuz-" + kernel->version +
+                  "' first (nothing was written)");
+        return;
+    }
+    std::string options = cmdline;
+    while (!options.empty() && (options.back() == '\n' || options.back() == ' '))
+        options.pop_back();
+    for (const KernelParam& p : trial_params(c))
+        options += " " + p.token();
+    std::string title = "Linux " + kernel->version, body;
+    for (const std::string& line : lines_of(source->second.content)) {
+        auto [key, value] = bls_line(line);
+        if (key == "title")
+            title = value;
+        else if (!key.empty() && key != "options" && key != "sort-key")
+            body += line + "\n";
+    }
+    FileState entry;
+    entry.content = owned_file_header(c.profile.name) + "# The trial's entry, from " +
+                    source->first +
+                    ": booted once through LoaderEntryOneShot. '+0' in its name marks it a\n"
+                    "# spent try, so systemd-boot never picks it by itself (Automatic Boot "
+                    "Assessment).\ntitle rtprov trial: " +
+                    title + "\n" + body + "options " + options + "\n";
+    // /etc/kernel/cmdline stays as it is, and so does what rtprov's part of it is.
+    const std::string path = "/etc/kernel/cmdline";
+    keep_as_is(c, path, "the default entries' command line, kept during the trial");
+    c.plan.cmdline_edits[path] = CmdlineEdit{
+        false, c.keys,
+        owned_part(parse_cmdline_text(content_of(c.facts, path), CmdlineScope::whole_text).tokens,
+                   c.keys)};
+    add_file_change(c.plan, c.facts, dir + "/" + k_sdboot_trial_entry, std::move(entry),
+                    "systemd-boot's trial entry: the trial's kernel and parameters");
+    c.plan.commands.push_back({sdboot_oneshot_argv(k_sdboot_trial_entry),
+                               "the next boot, and only that one, is the trial "
+                               "(LoaderEntryOneShot)",
+                               false,
+                               {}});
+}
+
 void plan_systemd_boot(Context& c) {
     const std::string path = "/etc/kernel/cmdline";
+    if (c.options.trial && c.facts.mode != TargetMode::live) {
+        error(c.plan, "sdboot-trial-offline",
+              "a systemd-boot trial is armed in an EFI variable (LoaderEntryOneShot), which "
+              "only the running machine has: apply the trial with --live on the box, or leave "
+              "it to first boot (/etc/rtprov/firstboot.yaml, trial: true, the default) "
+              "(nothing was written)");
+        return;
+    }
     if (!c.facts.file(path)) {
         error(c.plan, "no-kernel-cmdline",
               path + " does not exist: it holds the whole command line of systemd-boot's "
@@ -583,6 +727,10 @@ void plan_systemd_boot(Context& c) {
         return;
     FileState cmdline;
     cmdline.content = merge_into(c, path, CmdlineScope::whole_text);
+    if (c.options.trial) {
+        plan_systemd_boot_trial(c, cmdline.content);
+        return;
+    }
     add_file_change(c.plan, c.facts, path, std::move(cmdline),
                     "kernel command line for systemd-boot entries (kernel-install)");
     if (c.profile.tuning.kernel.realtime)
@@ -661,6 +809,12 @@ std::vector<std::string> readers_of(const std::string& path) {
     return readers;
 }
 
+std::vector<std::string> sdboot_oneshot_argv(const std::string& entry) {
+    // A pattern (systemd-boot matches the one-shot with fnmatch against the entry ids):
+    // whether an id keeps the '+0' counter is the loader's business.
+    return {"bootctl", "set-oneshot", entry.substr(0, entry.find('+')) + "*"};
+}
+
 bool is_runtime_path(const std::string& path) {
     return path == k_grub_env;
 }
@@ -686,6 +840,9 @@ bool is_planned_command(const std::vector<std::string>& argv, const std::string&
         return false;
     if (argv == std::vector<std::string>{"apt-get", "update"})
         return true;
+    if (loader == to_string(BootLoader::systemd_boot) &&
+        argv == sdboot_oneshot_argv(k_sdboot_trial_entry))
+        return true;
     if (argv.size() >= 5 && argv[0] == "apt-get" && argv[1] == "install" && argv[2] == "-y" &&
         argv[3] == "--no-install-recommends")
         return std::all_of(argv.begin() + 4, argv.end(), [](const std::string& package) {
@@ -704,15 +861,8 @@ void plan_boot(Plan& plan, const Profile& profile, const std::optional<ResolvedC
         if (std::find(keys.begin(), keys.end(), key) == keys.end())
             keys.push_back(key);
     Context c{plan, profile, facts, options, std::move(decision.params), std::move(keys)};
-    if (options.trial && profile.board.boot.loader == BootLoader::systemd_boot) {
-        error(plan, "trial-not-available",
-              "--trial is not available for boot loader '" + to_string(profile.board.boot.loader) +
-                  "' in this version of rtprov (GRUB and the Raspberry Pi firmware only; "
-                  "systemd-boot's boot counting is not built yet); apply without --trial, and "
-                  "keep a way to reach the boot configuration if the new one does not boot "
-                  "(nothing was written)");
+    if (options.trial && refuse_trial(c))
         return;
-    }
     switch (profile.board.boot.loader) {
     case BootLoader::rpi_firmware:
         plan_rpi(c);

@@ -14,6 +14,12 @@ void plan_boot(core::Plan& plan, const core::Profile& profile,
                const std::optional<core::ResolvedCores>& cores, const core::TargetFacts& facts,
                const core::PlanOptions& options);
 
+// systemd-boot trial: the entry rtprov writes in TargetFacts::boot_entries_dir, and the
+// command that makes the next boot, and only that one, boot it (LoaderEntryOneShot,
+// bootctl(1) set-oneshot; systemd-boot reads and deletes the variable at boot).
+inline constexpr const char* k_sdboot_trial_entry = "rtprov-trial+0.conf";
+std::vector<std::string> sdboot_oneshot_argv(const std::string& entry);
+
 // The files a regeneration command rewrites ('update-grub': /boot/grub/grub.cfg).
 std::vector<std::string> produces_of(const std::vector<std::string>& argv);
 
@@ -31,7 +37,8 @@ enum class CommandUse { pending, rerun };
 // "systemd-boot", "rpi-firmware"): the regeneration, 'update-grub' (grub) or
 // 'kernel-install add RELEASE /boot/vmlinuz-RELEASE [/boot/initrd.img-RELEASE]'
 // (systemd-boot); and, only while pending, the package install of --install-packages
-// ('apt-get update', 'apt-get install -y --no-install-recommends PACKAGE...'). rtprov
+// ('apt-get update', 'apt-get install -y --no-install-recommends PACKAGE...') and a
+// systemd-boot trial's 'bootctl set-oneshot rtprov-trial.conf'. rtprov
 // runs nothing else that a state file names.
 bool is_planned_command(const std::vector<std::string>& argv, const std::string& loader,
                         CommandUse use);

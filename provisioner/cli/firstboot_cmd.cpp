@@ -179,19 +179,8 @@ int run_firstboot(const FirstbootCommand&) {
                                              "--regenerate-boot=now"};
             for (const std::string& set : config.sets)
                 args.insert(args.end(), {"--set", set});
-            if (config.trial) {
-                std::vector<profile::Override> sets;
-                for (const std::string& set : config.sets)
-                    sets.push_back({set});
-                core::BootLoader loader =
-                    profile::load_profile(state.profile, search_path(), sets).board.boot.loader;
-                if (loader == core::BootLoader::grub || loader == core::BootLoader::rpi_firmware)
-                    args.push_back("--trial");
-                else
-                    progress("no trial for boot loader '" + core::to_string(loader) +
-                             "' in this version of rtprov: the boot configuration is applied "
-                             "directly");
-            }
+            if (config.trial)
+                args.push_back("--trial"); // every boot loader rtprov writes for has one
             if (config.install_packages)
                 args.push_back("--install-packages");
             if (int rc = run_rtprov(lock.fd(), args); rc != 0)

@@ -225,6 +225,11 @@ std::string trial_text(const TrialView& trial) {
             out += "armed, and this boot is not the trial: it did not come up "
                    "(rtprov-trial.service records that at boot)";
         }
+        if (trial.tryboot)
+            out += std::string("; the firmware says this boot is ") +
+                   (*trial.tryboot ? "a tryboot" : "not a tryboot");
+        else if (!trial.tryboot_problem.empty())
+            out += "; the firmware's tryboot flag cannot be read (" + trial.tryboot_problem + ")";
     } else if (r.phase == "committed") {
         out += "committed at " + r.updated_at + " (self-test " + r.selftest + ", audit " + r.audit +
                ")";
@@ -244,7 +249,8 @@ std::string trial_json(const TrialView& trial) {
     return "{\"phase\": " + json_string(r.phase) + ", \"id\": " + json_string(r.id) +
            ", \"profile\": " + json_string(r.profile) + ", \"loader\": " + json_string(r.loader) +
            ", \"armed_at\": " + json_string(r.armed_at) +
-           ", \"this_boot\": " + json_string(boot_word(trial.boot)) +
+           ", \"this_boot\": " + json_string(boot_word(trial.boot)) + ", \"tryboot\": " +
+           (trial.tryboot ? std::string(*trial.tryboot ? "true" : "false") : "null") +
            ", \"selftest\": " + json_string(r.selftest) + ", \"audit\": " + json_string(r.audit) +
            ", \"reason\": " + json_string(r.reason) +
            ", \"updated_at\": " + json_string(r.updated_at) + "}";

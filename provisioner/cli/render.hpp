@@ -29,7 +29,13 @@ std::string plan_json(const PlanView& view);
 struct TrialView {
     std::optional<target::TrialRecord> record;
     target::TrialBoot boot = target::TrialBoot::none;
+    // Raspberry Pi, on the running Pi: the firmware's own word on this boot
+    // (/proc/device-tree/chosen/bootloader/tryboot, 1 on a tryboot), or why it is not known.
+    std::optional<bool> tryboot;
+    std::string tryboot_problem;
 };
+// The firmware's tryboot flag: a 32-bit big-endian cell (device-tree property).
+void read_tryboot_flag(TrialView& view, const std::string& sysroot);
 std::string trial_text(const TrialView& trial);
 std::string trial_json(const TrialView& trial); // the object, or null
 // The trial for node-exporter's textfile collector: rtprov_trial_info (1, with the phase,

@@ -11,6 +11,7 @@
 #include "provisioner/cli/render.hpp"
 #include "provisioner/core/error.hpp"
 #include "provisioner/core/plan.hpp"
+#include "provisioner/pipeline/target_root.hpp"
 #include "provisioner/system/sysroot.hpp"
 #include "provisioner/systemd/libsystemd.hpp"
 #include "provisioner/systemd/online.hpp"
@@ -20,6 +21,7 @@
 
 #include <syslog.h>
 
+#include <algorithm>
 #include <cctype>
 
 #include <filesystem>
@@ -100,21 +102,31 @@ int commit(target::Root& root, const target::RootLock& lock, target::TrialRecord
     return k_exit_ok;
 }
 
-// Takes next_entry=rtprov-trial out of GRUB's environment block, if it is there: a trial
-// that ended must not be booted later. Returns whether it did.
-bool disarm(target::Root& root, const std::string& loader) {
-    if (loader != "grub")
-        return false;
+// Takes next_entry=rtprov-trial out of GRUB's environment block, if it is there, or, on
+// the running machine, systemd-boot's one-shot ('bootctl set-oneshot ""' removes it): a
+// trial that ended must not be booted later. Returns what it did, "" for nothing.
+std::string disarm(target::Root& root, const std::string& loader) {
+    if (loader == core::to_string(core::BootLoader::systemd_boot)) {
+        if (root.path() != "/")
+            return "";
+        auto run = pipeline::command_runner(root, true, [](const std::string&) {});
+        if (run({"bootctl", "set-oneshot", ""}) != 0)
+            throw Error("'bootctl set-oneshot \"\"' failed: the one-shot entry may still be "
+                        "set; run it by hand before the next reboot");
+        return "removed systemd-boot's one-shot entry (LoaderEntryOneShot)";
+    }
+    if (loader != core::to_string(core::BootLoader::grub))
+        return "";
     auto block = root.read_entry(boot::k_grub_env, target::caps::k_config);
     if (!block || block->symlink)
-        return false;
+        return "";
     boot::GrubEnv env = boot::parse_grub_env(block->content);
     if (!env.valid || env.get("next_entry") != std::string(boot::k_grub_trial_entry))
-        return false;
+        return "";
     env.unset("next_entry");
     block->content = boot::render_grub_env(env);
     root.write(boot::k_grub_env, *block);
-    return true;
+    return "took next_entry out of " + root.host_path(boot::k_grub_env);
 }
 
 int check(const TrialCommand& c) {
@@ -136,7 +148,13 @@ int check(const TrialCommand& c) {
                       " on the kernel command line): the trial boot panicked, hung and was "
                       "reset, did not finish its check in time, or was not booted; the default "
                       "boot configuration stays (the rest of the profile stays applied: "
-                      "'rtprov status')");
+                      "'rtprov status')" +
+                      (seen.tryboot && !*seen.tryboot
+                           ? std::string("; the firmware says this boot is not a tryboot: if "
+                                         "it was the reboot into the trial, the bootloader "
+                                         "lacks tryboot (update it: rpi-eeprom-update) or "
+                                         "the reboot was not 'reboot \"0 tryboot\"'")
+                           : std::string()));
         disarm(root, seen.record->loader);
         report(k_id_fell_back, LOG_WARNING, "fell back: " + read_trial_record(root)->reason);
         return k_exit_ok;
@@ -202,12 +220,12 @@ int abort_trial(const TrialCommand& c) {
         record = target::TrialRecord{"armed", "0", "unknown", "grub", "", "", "", "", "", ""};
     }
     if (!record || record->phase != "armed") {
-        std::cout << "no trial to abort: " << trial_text({record, target::TrialBoot::none});
+        std::cout << "no trial to abort: "
+                  << trial_text({record, target::TrialBoot::none, std::nullopt, ""});
         return k_exit_ok;
     }
-    if (disarm(root, record->loader))
-        std::cout << "took next_entry out of " << root.host_path(boot::k_grub_env)
-                  << ": the next boot is the default\n";
+    if (std::string done = disarm(root, record->loader); !done.empty())
+        std::cout << done << ": the next boot is the default\n";
     end_trial(root, *record, "aborted", "aborted by hand ('rtprov trial abort')");
     std::cout << "aborted the trial of profile '" << record->profile
               << "'; its files stay until 'rtprov apply' or 'rtprov rollback'\n";
@@ -234,7 +252,26 @@ TrialView trial_view(const target::Root& root, const std::string& sysroot, bool 
         throw Error("cannot tell whether this boot is the one the trial was armed in: " +
                     boot_id.problem + "; nothing was judged");
     seen.boot = target::classify_boot(seen.record, *cmdline, boot_id ? *boot_id : "");
+    if (seen.record->loader == core::to_string(core::BootLoader::rpi_firmware))
+        read_tryboot_flag(seen, sysroot);
     return seen;
+}
+
+void read_tryboot_flag(TrialView& view, const std::string& sysroot) {
+    const std::string path = "/proc/device-tree/chosen/bootloader/tryboot";
+    system::Fact<std::string> cell = system::SysRoot(sysroot).text(path);
+    if (!cell) {
+        view.tryboot_problem = path + ": " + cell.problem +
+                               "; a bootloader without it may not support tryboot "
+                               "(update it: rpi-eeprom-update)";
+        return;
+    }
+    if (cell->size() != 4) {
+        view.tryboot_problem =
+            path + " holds " + std::to_string(cell->size()) + " bytes, not one 32-bit cell";
+        return;
+    }
+    view.tryboot = std::any_of(cell->begin(), cell->end(), [](char c) { return c != 0; });
 }
 
 void add_trial_command(CLI::App& parent, TrialCommand& c) {

@@ -1,6 +1,7 @@
 #include "provisioner/pipeline/probe.hpp"
 
 #include "provisioner/system/cpus.hpp"
+#include "provisioner/system/sysroot.hpp"
 #include "provisioner/target/probe.hpp"
 
 namespace rtprov::pipeline {
@@ -8,8 +9,12 @@ namespace rtprov::pipeline {
 core::TargetFacts probe(const target::Root& root, const core::Profile& profile,
                         core::TargetMode mode, bool trial) {
     core::TargetFacts facts = target::probe(root, profile, mode, trial);
-    if (mode == core::TargetMode::live)
-        facts.cpu_count = system::layout_cpu_count(system::read_cpus(system::SysRoot(root.path())));
+    if (mode == core::TargetMode::live) {
+        system::SysRoot sys(root.path());
+        facts.cpu_count = system::layout_cpu_count(system::read_cpus(sys));
+        if (trial)
+            facts.watchdog = sys.exists("/sys/class/watchdog/watchdog0");
+    }
     return facts;
 }
 

@@ -224,6 +224,17 @@ void plan_systemd(Plan& plan, const Profile& profile, const std::optional<Resolv
         add_file_change(plan, facts, k_trial_watchdog_dropin,
                         text_file(render_trial_watchdog(profile.name)),
                         "systemd's hardware watchdog, against a hung trial");
+        if (facts.watchdog && !*facts.watchdog)
+            plan.findings.push_back(
+                {core::Severity::warning, "trial-no-watchdog",
+                 "this machine has no watchdog device (no /sys/class/watchdog/watchdog0), so a "
+                 "trial kernel that hangs hard is not reset: panic=" +
+                     std::to_string(core::k_trial_panic_s) +
+                     " still reboots one that panics, and the deadline target (" +
+                     std::to_string(core::k_trial_deadline_s) +
+                     " s) one whose boot stalls while systemd runs, but a frozen box waits for "
+                     "a power cycle; load its watchdog driver first (x86: iTCO_wdt or sp5100_tco; "
+                     "a Pi's bcm2835_wdt is built in), or keep a hand near the power switch"});
         needs_rtprov = true;
     }
     if (needs_rtprov && !facts.has_executable(rtprov))

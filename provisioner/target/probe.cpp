@@ -2,6 +2,7 @@
 
 #include "provisioner/core/error.hpp"
 
+#include "provisioner/boot/boot_plan.hpp"
 #include "provisioner/boot/grub.hpp"
 #include "provisioner/boot/kernel_config.hpp"
 #include "provisioner/boot/rpi_firmware.hpp"
@@ -187,7 +188,8 @@ core::TargetFacts probe(const Root& root, const core::Profile& profile, core::Ta
     // check needs it.
     if (profile.tuning.kernel.realtime)
         facts.installed_packages = installed_packages(root, profile.board.kernel.rt_packages);
-    for (const char* exe : {"/usr/sbin/update-grub", "/usr/bin/kernel-install", "/usr/bin/apt-get"})
+    for (const char* exe : {"/usr/sbin/update-grub", "/usr/bin/kernel-install", "/usr/bin/apt-get",
+                            "/usr/bin/bootctl"})
         if (root.exists(exe))
             facts.executables.push_back(exe);
 
@@ -224,6 +226,23 @@ core::TargetFacts probe(const Root& root, const core::Profile& profile, core::Ta
         break;
     case core::BootLoader::systemd_boot:
         read_into(root, facts, "/etc/kernel/cmdline", caps::k_cmdline);
+        for (const char* boot : {"/efi", "/boot", "/boot/efi"}) {
+            const std::string dir = std::string(boot) + "/loader/entries";
+            if (!root.is_directory(dir))
+                continue;
+            facts.boot_entries_dir = dir;
+            std::vector<std::string> names;
+            for (const std::string& name : root.list(dir))
+                if (name.ends_with(".conf"))
+                    names.push_back(name);
+            if (names.size() > 64)
+                throw Error(quoted(root.host_path(dir)) + " holds " + std::to_string(names.size()) +
+                            " entries, more than the 64 rtprov reads; is this the right root?");
+            for (const std::string& name : names)
+                read_into(root, facts, dir + "/" + name);
+            read_into(root, facts, dir + "/" + boot::k_sdboot_trial_entry);
+            break;
+        }
         break;
     }
     probe_systemd(root, profile, facts);

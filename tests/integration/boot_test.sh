@@ -273,12 +273,38 @@ check "a trial that would hang on a panic (panic=0) is refused" grep -q "trial-p
 ln -sfn grubenv.real "$t/boot/grub/grubenv"
 run apply "${targs[@]}"
 check "a GRUB environment block that is a link is refused" grep -q "is a symbolic link" <<<"$out$err"
+# A Pi trial armed on the running Pi (a record as apply --live writes it, which only a
+# running Pi can), judged from a fixture sysroot with the firmware's tryboot flag.
 fresh trialpi pi4-trixie
+mkdir -p "$work/trialpi/var/lib/rtprov" "$sys/proc/device-tree/chosen/bootloader"
+printf '%s\n' '# rtprov trial; do not edit' phase=armed id=0123456789ab profile=pi4 \
+    loader=rpi-firmware armed_at=2026-12-01T00:00:00Z updated_at=2026-12-01T00:00:00Z \
+    >"$work/trialpi/var/lib/rtprov/trial"
+printf '\0\0\0\0' >"$sys/proc/device-tree/chosen/bootloader/tryboot"
+echo "console=serial0,115200 root=PARTUUID=0b3e-02 rootwait" >"$sys/proc/cmdline"
+run trial status --root "$work/trialpi" --sysroot "$sys" --json
+check "trial status reads the firmware's tryboot flag (0: not a tryboot)" grep -q '"tryboot": false' <<<"$out"
+run trial check --root "$work/trialpi" --sysroot "$sys"
+check "a boot the firmware says is not a tryboot: fell back, naming the bootloader's part" \
+    grep -q "not a tryboot: if it was the reboot into the trial, the bootloader lacks tryboot" \
+    "$work/trialpi/var/lib/rtprov/trial"
+printf '%s\n' '# rtprov trial; do not edit' phase=armed id=0123456789ab profile=pi4 \
+    loader=rpi-firmware armed_at=2026-12-01T00:00:00Z updated_at=2026-12-01T00:00:00Z \
+    >"$work/trialpi/var/lib/rtprov/trial"
+printf '\0\0\0\1' >"$sys/proc/device-tree/chosen/bootloader/tryboot"
+run trial status --root "$work/trialpi" --sysroot "$sys"
+check "trial status shows a tryboot flag of 1 as the firmware's word" \
+    grep -q "the firmware says this boot is a tryboot" <<<"$out"
+rm "$sys/proc/device-tree/chosen/bootloader/tryboot"
+run trial status --root "$work/trialpi" --sysroot "$sys"
+check "a firmware without the flag is named, with the bootloader update" \
+    grep -q "tryboot flag cannot be read.*rpi-eeprom-update" <<<"$out"
+rm -r "$work/trialpi/var/lib/rtprov"
 run apply --root "$work/trialpi" --profile pi4 --trial
 check "an offline --trial for the Pi firmware is refused: its first boot is not a tryboot" \
     grep -q "an image's first boot is a plain one" <<<"$out$err"
 run apply --root "$t" --profile x86-debian13 --set board.boot.loader=systemd-boot --trial
-check "--trial for systemd-boot is refused, saying it is not built yet" \
-    grep -q "not available for boot loader 'systemd-boot'" <<<"$out$err"
+check "an offline --trial for systemd-boot is refused: its one-shot is an EFI variable" \
+    grep -q "sdboot-trial-offline\|only the running machine has" <<<"$out$err"
 
 finish

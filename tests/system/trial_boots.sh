@@ -88,8 +88,10 @@ check "failing trial: the default boot is the committed one" \
     bash -c "[[ '$(tfact failed-check kernel)' == *-rt-amd64 && '$(tfact failed-check cmdline)' != *rtprov.trial=* ]]"
 check "hanging trial: reset by the watchdog, then fell back: did not come up" \
     grep -q 'fell back at .*did not come up' <<<"$(tfact hung trial)" || echo "  $(tfact hung trial)"
+# shellcheck disable=SC2016 # $1 and $2 are the inner shell's
 check "first boot with the trial: committed, first boot done after one reboot" \
-    bash -c "grep -q 'committed at' <<<'$(tfact firstboot trial)' && grep -q 'phase=done.*reboots=1.*trial=committed' <<<'$(tfact firstboot firstboot)'" ||
+    bash -c 'grep -q "committed at" <<<"$1" && grep -q "phase=done.*reboots=1 .*trial=committed" <<<"$2"' \
+        _ "$(tfact firstboot trial)" "$(tfact firstboot firstboot | tr '\n' ' ')" ||
     echo "  trial: $(tfact firstboot trial); first boot: $(tfact firstboot firstboot)"
 check "first boot with the trial: the RT kernel runs" bash -c "[[ '$(tfact firstboot kernel)' == *-rt-amd64 ]]"
 for n in $(seq 2 "$boots"); do printf '%s ' "boot $n: ${took[$n]} s"; done >&2

@@ -195,3 +195,20 @@ TEST_CASE("an isolated cpuset partition is a unit of its own, with the cpuset me
     CHECK(problems[0].message == "cpuset_partition makes rtprov.slice an isolated partition, "
                                  "which needs reserve_method: cpuset (it is 'isolcpus')");
 }
+
+TEST_CASE("a trial on a machine without a watchdog is warned about, saying what still holds") {
+    PlanOptions trial;
+    trial.trial = true;
+    TargetFacts facts = with_unit("mpd.service");
+    CHECK_FALSE(has(plan_for(with_mpd(), facts, trial), "trial-no-watchdog")); // offline
+    facts.watchdog = true;
+    CHECK_FALSE(has(plan_for(with_mpd(), facts, trial), "trial-no-watchdog"));
+    facts.watchdog = false;
+    Plan plan = plan_for(with_mpd(), facts, trial);
+    REQUIRE(has(plan, "trial-no-watchdog"));
+    CHECK_FALSE(plan.refused());
+    CHECK_FALSE(has(plan_for(with_mpd(), facts), "trial-no-watchdog")); // no trial
+    for (const Finding& f : plan.findings)
+        if (f.code == "trial-no-watchdog")
+            CHECK(f.message.find("panic=10 still reboots") != std::string::npos);
+}

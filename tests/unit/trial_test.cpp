@@ -133,20 +133,125 @@ TEST_CASE("a GRUB trial is refused where GRUB cannot spend it") {
     CHECK_FALSE(unknown.refused());
 }
 
-TEST_CASE("a trial is refused, saying so, for the loaders it is not built for yet") {
-    for (BootLoader loader : {BootLoader::systemd_boot}) {
-        Plan plan;
-        Profile profile = x86();
-        profile.board.boot.loader = loader;
-        PlanOptions options;
-        options.trial = true;
-        options.trial_id = "0123456789ab";
-        boot::plan_boot(plan, profile, resolve_cores(profile, std::nullopt), TargetFacts{},
-                        options);
-        REQUIRE(finding(plan, "trial-not-available"));
+namespace {
+
+constexpr const char* k_machine = "0123456789abcdef0123456789abcdef";
+
+// A running box with systemd-boot: /etc/kernel/cmdline, a stock and an RT kernel, and the
+// entries kernel-install (layout=bls, systemd 257) made for them on the ESP at /efi.
+TargetFacts sdboot_facts() {
+    TargetFacts facts;
+    facts.mode = TargetMode::live;
+    facts.executables = {"/usr/bin/kernel-install", "/usr/bin/bootctl"};
+    facts.files["/etc/kernel/cmdline"].content = "root=UUID=0b3e ro quiet\n";
+    facts.boot_entries_dir = "/efi/loader/entries";
+    for (const std::string version : {"6.12.57+deb13-amd64", "6.12.57+deb13-rt-amd64"}) {
+        facts.kernels.push_back({version, true, true, std::nullopt});
+        const std::string dir = "/" + std::string(k_machine) + "/" + version;
+        facts.files["/efi/loader/entries/" + std::string(k_machine) + "-" + version + ".conf"]
+            .content = "# Boot Loader Specification type#1 entry\n"
+                       "title      Debian GNU/Linux 13 (trixie)\n"
+                       "version    " +
+                       version + "\nmachine-id " + k_machine +
+                       "\nsort-key   debian\noptions    root=UUID=0b3e ro quiet\nlinux      " +
+                       dir + "/linux\ninitrd     " + dir + "/initrd.img-" + version + "\n";
+    }
+    return facts;
+}
+
+Plan sdboot_trial_plan(const TargetFacts& facts, bool realtime = false) {
+    Plan plan;
+    Profile profile = x86();
+    profile.board.boot.loader = BootLoader::systemd_boot;
+    profile.board.kernel.rt_packages = {"linux-image-rt-amd64"};
+    profile.tuning.kernel.realtime = realtime;
+    PlanOptions options;
+    options.trial = true;
+    options.trial_id = "0123456789ab";
+    options.regenerate = Regenerate::now;
+    boot::plan_boot(plan, profile, resolve_cores(profile, std::nullopt), facts, options);
+    return plan;
+}
+
+} // namespace
+
+TEST_CASE("a systemd-boot trial is an entry of its own, booted once through the one-shot") {
+    const std::string entry_path = "/efi/loader/entries/rtprov-trial+0.conf";
+    for (bool realtime : {false, true}) {
+        const std::string version = realtime ? "6.12.57+deb13-rt-amd64" : "6.12.57+deb13-amd64";
+        Plan plan = sdboot_trial_plan(sdboot_facts(), realtime);
+        INFO("realtime " << realtime);
+        REQUIRE_FALSE(plan.refused());
+        const FileChange* entry = change(plan, entry_path);
+        REQUIRE(entry);
+        const std::string& text = entry->next.content;
+        CHECK(text.rfind(k_owned_header_start, 0) == 0);
+        CHECK(text.find("\ntitle rtprov trial: Debian GNU/Linux 13 (trixie)\n") !=
+              std::string::npos);
+        CHECK(text.find("\nlinux      /" + std::string(k_machine) + "/" + version + "/linux\n") !=
+              std::string::npos);
+        CHECK(text.find("\ninitrd     /" + std::string(k_machine) + "/" + version + "/initrd.img-" +
+                        version + "\n") != std::string::npos);
+        CHECK(text.find("\noptions root=UUID=0b3e ro quiet isolcpus=") != std::string::npos);
+        CHECK(text.find(" rtprov.trial=0123456789ab panic=10 "
+                        "systemd.wants=rtprov-trial-deadline.target\n") != std::string::npos);
+        // The stock entries' own sort key would sort it among them: it has none, and '+0'.
+        CHECK(text.find("sort-key") == std::string::npos);
+        // The default boot stays: /etc/kernel/cmdline as it is, no kernel-install run.
+        CHECK_FALSE(change(plan, "/etc/kernel/cmdline"));
+        REQUIRE(plan.commands.size() == 1);
+        CHECK(plan.commands[0].argv ==
+              std::vector<std::string>{"bootctl", "set-oneshot", "rtprov-trial*"});
+        CHECK_FALSE(plan.commands[0].rerun_on_rollback);
+    }
+    CHECK(boot::is_planned_command({"bootctl", "set-oneshot", "rtprov-trial*"}, "systemd-boot",
+                                   boot::CommandUse::pending));
+    CHECK_FALSE(boot::is_planned_command({"bootctl", "set-oneshot", "rtprov-trial*"},
+                                         "systemd-boot", boot::CommandUse::rerun));
+    CHECK_FALSE(boot::is_planned_command({"bootctl", "set-oneshot", "rtprov-trial*"}, "grub",
+                                         boot::CommandUse::pending));
+    CHECK_FALSE(boot::is_planned_command({"bootctl", "set-default", "rtprov-trial*"},
+                                         "systemd-boot", boot::CommandUse::pending));
+}
+
+TEST_CASE("a systemd-boot trial is refused where it cannot be armed or has nothing to boot") {
+    TargetFacts offline = sdboot_facts();
+    offline.mode = TargetMode::offline;
+    CHECK(finding(sdboot_trial_plan(offline), "sdboot-trial-offline"));
+    TargetFacts no_dir = sdboot_facts();
+    no_dir.boot_entries_dir.reset();
+    CHECK(finding(sdboot_trial_plan(no_dir), "sdboot-no-entries"));
+    TargetFacts no_bootctl = sdboot_facts();
+    no_bootctl.executables = {"/usr/bin/kernel-install"};
+    CHECK(finding(sdboot_trial_plan(no_bootctl), "sdboot-no-bootctl"));
+    TargetFacts no_rt = sdboot_facts();
+    no_rt.kernels.pop_back();
+    const Finding* missing = finding(sdboot_trial_plan(no_rt, true), "sdboot-trial-no-kernel");
+    REQUIRE(missing);
+    CHECK(missing->message.find("linux-image-rt-amd64") != std::string::npos);
+    TargetFacts no_entry = sdboot_facts();
+    no_entry.files.erase("/efi/loader/entries/" + std::string(k_machine) +
+                         "-6.12.57+deb13-amd64.conf");
+    const Finding* unlisted = finding(sdboot_trial_plan(no_entry), "sdboot-trial-no-entry");
+    REQUIRE(unlisted);
+    CHECK(unlisted->message.find("kernel-install add 6.12.57+deb13-amd64") != std::string::npos);
+    for (const TargetFacts& facts : {offline, no_dir, no_bootctl, no_entry}) {
+        Plan plan = sdboot_trial_plan(facts);
         CHECK(plan.refused());
         CHECK(plan.changes.empty());
+        CHECK(plan.commands.empty());
     }
+    // The shared refusals hold for it too.
+    TargetFacts facts = sdboot_facts();
+    Plan plan;
+    Profile profile = x86();
+    profile.board.boot.loader = BootLoader::systemd_boot;
+    profile.tuning.kernel.extra = {"panic=0"};
+    PlanOptions options;
+    options.trial = true;
+    options.trial_id = "0123456789ab";
+    boot::plan_boot(plan, profile, resolve_cores(profile, std::nullopt), facts, options);
+    CHECK(finding(plan, "trial-param-reserved"));
 }
 
 TEST_CASE("the trial record is written and read back, and damage is named") {
