@@ -8,6 +8,9 @@
 #include "provisioner/core/text.hpp"
 
 #include <algorithm>
+#include <cctype>
+#include <cerrno>
+#include <cstdlib>
 #include <cstring>
 #include <sstream>
 
@@ -165,12 +168,23 @@ bool refuse_trial(Context& c) {
     for (const KernelParam& p : c.params) {
         const bool ours = p.key == k_trial_param ||
                           (p.key == "systemd.wants" && p.value.rfind("rtprov-", 0) == 0);
-        if (ours || (p.key == "panic" && p.value == "0")) {
+        // The kernel reads panic= with kstrtoint(base 0): '0x0', '00' and '-0' are 0 too,
+        // and a value it cannot read leaves the built-in timeout (0 on Debian).
+        bool hangs = false;
+        if (p.key == "panic") {
+            char* end = nullptr;
+            errno = 0;
+            long long seconds = std::strtoll(p.value.c_str(), &end, 0);
+            hangs = p.value.empty() || *end != '\0' || errno != 0 || seconds == 0 ||
+                    std::isspace(static_cast<unsigned char>(p.value.front()));
+        }
+        if (ours || hangs) {
             error(c.plan, "trial-param-reserved",
                   "tuning.kernel.extra has '" + p.token() + "', which " +
                       (ours ? std::string("is the trial's own")
                             : std::string("makes a panicking trial kernel hang instead of "
-                                          "rebooting")) +
+                                          "rebooting (panic= must be a number of seconds "
+                                          "other than 0)")) +
                       "; take it out of the profile for a trial (nothing was written)");
             return true;
         }
@@ -438,6 +452,24 @@ void plan_grub_trial(Context& c, const std::optional<std::string>& rt_flavour) {
                       k_grub_env + " create' (nothing was written)");
             return;
         }
+    }
+    // GRUB's load_env applies every line in turn, so the last next_entry wins; one another
+    // tool set (a pending grub-reboot) is its boot, not rtprov's to replace.
+    std::size_t next_entries = std::count_if(env.entries.begin(), env.entries.end(),
+                                             [](const auto& e) { return e.first == "next_entry"; });
+    std::optional<std::string> pending = env.get("next_entry");
+    if (next_entries > 1 ||
+        (pending && !pending->empty() && *pending != std::string(k_grub_trial_entry))) {
+        error(c.plan, "grub-env-next-entry",
+              std::string(k_grub_env) +
+                  (next_entries > 1
+                       ? " sets next_entry " + std::to_string(next_entries) +
+                             " times (GRUB takes the last)"
+                       : " already has next_entry=" + *pending + " (a pending 'grub-reboot')") +
+                  ": the trial's one boot would not be the trial's; boot that first, or take it "
+                  "out with 'grub-editenv " +
+                  k_grub_env + " unset next_entry' (nothing was written)");
+        return;
     }
     env.valid = true;
     env.set("next_entry", k_grub_trial_entry);
@@ -803,7 +835,7 @@ std::vector<std::string> produces_of(const std::vector<std::string>& argv) {
 std::vector<std::string> readers_of(const std::string& path) {
     if (path != "/boot/grub/grub.cfg")
         return {};
-    std::vector<std::string> readers = {k_grub_env};
+    std::vector<std::string> readers;
     for (const char* platform : {"i386-pc", "x86_64-efi", "i386-efi", "arm64-efi"})
         readers.push_back(std::string("/boot/grub/") + platform + "/normal.mod");
     return readers;

@@ -24,9 +24,10 @@ std::vector<std::string> sdboot_oneshot_argv(const std::string& entry);
 std::vector<std::string> produces_of(const std::vector<std::string>& argv);
 
 // Files whose presence says a boot loader is installed that reads 'path', one of
-// produces_of()'s: GRUB's modules or environment block in /boot/grub (grub-install puts
-// them there) for grub.cfg. Rollback makes such a file again instead of removing it when
-// rtprov's command created it: the loader may have nothing else to read.
+// produces_of()'s: GRUB's modules in /boot/grub (grub-install puts them there; an
+// environment block alone says nothing, grub-editenv makes one anywhere) for grub.cfg. Rollback
+// makes such a file again instead of removing it when rtprov's command created it: the loader may
+// have nothing else to read.
 std::vector<std::string> readers_of(const std::string& path);
 
 // Which commands a state file may name: 'pending' (planned, not finished yet) or 'rerun'

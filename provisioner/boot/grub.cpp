@@ -177,6 +177,28 @@ void GrubEnv::set(const std::string& name, const std::string& value) {
     entries.emplace_back(name, raw);
 }
 
+std::string grub_env_rolled_back(const std::string& original, const std::string& current,
+                                 std::string& kept) {
+    kept.clear();
+    GrubEnv before = parse_grub_env(original), now = parse_grub_env(current);
+    if (!before.valid || !now.valid)
+        return original;
+    now.unset("next_entry");
+    if (auto value = before.get("next_entry"))
+        now.set("next_entry", *value);
+    if (now.entries == before.entries)
+        return original;
+    std::string block = render_grub_env(now);
+    if (block.size() != k_grub_env_size)
+        return original;
+    for (const auto& entry : now.entries)
+        if (std::find(before.entries.begin(), before.entries.end(), entry) == before.entries.end())
+            kept += (kept.empty() ? "kept " : ", ") + entry.first + "=" + entry.second;
+    if (kept.empty())
+        kept = "kept the variables others removed since out";
+    return block;
+}
+
 void GrubEnv::unset(const std::string& name) {
     std::erase_if(entries, [&](const auto& e) { return e.first == name; });
 }

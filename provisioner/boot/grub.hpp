@@ -52,6 +52,12 @@ struct GrubEnv {
     std::optional<std::string> get(const std::string& name) const;
 };
 GrubEnv parse_grub_env(const std::string& text);
+// Rollback of a block a trial armed: 'original' (before rtprov) with the variables others
+// set since kept (a grub-set-default's saved_entry), next_entry as it was before. Returns
+// the block to write and, in 'kept', what others set ("" when it is 'original' itself);
+// 'original' when either block is not one.
+std::string grub_env_rolled_back(const std::string& original, const std::string& current,
+                                 std::string& kept);
 // The block with 'env's entries, padded to 1024 bytes; longer when they do not fit (the
 // caller refuses that).
 std::string render_grub_env(const GrubEnv& env);

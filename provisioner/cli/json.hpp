@@ -51,7 +51,9 @@ inline std::string json_string(std::string_view text) {
             out += "\\t";
             break;
         default:
-            if (c < 0x20) {
+            // DEL too: valid JSON as it is, but the output filter for terminals would
+            // turn it into '\x7f', which is not.
+            if (c < 0x20 || c == 0x7f) {
                 out += "\\u00";
                 out += k_hex[c >> 4];
                 out += k_hex[c & 15];

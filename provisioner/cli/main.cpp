@@ -221,6 +221,11 @@ int run_apply(const Options& o) {
                         systemd_bus, told_before_error);
     const target::ApplyResult& result = applied.result;
     print_done(applied.online);
+    if (!applied.damaged_trial_record.empty())
+        std::cerr << "rtprov: warning: " << applied.damaged_trial_record
+                  << (o.trial ? " (replaced by the new trial's record)"
+                              : " (left as it is: 'rtprov trial abort' replaces it)")
+                  << "\n";
     // Files written and recorded but systemd not told: say what is done, what is not, and
     // how to finish or undo; the apply did not finish, so it fails (exit 1).
     if (!applied.online.complete())

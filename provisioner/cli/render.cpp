@@ -251,6 +251,7 @@ std::string trial_json(const TrialView& trial) {
            ", \"armed_at\": " + json_string(r.armed_at) +
            ", \"this_boot\": " + json_string(boot_word(trial.boot)) + ", \"tryboot\": " +
            (trial.tryboot ? std::string(*trial.tryboot ? "true" : "false") : "null") +
+           ", \"tryboot_problem\": " + json_string(trial.tryboot_problem) +
            ", \"selftest\": " + json_string(r.selftest) + ", \"audit\": " + json_string(r.audit) +
            ", \"reason\": " + json_string(r.reason) +
            ", \"updated_at\": " + json_string(r.updated_at) + "}";

@@ -217,15 +217,23 @@ int abort_trial(const TrialCommand& c) {
     } catch (const Error& e) {
         // A damaged record: the trial ends anyway, and a new record says so.
         std::cerr << "rtprov: warning: " << e.what() << "\n";
-        record = target::TrialRecord{"armed", "0", "unknown", "grub", "", "", "", "", "", ""};
+        record = target::TrialRecord{"armed", "0", "unknown", "unknown", "", "", "", "", "", ""};
     }
     if (!record || record->phase != "armed") {
         std::cout << "no trial to abort: "
                   << trial_text({record, target::TrialBoot::none, std::nullopt, ""});
         return k_exit_ok;
     }
-    if (std::string done = disarm(root, record->loader); !done.empty())
-        std::cout << done << ": the next boot is the default\n";
+    // A damaged record does not say which loader was armed: every one that may be is.
+    std::vector<std::string> loaders = {record->loader};
+    if (record->loader == "unknown") {
+        loaders = {core::to_string(core::BootLoader::grub)};
+        if (root.exists("/usr/bin/bootctl"))
+            loaders.push_back(core::to_string(core::BootLoader::systemd_boot));
+    }
+    for (const std::string& loader : loaders)
+        if (std::string done = disarm(root, loader); !done.empty())
+            std::cout << done << ": the next boot is the default\n";
     end_trial(root, *record, "aborted", "aborted by hand ('rtprov trial abort')");
     std::cout << "aborted the trial of profile '" << record->profile
               << "'; its files stay until 'rtprov apply' or 'rtprov rollback'\n";

@@ -10,7 +10,16 @@ namespace rtprov {
 // "rtprov: error: <message>" and exits non-zero.
 class Error : public std::runtime_error {
   public:
-    explicit Error(const std::string& message) : std::runtime_error(message) {}
+    // what() is a C string: a NUL byte from a file quoted in the message would end it
+    // there, so it is written as '\x00', as the output filter writes other control bytes.
+    explicit Error(const std::string& message) : std::runtime_error(without_nul(message)) {}
+
+  private:
+    static std::string without_nul(std::string text) {
+        for (std::size_t at = text.find('\0'); at != std::string::npos; at = text.find('\0', at))
+            text.replace(at, 1, "\\x00");
+        return text;
+    }
 };
 
 // The command was asked wrongly (an option missing or in conflict): cli/ prints

@@ -86,7 +86,7 @@ struct TargetFacts {
     // GRUB trial only: the file system /boot/grub lives on (GRUB writes its environment
     // block there at boot); nullopt when the mount table does not say.
     std::optional<MountFact> grub_env_mount;
-    // systemd-boot only: the folder of its entries ($BOOT/loader/entries, the first of
+    // systemd-boot trial only: the folder of its entries ($BOOT/loader/entries, the first of
     // /efi, /boot, /boot/efi that has one, as kernel-install(8) looks), whose *.conf files
     // are among 'files'; nullopt when there is none.
     std::optional<std::string> boot_entries_dir;

@@ -72,8 +72,9 @@ Applied apply(target::Root& root, const target::RootLock& lock, const Planned& p
     std::optional<target::TrialRecord> previous_trial;
     try {
         previous_trial = target::read_trial_record(root);
-    } catch (const Error&) {
+    } catch (const Error& e) {
         // damaged: a trial apply writes a new one below; 'rtprov trial abort' ends it
+        applied.damaged_trial_record = e.what();
     }
     if (planned.trial_id.empty() && previous_trial && previous_trial->phase == "armed") {
         // A plain apply replaces the trial's boot configuration with its own default.

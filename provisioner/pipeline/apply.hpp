@@ -64,6 +64,8 @@ struct LiveOptions {
 struct Applied {
     target::ApplyResult result;
     systemd::OnlineResult online; // what systemd was told; empty offline
+    // The trial record was damaged (why): a trial apply replaced it, a plain one left it.
+    std::string damaged_trial_record;
 };
 
 // target::apply_plan, then, for a trial, its record ('armed'; on the running system with

@@ -226,7 +226,11 @@ core::TargetFacts probe(const Root& root, const core::Profile& profile, core::Ta
         break;
     case core::BootLoader::systemd_boot:
         read_into(root, facts, "/etc/kernel/cmdline", caps::k_cmdline);
+        // The entries only for a trial, which copies one: a plain apply leaves them to
+        // kernel-install, and must not fail on an odd file among them.
         for (const char* boot : {"/efi", "/boot", "/boot/efi"}) {
+            if (!trial)
+                break;
             const std::string dir = std::string(boot) + "/loader/entries";
             if (!root.is_directory(dir))
                 continue;
@@ -237,7 +241,9 @@ core::TargetFacts probe(const Root& root, const core::Profile& profile, core::Ta
                     names.push_back(name);
             if (names.size() > 64)
                 throw Error(quoted(root.host_path(dir)) + " holds " + std::to_string(names.size()) +
-                            " entries, more than the 64 rtprov reads; is this the right root?");
+                            " entries, more than the 64 rtprov reads for a trial; remove "
+                            "old kernels' entries ('kernel-install remove VERSION'), or apply "
+                            "without --trial");
             for (const std::string& name : names)
                 read_into(root, facts, dir + "/" + name);
             read_into(root, facts, dir + "/" + boot::k_sdboot_trial_entry);

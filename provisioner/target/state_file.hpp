@@ -25,7 +25,8 @@ struct ManagedFile {
     // boot loader reads (boot::readers_of), it runs the command again.
     bool generated = false;
     // Changed after apply by design (core::Plan::runtime: GRUB's environment block during
-    // a trial): rollback puts the original back whatever it holds, status calls nothing
+    // a trial): rollback puts the original back (keeping variables others set since,
+    // boot::grub_env_rolled_back), status calls nothing
     // it holds drift. Only the paths boot::is_runtime_path names may carry it.
     bool runtime = false;
     // A command-line file rtprov edits token by token: its keys and its part of the file,

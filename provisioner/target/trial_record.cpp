@@ -28,6 +28,30 @@ constexpr std::array<std::pair<const char*, Field>, 10> k_fields = {{
     {"updated_at", &TrialRecord::updated_at},
 }};
 
+// The length of the printable UTF-8 character at 'i', 0 for a control byte or a byte
+// that does not start one.
+std::size_t printable_at(const std::string& text, std::size_t i) {
+    auto c = static_cast<unsigned char>(text[i]);
+    std::size_t n = c < 0x80           ? 1
+                    : (c >> 5) == 0x6  ? 2
+                    : (c >> 4) == 0xe  ? 3
+                    : (c >> 3) == 0x1e ? 4
+                                       : 0;
+    if (n == 0 || (n == 1 && (c < 0x20 || c == 0x7f)) || i + n > text.size())
+        return 0;
+    for (std::size_t k = 1; k < n; ++k)
+        if ((static_cast<unsigned char>(text[i + k]) >> 6) != 0x2)
+            return 0;
+    return n;
+}
+
+bool printable_utf8(const std::string& text) {
+    for (std::size_t i = 0, n = 0; i < text.size(); i += n)
+        if ((n = printable_at(text, i)) == 0)
+            return false;
+    return true;
+}
+
 bool known_phase(const std::string& phase) {
     return phase == "armed" || phase == "committed" || phase == "fell-back" || phase == "aborted" ||
            phase == "commit-failed";
@@ -38,10 +62,20 @@ bool known_phase(const std::string& phase) {
 std::string format_trial_record(const TrialRecord& record) {
     std::string out = "# rtprov trial; do not edit, 'rtprov trial status' shows it\n";
     for (const auto& [key, field] : k_fields) {
-        std::string value = record.*field;
-        for (char& c : value) // one line per key, whatever a message holds
-            if (c == '\n' || c == '\r')
-                c = ' ';
+        // One printable line per key, whatever a message holds: a line end or another
+        // control byte becomes a space, a byte that is not UTF-8 a '?'.
+        const std::string& raw = record.*field;
+        std::string value;
+        for (std::size_t i = 0, n = 0; i < raw.size(); i += n) {
+            n = printable_at(raw, i);
+            if (n == 0) {
+                auto c = static_cast<unsigned char>(raw[i]);
+                value += c < 0x20 || c == 0x7f ? ' ' : '?';
+                n = 1;
+            } else {
+                value.append(raw, i, n);
+            }
+        }
         if (!value.empty())
             out += std::string(key) + "=" + value + "\n";
     }
@@ -71,16 +105,24 @@ TrialRecord parse_trial_record(const std::string& text, const std::string& label
             throw bad("unknown key " + quoted(key));
         if (seen.count(key))
             throw bad("a second " + quoted(key) + " line");
+        // rtprov writes printable UTF-8 only: anything else is not its record, and would
+        // reach a terminal, JSON and Prometheus labels.
+        if (!printable_utf8(value))
+            throw bad(quoted(key) + " holds a control byte or bytes that are not UTF-8");
         seen.insert(key);
         record.*(field->second) = value;
     }
-    if (record.loader.empty())
-        throw Error(label + ": the trial record names no boot loader ('loader='); 'rtprov trial "
+    // 'unknown': what 'trial abort' writes after a damaged record, which said no loader.
+    if (record.loader != "grub" && record.loader != "rpi-firmware" &&
+        record.loader != "systemd-boot" &&
+        !(record.loader == "unknown" && record.phase == "aborted"))
+        throw Error(label + ": the trial record names no boot loader rtprov tries boots with "
+                            "('loader=' grub, rpi-firmware or systemd-boot); 'rtprov trial "
                             "abort' ends the trial and writes a new one");
     if (!known_phase(record.phase))
         throw Error(label + ": the trial record has no known phase (armed, committed, "
-                            "fell-back, aborted); 'rtprov trial abort' ends the trial and "
-                            "writes a new one");
+                            "fell-back, aborted, commit-failed); 'rtprov trial abort' ends the "
+                            "trial and writes a new one");
     if (record.id.empty() || record.id.find_first_not_of("0123456789abcdef") != std::string::npos)
         throw Error(label + ": the trial record's id " + quoted(record.id) +
                     " is not the hex id rtprov writes; 'rtprov trial abort' ends the trial and "

@@ -269,11 +269,11 @@ TEST_CASE("a file a command generated is put back byte for byte, or made again i
 }
 
 TEST_CASE("a grub.cfg rtprov's command created is removed, or made again once GRUB reads it") {
-    auto run_case = [](bool grub_installed) {
+    auto run_case = [](const std::string& there) {
         TempDir dir;
         make_system(dir);
-        if (grub_installed) // grub-install put its modules in /boot/grub
-            dir.write("boot/grub/i386-pc/normal.mod", "module\n");
+        if (!there.empty())
+            dir.write(there, "x\n");
         Root root(dir.path());
         core::Plan plan = two_changes(root);
         plan.commands.push_back({{"update-grub"}, "test", true, {"/boot/grub/grub.cfg"}});
@@ -290,13 +290,15 @@ TEST_CASE("a grub.cfg rtprov's command created is removed, or made again once GR
                                                            : std::string("(none)"),
                           runs, result.ran};
     };
-    // Nothing reads it: the root goes back to having none, byte for byte.
-    auto [without, runs_without, ran_without] = run_case(false);
-    CHECK(without == "(none)");
-    CHECK(runs_without == 1);
-    CHECK(ran_without.empty());
-    // GRUB installed since (an image's grub-install): removing it would leave a grub> prompt.
-    auto [with, runs_with, ran_with] = run_case(true);
+    // Nothing reads it, or only an environment block (grub-editenv makes one anywhere).
+    for (const std::string there : {"", "boot/grub/grubenv"}) {
+        auto [without, runs_without, ran_without] = run_case(there);
+        CHECK(without == "(none)");
+        CHECK(runs_without == 1);
+        CHECK(ran_without.empty());
+    }
+    // GRUB installed (an image's grub-install): removing it would leave a grub> prompt.
+    auto [with, runs_with, ran_with] = run_case("boot/grub/i386-pc/normal.mod");
     CHECK(with == "generated with GRUB_CMDLINE_LINUX_DEFAULT=\"quiet\"\n");
     CHECK(runs_with == 2);
     CHECK(ran_with == std::vector<std::string>{"update-grub"});

@@ -1,3 +1,4 @@
+#include "provisioner/cli/json.hpp"
 #include "provisioner/cli/render.hpp"
 
 #include "tests/unit/catch.hpp"
@@ -83,4 +84,12 @@ TEST_CASE("when systemd refused a step, the message keeps what it did and starts
           "removed: /etc/systemd/system/rtprov-sched-features.service\n"
           "not done: daemon-reload\n"
           "to finish: systemctl daemon-reload");
+}
+
+TEST_CASE("a JSON string escapes every control byte, DEL included, and keeps valid UTF-8") {
+    CHECK(cli::json_string(std::string("a\x7f"
+                                       "b\x01\"\\\n",
+                                       7)) == "\"a\\u007fb\\u0001\\\"\\\\\\n\"");
+    CHECK(cli::json_string("µs") == "\"µs\"");
+    CHECK(cli::json_string("\xff") == "\"\\u00ff\"");
 }

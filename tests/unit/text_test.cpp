@@ -1,3 +1,4 @@
+#include "provisioner/core/error.hpp"
 #include "provisioner/core/text.hpp"
 
 #include "tests/unit/catch.hpp"
@@ -32,4 +33,9 @@ TEST_CASE("shell_command quotes only the words a shell would split or expand") {
     CHECK(shell_command({"a$(id)", "x;y", "*"}) == "'a$(id)' 'x;y' '*'");
     CHECK(shell_command({"A=b", "x", "A=b"}) == "'A=b' x A=b");
     CHECK(shell_command({"if", "then"}) == "'if' then");
+}
+
+TEST_CASE("an error keeps what follows a NUL byte of a quoted value") {
+    rtprov::Error e("found " + rtprov::quoted(std::string("a\0b", 3)) + "; fix it");
+    CHECK(std::string(e.what()) == "found 'a\\x00b'; fix it");
 }

@@ -125,6 +125,16 @@ TEST_CASE("a GRUB trial is refused where GRUB cannot spend it") {
     facts.grub_env_mount = MountFact{"/dev/vda1", "ext4"};
     facts.files["/boot/grub/grubenv"].content = "not a block";
     CHECK(finding(trial_plan(facts), "grub-env-damaged"));
+    for (const std::string vars :
+         {"next_entry=memtest\n", "next_entry=rtprov-trial\nnext_entry=memtest\n"}) {
+        std::string block = "# GRUB Environment Block\n" + vars;
+        facts.files["/boot/grub/grubenv"].content = block + std::string(1024 - block.size(), '#');
+        INFO(vars);
+        CHECK(finding(trial_plan(facts), "grub-env-next-entry"));
+    }
+    std::string spent = "# GRUB Environment Block\nnext_entry=\n"; // GRUB spent one
+    facts.files["/boot/grub/grubenv"].content = spent + std::string(1024 - spent.size(), '#');
+    CHECK_FALSE(finding(trial_plan(facts), "grub-env-next-entry"));
     facts.files["/boot/grub/grubenv"].content = empty_block();
     CHECK(finding(trial_plan(facts, Regenerate::first_boot), "trial-needs-regeneration"));
     facts.grub_env_mount.reset();
@@ -252,6 +262,22 @@ TEST_CASE("a systemd-boot trial is refused where it cannot be armed or has nothi
     options.trial_id = "0123456789ab";
     boot::plan_boot(plan, profile, resolve_cores(profile, std::nullopt), facts, options);
     CHECK(finding(plan, "trial-param-reserved"));
+    // As the kernel reads it (kstrtoint, base 0): each of these is no reboot on a panic.
+    for (const char* value :
+         {"panic=0x0", "panic=00", "panic=-0", "panic=+0", "panic=ten", "panic=", "panic=10s"}) {
+        Plan spelled;
+        profile.tuning.kernel.extra = {value};
+        boot::plan_boot(spelled, profile, resolve_cores(profile, std::nullopt), facts, options);
+        INFO(value);
+        CHECK(finding(spelled, "trial-param-reserved"));
+    }
+    for (const char* value : {"panic=5", "panic=-1", "panic=0x10"}) {
+        Plan fine;
+        profile.tuning.kernel.extra = {value};
+        boot::plan_boot(fine, profile, resolve_cores(profile, std::nullopt), facts, options);
+        INFO(value);
+        CHECK_FALSE(finding(fine, "trial-param-reserved"));
+    }
 }
 
 TEST_CASE("the trial record is written and read back, and damage is named") {
@@ -260,6 +286,28 @@ TEST_CASE("the trial record is written and read back, and damage is named") {
         "",      "2026-12-01T00:00:00Z"};
     std::string text = target::format_trial_record(record);
     CHECK(target::parse_trial_record(text, "trial") == record);
+    for (const std::string& odd : {std::string("a\x7f"
+                                               "b"),
+                                   std::string("a\tb"), std::string("\xff"), std::string("\xc3")}) {
+        target::TrialRecord forged = record;
+        forged.reason = odd;
+        INFO(odd);
+        std::string written = target::format_trial_record(forged); // made printable
+        CHECK(target::parse_trial_record(written, "trial").reason.size() == odd.size());
+        std::string by_hand = written;
+        by_hand.replace(
+            by_hand.find("\nreason=") + 8,
+            by_hand.find('\n', by_hand.find("\nreason=") + 1) - by_hand.find("\nreason=") - 8, odd);
+        CHECK(thrown([&] { target::parse_trial_record(by_hand, "trial"); }).find("control byte") !=
+              std::string::npos);
+    }
+    std::string utf8 = text;
+    utf8.insert(utf8.find("\nloader="), "\nreason=self-test: 87 µs");
+    CHECK(target::parse_trial_record(utf8, "trial").reason == "self-test: 87 µs");
+    std::string lilo = text;
+    lilo.replace(lilo.find("loader=grub"), 11, "loader=lilo");
+    CHECK(thrown([&] { target::parse_trial_record(lilo, "trial"); }).find("grub, rpi-firmware") !=
+          std::string::npos);
     CHECK(thrown([&] {
               target::parse_trial_record(text + "colour=red\n", "/var/lib/rtprov/trial");
           }).find("/var/lib/rtprov/trial:9: unknown key") != std::string::npos);
@@ -363,4 +411,25 @@ TEST_CASE("a Raspberry Pi trial writes tryboot.txt and its own command line, and
     Plan offline;
     boot::plan_boot(offline, profile, resolve_cores(profile, std::nullopt), facts, options);
     CHECK(finding(offline, "rpi-trial-offline"));
+}
+
+TEST_CASE("rollback of GRUB's environment block keeps what others set since the trial") {
+    auto block = [](const std::string& vars) {
+        std::string b = "# GRUB Environment Block\n" + vars;
+        return b + std::string(1024 - b.size(), '#');
+    };
+    std::string kept;
+    const std::string original = block("saved_entry=debian\n");
+    // GRUB spent the trial's next_entry: the original, byte for byte.
+    CHECK(boot::grub_env_rolled_back(original, block("saved_entry=debian\nnext_entry=\n"), kept) ==
+          original);
+    CHECK(kept.empty());
+    // grub-set-default since: its saved_entry stays, next_entry goes.
+    CHECK(boot::grub_env_rolled_back(original,
+                                     block("saved_entry=memtest\nnext_entry=rtprov-trial\n"),
+                                     kept) == block("saved_entry=memtest\n"));
+    CHECK(kept == "kept saved_entry=memtest");
+    // Not a block (damaged since): the original.
+    CHECK(boot::grub_env_rolled_back(original, "junk", kept) == original);
+    CHECK(kept.empty());
 }
