@@ -218,6 +218,15 @@ void plan_rpi_trial(Context& c, const std::string& dir, const std::string& confi
               "(nothing was written)");
         return;
     }
+    if (c.facts.tryboot_supported && !*c.facts.tryboot_supported) {
+        error(c.plan, "rpi-no-tryboot",
+              "this Pi's bootloader reports no tryboot flag (/proc/device-tree/chosen/"
+              "bootloader has properties, but no 'tryboot'): it is older than tryboot, so "
+              "'reboot \"0 tryboot\"' would boot config.txt as always; update it "
+              "('rpi-eeprom-update -a', then reboot) or apply without --trial (nothing was "
+              "written)");
+        return;
+    }
     keep_as_is(c, config_path, "the default config.txt, kept during the trial");
     std::string tokens;
     for (const KernelParam& p : trial_params(c))
@@ -242,11 +251,18 @@ void plan_rpi_trial(Context& c, const std::string& dir, const std::string& confi
         "\n";
     add_file_change(c.plan, c.facts, dir + "/" + k_rpi_tryboot, std::move(tryboot),
                     "the trial's config.txt (tryboot)");
-    info(c.plan, "rpi-tryboot",
-         "reboot into the trial with 'systemctl reboot \"0 tryboot\"' (first boot does); the "
-         "firmware must support tryboot (the Raspberry Pi 4 bootloader from 2021 on, every Pi "
-         "5). rtprov cannot see that from here: without it that reboot boots config.txt as "
-         "always, the trial never comes up, and rtprov-trial.service records that");
+    if (c.facts.tryboot_supported)
+        info(c.plan, "rpi-tryboot",
+             "reboot into the trial with 'systemctl reboot \"0 tryboot\"' (first boot does); "
+             "the bootloader reports tryboot, so that boot reads tryboot.txt");
+    else
+        warning(c.plan, "rpi-tryboot-unknown",
+                "reboot into the trial with 'systemctl reboot \"0 tryboot\"' (first boot "
+                "does); this boot's bootloader reports nothing in /proc/device-tree/chosen/"
+                "bootloader, so rtprov cannot see whether it supports tryboot (the Raspberry Pi "
+                "4 bootloader from 2021 on, every Pi 5): without it that reboot boots "
+                "config.txt as always, the trial never comes up, and rtprov-trial.service "
+                "records that");
 }
 
 void plan_rpi(Context& c) {

@@ -93,6 +93,11 @@ struct TargetFacts {
     // Live only: whether the machine has watchdog0, the device systemd's RuntimeWatchdogSec=
     // drives (systemd-system.conf(5), WatchdogDevice=); nullopt offline.
     std::optional<bool> watchdog;
+    // Live Raspberry Pi trial only: whether the bootloader reports its tryboot flag
+    // (/proc/device-tree/chosen/bootloader/tryboot); false when it reports other
+    // properties there but not that one (a bootloader from before tryboot), nullopt when
+    // it reports none.
+    std::optional<bool> tryboot_supported;
 
     bool has_executable(const std::string& path) const;
     // The state of 'path', nullptr when the target has none. Throws std::logic_error when

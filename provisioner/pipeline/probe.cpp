@@ -14,6 +14,9 @@ core::TargetFacts probe(const target::Root& root, const core::Profile& profile,
         facts.cpu_count = system::layout_cpu_count(system::read_cpus(sys));
         if (trial)
             facts.watchdog = sys.exists("/sys/class/watchdog/watchdog0");
+        if (trial && profile.board.boot.loader == core::BootLoader::rpi_firmware &&
+            sys.exists("/proc/device-tree/chosen/bootloader"))
+            facts.tryboot_supported = sys.exists("/proc/device-tree/chosen/bootloader/tryboot");
     }
     return facts;
 }

@@ -407,6 +407,22 @@ TEST_CASE("a Raspberry Pi trial writes tryboot.txt and its own command line, and
     CHECK(first.ends_with(" rtprov.trial=0123456789ab panic=10 "
                           "systemd.wants=rtprov-trial-deadline.target"));
     CHECK(line->next.content.substr(first.size() + 1).rfind(k_owned_header_start, 0) == 0);
+    // The bootloader's own word on tryboot: none (a warning), tryboot there, or other
+    // properties without it (an old bootloader: refused, nothing written).
+    CHECK(finding(plan, "rpi-tryboot-unknown"));
+    facts.tryboot_supported = true;
+    Plan supported;
+    boot::plan_boot(supported, profile, resolve_cores(profile, std::nullopt), facts, options);
+    CHECK(finding(supported, "rpi-tryboot"));
+    CHECK_FALSE(finding(supported, "rpi-tryboot-unknown"));
+    facts.tryboot_supported = false;
+    Plan old;
+    boot::plan_boot(old, profile, resolve_cores(profile, std::nullopt), facts, options);
+    REQUIRE(finding(old, "rpi-no-tryboot"));
+    CHECK(finding(old, "rpi-no-tryboot")->message.find("rpi-eeprom-update") != std::string::npos);
+    CHECK(old.refused());
+    CHECK_FALSE(change(old, "/boot/firmware/tryboot.txt"));
+    facts.tryboot_supported.reset();
     facts.mode = TargetMode::offline;
     Plan offline;
     boot::plan_boot(offline, profile, resolve_cores(profile, std::nullopt), facts, options);
