@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <cctype>
 #include <cerrno>
+#include <climits>
 #include <cstdlib>
 #include <cstring>
 #include <sstream>
@@ -170,12 +171,15 @@ bool refuse_trial(Context& c) {
                           (p.key == "systemd.wants" && p.value.rfind("rtprov-", 0) == 0);
         // The kernel reads panic= with kstrtoint(base 0): '0x0', '00' and '-0' are 0 too,
         // and a value it cannot read leaves the built-in timeout (0 on Debian).
+        // sysctl.kernel.panic= (kernels from 5.8 apply sysctl.* boot parameters) sets the
+        // same timeout, after panic= is read.
         bool hangs = false;
-        if (p.key == "panic") {
+        if (p.key == "panic" || p.key == "sysctl.kernel.panic" || p.key == "sysctl.kernel/panic") {
             char* end = nullptr;
             errno = 0;
             long long seconds = std::strtoll(p.value.c_str(), &end, 0);
             hangs = p.value.empty() || *end != '\0' || errno != 0 || seconds == 0 ||
+                    seconds < INT_MIN || seconds > INT_MAX ||
                     std::isspace(static_cast<unsigned char>(p.value.front()));
         }
         if (ours || hangs) {

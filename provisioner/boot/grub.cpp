@@ -183,9 +183,11 @@ std::string grub_env_rolled_back(const std::string& original, const std::string&
     GrubEnv before = parse_grub_env(original), now = parse_grub_env(current);
     if (!before.valid || !now.valid)
         return original;
-    now.unset("next_entry");
+    // In place, where it stands: a block whose next_entry came first stays so.
     if (auto value = before.get("next_entry"))
         now.set("next_entry", *value);
+    else
+        now.unset("next_entry");
     if (now.entries == before.entries)
         return original;
     std::string block = render_grub_env(now);

@@ -294,8 +294,7 @@ int run_rollback(const Options& o) {
     for (const std::string& path : result.restored)
         std::cout << "restored " << path << "\n";
     for (const auto& [path, edits] : result.kept_edits)
-        std::cout << "kept edits made since rtprov in " << path << ": " << edits
-                  << " (rtprov's parameters taken out, the originals of its keys put back)\n";
+        std::cout << "kept edits made since rtprov in " << path << ": " << edits << "\n";
     for (const std::string& path : result.removed)
         std::cout << "removed " << path << "\n";
     for (const std::string& command : result.ran)

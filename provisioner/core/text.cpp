@@ -35,6 +35,27 @@ std::string join(const std::vector<std::string>& items, std::string_view separat
     return out;
 }
 
+std::size_t utf8_length(std::string_view text, std::size_t i) {
+    auto byte = [&](std::size_t k) { return static_cast<unsigned char>(text[i + k]); };
+    unsigned char c = byte(0);
+    std::size_t n = c >= 0xc2 && c <= 0xdf   ? 2
+                    : c >= 0xe0 && c <= 0xef ? 3
+                    : c >= 0xf0 && c <= 0xf4 ? 4
+                                             : 0;
+    if (n == 0 || i + n > text.size())
+        return 0;
+    // The second byte's range is narrower after E0 (overlong), ED (surrogates), F0
+    // (overlong) and F4 (above U+10FFFF).
+    unsigned char low = c == 0xe0 ? 0xa0 : c == 0xf0 ? 0x90 : 0x80;
+    unsigned char high = c == 0xed ? 0x9f : c == 0xf4 ? 0x8f : 0xbf;
+    if (byte(1) < low || byte(1) > high)
+        return 0;
+    for (std::size_t k = 2; k < n; ++k)
+        if ((byte(k) & 0xc0) != 0x80)
+            return 0;
+    return n;
+}
+
 std::string quoted_list(const std::vector<std::string>& items) {
     std::string out;
     for (const std::string& item : items)

@@ -10,6 +10,11 @@ namespace rtprov::core {
 // The words of a text, split at whitespace (the C locale's isspace).
 std::vector<std::string> words(std::string_view text);
 
+// The length of the UTF-8 character at text[i] when it starts one that is well formed
+// (RFC 3629: no overlong form, no surrogate, nothing above U+10FFFF) and not ASCII; 0
+// otherwise.
+std::size_t utf8_length(std::string_view text, std::size_t i);
+
 // True when 'word' is one of the words of 'text'.
 bool has_word(std::string_view text, std::string_view word);
 

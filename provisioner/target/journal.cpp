@@ -686,7 +686,8 @@ RollbackResult rollback(Root& root, const RootLock&, DriftPolicy drift, const Co
                     restored.content =
                         boot::grub_env_rolled_back(original->second.content, now->content, kept);
                     if (!kept.empty())
-                        result.kept_edits.push_back({file.path, kept});
+                        result.kept_edits.push_back(
+                            {file.path, kept + " (next_entry put back as it was)"});
                 }
             // A command line others edited since: rtprov's part out, its keys' originals back,
             // their edits kept (pi-gen's export puts the real root= in after rtprov ran).
@@ -702,7 +703,9 @@ RollbackResult rollback(Root& root, const RootLock&, DriftPolicy drift, const Co
                                                      before, {}, edit.owned_keys)
                                      .text);
                 if (restored.content != original->second.content)
-                    result.kept_edits.push_back({file.path, check.detail});
+                    result.kept_edits.push_back(
+                        {file.path, check.detail + " (rtprov's parameters taken out, the "
+                                                   "originals of its keys put back)"});
             }
             if (auto now = root.read_entry(file.path, caps::k_managed);
                 now && now->same_as(restored))

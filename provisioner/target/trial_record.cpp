@@ -3,6 +3,7 @@
 #include "provisioner/boot/cmdline.hpp"
 #include "provisioner/core/error.hpp"
 #include "provisioner/core/plan.hpp"
+#include "provisioner/core/text.hpp"
 
 #include <algorithm>
 #include <array>
@@ -28,21 +29,15 @@ constexpr std::array<std::pair<const char*, Field>, 10> k_fields = {{
     {"updated_at", &TrialRecord::updated_at},
 }};
 
-// The length of the printable UTF-8 character at 'i', 0 for a control byte or a byte
-// that does not start one.
+// The length of the printable UTF-8 character at 'i', 0 for a control byte (C0, DEL,
+// C1) or a byte that does not start a well-formed character.
 std::size_t printable_at(const std::string& text, std::size_t i) {
     auto c = static_cast<unsigned char>(text[i]);
-    std::size_t n = c < 0x80           ? 1
-                    : (c >> 5) == 0x6  ? 2
-                    : (c >> 4) == 0xe  ? 3
-                    : (c >> 3) == 0x1e ? 4
-                                       : 0;
-    if (n == 0 || (n == 1 && (c < 0x20 || c == 0x7f)) || i + n > text.size())
-        return 0;
-    for (std::size_t k = 1; k < n; ++k)
-        if ((static_cast<unsigned char>(text[i + k]) >> 6) != 0x2)
-            return 0;
-    return n;
+    if (c < 0x80)
+        return c < 0x20 || c == 0x7f ? 0 : 1;
+    if (c == 0xc2 && i + 1 < text.size() && static_cast<unsigned char>(text[i + 1]) < 0xa0)
+        return 0; // U+0080..U+009F
+    return core::utf8_length(text, i);
 }
 
 bool printable_utf8(const std::string& text) {

@@ -39,3 +39,14 @@ TEST_CASE("an error keeps what follows a NUL byte of a quoted value") {
     rtprov::Error e("found " + rtprov::quoted(std::string("a\0b", 3)) + "; fix it");
     CHECK(std::string(e.what()) == "found 'a\\x00b'; fix it");
 }
+
+TEST_CASE("utf8_length takes well-formed UTF-8 only") {
+    CHECK(utf8_length("\xc2\xb5", 0) == 2);         // U+00B5
+    CHECK(utf8_length("\xe2\x82\xac", 0) == 3);     // U+20AC
+    CHECK(utf8_length("\xf0\x9f\x8e\xb5", 0) == 4); // U+1F3B5
+    for (const char* bad : {"\xc0\x80", "\xe0\x80\x80", "\xed\xa0\x80", "\xf4\x90\x80\x80",
+                            "\xf5\x80\x80\x80", "\xc2", "a"}) {
+        INFO(bad);
+        CHECK(utf8_length(bad, 0) == 0);
+    }
+}

@@ -263,8 +263,9 @@ TEST_CASE("a systemd-boot trial is refused where it cannot be armed or has nothi
     boot::plan_boot(plan, profile, resolve_cores(profile, std::nullopt), facts, options);
     CHECK(finding(plan, "trial-param-reserved"));
     // As the kernel reads it (kstrtoint, base 0): each of these is no reboot on a panic.
-    for (const char* value :
-         {"panic=0x0", "panic=00", "panic=-0", "panic=+0", "panic=ten", "panic=", "panic=10s"}) {
+    for (const char* value : {"panic=0x0", "panic=00", "panic=-0", "panic=+0", "panic=ten",
+                              "panic=", "panic=10s", "panic=4294967296", "panic=-2147483649",
+                              "sysctl.kernel.panic=0", "sysctl.kernel/panic=0x0"}) {
         Plan spelled;
         profile.tuning.kernel.extra = {value};
         boot::plan_boot(spelled, profile, resolve_cores(profile, std::nullopt), facts, options);
@@ -445,6 +446,11 @@ TEST_CASE("rollback of GRUB's environment block keeps what others set since the 
                                      block("saved_entry=memtest\nnext_entry=rtprov-trial\n"),
                                      kept) == block("saved_entry=memtest\n"));
     CHECK(kept == "kept saved_entry=memtest");
+    // next_entry first in the original (a grub-reboot before): it stays first.
+    const std::string first = block("next_entry=\nsaved_entry=foo\n");
+    CHECK(boot::grub_env_rolled_back(first, block("next_entry=\nsaved_entry=foo\n"), kept) ==
+          first);
+    CHECK(kept.empty());
     // Not a block (damaged since): the original.
     CHECK(boot::grub_env_rolled_back(original, "junk", kept) == original);
     CHECK(kept.empty());
