@@ -475,8 +475,8 @@ void plan_grub_trial(Context& c, const std::optional<std::string>& rt_flavour) {
     }
     // GRUB's load_env applies every line in turn, so the last next_entry wins; one another
     // tool set (a pending grub-reboot) is its boot, not rtprov's to replace.
-    std::size_t next_entries = std::count_if(env.entries.begin(), env.entries.end(),
-                                             [](const auto& e) { return e.first == "next_entry"; });
+    auto next_entries = std::count_if(env.entries.begin(), env.entries.end(),
+                                      [](const auto& e) { return e.first == "next_entry"; });
     std::optional<std::string> pending = env.get("next_entry");
     if (next_entries > 1 ||
         (pending && !pending->empty() && *pending != std::string(k_grub_trial_entry))) {
