@@ -236,13 +236,15 @@ TEST_CASE("a systemd-boot trial is refused where it cannot be armed or has nothi
     CHECK(finding(sdboot_trial_plan(no_bootctl), "sdboot-no-bootctl"));
     TargetFacts no_rt = sdboot_facts();
     no_rt.kernels.pop_back();
-    const Finding* missing = finding(sdboot_trial_plan(no_rt, true), "sdboot-trial-no-kernel");
+    const Plan no_rt_plan = sdboot_trial_plan(no_rt, true);
+    const Finding* missing = finding(no_rt_plan, "sdboot-trial-no-kernel");
     REQUIRE(missing);
     CHECK(missing->message.find("linux-image-rt-amd64") != std::string::npos);
     TargetFacts no_entry = sdboot_facts();
     no_entry.files.erase("/efi/loader/entries/" + std::string(k_machine) +
                          "-6.12.57+deb13-amd64.conf");
-    const Finding* unlisted = finding(sdboot_trial_plan(no_entry), "sdboot-trial-no-entry");
+    const Plan no_entry_plan = sdboot_trial_plan(no_entry);
+    const Finding* unlisted = finding(no_entry_plan, "sdboot-trial-no-entry");
     REQUIRE(unlisted);
     CHECK(unlisted->message.find("kernel-install add 6.12.57+deb13-amd64") != std::string::npos);
     for (const TargetFacts& facts : {offline, no_dir, no_bootctl, no_entry}) {
