@@ -518,6 +518,21 @@ void plan_grub_trial(Context& c, const std::optional<std::string>& rt_flavour) {
                    k_grub_trial_script, produces_of({"update-grub"}));
 }
 
+// The PREEMPT_RT kernel flavour the profile installs ('rt-amd64' of linux-image-rt-amd64),
+// nullopt without PREEMPT_RT; a package not named linux-image-* is refused.
+std::optional<std::string> rt_flavour_of(Context& c) {
+    if (!c.profile.tuning.kernel.realtime)
+        return std::nullopt;
+    const auto& rt = c.profile.board.kernel.rt_packages;
+    if (rt.empty() || rt.front().rfind("linux-image-", 0) != 0) {
+        error(c.plan, "rt-package-unknown",
+              "tuning.kernel.realtime is true but board.kernel.rt_packages names no "
+              "linux-image-* package (Debian: linux-image-rt-amd64)");
+        return std::nullopt;
+    }
+    return rt.front().substr(std::string("linux-image-").size());
+}
+
 void plan_grub(Context& c) {
     // grub-mkconfig's 10_linux gives every entry "${GRUB_CMDLINE_LINUX}
     // ${GRUB_CMDLINE_LINUX_DEFAULT}" (recovery: GRUB_CMDLINE_LINUX only): a value there
@@ -607,16 +622,7 @@ void plan_grub(Context& c) {
             }
         }
     }
-    std::optional<std::string> rt_flavour;
-    if (c.profile.tuning.kernel.realtime) {
-        const auto& rt = c.profile.board.kernel.rt_packages;
-        if (rt.empty() || rt.front().rfind("linux-image-", 0) != 0)
-            error(c.plan, "rt-package-unknown",
-                  "tuning.kernel.realtime is true but board.kernel.rt_packages names no "
-                  "linux-image-* package (Debian: linux-image-rt-amd64)");
-        else
-            rt_flavour = rt.front().substr(std::string("linux-image-").size());
-    }
+    std::optional<std::string> rt_flavour = rt_flavour_of(c);
     if (c.options.trial) {
         plan_grub_trial(c, rt_flavour);
         return;
@@ -690,10 +696,10 @@ void plan_systemd_boot_trial(Context& c, const std::string& cmdline) {
         return;
     }
     const std::string& dir = *c.facts.boot_entries_dir;
-    std::string rt_suffix;
-    if (c.profile.tuning.kernel.realtime && !c.profile.board.kernel.rt_packages.empty())
-        rt_suffix = "-" + c.profile.board.kernel.rt_packages.front().substr(
-                              std::string("linux-image-").size());
+    std::optional<std::string> rt_flavour = rt_flavour_of(c);
+    if (c.profile.tuning.kernel.realtime && !rt_flavour)
+        return;
+    const std::string rt_suffix = rt_flavour ? "-" + *rt_flavour : "";
     const InstalledKernel* kernel = nullptr;
     for (const InstalledKernel& k : c.facts.kernels) {
         const bool rt = k.version.find("-rt-") != std::string::npos;

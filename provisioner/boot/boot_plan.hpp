@@ -39,7 +39,7 @@ enum class CommandUse { pending, rerun };
 // 'kernel-install add RELEASE /boot/vmlinuz-RELEASE [/boot/initrd.img-RELEASE]'
 // (systemd-boot); and, only while pending, the package install of --install-packages
 // ('apt-get update', 'apt-get install -y --no-install-recommends PACKAGE...') and a
-// systemd-boot trial's 'bootctl set-oneshot rtprov-trial.conf'. rtprov
+// systemd-boot trial's 'bootctl set-oneshot rtprov-trial*'. rtprov
 // runs nothing else that a state file names.
 bool is_planned_command(const std::vector<std::string>& argv, const std::string& loader,
                         CommandUse use);
