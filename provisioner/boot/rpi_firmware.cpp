@@ -1,5 +1,7 @@
 #include "provisioner/boot/rpi_firmware.hpp"
 
+#include "provisioner/core/text.hpp"
+
 #include <sstream>
 #include <vector>
 
@@ -10,13 +12,6 @@ namespace {
 constexpr const char* k_begin = "# >>> rtprov";
 constexpr const char* k_end = "# <<< rtprov";
 
-std::string trim(const std::string& s) {
-    auto b = s.find_first_not_of(" \t\r");
-    if (b == std::string::npos)
-        return "";
-    return s.substr(b, s.find_last_not_of(" \t\r") - b + 1);
-}
-
 // Calls 'line_fn(line, applies, ours)' for each line of config.txt; 'applies' is whether
 // the section the line is in applies to a Pi 4 (conditional.adoc: [all] resets the
 // filters; [pi4] matches 4B, 400, CM4).
@@ -25,7 +20,7 @@ template <typename LineFn> void walk_config(const std::string& text, LineFn line
     std::string line;
     bool applies = true, ours = false;
     while (std::getline(in, line)) {
-        std::string t = trim(line);
+        std::string t(core::trim(line));
         if (t.rfind(k_begin, 0) == 0)
             ours = true;
         if (!t.empty() && t.front() == '[' && t.back() == ']')
@@ -44,9 +39,9 @@ FirmwareSettings parse_config_txt(const std::string& text) {
         if (!applies)
             return;
         if (t.rfind("cmdline=", 0) == 0)
-            settings.cmdline_file = trim(t.substr(8));
+            settings.cmdline_file = std::string(core::trim(t.substr(8)));
         else if (t.rfind("os_prefix=", 0) == 0)
-            settings.os_prefix = trim(t.substr(10));
+            settings.os_prefix = std::string(core::trim(t.substr(10)));
     });
     return settings;
 }
@@ -71,7 +66,7 @@ std::string edit_config_txt(const std::string& text, const std::optional<std::st
     std::string line;
     bool inside = false;
     while (std::getline(in, line)) {
-        std::string t = trim(line);
+        std::string t(core::trim(line));
         if (t.rfind(k_begin, 0) == 0)
             inside = true;
         if (!inside)

@@ -93,4 +93,23 @@ std::string shell_command(const std::vector<std::string>& argv) {
     return out;
 }
 
+std::vector<std::string> split(std::string_view text, char separator) {
+    std::vector<std::string> fields;
+    std::size_t start = 0;
+    for (std::size_t i = 0; i <= text.size(); ++i)
+        if (i == text.size() || text[i] == separator) {
+            fields.emplace_back(text.substr(start, i - start));
+            start = i + 1;
+        }
+    return fields;
+}
+
+std::string_view trim(std::string_view text) {
+    while (!text.empty() && (text.front() == ' ' || text.front() == '\t' || text.front() == '\r'))
+        text.remove_prefix(1);
+    while (!text.empty() && (text.back() == ' ' || text.back() == '\t' || text.back() == '\r'))
+        text.remove_suffix(1);
+    return text;
+}
+
 } // namespace rtprov::core

@@ -10,6 +10,13 @@ namespace rtprov::core {
 // The words of a text, split at whitespace (the C locale's isspace).
 std::vector<std::string> words(std::string_view text);
 
+// The fields of a text between each 'separator': split("a,,b", ',') is {"a", "", "b"}, and
+// an empty text is one empty field.
+std::vector<std::string> split(std::string_view text, char separator);
+
+// 'text' without the blanks (space, tab, carriage return) at its ends.
+std::string_view trim(std::string_view text);
+
 // The length of the UTF-8 character at text[i] when it starts one that is well formed
 // (RFC 3629: no overlong form, no surrogate, nothing above U+10FFFF) and not ASCII; 0
 // otherwise.

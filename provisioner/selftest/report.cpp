@@ -1,5 +1,7 @@
 #include "provisioner/selftest/report.hpp"
 
+#include "provisioner/core/text.hpp"
+
 #include <charconv>
 #include <cstdio>
 #include <sstream>
@@ -82,17 +84,6 @@ std::string number(double value) {
     return buffer;
 }
 
-std::vector<std::string> split(const std::string& line, char separator) {
-    std::vector<std::string> fields;
-    std::size_t start = 0;
-    for (std::size_t i = 0; i <= line.size(); ++i)
-        if (i == line.size() || line[i] == separator) {
-            fields.push_back(line.substr(start, i - start));
-            start = i + 1;
-        }
-    return fields;
-}
-
 template <typename T> bool parse_number(const std::string& text, T& value) {
     const char* end = text.data() + text.size();
     auto [ptr, ec] = std::from_chars(text.data(), end, value);
@@ -115,7 +106,7 @@ std::vector<HistoryEntry> parse_history(const std::string& text) {
     std::istringstream in(text);
     std::string line;
     while (std::getline(in, line)) {
-        std::vector<std::string> f = split(line, '\t');
+        std::vector<std::string> f = core::split(line, '\t');
         HistoryEntry e;
         if (f.size() != 8 || f[0].empty() || f[1].empty() || f[3].empty() ||
             !parse_number(f[2], e.cpu) || !parse_number(f[4], e.avg_us) ||

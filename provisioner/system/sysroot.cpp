@@ -146,6 +146,45 @@ Fact<std::vector<int>> SysRoot::numbered(const std::string& path) const {
     return {std::move(out), {}, false};
 }
 
+Fact<std::vector<std::string>> SysRoot::names(const std::string& path) const {
+    Fact<fs::path> folder = host(path);
+    if (!folder)
+        return Fact<std::vector<std::string>>::failed(folder.problem);
+    std::error_code ec;
+    std::vector<std::string> out;
+    fs::directory_iterator it(*folder, ec);
+    if (ec)
+        return Fact<std::vector<std::string>>::failed("cannot list '" + path + "': " + ec.message(),
+                                                      ec == std::errc::no_such_file_or_directory);
+    for (const auto& entry : it)
+        out.push_back(entry.path().filename().string());
+    std::sort(out.begin(), out.end());
+    return {std::move(out), {}, false};
+}
+
+Fact<std::string> SysRoot::resolve(const std::string& path) const {
+    const std::string absolute = path.starts_with('/') ? path : "/" + path;
+    if (m_root == "/") {
+        std::error_code ec;
+        fs::path canonical = fs::canonical(absolute, ec);
+        if (ec)
+            return Fact<std::string>::failed("cannot resolve '" + absolute + "': " + ec.message(),
+                                             ec == std::errc::no_such_file_or_directory);
+        return {canonical.string(), {}, false};
+    }
+    if (!m_tree)
+        return Fact<std::string>::failed(host(absolute).problem);
+    try {
+        std::string resolved = m_tree->resolve(absolute);
+        if (!exists(resolved))
+            return Fact<std::string>::failed(
+                "cannot resolve '" + absolute + "': " + std::strerror(ENOENT), true);
+        return {std::move(resolved), {}, false};
+    } catch (const Error& e) {
+        return Fact<std::string>::failed(e.what());
+    }
+}
+
 bool SysRoot::exists(const std::string& path) const {
     Fact<fs::path> file = host(path);
     std::error_code ec;

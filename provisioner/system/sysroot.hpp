@@ -43,6 +43,11 @@ class SysRoot {
     Fact<core::CpuList> cpu_list(const std::string& path) const;
     // The numbered entries of a folder, ascending, or why it cannot be listed.
     Fact<std::vector<int>> numbered(const std::string& path) const;
+    // The names in a folder, sorted, or why it cannot be listed.
+    Fact<std::vector<std::string>> names(const std::string& path) const;
+    // 'path' as on the running system with its symlinks resolved (a sysfs device's
+    // place in /sys/devices), or why it cannot be.
+    Fact<std::string> resolve(const std::string& path) const;
     bool exists(const std::string& path) const;
     bool has_write_bit(const std::string& path) const;
 

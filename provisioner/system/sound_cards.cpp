@@ -1,0 +1,417 @@
+#include "provisioner/system/sound_cards.hpp"
+
+#include "provisioner/core/text.hpp"
+
+#include <algorithm>
+#include <charconv>
+#include <cstdint>
+#include <map>
+#include <optional>
+
+namespace rtprov::system {
+
+namespace {
+
+const std::string k_devices = "/sys/devices";
+const std::string k_dt = "/sys/firmware/devicetree/base";
+constexpr std::size_t k_max_dt_nodes = 8192; // a Pi's tree has a few hundred
+constexpr std::size_t k_max_dt_depth = 16;
+
+std::string basename(const std::string& path) {
+    const std::size_t slash = path.rfind('/');
+    return slash == std::string::npos ? path : path.substr(slash + 1);
+}
+
+std::string parent(const std::string& path) {
+    const std::size_t slash = path.rfind('/');
+    return slash == std::string::npos || slash == 0 ? "/" : path.substr(0, slash);
+}
+
+std::optional<unsigned long> number(const std::string& text) {
+    unsigned long value = 0;
+    auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+    if (text.empty() || ec != std::errc() || end != text.data() + text.size())
+        return std::nullopt;
+    return value;
+}
+
+// "usb3" → 3: the root hub of USB bus 3.
+std::optional<unsigned long> usb_bus(const std::string& name) {
+    if (!name.starts_with("usb"))
+        return std::nullopt;
+    return number(name.substr(3));
+}
+
+// A device-tree property of NUL-terminated strings.
+std::vector<std::string> dt_strings(const std::string& bytes) {
+    std::vector<std::string> out;
+    std::string current;
+    for (char c : bytes) {
+        if (c == '\0') {
+            out.push_back(current);
+            current.clear();
+        } else {
+            current += c;
+        }
+    }
+    if (!current.empty())
+        out.push_back(current);
+    return out;
+}
+
+// The chip name the kernel gives interrupts of a device-tree interrupt controller, for
+// the controllers whose specifier rtprov maps (the ARM GIC: Pi 4 and most arm64 boards).
+std::optional<std::string> gic_chip(const std::vector<std::string>& compatible) {
+    for (const std::string& c : compatible) {
+        if (c == "arm,gic-400" || c == "arm,cortex-a15-gic" || c == "arm,cortex-a9-gic" ||
+            c == "arm,cortex-a7-gic")
+            return "GICv2";
+        if (c == "arm,gic-v3")
+            return "GICv3";
+    }
+    return std::nullopt;
+}
+
+// One card line of /proc/asound/cards: "%2i [%-15s]: %s - %s" (number, id, driver,
+// short name), then the long name on a line of its own (sound/core/init.c).
+struct CardLine {
+    unsigned number = 0;
+    std::string id, driver, name;
+};
+
+std::vector<CardLine> parse_cards(const std::string& text) {
+    std::vector<CardLine> out;
+    for (const std::string& line : core::split(text, '\n')) {
+        const std::size_t open = line.find(" [");
+        const std::size_t close = line.find("]: ");
+        if (open == std::string::npos || close == std::string::npos || close < open) {
+            if (!out.empty() && !line.empty() && line.front() == ' ')
+                out.back().name = std::string(core::trim(line)); // the long name
+            continue;
+        }
+        std::optional<unsigned long> n = number(std::string(core::trim(line.substr(0, open))));
+        if (!n || *n > 255)
+            continue;
+        CardLine card;
+        card.number = static_cast<unsigned>(*n);
+        card.id = std::string(core::trim(line.substr(open + 2, close - open - 2)));
+        const std::string rest = line.substr(close + 3);
+        const std::size_t dash = rest.find(" - ");
+        card.driver = std::string(core::trim(rest.substr(0, dash)));
+        card.name =
+            dash == std::string::npos ? rest : std::string(core::trim(rest.substr(dash + 3)));
+        out.push_back(std::move(card));
+    }
+    return out;
+}
+
+class Finder {
+  public:
+    Finder(const SysRoot& root, const std::vector<IrqLine>& lines) : m_root(root), m_lines(lines) {}
+
+    void find(SoundCard& card) {
+        const std::string link = "/sys/class/sound/card" + std::to_string(card.number) + "/device";
+        Fact<std::string> device = m_root.resolve(link);
+        if (!device) {
+            card.problem = device.absent ? "it has no device in sysfs ('" + link +
+                                               "'): a virtual card, which no interrupt feeds"
+                                         : device.problem;
+            return;
+        }
+        card.device = *device;
+        for (std::string d = card.device; d.starts_with(k_devices + "/"); d = parent(d))
+            if (std::optional<unsigned long> bus = usb_bus(basename(d));
+                bus && m_root.exists(d + "/busnum"))
+                card.usb = true;
+        if (from_device_chain(card) || from_dt_links(card))
+            return;
+        card.problem = "no interrupt was found by device: " +
+                       (m_reasons.empty() ? "'" + card.device + "' and the devices above it " +
+                                                "show none in sysfs"
+                                          : core::join(m_reasons, "; "));
+    }
+
+  private:
+    const SysRoot& m_root;
+    const std::vector<IrqLine>& m_lines;
+    std::optional<std::map<std::uint32_t, std::string>> m_phandles;
+    std::vector<std::string> m_reasons;
+
+    const IrqLine* line(unsigned long irq) const {
+        for (const IrqLine& l : m_lines)
+            if (l.number == irq)
+                return &l;
+        return nullptr;
+    }
+
+    // Walks from the card's device up through its bus devices; the first that shows an
+    // interrupt is the one feeding the card.
+    bool from_device_chain(SoundCard& card) {
+        bool above_bus = false;
+        for (std::string d = card.device; d.starts_with(k_devices + "/"); d = parent(d)) {
+            const std::string name = basename(d);
+            if (std::optional<unsigned long> bus = usb_bus(name);
+                bus && m_root.exists(d + "/busnum")) {
+                // usb_hcd_request_irqs names the line "<driver>:usb<bus>" (drivers/usb/core/hcd.c)
+                const std::string suffix = ":usb" + std::to_string(*bus);
+                for (const IrqLine& l : m_lines)
+                    for (const std::string& action : l.actions)
+                        if (action.ends_with(suffix))
+                            card.irqs.push_back({l.number, "the USB host controller of bus " +
+                                                               std::to_string(*bus) + " (" +
+                                                               basename(parent(d)) + ")"});
+                if (!card.irqs.empty())
+                    return true;
+                above_bus = true;
+                continue;
+            }
+            const std::string role =
+                (above_bus ? "the USB host controller " : "the card's device ") + name;
+            if (Fact<std::vector<int>> msi = m_root.numbered(d + "/msi_irqs")) {
+                for (int irq : *msi)
+                    if (const IrqLine* l = line(static_cast<unsigned long>(irq));
+                        l && !l->actions.empty())
+                        card.irqs.push_back({l->number, role + " (MSI)"});
+                if (!card.irqs.empty())
+                    return true;
+            }
+            if (Fact<long long> irq = m_root.integer(d + "/irq"); irq && *irq > 0)
+                if (const IrqLine* l = line(static_cast<unsigned long>(*irq));
+                    l && !l->actions.empty()) {
+                    card.irqs.push_back({l->number, role});
+                    return true;
+                }
+            if (std::optional<std::string> node = of_node(d)) {
+                for (unsigned irq : node_interrupts(*node))
+                    card.irqs.push_back({irq, role});
+                if (!card.irqs.empty())
+                    return true;
+            }
+        }
+        return false;
+    }
+
+    // A device-tree card (an I2S DAC): its CPU-side controller named by 'i2s-controller'
+    // (rpi-simple-soundcard and the Pi's other card drivers) or by a 'sound-dai' in its
+    // cpu node (simple-audio-card), then the controller's own interrupts and those of the
+    // DMA channels in its 'dmas' (the samples move by DMA, so that is what is late).
+    bool from_dt_links(SoundCard& card) {
+        std::optional<std::string> node = of_node(card.device);
+        if (!node)
+            return false;
+        std::vector<std::uint32_t> links = cells(*node, "i2s-controller");
+        if (Fact<std::vector<std::string>> children = m_root.names(*node))
+            for (const std::string& child : *children)
+                if (child.find("cpu") != std::string::npos &&
+                    m_root.exists(*node + "/" + child + "/name")) {
+                    std::vector<std::uint32_t> dai = cells(*node + "/" + child, "sound-dai");
+                    if (!dai.empty())
+                        links.push_back(dai.front());
+                }
+        if (links.empty()) {
+            m_reasons.push_back("its device-tree node '" + *node +
+                                "' names no I2S controller ('i2s-controller' or a cpu node's "
+                                "'sound-dai')");
+            return false;
+        }
+        for (std::uint32_t phandle : links) {
+            std::optional<std::string> controller = node_of(phandle);
+            if (!controller) {
+                m_reasons.push_back("no device-tree node has the phandle " +
+                                    std::to_string(phandle) + " its node '" + *node + "' names");
+                continue;
+            }
+            const std::string controller_name = basename(*controller);
+            for (unsigned irq : node_interrupts(*controller))
+                card.irqs.push_back({irq, "its I2S controller " + controller_name});
+            from_dmas(card, *controller, controller_name);
+        }
+        return !card.irqs.empty();
+    }
+
+    void from_dmas(SoundCard& card, const std::string& controller, const std::string& name) {
+        const std::vector<std::uint32_t> dmas = cells(controller, "dmas");
+        const std::vector<std::string> dma_names = dt_strings(text(controller, "dma-names"));
+        std::size_t index = 0;
+        for (std::size_t at = 0; at < dmas.size(); ++index) {
+            std::optional<std::string> provider = node_of(dmas[at]);
+            if (!provider) {
+                m_reasons.push_back("the DMA controller of '" + controller + "' (phandle " +
+                                    std::to_string(dmas[at]) + ") is not in the device tree");
+                return;
+            }
+            const std::vector<std::uint32_t> dma_cells = cells(*provider, "#dma-cells");
+            const std::size_t n = dma_cells.empty() ? 1 : dma_cells.front();
+            if (n == 0 || at + 1 + n > dmas.size()) {
+                m_reasons.push_back("'" + controller + "/dmas' does not match '" + *provider +
+                                    "/#dma-cells'");
+                return;
+            }
+            const std::uint32_t channel = dmas[at + 1];
+            at += 1 + n;
+            const std::string use = index < dma_names.size() ? dma_names[index] : "dma";
+            // bcm2835-dma names each channel's interrupt "dma<channel>"
+            // (Documentation/devicetree/bindings/dma/brcm,bcm2835-dma.yaml)
+            const std::vector<std::string> irq_names =
+                dt_strings(text(*provider, "interrupt-names"));
+            auto it =
+                std::find(irq_names.begin(), irq_names.end(), "dma" + std::to_string(channel));
+            if (it == irq_names.end()) {
+                m_reasons.push_back("'" + *provider + "' has no interrupt named 'dma" +
+                                    std::to_string(channel) + "' for the " + use + " channel of " +
+                                    name);
+                continue;
+            }
+            const auto position = static_cast<std::size_t>(it - irq_names.begin());
+            std::vector<unsigned> irqs = node_interrupts(*provider, position);
+            for (unsigned irq : irqs)
+                card.irqs.push_back({irq, "DMA channel " + std::to_string(channel) + " of " +
+                                              basename(*provider) + " (" + use + " of " + name +
+                                              ")"});
+        }
+    }
+
+    std::optional<std::string> of_node(const std::string& device) {
+        Fact<std::string> node = m_root.resolve(device + "/of_node");
+        if (!node)
+            return std::nullopt;
+        // of_node points into /sys/firmware/devicetree/base (/proc/device-tree links there)
+        return *node;
+    }
+
+    std::string text(const std::string& node, const std::string& property) const {
+        Fact<std::string> bytes = m_root.text(node + "/" + property);
+        return bytes ? *bytes : std::string();
+    }
+
+    std::vector<std::uint32_t> cells(const std::string& node, const std::string& property) const {
+        const std::string bytes = text(node, property);
+        std::vector<std::uint32_t> out;
+        for (std::size_t at = 0; at + 4 <= bytes.size(); at += 4) {
+            std::uint32_t v = 0;
+            for (std::size_t i = 0; i < 4; ++i)
+                v = (v << 8) | static_cast<unsigned char>(bytes[at + i]);
+            out.push_back(v);
+        }
+        return out;
+    }
+
+    std::optional<std::string> node_of(std::uint32_t phandle) {
+        if (!m_phandles) {
+            m_phandles.emplace();
+            std::size_t seen = 0;
+            index_phandles(k_dt, 0, seen);
+        }
+        auto it = m_phandles->find(phandle);
+        if (it == m_phandles->end())
+            return std::nullopt;
+        return it->second;
+    }
+
+    void index_phandles(const std::string& node, std::size_t depth, std::size_t& seen) {
+        if (depth > k_max_dt_depth || ++seen > k_max_dt_nodes)
+            return;
+        for (const char* property : {"phandle", "linux,phandle"}) {
+            std::vector<std::uint32_t> value = cells(node, property);
+            if (value.size() == 1)
+                m_phandles->emplace(value.front(), node);
+        }
+        if (Fact<std::vector<std::string>> children = m_root.names(node))
+            for (const std::string& child : *children)
+                if (m_root.exists(node + "/" + child + "/name"))
+                    index_phandles(node + "/" + child, depth + 1, seen);
+    }
+
+    // The Linux IRQs of a node's 'interrupts' (all, or only the one at 'only'), for an
+    // interrupt parent rtprov can map; otherwise a reason and none.
+    std::vector<unsigned> node_interrupts(const std::string& node,
+                                          std::optional<std::size_t> only = std::nullopt) {
+        const std::vector<std::uint32_t> spec = cells(node, "interrupts");
+        if (spec.empty())
+            return {};
+        std::optional<std::string> controller;
+        for (std::string n = node; n.starts_with(k_dt) && !controller; n = parent(n))
+            if (std::vector<std::uint32_t> p = cells(n, "interrupt-parent"); p.size() == 1)
+                controller = node_of(p.front());
+        if (!controller) {
+            m_reasons.push_back("the interrupt controller of '" + node + "' is not found");
+            return {};
+        }
+        const std::vector<std::string> compatible = dt_strings(text(*controller, "compatible"));
+        const std::vector<std::uint32_t> n_cells = cells(*controller, "#interrupt-cells");
+        std::optional<std::string> chip = gic_chip(compatible);
+        if (!chip || n_cells.size() != 1 || n_cells.front() != 3) {
+            m_reasons.push_back("the interrupts of '" + node + "' belong to '" + *controller +
+                                "' (" + core::join(compatible, ", ") +
+                                "), an interrupt controller rtprov cannot map");
+            return {};
+        }
+        std::vector<unsigned> out;
+        for (std::size_t at = 0, i = 0; at + 3 <= spec.size(); at += 3, ++i) {
+            if (only && i != *only)
+                continue;
+            // GIC specifier <type number flags>: type 0 is an SPI (INTID number + 32), 1 a
+            // PPI (number + 16) (Documentation/devicetree/bindings/interrupt-controller/
+            // arm,gic.yaml)
+            if (spec[at] > 1)
+                continue;
+            const unsigned long hwirq = spec[at + 1] + (spec[at] == 0 ? 32UL : 16UL);
+            bool found = false;
+            for (const IrqLine& l : m_lines)
+                if (l.chip == *chip && l.hwirq == hwirq && !l.actions.empty()) {
+                    out.push_back(l.number);
+                    found = true;
+                }
+            if (!found)
+                m_reasons.push_back("no IRQ with a handler has " + *chip + " interrupt " +
+                                    std::to_string(hwirq) + " ('" + node + "')");
+        }
+        return out;
+    }
+};
+
+} // namespace
+
+Fact<std::vector<IrqLine>> read_irq_lines(const SysRoot& root) {
+    Fact<std::vector<int>> numbers = root.numbered("/sys/kernel/irq");
+    if (!numbers)
+        return Fact<std::vector<IrqLine>>::failed(numbers.problem, numbers.absent);
+    std::vector<IrqLine> out;
+    for (int n : *numbers) {
+        const std::string dir = "/sys/kernel/irq/" + std::to_string(n);
+        IrqLine l;
+        l.number = static_cast<unsigned>(n);
+        if (Fact<std::string> actions = root.value(dir + "/actions"))
+            for (const std::string& action : core::split(*actions, ','))
+                if (std::string a(core::trim(action)); !a.empty())
+                    l.actions.push_back(a);
+        if (Fact<std::string> chip = root.value(dir + "/chip_name"))
+            l.chip = *chip;
+        if (Fact<std::string> hwirq = root.value(dir + "/hwirq"))
+            l.hwirq = number(*hwirq);
+        out.push_back(std::move(l));
+    }
+    return {std::move(out), {}, false};
+}
+
+Fact<std::vector<SoundCard>> read_sound_cards(const SysRoot& root,
+                                              const std::vector<IrqLine>& irq_lines) {
+    Fact<std::string> text = root.text("/proc/asound/cards");
+    if (!text)
+        return Fact<std::vector<SoundCard>>::failed(text.problem, text.absent);
+    std::vector<SoundCard> out;
+    for (CardLine& line : parse_cards(*text)) {
+        SoundCard card;
+        card.number = line.number;
+        card.id = std::move(line.id);
+        card.driver = std::move(line.driver);
+        card.name = std::move(line.name);
+        Finder(root, irq_lines).find(card);
+        std::sort(card.irqs.begin(), card.irqs.end(),
+                  [](const SoundIrq& a, const SoundIrq& b) { return a.irq < b.irq; });
+        out.push_back(std::move(card));
+    }
+    return {std::move(out), {}, false};
+}
+
+} // namespace rtprov::system

@@ -1,0 +1,50 @@
+#pragma once
+
+#include "provisioner/system/sysroot.hpp"
+
+#include <string>
+#include <vector>
+
+// The sound cards of the running system and the interrupts that feed them, found by
+// device rather than by name: each ALSA card (/proc/asound/cards) → its device in sysfs
+// (/sys/class/sound/cardN/device) → the IRQ of that device or of the bus device it sits
+// behind (a PCI function's 'irq' or 'msi_irqs', a USB card's host controller), or, for a
+// card on a device-tree platform such as a Pi's I2S DAC, the interrupts of the DMA
+// channels its I2S controller uses. Interrupts are named as /sys/kernel/irq shows them
+// (Documentation/ABI/testing/sysfs-kernel-irq).
+namespace rtprov::system {
+
+// An interrupt of the running system (/sys/kernel/irq/N).
+struct IrqLine {
+    unsigned number = 0;
+    std::vector<std::string> actions; // the handlers' names, e.g. "xhci_hcd" or "dwc_otg_hcd:usb1"
+    std::string chip;                 // chip_name, e.g. "PCI-MSI", "GICv2"
+    std::optional<unsigned long> hwirq;
+};
+
+struct SoundIrq {
+    unsigned irq = 0;
+    std::string via; // how it feeds the card, e.g. "USB host controller of bus 1 (0000:00:05.0)"
+};
+
+struct SoundCard {
+    unsigned number = 0;
+    std::string id;     // the card's id, "[id]" in /proc/asound/cards
+    std::string driver; // e.g. "USB-Audio", "HDA-Intel", "RPi-simple"
+    std::string name;   // the card's long name
+    std::string device; // its device in sysfs ("/sys/devices/…"); empty for a virtual card
+    bool usb = false;   // it sits on a USB bus
+    std::vector<SoundIrq> irqs;
+    std::string problem; // why no interrupt was found, when 'irqs' is empty
+};
+
+// Every IRQ in /sys/kernel/irq, ascending.
+Fact<std::vector<IrqLine>> read_irq_lines(const SysRoot& root);
+
+// The cards in /proc/asound/cards with their interrupts ('irq_lines' as read above). A
+// card whose interrupts cannot be found says why in its 'problem'; the fact fails only
+// when /proc/asound/cards cannot be read ('absent': the kernel has no ALSA).
+Fact<std::vector<SoundCard>> read_sound_cards(const SysRoot& root,
+                                              const std::vector<IrqLine>& irq_lines);
+
+} // namespace rtprov::system
