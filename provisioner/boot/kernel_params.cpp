@@ -12,6 +12,9 @@ using core::Severity;
 
 std::vector<std::string> owned_keys(const core::Profile& profile) {
     std::vector<std::string> keys = {"isolcpus", "nohz_full", "rcu_nocbs", "irqaffinity"};
+    // threadirqs only where the profile tunes IRQs: without that, one set by hand stays.
+    if (profile.tuning.irqs.enabled())
+        keys.push_back("threadirqs");
     for (const std::string& token : profile.tuning.kernel.extra) {
         std::string key = CmdlineToken{token}.key();
         if (std::find(keys.begin(), keys.end(), key) == keys.end())
@@ -30,6 +33,8 @@ bool decide_feature(const char* key, const char* option, core::KernelFeature set
         return false;
     FeatureSupport support = kernel_support(kernels, option);
     const std::string name = key;
+    // as it is written: 'nohz_full=', or the bare 'threadirqs'
+    const std::string shown = name == "threadirqs" ? name : name + "=";
     if (support.support == Support::yes)
         return true;
     if (support.support == Support::no) {
@@ -37,13 +42,13 @@ bool decide_feature(const char* key, const char* option, core::KernelFeature set
                                    core::quoted_list(support.lacking);
         if (setting == core::KernelFeature::on) {
             findings.push_back({Severity::warning, name + "-unsupported",
-                                name + "= written as the profile says 'on', but " + kernels_text +
+                                shown + " written as the profile says 'on', but " + kernels_text +
                                     " lack" + (support.lacking.size() == 1 ? "s " : " ") + option +
                                     ": it has no effect there"});
             return true;
         }
         findings.push_back({Severity::info, name + "-skipped",
-                            name + "= skipped: " + kernels_text + " ha" +
+                            shown + " skipped: " + kernels_text + " ha" +
                                 (support.lacking.size() == 1 ? "s" : "ve") + " no " + option});
         return false;
     }
@@ -54,12 +59,12 @@ bool decide_feature(const char* key, const char* option, core::KernelFeature set
     if (setting == core::KernelFeature::on ||
         profile.tuning.kernel.missing_config == core::MissingKernelConfig::assume) {
         findings.push_back({Severity::warning, name + "-assumed",
-                            name + "= written without proof: " + why +
+                            shown + " written without proof: " + why +
                                 "; the profile assumes the kernel has " + option});
         return true;
     }
     findings.push_back({Severity::warning, name + "-unknown",
-                        name + "= skipped: " + why +
+                        shown + " skipped: " + why +
                             "; set tuning.kernel.missing_config to 'assume' to write it anyway"});
     return false;
 }
@@ -96,6 +101,13 @@ ParamDecision kernel_params(const core::Profile& profile,
         if (k.irqaffinity)
             d.params.push_back({"irqaffinity", cores->housekeeping.to_string(), false});
     }
+    // Threaded interrupts, so that IRQ threads have priorities to set: forced on by
+    // PREEMPT_RT, by 'threadirqs' elsewhere where the kernel has CONFIG_IRQ_FORCED_THREADING
+    // (kernel-parameters.txt).
+    if (profile.tuning.irqs.enabled() &&
+        decide_feature("threadirqs", "CONFIG_IRQ_FORCED_THREADING", profile.tuning.irqs.threaded,
+                       profile, kernels, d.findings))
+        d.params.push_back({"threadirqs", "", true});
     for (const std::string& token : k.extra) {
         CmdlineToken t{token};
         d.params.push_back({t.key(), t.value().value_or(""), !t.value()});

@@ -5,6 +5,7 @@
 
 #include <CLI/CLI.hpp>
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -71,6 +72,23 @@ void add_trial_command(CLI::App& parent, TrialCommand& c);
 // 'running', else (an image) an armed trial is its next boot.
 TrialView trial_view(const target::Root& root, const std::string& sysroot, bool running);
 int run_trial(const TrialCommand& c);
+
+// 'rtprov irq-tune': what rtprov-irq-tune@.service runs (live::tune_irqs), or with
+// --restore what 'rollback --live' puts back (live::restore_irqs).
+struct IrqTuneCommand {
+    CLI::App* app = nullptr;
+    int sound_priority = 0;
+    std::string sound_cpus;
+    std::vector<std::string> sound_names;
+    std::optional<int> other_priority;
+    std::optional<int> timer_priority;
+    std::string workqueue_cpus;
+    bool restore = false;
+    std::string sysroot = "/";
+    std::string state = "/run/rtprov/irq-tune.state";
+};
+void add_irq_tune_command(CLI::App& parent, IrqTuneCommand& c);
+int run_irq_tune(const IrqTuneCommand& c);
 
 // Writes 'content' to 'path' atomically (readers of a Prometheus textfile or a JSON
 // report never see half a file); the folder must exist.

@@ -297,6 +297,16 @@ int run_rollback(const Options& o) {
         std::cout << "kept edits made since rtprov in " << path << ": " << edits << "\n";
     for (const std::string& path : result.removed)
         std::cout << "removed " << path << "\n";
+    if (rolled.irqs) {
+        for (const std::string& line : rolled.irqs->done)
+            std::cout << "put back " << line << "\n";
+        for (const std::string& line : rolled.irqs->findings)
+            std::cerr << "rtprov: warning: " << line << "\n";
+        if (!rolled.irqs->ok)
+            std::cerr << "rtprov: warning: some IRQ values could not be put back (above); they "
+                         "return to the kernel's defaults at the next boot, or run 'rtprov "
+                         "irq-tune --restore' again\n";
+    }
     for (const std::string& command : result.ran)
         std::cout << "ran " << command << "\n";
     for (const std::string& command : result.not_run)
@@ -523,6 +533,8 @@ int main(int argc, char** argv) {
     cli::add_firstboot_command(app, firstboot_cmd);
     cli::TrialCommand trial_cmd;
     cli::add_trial_command(app, trial_cmd);
+    cli::IrqTuneCommand irq_tune_cmd;
+    cli::add_irq_tune_command(app, irq_tune_cmd);
 
     try {
         app.parse(argc, argv);
@@ -562,6 +574,8 @@ int main(int argc, char** argv) {
             return cli::run_firstboot(firstboot_cmd);
         if (*trial_cmd.app)
             return cli::run_trial(trial_cmd);
+        if (*irq_tune_cmd.app)
+            return cli::run_irq_tune(irq_tune_cmd);
     } catch (const CLI::ValidationError& e) {
         std::cerr << "rtprov: error: " << e.what() << "\n";
         return k_exit_usage;

@@ -16,6 +16,7 @@ struct AppKnowledge {
     std::string threads;                    // 'rtio and output:* threads', for messages
     SchedPolicy policy = SchedPolicy::fifo; // fifo or rr
     int priority = 0;                       // the lowest priority of its own real-time threads
+    int highest_priority = 0;               // the highest of them (0: 'priority')
     // fnmatch(3) globs for the names (comm) of the threads the app makes real-time at
     // exactly 'policy' and 'priority' ('rtio', 'output:*'); empty where the names are not
     // known or the threads use several priorities. rtprov audit checks them.

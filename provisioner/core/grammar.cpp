@@ -70,6 +70,13 @@ std::optional<std::string> kernel_parameter(const std::string& value) {
                       "'_', '-', '.', the value of letters, digits and . , : / = + @ % ~ _ -");
 }
 
+std::optional<std::string> irq_name_glob(const std::string& value) {
+    return broken(!value.empty() && value.size() <= 64 && value.front() != ' ' &&
+                      value.back() != ' ' && only(value, " _-.:,/+@*?[]!"),
+                  "an IRQ name glob holds letters, digits, spaces inside and _ - . : , / + @ * ? "
+                  "[ ] !, at most 64 characters");
+}
+
 std::optional<std::string> file_name(const std::string& value) {
     return broken(!value.empty() && value.size() <= 64 && value != "." && value != ".." &&
                       only(value, "._+-"),

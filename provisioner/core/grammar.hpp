@@ -53,6 +53,11 @@ std::optional<std::string> memlock_size(const std::string& value);
 // digits, '.', '_', '+', '~', '-'; at most 128. It becomes an argument of kernel-install.
 std::optional<std::string> kernel_release(const std::string& value);
 
+// A glob for the name of an IRQ handler as /proc/interrupts and /sys/kernel/irq/N/actions
+// show it ('xhci_hcd', 'DMA IRQ', 'dwc_otg*'): letters, digits, spaces inside, and
+// _ - . : , / + @ * ? [ ] !; at most 64. It goes into an ExecStart= in double quotes.
+std::optional<std::string> irq_name_glob(const std::string& value);
+
 // One line of text for messages and listings (description, board.model, match
 // patterns): no control characters; at most 256.
 std::optional<std::string> text_line(const std::string& value);

@@ -176,6 +176,8 @@ constexpr Table<IoClass, 4> k_io_classes{{{"none", IoClass::none},
                                           {"idle", IoClass::idle}}};
 constexpr Table<MissingService, 2> k_missing_services{
     {{"skip", MissingService::skip}, {"write", MissingService::write}}};
+constexpr Table<IrqCpus, 2> k_irq_cpus{
+    {{"housekeeping", IrqCpus::housekeeping}, {"reserved", IrqCpus::reserved}}};
 
 template <typename Enum> std::string word_of(Enum value) {
     for (const auto& [word, e] : words(value))
@@ -204,6 +206,9 @@ Words<IoClass> words(IoClass) {
 Words<MissingService> words(MissingService) {
     return k_missing_services;
 }
+Words<IrqCpus> words(IrqCpus) {
+    return k_irq_cpus;
+}
 
 std::string to_string(BootLoader value) {
     return word_of(value);
@@ -221,6 +226,9 @@ std::string to_string(IoClass value) {
     return word_of(value);
 }
 std::string to_string(MissingService value) {
+    return word_of(value);
+}
+std::string to_string(IrqCpus value) {
     return word_of(value);
 }
 

@@ -25,6 +25,7 @@ enum class MissingKernelConfig { require, assume };
 enum class IoClass { none, realtime, best_effort, idle };
 enum class MissingService { skip, write };
 enum class CpuTargetKind { reserved, housekeeping, all, list };
+enum class IrqCpus { housekeeping, reserved }; // where the sound path's IRQs are handled
 
 // Facts about the hardware and its OS image.
 struct BoardMatch {
@@ -111,6 +112,30 @@ struct SelftestThresholds {
     friend bool operator==(const SelftestThresholds&, const SelftestThresholds&) = default;
 };
 
+// A priority of IRQ threads: leave them as the kernel has them ('off' for the sound
+// path's, 'keep' for the others), 'auto' (worked out from the audio apps' priorities,
+// core/irq_layout.hpp), or a number.
+struct IrqPriority {
+    enum class Mode { leave, automatic, value };
+    Mode mode = Mode::leave;
+    int value = 0; // mode == value
+    friend bool operator==(const IrqPriority&, const IrqPriority&) = default;
+};
+
+// tuning.irqs: the interrupts of the sound path and the others, applied at boot and when
+// a sound card appears (rtprov-irqs@.service).
+struct IrqTuning {
+    IrqPriority sound; // off: no IRQ tuning at all
+    IrqCpus sound_cpus = IrqCpus::housekeeping;
+    std::vector<std::string> sound_names; // fnmatch(3) globs for IRQ handler names, added
+                                          // to the IRQs found from the cards
+    IrqPriority others{IrqPriority::Mode::automatic, 0};
+    KernelFeature threaded = KernelFeature::automatic; // threadirqs on non-RT kernels
+    bool timer_threads = true; // PREEMPT_RT: ktimers/N above the sound path's IRQs
+    bool enabled() const { return sound.mode != IrqPriority::Mode::leave; }
+    friend bool operator==(const IrqTuning&, const IrqTuning&) = default;
+};
+
 struct Tuning {
     CoreLayout cores;
     ReserveMethod reserve_method = ReserveMethod::isolcpus;
@@ -121,6 +146,9 @@ struct Tuning {
     // cpuset method: make rtprov.slice an isolated cpuset partition at boot
     bool cpuset_partition = false;
     std::optional<std::string> cpu_governor;
+    IrqTuning irqs;
+    // unbound workqueues (/sys/devices/virtual/workqueue/cpumask) on the housekeeping cores
+    bool housekeeping_workqueues = false;
     SelftestThresholds selftest;
     friend bool operator==(const Tuning&, const Tuning&) = default;
 };
@@ -179,6 +207,7 @@ Words<KernelFeature> words(KernelFeature);
 Words<MissingKernelConfig> words(MissingKernelConfig);
 Words<IoClass> words(IoClass);
 Words<MissingService> words(MissingService);
+Words<IrqCpus> words(IrqCpus);
 
 // Names used in the YAML schema and messages.
 std::string to_string(BootLoader value);
@@ -189,6 +218,7 @@ std::string to_string(MissingKernelConfig value);
 std::string service_policy_word(const std::optional<SchedPolicy>& policy);
 std::string to_string(IoClass value);
 std::string to_string(MissingService value);
+std::string to_string(IrqCpus value);
 std::string to_string(const CpuTarget& value);
 
 } // namespace rtprov::core

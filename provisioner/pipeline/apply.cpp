@@ -13,6 +13,8 @@
 #include "provisioner/profile/profile_loader.hpp"
 #include "provisioner/systemd/libsystemd.hpp"
 
+#include <algorithm>
+
 namespace rtprov::pipeline {
 
 Planned make_plan(const PlanRequest& request, const target::Root& root) {
@@ -129,6 +131,9 @@ RolledBack rollback(target::Root& root, const target::RootLock& lock, target::Dr
     touched.insert(touched.end(), rolled.result.removed.begin(), rolled.result.removed.end());
     if (systemd::OnlineActions actions = systemd::rollback_actions(touched); !actions.empty())
         rolled.online = manager.tell(actions);
+    const std::string irq_unit = std::string(systemd::k_unit_dir) + "/" + systemd::k_irq_tune_unit;
+    if (std::find(touched.begin(), touched.end(), irq_unit) != touched.end())
+        rolled.irqs = manager.restore_irqs();
     return rolled;
 }
 

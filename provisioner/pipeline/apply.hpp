@@ -2,6 +2,7 @@
 
 #include "provisioner/core/plan.hpp"
 #include "provisioner/core/profile.hpp"
+#include "provisioner/live/irq_tune.hpp"
 #include "provisioner/systemd/online.hpp"
 #include "provisioner/target/journal.hpp"
 #include "provisioner/target/root.hpp"
@@ -47,12 +48,18 @@ class ServiceManager {
   public:
     virtual ~ServiceManager() = default;
     virtual systemd::OnlineResult tell(const systemd::OnlineActions& actions) = 0;
+    // What rtprov-irq-tune@.service changed in the running kernel, put back
+    // (live::restore_irqs).
+    virtual live::IrqTuneResult restore_irqs() = 0;
 };
 
 class SystemdBus final : public ServiceManager {
   public:
     systemd::OnlineResult tell(const systemd::OnlineActions& actions) override {
         return systemd::apply_online(actions);
+    }
+    live::IrqTuneResult restore_irqs() override {
+        return live::restore_irqs("/", live::real_kernel_calls(), live::k_irq_tune_state);
     }
 };
 
@@ -81,6 +88,9 @@ Applied apply(target::Root& root, const target::RootLock& lock, const Planned& p
 struct RolledBack {
     target::RollbackResult result;
     systemd::OnlineResult online; // what systemd was told; empty offline or when nothing went
+    // live, when the rollback removed rtprov-irq-tune@.service: the IRQ threads' values
+    // put back
+    std::optional<live::IrqTuneResult> irqs;
 };
 
 // target::rollback, then, live, what systemd must learn of the files put back and removed.

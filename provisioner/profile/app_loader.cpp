@@ -57,6 +57,13 @@ const schema::Keys<A>& app_keys() {
          {},
          {},
          "the lowest of its own real-time threads"},
+        // the highest of its own real-time threads, when they use several
+        custom<A>("highest_priority",
+                  [](Reader& c, const Tree& t, const std::string& shown, A& a) {
+                      if (auto priority = c.integer(t, shown, 1, 99))
+                          a.highest_priority = int(*priority);
+                  },
+                  {}),
         strings<A>("rt_threads", RTPROV_FIELD(A, rt_threads), non_empty),
     };
     return k_keys;

@@ -2,6 +2,7 @@
 
 #include "provisioner/core/error.hpp"
 #include "provisioner/core/grammar.hpp"
+#include "provisioner/core/irq_layout.hpp"
 #include "provisioner/profile/schema.hpp"
 #include "provisioner/profile/yaml_tree.hpp"
 #include "provisioner/target/root.hpp"
@@ -9,6 +10,7 @@
 #include <yaml-cpp/yaml.h> // the emitter: to_yaml()
 
 #include <algorithm>
+#include <cctype>
 #include <charconv>
 #include <cstring>
 #include <filesystem>
@@ -113,6 +115,35 @@ auto_cpus(std::string_view path, schema::Field<core::Profile, std::optional<core
         [=](YAML::Emitter& out, const core::Profile& p) {
             const auto& list = field(const_cast<core::Profile&>(p));
             out << (list ? list->to_string() : "auto");
+        });
+}
+
+// An IRQ priority: 'auto', a number from 1 to 94, or 'leave' (the word that leaves the
+// kernel's priority: 'off' for the sound path, 'keep' for the others).
+schema::Key<core::Profile> irq_priority(std::string_view path, const char* leave,
+                                        schema::Field<core::Profile, core::IrqPriority> field) {
+    using Mode = core::IrqPriority::Mode;
+    const std::string leave_word = leave;
+    return schema::custom<core::Profile>(
+        path,
+        [=](schema::Reader& c, const Tree& t, const std::string& shown, core::Profile& p) {
+            if (t.kind == Tree::Kind::scalar && t.scalar == "auto")
+                field(p) = {Mode::automatic, 0};
+            else if (t.kind == Tree::Kind::scalar && t.scalar == leave_word)
+                field(p) = {Mode::leave, 0};
+            else if (t.kind != Tree::Kind::scalar || t.scalar.empty() ||
+                     !std::isdigit(static_cast<unsigned char>(t.scalar.front())))
+                c.fail(t.origin, "'" + shown + "' must be 'auto', '" + leave_word +
+                                     "' or a priority from 1 to " +
+                                     std::to_string(core::k_max_irq_priority));
+            else if (auto n = c.integer(t, shown, 1, core::k_max_irq_priority))
+                field(p) = {Mode::value, int(*n)};
+        },
+        [=](YAML::Emitter& out, const core::Profile& p) {
+            const core::IrqPriority& v = field(const_cast<core::Profile&>(p));
+            out << (v.mode == Mode::value       ? std::to_string(v.value)
+                    : v.mode == Mode::automatic ? std::string("auto")
+                                                : leave_word);
         });
 }
 
@@ -257,6 +288,14 @@ const schema::Keys<core::Profile>& profile_keys() {
         flag<P>("tuning.hold_cpu_dma_latency", RTPROV_FIELD(P, tuning.hold_cpu_dma_latency)),
         flag<P>("tuning.cpuset_partition", RTPROV_FIELD(P, tuning.cpuset_partition)),
         text<P>("tuning.cpu_governor", RTPROV_FIELD(P, tuning.cpu_governor), grammar::cpu_governor),
+        irq_priority("tuning.irqs.sound_priority", "off", RTPROV_FIELD(P, tuning.irqs.sound)),
+        choice<P>("tuning.irqs.sound_cpus", RTPROV_FIELD(P, tuning.irqs.sound_cpus)),
+        strings<P>("tuning.irqs.sound_names", RTPROV_FIELD(P, tuning.irqs.sound_names),
+                   grammar::irq_name_glob),
+        irq_priority("tuning.irqs.other_priority", "keep", RTPROV_FIELD(P, tuning.irqs.others)),
+        choice<P>("tuning.irqs.threaded", RTPROV_FIELD(P, tuning.irqs.threaded)),
+        flag<P>("tuning.irqs.timer_threads", RTPROV_FIELD(P, tuning.irqs.timer_threads)),
+        flag<P>("tuning.housekeeping_workqueues", RTPROV_FIELD(P, tuning.housekeeping_workqueues)),
         number<P>("tuning.selftest.duration_s", RTPROV_FIELD(P, tuning.selftest.duration_s), 1,
                   3600),
         number<P>("tuning.selftest.interval_us", RTPROV_FIELD(P, tuning.selftest.interval_us), 20,

@@ -59,6 +59,12 @@ OnlineActions online_actions(const core::Plan& plan, const core::Profile& profil
              {k_sched_features_unit, k_dma_latency_unit, k_governor_unit, k_partition_unit})
             if (change.path == dir + unit)
                 actions.restart.push_back(unit);
+        // the template's boot instance runs the new layout now; irqbalance reads its
+        // banned CPUs only when it starts
+        if (change.path == dir + k_irq_tune_unit)
+            actions.restart.push_back(k_irq_tune_boot);
+        if (change.path == dropin_path(k_irqbalance_unit))
+            actions.try_restart.push_back(k_irqbalance_unit);
     }
     if (runtime && cores && !cores->reserved.empty() &&
         profile.tuning.reserve_method == core::ReserveMethod::cpuset) {

@@ -1,5 +1,6 @@
 #include "provisioner/systemd/systemd_plan.hpp"
 
+#include "provisioner/core/irq_layout.hpp"
 #include "provisioner/systemd/units.hpp"
 
 #include <algorithm>
@@ -70,6 +71,81 @@ bool check_priority(Plan& plan, const Profile& profile, const ServiceTuning& s,
                 " — remove 'priority' (and set policy 'app'), or set force_priority: true / pass "
                 "--force-priority");
     return false;
+}
+
+// tuning.irqs and tuning.housekeeping_workqueues: rtprov-irq-tune@.service with the
+// layout (core::irq_layout) as its arguments, its boot instance, the udev rule for cards
+// that appear later; irqbalance told the reserved cores. Returns whether it runs rtprov.
+bool plan_irq_tune(Plan& plan, const Profile& profile, const std::optional<ResolvedCores>& cores,
+                   const TargetFacts& facts, const std::vector<AppKnowledge>& apps,
+                   const std::string& rtprov) {
+    const Tuning& t = profile.tuning;
+    if (cores && !cores->reserved.empty() && facts.units.count(k_irqbalance_unit))
+        add_file_change(plan, facts, dropin_path(k_irqbalance_unit),
+                        text_file(render_irqbalance_dropin(profile.name, cores->reserved)),
+                        "irqbalance keeps off the reserved cores");
+    if (!t.irqs.enabled() && !t.housekeeping_workqueues)
+        return false;
+    if (!cores) {
+        finding(plan, Severity::info, "irq-tune-deferred",
+                "the IRQ and workqueue tuning waits for the core layout (first boot)");
+        return false;
+    }
+    auto at = [](const core::Origin& o) {
+        return o.file.empty() ? std::string() : o.to_string() + ": ";
+    };
+    std::vector<std::string> argv = {rtprov, "irq-tune"};
+    std::string what;
+    if (t.irqs.enabled()) {
+        std::vector<core::ProfileProblem> problems;
+        const core::IrqLayout layout = core::irq_layout(profile, apps, problems);
+        for (const core::ProfileProblem& p : problems)
+            finding(plan, Severity::error, "irq-priority-inversion", at(p.origin) + p.message);
+        if (!problems.empty())
+            return false;
+        if (t.irqs.sound_cpus == core::IrqCpus::reserved && facts.units.count(k_irqbalance_unit)) {
+            finding(plan, Severity::error, "irqbalance-reserved-irqs",
+                    at(profile.origin_of("tuning.irqs.sound_cpus", {})) +
+                        "tuning.irqs.sound_cpus is 'reserved', but irqbalance is installed "
+                        "and keeps every interrupt off the reserved cores (IRQBALANCE_BANNED_"
+                        "CPULIST), so it would move the sound card's back within seconds; set "
+                        "sound_cpus to 'housekeeping', or remove irqbalance (apt-get purge "
+                        "irqbalance)");
+            return false;
+        }
+        const CpuList& sound_cpus =
+            t.irqs.sound_cpus == core::IrqCpus::reserved ? cores->reserved : cores->housekeeping;
+        argv.insert(argv.end(), {"--sound-priority", std::to_string(layout.sound), "--sound-cpus",
+                                 sound_cpus.to_string()});
+        for (const std::string& name : t.irqs.sound_names)
+            argv.insert(argv.end(), {"--sound-name", "\"" + name + "\""});
+        if (layout.others)
+            argv.insert(argv.end(), {"--other-priority", std::to_string(*layout.others)});
+        if (layout.timers)
+            argv.insert(argv.end(), {"--timer-priority", std::to_string(*layout.timers)});
+        what = "the sound path's IRQ threads at fifo " + std::to_string(layout.sound) + " (" +
+               layout.sound_reason + ") on CPUs " + sound_cpus.to_string() + "; the others " +
+               (layout.others ? "at fifo " + std::to_string(*layout.others) + " (" +
+                                    layout.others_reason + ")"
+                              : layout.others_reason);
+    }
+    if (t.housekeeping_workqueues) {
+        argv.insert(argv.end(), {"--workqueue-cpus", cores->housekeeping.to_string()});
+        what += std::string(what.empty() ? "" : "; ") + "unbound workqueues on CPUs " +
+                cores->housekeeping.to_string();
+    }
+    std::string command;
+    for (const std::string& word : argv)
+        command += (command.empty() ? "" : " ") + word;
+    const std::string unit_path = std::string(k_unit_dir) + "/" + k_irq_tune_unit;
+    add_file_change(plan, facts, unit_path, text_file(render_irq_tune_unit(profile.name, command)),
+                    what);
+    add_file_change(plan, facts,
+                    std::string(k_unit_dir) + "/multi-user.target.wants/" + k_irq_tune_boot,
+                    symlink_to(unit_path), std::string("enables ") + k_irq_tune_boot);
+    add_file_change(plan, facts, k_sound_udev_rule, text_file(render_sound_udev_rule(profile.name)),
+                    "runs rtprov-irq-tune@<card> for a sound card that appears later");
+    return true;
 }
 
 } // namespace
@@ -215,6 +291,8 @@ void plan_systemd(Plan& plan, const Profile& profile, const std::optional<Resolv
     if (t.cpu_governor)
         add_unit(k_governor_unit, render_governor_unit(profile.name, *t.cpu_governor),
                  "multi-user.target", "CPU frequency governor '" + *t.cpu_governor + "'");
+    if (plan_irq_tune(plan, profile, cores, facts, apps, rtprov))
+        needs_rtprov = true;
     if (options.trial) {
         add_unit(core::k_trial_unit, render_trial_unit(profile.name, rtprov), "multi-user.target",
                  "checks the trial boot, then commits it or falls back");

@@ -105,6 +105,30 @@ std::string render_governor_unit(const std::string& profile_name, const std::str
            "[Install]\nWantedBy=multi-user.target\n";
 }
 
+std::string render_irq_tune_unit(const std::string& profile_name, const std::string& command) {
+    return header(profile_name, "the sound path's interrupts, the others, and the unbound "
+                                "workqueues, at boot and for each sound card that appears") +
+           "[Unit]\nDescription=rtprov: IRQ thread priorities and CPUs (%i)\n"
+           "Documentation=man:rtprov(1)\nAfter=sound.target\n\n"
+           "[Service]\nType=oneshot\nExecStart=" +
+           command +
+           "\n\n"
+           "[Install]\nDefaultInstance=boot\nWantedBy=multi-user.target\n";
+}
+
+std::string render_sound_udev_rule(const std::string& profile_name) {
+    return header(profile_name, "the sound path's interrupts again for a sound card that "
+                                "appears after boot") +
+           "ACTION==\"add\", SUBSYSTEM==\"sound\", KERNEL==\"card[0-9]*\", TAG+=\"systemd\", "
+           "ENV{SYSTEMD_WANTS}+=\"rtprov-irq-tune@%k.service\"\n";
+}
+
+std::string render_irqbalance_dropin(const std::string& profile_name,
+                                     const core::CpuList& reserved) {
+    return header(profile_name, "irqbalance never moves an interrupt to the reserved cores") +
+           "[Service]\nEnvironment=IRQBALANCE_BANNED_CPULIST=" + reserved.to_string() + "\n";
+}
+
 std::string render_partition_unit(const std::string& profile_name, const std::string& rtprov_path) {
     return header(profile_name, "makes rtprov.slice an isolated cpuset partition") +
            "[Unit]\nDescription=rtprov: isolated cpuset partition for rtprov.slice\n"

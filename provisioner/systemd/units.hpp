@@ -19,6 +19,13 @@ inline constexpr const char* k_sched_features_unit = "rtprov-sched-features.serv
 inline constexpr const char* k_dma_latency_unit = "rtprov-cpu-dma-latency.service";
 inline constexpr const char* k_governor_unit = "rtprov-cpu-governor.service";
 inline constexpr const char* k_partition_unit = "rtprov-cpuset-partition.service";
+// The IRQ threads and unbound workqueues (tuning.irqs, tuning.housekeeping_workqueues):
+// a template started at boot (the 'boot' instance) and by the udev rule for each sound
+// card that appears, a USB DAC plugged in later included.
+inline constexpr const char* k_irq_tune_unit = "rtprov-irq-tune@.service";
+inline constexpr const char* k_irq_tune_boot = "rtprov-irq-tune@boot.service";
+inline constexpr const char* k_sound_udev_rule = "/etc/udev/rules.d/60-rtprov-sound.rules";
+inline constexpr const char* k_irqbalance_unit = "irqbalance.service";
 // The trial (apply --trial): the check at boot, the deadline the trial entry's command
 // line starts, and the systemd watchdog while the trial form is applied.
 inline constexpr const char* k_trial_watchdog_dropin =
@@ -55,6 +62,19 @@ std::string render_allowed_cpus_dropin(const std::string& profile_name, const st
 
 // The slice unit for the reserved cores.
 std::string render_audio_slice(const std::string& profile_name, const core::CpuList& reserved);
+
+// rtprov-irq-tune@.service: a oneshot running 'command' (rtprov irq-tune with the
+// profile's layout), after sound.target so the cards present at boot are there.
+std::string render_irq_tune_unit(const std::string& profile_name, const std::string& command);
+
+// The udev rule that starts rtprov-irq-tune@<card>.service when a sound card appears
+// (udev(7): TAG+="systemd" with SYSTEMD_WANTS, systemd.device(5)).
+std::string render_sound_udev_rule(const std::string& profile_name);
+
+// irqbalance.service's drop-in: IRQBALANCE_BANNED_CPULIST (irqbalance(1)) the reserved
+// cores, so it never moves an interrupt there.
+std::string render_irqbalance_dropin(const std::string& profile_name,
+                                     const core::CpuList& reserved);
 
 // The RT_PUSH_IPI guard: a oneshot at every boot running 'rtprov_path sched-features'.
 std::string render_sched_features_unit(const std::string& profile_name,

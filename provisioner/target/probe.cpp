@@ -114,8 +114,12 @@ void probe_firmware(const Root& root, const core::Profile& profile, core::Target
 
 // Units the profile names, and the files the systemd part of plan() may write.
 void probe_systemd(const Root& root, const core::Profile& profile, core::TargetFacts& facts) {
-    std::vector<std::string> units = {"init.scope", "system.slice", "user.slice",
-                                      systemd::k_audio_slice, systemd::k_sched_features_unit};
+    std::vector<std::string> units = {"init.scope",
+                                      "system.slice",
+                                      "user.slice",
+                                      systemd::k_audio_slice,
+                                      systemd::k_sched_features_unit,
+                                      systemd::k_irqbalance_unit};
     for (const core::ServiceTuning& service : profile.tuning.services)
         units.push_back(service.unit);
     for (const std::string& unit : units) {
@@ -132,6 +136,13 @@ void probe_systemd(const Root& root, const core::Profile& profile, core::TargetF
         {systemd::k_governor_unit, "multi-user.target"},
         {systemd::k_partition_unit, "multi-user.target"},
         {core::k_trial_unit, "multi-user.target"}};
+    read_into(root, facts, std::string(systemd::k_unit_dir) + "/" + systemd::k_irq_tune_unit);
+    {
+        const std::string link = std::string(systemd::k_unit_dir) + "/multi-user.target.wants/" +
+                                 systemd::k_irq_tune_boot;
+        facts.record(link, root.read_entry(link, caps::k_config));
+    }
+    read_into(root, facts, systemd::k_sound_udev_rule);
     for (const auto& [unit, wanted_by] : owned) {
         read_into(root, facts, std::string(systemd::k_unit_dir) + "/" + unit);
         const std::string link =

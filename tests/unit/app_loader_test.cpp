@@ -69,7 +69,7 @@ TEST_CASE("every problem of the app knowledge is reported at once, each at its p
     CHECK(load_error(dir) ==
           file + ":9:1: unknown key 'version'; known keys: apps\n" + file +
               ":5:5: app 'mpd': unknown key 'colour'; known keys: name, units, threads, policy, "
-              "priority, rt_threads\n" +
+              "priority, highest_priority, rt_threads\n" +
               file + ":4:13: app 'mpd': 'policy' must be one of 'fifo', 'rr', not 'other'\n" +
               file +
               ":3:5: app 'mpd': needs 'priority', the lowest of its own real-time threads\n" +
@@ -99,8 +99,9 @@ TEST_CASE("app knowledge is read with the same bounds as profiles") {
                                  ":2:8: anchors and aliases ('&name', '*name') are not used in "
                                  "rtprov's YAML; write the value out, or share it with 'extends:'");
     dir.write("apps.yaml", k_head + "    colour: blue\n");
-    CHECK(load_error(dir) == file + ":6:5: app 'mpd': unknown key 'colour'; known keys: name, "
-                                    "units, threads, policy, priority, rt_threads");
+    CHECK(load_error(dir) == file +
+                                 ":6:5: app 'mpd': unknown key 'colour'; known keys: name, "
+                                 "units, threads, policy, priority, highest_priority, rt_threads");
     dir.write("apps.yaml", k_head + "    priorty: 40\n");
     CHECK(load_error(dir) ==
           file + ":6:5: app 'mpd': unknown key 'priorty', did you mean 'priority'?");

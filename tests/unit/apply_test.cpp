@@ -42,7 +42,12 @@ class FakeManager final : public pipeline::ServiceManager {
         result.failure = m_failure;
         return result;
     }
+    live::IrqTuneResult restore_irqs() override {
+        ++irq_restores;
+        return {};
+    }
     std::vector<systemd::OnlineActions> told;
+    int irq_restores = 0;
 
   private:
     std::string m_failure;

@@ -3,6 +3,8 @@
 #include "provisioner/boot/kernel_config.hpp"
 #include "tests/unit/catch.hpp"
 
+#include <algorithm>
+
 using namespace rtprov;
 using namespace rtprov::boot;
 
@@ -127,4 +129,28 @@ TEST_CASE("the cpuset method leaves isolcpus= out") {
     auto profile = reserve_2_3(core::KernelFeature::off);
     profile.tuning.reserve_method = core::ReserveMethod::cpuset;
     CHECK(tokens(kernel_params(profile, k_cores, {})) == "irqaffinity=0-1");
+}
+
+TEST_CASE("threadirqs: only where tuning.irqs is on, and only where every kernel can") {
+    core::Profile p = reserve_2_3(core::KernelFeature::off);
+    const std::vector<core::InstalledKernel> forced = {
+        kernel("6.12.117+deb13-amd64", "CONFIG_IRQ_FORCED_THREADING=y\n")};
+    CHECK(tokens(kernel_params(p, k_cores, forced)).find("threadirqs") == std::string::npos);
+    const std::vector<std::string> not_owned = owned_keys(p);
+    // a threadirqs set by hand stays when rtprov does not tune IRQs
+    CHECK(std::find(not_owned.begin(), not_owned.end(), "threadirqs") == not_owned.end());
+
+    p.tuning.irqs.sound = {core::IrqPriority::Mode::automatic, 0};
+    CHECK(tokens(kernel_params(p, k_cores, forced)).ends_with(" threadirqs"));
+    const std::vector<std::string> owned = owned_keys(p);
+    CHECK(std::find(owned.begin(), owned.end(), "threadirqs") != owned.end());
+
+    ParamDecision without = kernel_params(p, k_cores, {kernel("6.1-custom", "CONFIG_PREEMPT=y\n")});
+    CHECK(tokens(without).find("threadirqs") == std::string::npos);
+    REQUIRE_FALSE(without.findings.empty());
+    CHECK(without.findings.back().message ==
+          "threadirqs skipped: kernel '6.1-custom' has no CONFIG_IRQ_FORCED_THREADING");
+
+    p.tuning.irqs.threaded = core::KernelFeature::off;
+    CHECK(tokens(kernel_params(p, k_cores, forced)).find("threadirqs") == std::string::npos);
 }

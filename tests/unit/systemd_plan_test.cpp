@@ -212,3 +212,58 @@ TEST_CASE("a trial on a machine without a watchdog is warned about, saying what 
         if (f.code == "trial-no-watchdog")
             CHECK(f.message.find("panic=10 still reboots") != std::string::npos);
 }
+
+TEST_CASE("tuning.irqs: the unit carries the layout, its boot instance and the udev rule") {
+    Profile p = with_mpd();
+    p.tuning.irqs.sound = {IrqPriority::Mode::automatic, 0};
+    p.tuning.housekeeping_workqueues = true;
+    TargetFacts facts = with_unit("mpd.service");
+    facts.executables.push_back("/usr/bin/rtprov");
+    Plan plan = plan_for(p, facts);
+    CHECK_FALSE(plan.refused());
+    const std::string unit = content(plan, "/etc/systemd/system/rtprov-irq-tune@.service");
+    CHECK(unit.find("\nExecStart=/usr/bin/rtprov irq-tune --sound-priority 41 --sound-cpus 0-1 "
+                    "--other-priority 39 --timer-priority 42 --workqueue-cpus 0-1\n") !=
+          std::string::npos);
+    CHECK(unit.find("After=sound.target\n") != std::string::npos);
+    CHECK(unit.find("DefaultInstance=boot\n") != std::string::npos);
+    const FileChange* link =
+        change(plan, "/etc/systemd/system/multi-user.target.wants/rtprov-irq-tune@boot.service");
+    REQUIRE(link);
+    CHECK(link->next.symlink);
+    CHECK(link->next.content == "/etc/systemd/system/rtprov-irq-tune@.service");
+    CHECK(content(plan, "/etc/udev/rules.d/60-rtprov-sound.rules")
+              .ends_with("ACTION==\"add\", SUBSYSTEM==\"sound\", KERNEL==\"card[0-9]*\", "
+                         "TAG+=\"systemd\", ENV{SYSTEMD_WANTS}+=\"rtprov-irq-tune@%k.service\"\n"));
+
+    SECTION("names go in double quotes, reserved CPUs when asked") {
+        p.tuning.irqs.sound_names = {"DMA IRQ"};
+        p.tuning.irqs.sound_cpus = IrqCpus::reserved;
+        CHECK(content(plan_for(p, facts), "/etc/systemd/system/rtprov-irq-tune@.service")
+                  .find("--sound-cpus 2-3 --sound-name \"DMA IRQ\" ") != std::string::npos);
+    }
+    SECTION("a priority that inverts MPD's threads is refused, and nothing is written") {
+        p.tuning.irqs.sound = {IrqPriority::Mode::value, 30};
+        Plan refused = plan_for(p, facts);
+        CHECK(refused.refused());
+        CHECK(has(refused, "irq-priority-inversion"));
+        CHECK_FALSE(change(refused, "/etc/systemd/system/rtprov-irq-tune@.service"));
+    }
+    SECTION("irqbalance is told the reserved cores, and refuses reserved sound IRQs") {
+        facts.units.insert("irqbalance.service");
+        Plan with_irqbalance = plan_for(p, facts);
+        CHECK(content(with_irqbalance, "/etc/systemd/system/irqbalance.service.d/60-rtprov.conf")
+                  .ends_with("[Service]\nEnvironment=IRQBALANCE_BANNED_CPULIST=2-3\n"));
+        p.tuning.irqs.sound_cpus = IrqCpus::reserved;
+        Plan refused = plan_for(p, facts);
+        CHECK(refused.refused());
+        CHECK(has(refused, "irqbalance-reserved-irqs"));
+    }
+    SECTION("off: none of it") {
+        p.tuning.irqs.sound = {};
+        p.tuning.housekeeping_workqueues = false;
+        Plan none = plan_for(p, facts);
+        CHECK_FALSE(change(none, "/etc/systemd/system/rtprov-irq-tune@.service"));
+        CHECK_FALSE(change(none, "/etc/udev/rules.d/60-rtprov-sound.rules"));
+    }
+}

@@ -1,0 +1,69 @@
+#pragma once
+
+#include "provisioner/core/cpu_list.hpp"
+#include "provisioner/system/sound_cards.hpp"
+
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+// What rtprov-irq-tune@.service does at boot and when a sound card appears (tuning.irqs,
+// tuning.housekeeping_workqueues; the numbers come from core::irq_layout at plan time):
+// the IRQ threads (irq/N-name, kernel/irq/manage.c) of the interrupts that feed the sound
+// cards at SCHED_FIFO 'sound_priority' with their IRQs on 'sound_cpus', every other IRQ
+// thread at 'other_priority', PREEMPT_RT's timer threads (ktimers/N) at 'timer_priority',
+// the unbound workqueues on 'workqueue_cpus' (/sys/devices/virtual/workqueue/cpumask,
+// Documentation/core-api/workqueue.rst). Before it changes a value it saves the one it
+// found in the state file, once, so that restore() puts back what was there before
+// rtprov, however often it ran (a reboot forgets both: the kernel's defaults return).
+namespace rtprov::live {
+
+inline constexpr const char* k_irq_tune_state = "/run/rtprov/irq-tune.state";
+
+struct IrqTuneRequest {
+    int sound_priority = 0;
+    core::CpuList sound_cpus;
+    std::vector<std::string> sound_names; // fnmatch globs for IRQ handler names
+    std::optional<int> other_priority;
+    std::optional<int> timer_priority;
+    std::optional<core::CpuList> workqueue_cpus;
+};
+
+// A thread's policy and priority (sched_setscheduler(2) numbers).
+struct ThreadSched {
+    int policy = 0;
+    int priority = 0;
+    friend bool operator==(const ThreadSched&, const ThreadSched&) = default;
+};
+
+// The kernel calls, replaced in tests: a thread's scheduling, and a write to a /proc or
+// /sys file (its error text, "" when it took).
+struct KernelCalls {
+    std::function<std::optional<ThreadSched>(int pid)> get_sched;
+    std::function<std::string(int pid, const ThreadSched& sched)> set_sched;
+    std::function<std::string(const std::string& path, const std::string& value)> write;
+};
+KernelCalls real_kernel_calls(); // sched_getscheduler/sched_setscheduler, open/write
+
+struct IrqTuneResult {
+    std::vector<std::string> done;     // one line per change, for the journal
+    std::vector<std::string> findings; // what could not be done or seen, and why
+    std::vector<system::SoundCard> cards;
+    bool ok = true; // false when a change that should have worked failed
+};
+
+// 'root' is '/' (tests: a fixture tree holding proc/ and sys/); writes go through
+// 'calls.write' to paths under it, the state to 'state_path'.
+IrqTuneResult tune_irqs(const std::string& root, const IrqTuneRequest& request,
+                        const KernelCalls& calls, const std::string& state_path);
+
+// Puts back every value the state file saved and removes it; no state file: nothing to do.
+IrqTuneResult restore_irqs(const std::string& root, const KernelCalls& calls,
+                           const std::string& state_path);
+
+// The unbound workqueues' cpumask format: hex words of 32 CPUs, highest first, joined by
+// ',' (bitmap_parse, lib/bitmap-str.c). CPUs 0-2 → "7".
+std::string cpu_mask(const core::CpuList& cpus);
+
+} // namespace rtprov::live

@@ -1,0 +1,203 @@
+#include "provisioner/live/irq_tune.hpp"
+
+#include "tests/unit/catch.hpp"
+#include "tests/unit/temp_dir.hpp"
+
+#include <sched.h>
+
+#include <filesystem>
+#include <map>
+
+using namespace rtprov;
+using namespace rtprov::live;
+
+namespace {
+
+// An x86 box with an HDA card on IRQ 35, a network card on IRQ 40 and a disk on 41, all
+// threaded; PREEMPT_RT's timer thread for CPU 0; one user process. The kernel calls are
+// a table: what sched_setscheduler would set, what the files would hold.
+class Box {
+  public:
+    TempDir dir;
+    std::map<int, ThreadSched> sched;
+    std::map<std::string, std::string> writes;
+    std::map<std::string, std::string> refuse; // path → error
+
+    Box() {
+        dir.write("proc/asound/cards", " 0 [Intel          ]: HDA-Intel - HDA Intel\n"
+                                       "                      HDA Intel at 0xfebf0000 irq 35\n");
+        irq(35, "snd_hda_intel:card0");
+        irq(40, "enp1s0");
+        irq(41, "ahci[0000:00:1f.2]");
+        dir.write("sys/devices/pci0000:00/0000:00:04.0/msi_irqs/35", "msi\n");
+        std::filesystem::create_directories(dir.path() +
+                                            "/sys/devices/pci0000:00/0000:00:04.0/sound/card0");
+        std::filesystem::create_directories(dir.path() + "/sys/class/sound");
+        std::filesystem::create_symlink("../../devices/pci0000:00/0000:00:04.0/sound/card0",
+                                        dir.path() + "/sys/class/sound/card0");
+        std::filesystem::create_symlink(
+            "../..", dir.path() + "/sys/devices/pci0000:00/0000:00:04.0/sound/card0/device");
+        kthread(101, "irq/35-snd_hda_", {SCHED_FIFO, 50});
+        kthread(102, "irq/40-enp1s0", {SCHED_FIFO, 50});
+        kthread(103, "irq/41-ahci[000", {SCHED_FIFO, 50});
+        kthread(20, "ktimers/0", {SCHED_FIFO, 1});
+        kthread(21, "kworker/0:1", {SCHED_OTHER, 0});
+        dir.write("proc/900/comm", "mpd\n");
+        dir.write("proc/900/status", "Name:\tmpd\nPPid:\t1\n");
+        sched[900] = {SCHED_OTHER, 0};
+        dir.write("sys/devices/virtual/workqueue/cpumask", "f\n");
+    }
+
+    void irq(unsigned n, const std::string& action) const {
+        const std::string d = "sys/kernel/irq/" + std::to_string(n) + "/";
+        dir.write(d + "actions", action + "\n");
+        dir.write(d + "chip_name", "PCI-MSI\n");
+        dir.write(d + "hwirq", "0\n");
+        dir.write("proc/irq/" + std::to_string(n) + "/smp_affinity_list", "0-3\n");
+    }
+
+    void kthread(int pid, const std::string& comm, ThreadSched s) {
+        dir.write("proc/" + std::to_string(pid) + "/comm", comm + "\n");
+        dir.write("proc/" + std::to_string(pid) + "/status",
+                  "Name:\t" + comm + "\nUmask:\t0000\nState:\tS\nPPid:\t2\nTracerPid:\t0\n");
+        sched[pid] = s;
+    }
+
+    KernelCalls calls() {
+        KernelCalls c;
+        c.get_sched = [this](int pid) -> std::optional<ThreadSched> {
+            auto it = sched.find(pid);
+            return it == sched.end() ? std::nullopt : std::optional(it->second);
+        };
+        c.set_sched = [this](int pid, const ThreadSched& s) -> std::string {
+            sched[pid] = s;
+            return "";
+        };
+        c.write = [this](const std::string& path, const std::string& value) -> std::string {
+            const std::string relative = path.substr(dir.path().size() + 1);
+            if (refuse.count(relative))
+                return refuse[relative];
+            writes[relative] = value;
+            dir.write(relative, value);
+            return "";
+        };
+        return c;
+    }
+
+    std::string state() const { return dir.path() + "/run/irq-tune.state"; }
+};
+
+IrqTuneRequest mpd_layout() {
+    IrqTuneRequest r;
+    r.sound_priority = 41;
+    r.sound_cpus = core::CpuList({0, 1});
+    r.other_priority = 39;
+    r.timer_priority = 42;
+    r.workqueue_cpus = core::CpuList({0, 1});
+    return r;
+}
+
+} // namespace
+
+TEST_CASE("cpu_mask writes the kernel's hex bitmap") {
+    CHECK(cpu_mask(core::CpuList({0, 1, 2})) == "7");
+    CHECK(cpu_mask(core::CpuList({4})) == "10");
+    CHECK(cpu_mask(core::CpuList({0, 32})) == "1,00000001");
+    CHECK(cpu_mask(core::CpuList()) == "0");
+}
+
+TEST_CASE("irq-tune: the card's IRQ thread above MPD, the others below, timers above both") {
+    Box box;
+    IrqTuneResult r = tune_irqs(box.dir.path(), mpd_layout(), box.calls(), box.state());
+    CHECK(r.ok);
+    CHECK(r.findings.empty());
+    CHECK(box.sched[101] == ThreadSched{SCHED_FIFO, 41});
+    CHECK(box.sched[102] == ThreadSched{SCHED_FIFO, 39});
+    CHECK(box.sched[103] == ThreadSched{SCHED_FIFO, 39});
+    CHECK(box.sched[20] == ThreadSched{SCHED_FIFO, 42});
+    CHECK(box.sched[21] == ThreadSched{SCHED_OTHER, 0});  // not an IRQ or timer thread
+    CHECK(box.sched[900] == ThreadSched{SCHED_OTHER, 0}); // not a kernel thread
+    CHECK(box.writes["proc/irq/35/smp_affinity_list"] == "0-1\n");
+    CHECK_FALSE(box.writes.count("proc/irq/40/smp_affinity_list")); // irqaffinity= did those
+    CHECK(box.writes["sys/devices/virtual/workqueue/cpumask"] == "3\n");
+    REQUIRE(r.cards.size() == 1);
+    CHECK(r.done.size() == 6);
+
+    SECTION("a second run changes nothing and keeps the first values saved") {
+        box.writes.clear();
+        IrqTuneResult again = tune_irqs(box.dir.path(), mpd_layout(), box.calls(), box.state());
+        CHECK(again.done.empty());
+        CHECK(box.writes.empty());
+    }
+    SECTION("restore puts back what was there before, byte for byte, and forgets it") {
+        // a later run (a USB DAC plugged in) must not overwrite the saved originals
+        tune_irqs(box.dir.path(), mpd_layout(), box.calls(), box.state());
+        IrqTuneResult back = restore_irqs(box.dir.path(), box.calls(), box.state());
+        CHECK(back.ok);
+        CHECK(box.sched[101] == ThreadSched{SCHED_FIFO, 50});
+        CHECK(box.sched[102] == ThreadSched{SCHED_FIFO, 50});
+        CHECK(box.sched[20] == ThreadSched{SCHED_FIFO, 1});
+        CHECK(box.dir.read("proc/irq/35/smp_affinity_list") == "0-3\n");
+        CHECK(box.dir.read("sys/devices/virtual/workqueue/cpumask") == "f\n");
+        CHECK_FALSE(std::filesystem::exists(box.state()));
+        CHECK(restore_irqs(box.dir.path(), box.calls(), box.state()).done.empty());
+    }
+    SECTION("a thread whose pid went to another is left alone on restore") {
+        box.kthread(102, "kworker/1:0", {SCHED_OTHER, 0});
+        IrqTuneResult back = restore_irqs(box.dir.path(), box.calls(), box.state());
+        CHECK(box.sched[102] == ThreadSched{SCHED_OTHER, 0});
+        CHECK(back.findings.size() == 1);
+        CHECK(back.findings[0].find("'irq/40-enp1s0' (pid 102) has ended") != std::string::npos);
+    }
+}
+
+TEST_CASE("irq-tune: an IRQ whose affinity cannot change is a finding, not a failure") {
+    Box box;
+    box.refuse["proc/irq/35/smp_affinity_list"] = "Input/output error";
+    IrqTuneResult r = tune_irqs(box.dir.path(), mpd_layout(), box.calls(), box.state());
+    CHECK(r.ok);
+    REQUIRE(r.findings.size() == 1);
+    CHECK(r.findings[0] ==
+          "IRQ 35 stays on CPUs 0-3: writing 0-1 to /proc/irq/35/smp_affinity_list "
+          "failed (Input/output error); its interrupt controller does not move it");
+    CHECK(box.sched[101] == ThreadSched{SCHED_FIFO, 41});
+}
+
+TEST_CASE("irq-tune: names, a pattern matching nothing, an unthreaded sound IRQ") {
+    Box box;
+    IrqTuneRequest req = mpd_layout();
+    req.sound_names = {"enp*", "nothing-here"};
+    box.irq(50, "snd_usb_fake");
+    IrqTuneResult r = tune_irqs(box.dir.path(), req, box.calls(), box.state());
+    CHECK(box.sched[102] == ThreadSched{SCHED_FIFO, 41}); // named by the profile
+    CHECK(box.sched[103] == ThreadSched{SCHED_FIFO, 39});
+    bool unmatched = false;
+    for (const std::string& f : r.findings)
+        unmatched = unmatched || f.find("'nothing-here' matches no IRQ") != std::string::npos;
+    CHECK(unmatched);
+
+    req.sound_names = {"snd_usb_*"};
+    r = tune_irqs(box.dir.path(), req, box.calls(), box.state());
+    bool unthreaded = false;
+    for (const std::string& f : r.findings)
+        unthreaded = unthreaded || f.starts_with("IRQ 50 feeds a sound card but has no thread");
+    CHECK(unthreaded);
+}
+
+TEST_CASE("irq-tune: a state file it cannot write stops it before any change") {
+    Box box;
+    box.dir.write("run/irq-tune.state.new/x", "a folder in the way\n");
+    IrqTuneResult r = tune_irqs(box.dir.path(), mpd_layout(), box.calls(), box.state());
+    CHECK_FALSE(r.ok);
+    CHECK(box.sched[101] == ThreadSched{SCHED_FIFO, 50});
+    CHECK(box.writes.empty());
+}
+
+TEST_CASE("irq-tune: a damaged state line is named and left out") {
+    Box box;
+    box.dir.write("run/irq-tune.state", "thread 101 irq/35-snd_hda_ 1 50\nthread x y\n");
+    IrqTuneResult r = restore_irqs(box.dir.path(), box.calls(), box.state());
+    REQUIRE(r.findings.size() == 1);
+    CHECK(r.findings[0] == box.state() + ":2: not a line rtprov writes, left out: thread x y");
+    CHECK(box.sched[101] == ThreadSched{SCHED_FIFO, 50});
+}
