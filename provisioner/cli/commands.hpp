@@ -84,7 +84,6 @@ struct IrqTuneCommand {
     std::optional<int> timer_priority;
     std::string workqueue_cpus;
     bool restore = false;
-    std::string sysroot = "/";
     std::string state = "/run/rtprov/irq-tune.state";
 };
 void add_irq_tune_command(CLI::App& parent, IrqTuneCommand& c);

@@ -65,8 +65,6 @@ void add_irq_tune_command(CLI::App& parent, IrqTuneCommand& c) {
                      "CPUs for the unbound workqueues (/sys/devices/virtual/workqueue/cpumask)")
         ->type_name("LIST")
         ->excludes(restore);
-    c.app->add_option("--sysroot", c.sysroot, "Read /proc and /sys here instead of '/' (tests)")
-        ->type_name("DIR");
     c.app->add_option("--state", c.state, "Where the values before the change are kept")
         ->type_name("FILE");
 }
@@ -75,7 +73,7 @@ int run_irq_tune(const IrqTuneCommand& c) {
     const live::KernelCalls calls = live::real_kernel_calls();
     live::IrqTuneResult result;
     if (c.restore) {
-        result = live::restore_irqs(c.sysroot, calls, c.state);
+        result = live::restore_irqs("/", calls, c.state);
     } else {
         if (c.sound_priority == 0 && c.sound_cpus.empty() && c.workqueue_cpus.empty())
             throw UsageError("irq-tune", "say what to set: --sound-priority and --sound-cpus, "
@@ -95,7 +93,7 @@ int run_irq_tune(const IrqTuneCommand& c) {
         }
         if (!c.workqueue_cpus.empty())
             request.workqueue_cpus = cpus_option("--workqueue-cpus", c.workqueue_cpus);
-        result = live::tune_irqs(c.sysroot, request, calls, c.state);
+        result = live::tune_irqs("/", request, calls, c.state);
     }
     const std::string verb = c.restore ? "restored" : "set";
     std::string summary = result.done.empty()
