@@ -4,6 +4,7 @@
 #include "provisioner/audit/system_view.hpp"
 #include "provisioner/boot/cmdline.hpp"
 #include "provisioner/core/app.hpp"
+#include "provisioner/core/irq_layout.hpp"
 #include "provisioner/core/plan.hpp"
 #include "provisioner/core/profile.hpp"
 
@@ -63,6 +64,11 @@ struct Expectation {
     bool rt_push_ipi_guard = true;
     std::optional<std::string> cpu_governor;
     std::vector<ServiceExpectation> services;
+    // tuning.irqs: the layout rtprov-irq-tune@.service sets (core::irq_layout, as the plan
+    // computed it) and the CPUs the sound path's IRQs go to; nullopt when the profile
+    // leaves the IRQs alone or the layout was refused.
+    std::optional<core::IrqLayout> irqs;
+    core::CpuList sound_irq_cpus;
 
     // The planned parameter 'key', or nullptr.
     const boot::KernelParam* param(const std::string& key) const;

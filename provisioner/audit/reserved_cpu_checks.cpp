@@ -384,6 +384,11 @@ Check check_rt_above_audio(const SystemView& view, const Expectation& e) {
                 continue;
             if (s && s->is_audio_thread(t))
                 continue;
+            // The sound path's IRQ threads run above the audio threads by design
+            // (tuning.irqs), on the reserved CPUs when sound_cpus is 'reserved'.
+            if (e.irqs && p.kernel_thread && view.is_sound_irq_thread(t) &&
+                t.policy == core::SchedPolicy::fifo && t.rt_priority == e.irqs->sound)
+                continue;
             // migration/N is the CPU stopper: it shows as fifo 99 but runs only to move
             // tasks off its CPU (kernel/stop_machine.c).
             if (per_cpu_kthread(p, t) && t.comm.starts_with("migration/"))

@@ -194,7 +194,23 @@ SystemView read_system_view(const std::string& root) {
     v.governors = read_governors(r, v.cpus.online);
     v.irqs = read_irqs(r);
     v.processes = read_processes(r);
+    if (auto lines = system::read_irq_lines(r))
+        v.sound_cards = system::read_sound_cards(r, *lines);
+    else
+        v.sound_cards.problem = lines.problem;
     return v;
+}
+
+bool SystemView::is_sound_irq_thread(const Thread& thread) const {
+    if (!sound_cards || !thread.comm.starts_with("irq/"))
+        return false;
+    const std::size_t dash = thread.comm.find('-', 4);
+    const std::string number = thread.comm.substr(4, dash == std::string::npos ? dash : dash - 4);
+    for (const system::SoundCard& card : *sound_cards)
+        for (const system::SoundIrq& irq : card.irqs)
+            if (number == std::to_string(irq.irq))
+                return true;
+    return false;
 }
 
 } // namespace rtprov::audit

@@ -3,6 +3,7 @@
 #include "provisioner/audit/proc_text.hpp"
 #include "provisioner/core/cpu_list.hpp"
 #include "provisioner/system/cpus.hpp"
+#include "provisioner/system/sound_cards.hpp"
 
 #include <map>
 #include <optional>
@@ -62,6 +63,12 @@ struct SystemView {
     Fact<std::map<unsigned, std::string>> governors;
     Fact<std::vector<Irq>> irqs;
     Fact<std::vector<Process>> processes; // by pid, kernel threads included
+    // The ALSA cards and the IRQs that feed them (system::read_sound_cards)
+    Fact<std::vector<system::SoundCard>> sound_cards;
+
+    // True when 'thread' is the IRQ thread ('irq/N-name', kernel/irq/manage.c) of an
+    // interrupt that feeds one of sound_cards.
+    bool is_sound_irq_thread(const Thread& thread) const;
 };
 
 // Reads the running system under 'root' ("/" normally; tests give a folder holding proc/,

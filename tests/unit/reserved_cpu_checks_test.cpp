@@ -214,6 +214,33 @@ TEST_CASE("a foreign real-time task above the audio threads on reserved CPUs war
                    "CPUs with the CPU list 0-1 (the housekeeping CPUs): taskset -pc 0-1 TID");
 }
 
+TEST_CASE("the sound path's IRQ threads on the reserved CPUs are expected, at the planned priority "
+          "only") {
+    Expectation e = with_mpd();
+    core::IrqLayout layout;
+    layout.sound = 41;
+    e.irqs = layout;
+    e.sound_irq_cpus = cpus("2-3");
+    SystemView v = with({mpd_process(), kthread(90, "irq/33-xhci_hcd", "2", SchedPolicy::fifo, 41),
+                         kthread(91, "irq/34-eth0", "2", SchedPolicy::fifo, 41)});
+    system::SoundCard card;
+    card.number = 1;
+    card.irqs.push_back({33, "USB host controller of bus 1"});
+    v.sound_cards.value = std::vector<system::SoundCard>{card};
+    Check c = check_rt_above_audio(v, e);
+    CHECK(c.status == Status::warn);
+    CHECK(c.reason == "1 real-time task at or above priority 40, the audio threads', may run on "
+                      "reserved CPUs 2-3: 'irq/34-eth0' (tid 91, fifo 41, CPU 2)");
+    // At another priority than planned, the card's own IRQ thread is reported too.
+    v.processes.value->at(1).threads[0].rt_priority = 60;
+    CHECK(check_rt_above_audio(v, e).reason.find("'irq/33-xhci_hcd' (tid 90, fifo 60") !=
+          std::string::npos);
+    // Without tuning.irqs nothing is excused.
+    e.irqs.reset();
+    v.processes.value->at(1).threads[0].rt_priority = 41;
+    CHECK(check_rt_above_audio(v, e).reason.find("'irq/33-xhci_hcd'") != std::string::npos);
+}
+
 TEST_CASE("a service's own threads above its audio threads invert them and fail") {
     Expectation e = with_mpd();
     Process mpd = mpd_process();
