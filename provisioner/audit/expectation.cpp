@@ -120,11 +120,8 @@ Expectation expect(const core::Profile& profile, const core::ResolvedCores& core
     if (t.irqs.enabled()) {
         std::vector<core::ProfileProblem> problems;
         core::IrqLayout layout = core::irq_layout(profile, apps, problems);
-        if (problems.empty()) {
+        if (problems.empty())
             e.irqs = std::move(layout);
-            e.sound_irq_cpus =
-                t.irqs.sound_cpus == core::IrqCpus::reserved ? cores.reserved : cores.housekeeping;
-        }
     }
     return e;
 }

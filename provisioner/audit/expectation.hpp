@@ -65,10 +65,8 @@ struct Expectation {
     std::optional<std::string> cpu_governor;
     std::vector<ServiceExpectation> services;
     // tuning.irqs: the layout rtprov-irq-tune@.service sets (core::irq_layout, as the plan
-    // computed it) and the CPUs the sound path's IRQs go to; nullopt when the profile
-    // leaves the IRQs alone or the layout was refused.
+    // computed it); nullopt when the profile leaves the IRQs alone or the layout was refused.
     std::optional<core::IrqLayout> irqs;
-    core::CpuList sound_irq_cpus;
 
     // The planned parameter 'key', or nullptr.
     const boot::KernelParam* param(const std::string& key) const;

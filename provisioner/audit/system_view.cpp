@@ -202,13 +202,12 @@ SystemView read_system_view(const std::string& root) {
 }
 
 bool SystemView::is_sound_irq_thread(const Thread& thread) const {
-    if (!sound_cards || !thread.comm.starts_with("irq/"))
+    const std::optional<unsigned> number = system::irq_of_thread(thread.comm);
+    if (!sound_cards || !number)
         return false;
-    const std::size_t dash = thread.comm.find('-', 4);
-    const std::string number = thread.comm.substr(4, dash == std::string::npos ? dash : dash - 4);
     for (const system::SoundCard& card : *sound_cards)
         for (const system::SoundIrq& irq : card.irqs)
-            if (number == std::to_string(irq.irq))
+            if (irq.irq == *number)
                 return true;
     return false;
 }

@@ -56,14 +56,7 @@ std::vector<KernelThread> kernel_threads(const system::SysRoot& r) {
         // a child of kthreadd (pid 2): a kernel thread
         if (!comm || !status || status->find("\nPPid:\t2\n") == std::string::npos)
             continue;
-        KernelThread t{pid, *comm, std::nullopt};
-        if (t.comm.starts_with("irq/")) {
-            const std::size_t dash = t.comm.find('-', 4);
-            if (auto n = to_number(std::string_view(t.comm).substr(4, dash - 4));
-                n && dash != std::string::npos && *n >= 0)
-                t.irq = static_cast<unsigned>(*n);
-        }
-        out.push_back(std::move(t));
+        out.push_back({pid, *comm, system::irq_of_thread(*comm)});
     }
     return out;
 }

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <charconv>
 #include <cstdint>
+#include <limits>
 #include <map>
 #include <optional>
 
@@ -371,6 +372,16 @@ class Finder {
 };
 
 } // namespace
+
+std::optional<unsigned> irq_of_thread(const std::string& comm) {
+    const std::size_t dash = comm.find('-');
+    if (!comm.starts_with("irq/") || dash == std::string::npos)
+        return std::nullopt;
+    const std::optional<unsigned long> n = number(comm.substr(4, dash - 4));
+    if (!n || *n > std::numeric_limits<unsigned>::max())
+        return std::nullopt;
+    return static_cast<unsigned>(*n);
+}
 
 Fact<std::vector<IrqLine>> read_irq_lines(const SysRoot& root) {
     Fact<std::vector<int>> numbers = root.numbered("/sys/kernel/irq");

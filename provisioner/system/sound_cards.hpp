@@ -38,6 +38,10 @@ struct SoundCard {
     std::string problem; // why no interrupt was found, when 'irqs' is empty
 };
 
+// N of an IRQ thread named 'irq/N-name' (kernel/irq/manage.c, setup_irq_thread), or
+// nullopt for any other thread name.
+std::optional<unsigned> irq_of_thread(const std::string& comm);
+
 // Every IRQ in /sys/kernel/irq, ascending.
 Fact<std::vector<IrqLine>> read_irq_lines(const SysRoot& root);
 

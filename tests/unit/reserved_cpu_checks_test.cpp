@@ -220,7 +220,6 @@ TEST_CASE("the sound path's IRQ threads on the reserved CPUs are expected, at th
     core::IrqLayout layout;
     layout.sound = 41;
     e.irqs = layout;
-    e.sound_irq_cpus = cpus("2-3");
     SystemView v = with({mpd_process(), kthread(90, "irq/33-xhci_hcd", "2", SchedPolicy::fifo, 41),
                          kthread(91, "irq/34-eth0", "2", SchedPolicy::fifo, 41)});
     system::SoundCard card;
