@@ -1,5 +1,6 @@
 #include "provisioner/audit/audit.hpp"
 
+#include "provisioner/audit/irq_checks.hpp"
 #include "provisioner/audit/kernel_checks.hpp"
 #include "provisioner/audit/reserved_cpu_checks.hpp"
 #include "provisioner/audit/service_checks.hpp"
@@ -33,6 +34,8 @@ AuditReport run_audit(const SystemView& view, const Expectation* e) {
         return report;
     checks.push_back(check_reserved_cpu_tasks(view, *e));
     checks.push_back(check_rt_above_audio(view, *e));
+    if (auto c = check_sound_irqs(view, *e))
+        checks.push_back(std::move(*c));
     for (const ServiceExpectation& s : e->services) {
         ServiceAudit service = audit_service(view, s);
         for (Check& c : service.checks)

@@ -122,6 +122,9 @@ Expectation expect(const core::Profile& profile, const core::ResolvedCores& core
         core::IrqLayout layout = core::irq_layout(profile, apps, problems);
         if (problems.empty())
             e.irqs = std::move(layout);
+        e.sound_irq_cpus =
+            t.irqs.sound_cpus == core::IrqCpus::reserved ? cores.reserved : cores.housekeeping;
+        e.sound_names = t.irqs.sound_names;
     }
     return e;
 }

@@ -67,6 +67,8 @@ struct Expectation {
     // tuning.irqs: the layout rtprov-irq-tune@.service sets (core::irq_layout, as the plan
     // computed it); nullopt when the profile leaves the IRQs alone or the layout was refused.
     std::optional<core::IrqLayout> irqs;
+    core::CpuList sound_irq_cpus;         // where the sound path's IRQs go (tuning.irqs.sound_cpus)
+    std::vector<std::string> sound_names; // tuning.irqs.sound_names
 
     // The planned parameter 'key', or nullptr.
     const boot::KernelParam* param(const std::string& key) const;

@@ -1,8 +1,8 @@
 #include "provisioner/audit/reserved_cpu_checks.hpp"
 
 #include <algorithm>
-#include <cstdio>
 #include <optional>
+#include <set>
 
 namespace rtprov::audit {
 
@@ -19,22 +19,6 @@ std::string quoted_text(const std::string& text) {
     return "'" + text + "'";
 }
 
-// A CPU mask as the kernel prints and parses one (cpumask_parse(), lib/bitmap-str.c):
-// 32-bit words in hex, most significant first, separated by commas ('3', 'f,00000000').
-std::string cpu_mask(const core::CpuList& cpus) {
-    const unsigned top = cpus.max().value_or(0);
-    std::vector<unsigned> mask(top / 32 + 1, 0);
-    for (unsigned cpu : cpus.cpus())
-        mask[cpu / 32] |= 1u << (cpu % 32);
-    std::string out;
-    char word[16];
-    for (std::size_t i = mask.size(); i-- > 0;) {
-        std::snprintf(word, sizeof word, out.empty() ? "%x" : "%08x", mask[i]);
-        out += (out.empty() ? "" : ",") + std::string(word);
-    }
-    return out;
-}
-
 // Fix texts name a value in the form the file or command takes, and say which form that
 // is, so that '3' written as a hex mask is not read as CPU 3: "the CPU list 0-1 (the
 // housekeeping CPUs)", "the hex mask 3 (CPUs 0-1, the housekeeping CPUs)".
@@ -43,7 +27,7 @@ std::string as_cpu_list(const core::CpuList& cpus, const std::string& what) {
 }
 
 std::string as_hex_mask(const core::CpuList& cpus, const std::string& what) {
-    return "the hex mask " + cpu_mask(cpus) + " (" + cpus_text(cpus) + ", " + what + ")";
+    return "the hex mask " + cpus.to_mask() + " (" + cpus_text(cpus) + ", " + what + ")";
 }
 
 std::string irq_label(const Irq& irq) {
@@ -325,7 +309,7 @@ Check check_reserved_cpu_tasks(const SystemView& view, const Expectation& e) {
                               " not bound to one CPU: " + listing(kernel);
     // The file takes a hex mask: wq_unbound_cpumask_store() parses it with cpumask_parse()
     // (kernel/workqueue.c).
-    const std::string mask = cpu_mask(e.cores.housekeeping);
+    const std::string mask = e.cores.housekeeping.to_mask();
     const std::string workqueue =
         "unbound kernel workers follow /sys/devices/virtual/workqueue/cpumask, which takes a hex "
         "CPU mask: write " +
@@ -373,6 +357,11 @@ Check check_rt_above_audio(const SystemView& view, const Expectation& e) {
     std::vector<std::pair<const ServiceExpectation*, std::vector<std::string>>> inverted;
     std::vector<std::string> foreign;
     std::size_t unseen = 0; // threads whose CPUs could not be read
+    const std::set<unsigned> sound_irqs = view.sound_irqs(e.sound_names);
+    auto is_sound_irq_thread = [&](const Thread& t) {
+        const std::optional<unsigned> irq = system::irq_of_thread(t.comm);
+        return irq && sound_irqs.count(*irq);
+    };
     for (const Process& p : *view.processes) {
         const ServiceExpectation* s = service_of(p, e);
         for (const Thread& t : p.threads) {
@@ -386,7 +375,7 @@ Check check_rt_above_audio(const SystemView& view, const Expectation& e) {
                 continue;
             // The sound path's IRQ threads run above the audio threads by design
             // (tuning.irqs), on the reserved CPUs when sound_cpus is 'reserved'.
-            if (e.irqs && p.kernel_thread && view.is_sound_irq_thread(t) &&
+            if (e.irqs && p.kernel_thread && is_sound_irq_thread(t) &&
                 t.policy == core::SchedPolicy::fifo && t.rt_priority == e.irqs->sound)
                 continue;
             // migration/N is the CPU stopper: it shows as fifo 99 but runs only to move

@@ -194,22 +194,18 @@ SystemView read_system_view(const std::string& root) {
     v.governors = read_governors(r, v.cpus.online);
     v.irqs = read_irqs(r);
     v.processes = read_processes(r);
-    if (auto lines = system::read_irq_lines(r))
-        v.sound_cards = system::read_sound_cards(r, *lines);
+    v.irq_lines = system::read_irq_lines(r);
+    if (v.irq_lines)
+        v.sound_cards = system::read_sound_cards(r, *v.irq_lines);
     else
-        v.sound_cards.problem = lines.problem;
+        v.sound_cards.problem = v.irq_lines.problem;
     return v;
 }
 
-bool SystemView::is_sound_irq_thread(const Thread& thread) const {
-    const std::optional<unsigned> number = system::irq_of_thread(thread.comm);
-    if (!sound_cards || !number)
-        return false;
-    for (const system::SoundCard& card : *sound_cards)
-        for (const system::SoundIrq& irq : card.irqs)
-            if (irq.irq == *number)
-                return true;
-    return false;
+std::set<unsigned> SystemView::sound_irqs(const std::vector<std::string>& globs) const {
+    if (!sound_cards || !irq_lines)
+        return {};
+    return system::sound_path_irqs(*sound_cards, *irq_lines, globs);
 }
 
 } // namespace rtprov::audit

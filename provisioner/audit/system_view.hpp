@@ -7,6 +7,7 @@
 
 #include <map>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -62,13 +63,14 @@ struct SystemView {
     // scaling_governor of each online CPU that has cpufreq; empty without a cpufreq driver
     Fact<std::map<unsigned, std::string>> governors;
     Fact<std::vector<Irq>> irqs;
-    Fact<std::vector<Process>> processes; // by pid, kernel threads included
+    Fact<std::vector<Process>> processes;         // by pid, kernel threads included
+    Fact<std::vector<system::IrqLine>> irq_lines; // /sys/kernel/irq: handler names, chips
     // The ALSA cards and the IRQs that feed them (system::read_sound_cards)
     Fact<std::vector<system::SoundCard>> sound_cards;
 
-    // True when 'thread' is the IRQ thread ('irq/N-name', kernel/irq/manage.c) of an
-    // interrupt that feeds one of sound_cards.
-    bool is_sound_irq_thread(const Thread& thread) const;
+    // The IRQs of the sound path: the cards' and those 'globs' name
+    // (system::sound_path_irqs); empty when the cards or IRQs could not be read.
+    std::set<unsigned> sound_irqs(const std::vector<std::string>& globs) const;
 };
 
 // Reads the running system under 'root' ("/" normally; tests give a folder holding proc/,

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <charconv>
+#include <cstdint>
+#include <cstdio>
 
 namespace rtprov::core {
 
@@ -46,6 +48,19 @@ CpuList CpuList::minus(const CpuList& other) const {
     std::set_difference(m_cpus.begin(), m_cpus.end(), other.m_cpus.begin(), other.m_cpus.end(),
                         std::back_inserter(out));
     return CpuList(std::move(out));
+}
+
+std::string CpuList::to_mask() const {
+    std::vector<std::uint32_t> words(max().value_or(0) / 32 + 1, 0);
+    for (unsigned cpu : m_cpus)
+        words[cpu / 32] |= std::uint32_t(1) << (cpu % 32);
+    std::string out;
+    char word[16];
+    for (std::size_t i = words.size(); i-- > 0;) {
+        std::snprintf(word, sizeof word, out.empty() ? "%x" : "%08x", unsigned(words[i]));
+        out += (out.empty() ? "" : ",") + std::string(word);
+    }
+    return out;
 }
 
 std::string CpuList::to_string() const {

@@ -34,6 +34,9 @@ class CpuList {
 
     // Canonical kernel form: ascending ranges, "0-1,3". Empty list gives "".
     std::string to_string() const;
+    // The kernel's hex bitmap (cpumask_parse(), lib/bitmap-str.c): 32-bit words, most
+    // significant first, joined by ',' ("7" for 0-2, "1,00000001" for 0,32; "0" empty).
+    std::string to_mask() const;
 
     friend bool operator==(const CpuList&, const CpuList&) = default;
 

@@ -6,7 +6,6 @@
 #include "provisioner/target/root.hpp"
 
 #include <fcntl.h>
-#include <fnmatch.h>
 #include <sched.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -147,37 +146,7 @@ std::string write_state(const std::string& path, const SavedState& s) {
     return "";
 }
 
-// An IRQ's handler names match one of the globs.
-bool named(const system::IrqLine& line, const std::vector<std::string>& globs) {
-    for (const std::string& action : line.actions)
-        for (const std::string& glob : globs)
-            if (::fnmatch(glob.c_str(), action.c_str(), 0) == 0)
-                return true;
-    return false;
-}
-
 } // namespace
-
-std::string cpu_mask(const core::CpuList& cpus) {
-    unsigned highest = cpus.cpus().empty() ? 0 : cpus.cpus().back();
-    std::vector<std::uint32_t> words(highest / 32 + 1, 0);
-    for (unsigned cpu : cpus.cpus())
-        words[cpu / 32] |= std::uint32_t(1) << (cpu % 32);
-    std::string out;
-    static const char* k_hex = "0123456789abcdef";
-    for (std::size_t i = words.size(); i-- > 0;) {
-        std::string word;
-        for (int shift = 28; shift >= 0; shift -= 4)
-            word += k_hex[(words[i] >> shift) & 15];
-        if (i == words.size() - 1) {
-            word.erase(0, std::min(word.find_first_not_of('0'), word.size() - 1));
-            out += word;
-        } else {
-            out += "," + word;
-        }
-    }
-    return out;
-}
 
 KernelCalls real_kernel_calls() {
     KernelCalls calls;
@@ -217,7 +186,6 @@ IrqTuneResult tune_irqs(const std::string& root, const IrqTuneRequest& request,
 
     // Which IRQs feed the sound path: those the cards are found to use, and those the
     // profile names.
-    std::set<unsigned> sound_irqs;
     system::Fact<std::vector<system::IrqLine>> lines = system::read_irq_lines(r);
     if (!lines) {
         result.findings.push_back("cannot see the IRQs: " + lines.problem);
@@ -226,29 +194,21 @@ IrqTuneResult tune_irqs(const std::string& root, const IrqTuneRequest& request,
     }
     if (auto cards = system::read_sound_cards(r, *lines)) {
         result.cards = *cards;
-        for (const system::SoundCard& card : *cards) {
-            for (const system::SoundIrq& irq : card.irqs)
-                sound_irqs.insert(irq.irq);
+        for (const system::SoundCard& card : *cards)
             if (card.irqs.empty())
                 result.findings.push_back("card " + std::to_string(card.number) + " ('" + card.id +
                                           "'): " + card.problem);
-        }
     } else {
         result.findings.push_back(cards.absent ? "no ALSA in this kernel (/proc/asound/cards "
                                                  "is missing): no sound card to find"
                                                : cards.problem);
     }
-    for (const std::string& glob : request.sound_names) {
-        bool matched = false;
-        for (const system::IrqLine& line : *lines)
-            if (named(line, {glob})) {
-                sound_irqs.insert(line.number);
-                matched = true;
-            }
-        if (!matched)
-            result.findings.push_back("tuning.irqs.sound_names: '" + glob +
-                                      "' matches no IRQ's handler (/sys/kernel/irq/*/actions)");
-    }
+    std::vector<std::string> unmatched;
+    const std::set<unsigned> sound_irqs =
+        system::sound_path_irqs(result.cards, *lines, request.sound_names, &unmatched);
+    for (const std::string& glob : unmatched)
+        result.findings.push_back("tuning.irqs.sound_names: '" + glob +
+                                  "' matches no IRQ's handler (/sys/kernel/irq/*/actions)");
 
     // Threads: the sound path's IRQ threads, every other IRQ thread, the timer threads.
     std::vector<KernelThread> threads = kernel_threads(r);
@@ -310,7 +270,7 @@ IrqTuneResult tune_irqs(const std::string& root, const IrqTuneRequest& request,
     std::optional<std::string> new_mask;
     if (request.workqueue_cpus) {
         auto now = r.value(k_workqueue_mask);
-        const std::string want = cpu_mask(*request.workqueue_cpus);
+        const std::string want = request.workqueue_cpus->to_mask();
         if (!now) {
             result.findings.push_back("cannot read " + std::string(k_workqueue_mask) + ": " +
                                       now.problem);

@@ -62,8 +62,4 @@ IrqTuneResult tune_irqs(const std::string& root, const IrqTuneRequest& request,
 IrqTuneResult restore_irqs(const std::string& root, const KernelCalls& calls,
                            const std::string& state_path);
 
-// The unbound workqueues' cpumask format: hex words of 32 CPUs, highest first, joined by
-// ',' (bitmap_parse, lib/bitmap-str.c). CPUs 0-2 → "7".
-std::string cpu_mask(const core::CpuList& cpus);
-
 } // namespace rtprov::live

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <charconv>
 #include <cstdint>
+#include <fnmatch.h>
 #include <limits>
 #include <map>
 #include <optional>
@@ -423,6 +424,28 @@ Fact<std::vector<SoundCard>> read_sound_cards(const SysRoot& root,
         out.push_back(std::move(card));
     }
     return {std::move(out), {}, false};
+}
+
+std::set<unsigned> sound_path_irqs(const std::vector<SoundCard>& cards,
+                                   const std::vector<IrqLine>& lines,
+                                   const std::vector<std::string>& globs,
+                                   std::vector<std::string>* unmatched) {
+    std::set<unsigned> irqs;
+    for (const SoundCard& card : cards)
+        for (const SoundIrq& irq : card.irqs)
+            irqs.insert(irq.irq);
+    for (const std::string& glob : globs) {
+        bool matched = false;
+        for (const IrqLine& line : lines)
+            for (const std::string& action : line.actions)
+                if (::fnmatch(glob.c_str(), action.c_str(), 0) == 0) {
+                    irqs.insert(line.number);
+                    matched = true;
+                }
+        if (!matched && unmatched)
+            unmatched->push_back(glob);
+    }
+    return irqs;
 }
 
 } // namespace rtprov::system

@@ -2,6 +2,7 @@
 
 #include "provisioner/system/sysroot.hpp"
 
+#include <set>
 #include <string>
 #include <vector>
 
@@ -41,6 +42,14 @@ struct SoundCard {
 // N of an IRQ thread named 'irq/N-name' (kernel/irq/manage.c, setup_irq_thread), or
 // nullopt for any other thread name.
 std::optional<unsigned> irq_of_thread(const std::string& comm);
+
+// The IRQs that feed the sound path: every card's, and each IRQ one of whose handler names
+// (IrqLine::actions) matches one of 'globs' (tuning.irqs.sound_names, fnmatch(3)).
+// 'unmatched', when given, gets each glob that matches no IRQ.
+std::set<unsigned> sound_path_irqs(const std::vector<SoundCard>& cards,
+                                   const std::vector<IrqLine>& lines,
+                                   const std::vector<std::string>& globs,
+                                   std::vector<std::string>* unmatched = nullptr);
 
 // Every IRQ in /sys/kernel/irq, ascending.
 Fact<std::vector<IrqLine>> read_irq_lines(const SysRoot& root);

@@ -13,14 +13,42 @@ guest_image() {
 
 # guest_boot IMG KERNEL INITRD CMDLINE LOG [TIMEOUT]: boots IMG until the guest powers
 # off or reboots (-no-reboot makes qemu exit either way), console to LOG. Fails when the
-# guest was still running after TIMEOUT seconds (default 600).
+# guest was still running after TIMEOUT seconds (default 600). More qemu options (devices,
+# a monitor) in the array guest_qemu_args, when the caller sets it.
 guest_boot() {
     local img=$1 kernel=$2 initrd=$3 cmdline=$4 log=$5 limit=${6:-600}
+    local monitor_opt=(-monitor none)
+    [[ " ${guest_qemu_args[*]:-} " == *" -monitor "* ]] && monitor_opt=()
     timeout --foreground "$limit" qemu-system-x86_64 -accel tcg,thread=multi -cpu max \
-        -smp 4 -m 2048 -nographic -no-reboot -monitor none -serial "file:$log" \
+        -smp 4 -m 2048 -nographic -no-reboot "${monitor_opt[@]}" -serial "file:$log" \
         -kernel "$kernel" -initrd "$initrd" \
-        -drive "file=$img,format=raw,if=virtio" -nic none \
+        -drive "file=$img,format=raw,if=virtio" -nic none "${guest_qemu_args[@]}" \
         -append "$cmdline" </dev/null >/dev/null 2>&1
+}
+
+# guest_monitor SOCKET COMMAND: sends one command to the qemu monitor listening on the
+# unix SOCKET (-monitor unix:SOCKET,server=on,wait=off) and prints its answer.
+guest_monitor() {
+    python3 - "$1" "$2" <<'PY'
+import socket, sys, time
+s = socket.socket(socket.AF_UNIX)
+s.connect(sys.argv[1])
+s.settimeout(5)
+def drain():
+    out = b""
+    try:
+        while not out.endswith(b"(qemu) "):
+            chunk = s.recv(4096)
+            if not chunk:
+                break
+            out += chunk
+    except socket.timeout:
+        pass
+    return out
+drain()
+s.sendall(sys.argv[2].encode() + b"\n")
+print(drain().decode(errors="replace").replace("\r", ""), end="")
+PY
 }
 
 # guest_cat IMG PATH: a file from the powered-off guest's disk.

@@ -53,3 +53,10 @@ TEST_CASE("CPU list set operations") {
     CHECK(b.max() == 3u);
     CHECK_FALSE(CpuList().max());
 }
+
+TEST_CASE("CpuList::to_mask writes the kernel's hex bitmap") {
+    CHECK(CpuList({0, 1, 2}).to_mask() == "7");
+    CHECK(CpuList({4}).to_mask() == "10");
+    CHECK(CpuList({0, 32}).to_mask() == "1,00000001");
+    CHECK(CpuList().to_mask() == "0");
+}

@@ -99,13 +99,6 @@ IrqTuneRequest mpd_layout() {
 
 } // namespace
 
-TEST_CASE("cpu_mask writes the kernel's hex bitmap") {
-    CHECK(cpu_mask(core::CpuList({0, 1, 2})) == "7");
-    CHECK(cpu_mask(core::CpuList({4})) == "10");
-    CHECK(cpu_mask(core::CpuList({0, 32})) == "1,00000001");
-    CHECK(cpu_mask(core::CpuList()) == "0");
-}
-
 TEST_CASE("irq-tune: the card's IRQ thread above MPD, the others below, timers above both") {
     Box box;
     IrqTuneResult r = tune_irqs(box.dir.path(), mpd_layout(), box.calls(), box.state());

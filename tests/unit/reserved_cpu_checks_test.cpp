@@ -1,6 +1,9 @@
+#include "provisioner/audit/irq_checks.hpp"
 #include "provisioner/audit/reserved_cpu_checks.hpp"
 
 #include "tests/unit/catch.hpp"
+
+#include <stdexcept>
 
 using namespace rtprov;
 using namespace rtprov::audit;
@@ -226,6 +229,7 @@ TEST_CASE("the sound path's IRQ threads on the reserved CPUs are expected, at th
     card.number = 1;
     card.irqs.push_back({33, "USB host controller of bus 1"});
     v.sound_cards.value = std::vector<system::SoundCard>{card};
+    v.irq_lines.value = std::vector<system::IrqLine>{};
     Check c = check_rt_above_audio(v, e);
     CHECK(c.status == Status::warn);
     CHECK(c.reason == "1 real-time task at or above priority 40, the audio threads', may run on "
@@ -274,4 +278,145 @@ TEST_CASE("without a profile IRQ checks that cannot read the isolated CPUs warn 
     Expectation e = with_mpd();
     CHECK(check_irq_affinity(v, &e).status == Status::warn);
     CHECK(check_irq_affinity(v, &e).reason.starts_with("1 IRQ is delivered to reserved CPUs 2-3"));
+}
+
+namespace {
+
+// An x86 box with MPD at fifo 40 on CPUs 2-3: an HDA card on IRQ 24, a USB DAC behind the
+// xhci controller on IRQ 33, the network on IRQ 40; tuning.irqs laid out as 41 for the
+// sound path, 39 for the others, on the housekeeping CPUs 0-1.
+struct SoundBox {
+    Expectation e = with_mpd();
+    SystemView v;
+    SoundBox() {
+        core::IrqLayout layout;
+        layout.sound = 41;
+        layout.sound_reason = "one above MPD's fifo 40";
+        layout.others = 39;
+        e.irqs = layout;
+        e.sound_irq_cpus = cpus("0-1");
+        v = with({mpd_process(), kthread(90, "irq/24-snd_hda_", "0-1", SchedPolicy::fifo, 41),
+                  kthread(91, "irq/33-xhci_hcd", "0-1", SchedPolicy::fifo, 41),
+                  kthread(92, "irq/40-eth0", "0-1", SchedPolicy::fifo, 39)},
+                 {irq(24, "snd_hda_intel:card0", "0-1", ""), irq(33, "xhci_hcd", "0-1", ""),
+                  irq(40, "eth0", "0-1", "")});
+        system::SoundCard hda, usb;
+        hda.number = 0;
+        hda.id = "Intel";
+        hda.irqs.push_back({24, "the PCI function's MSI"});
+        usb.number = 1;
+        usb.id = "DAC";
+        usb.usb = true;
+        usb.irqs.push_back({33, "USB host controller of bus 1"});
+        v.sound_cards.value = std::vector<system::SoundCard>{hda, usb};
+        v.irq_lines.value =
+            std::vector<system::IrqLine>{{24, {"snd_hda_intel:card0"}, "PCI-MSI", {}},
+                                         {33, {"xhci_hcd"}, "PCI-MSI", {}},
+                                         {40, {"eth0"}, "PCI-MSI", {}}};
+    }
+    Thread& thread_of(int pid) {
+        for (Process& p : *v.processes.value)
+            if (p.pid == pid)
+                return p.threads.front();
+        throw std::runtime_error("no pid");
+    }
+    Check check() const { return *check_sound_irqs(v, e); }
+};
+
+} // namespace
+
+TEST_CASE("sound-irqs: each card's IRQ thread at the planned priority and CPUs is ok") {
+    SoundBox box;
+    Check c = box.check();
+    CHECK(c.status == Status::ok);
+    CHECK(c.reason == "IRQ 24 'snd_hda_intel:card0' (card 0 'Intel'): 'irq/24-snd_hda_' fifo 41 "
+                      "on CPUs 0-1 and IRQ 33 'xhci_hcd' (card 1 'DAC'): 'irq/33-xhci_hcd' fifo "
+                      "41 on CPUs 0-1; no other IRQ thread at or above fifo 41");
+    CHECK(c.fix.empty());
+    // No IRQ tuning in the profile: no check.
+    box.e.irqs.reset();
+    CHECK_FALSE(check_sound_irqs(box.v, box.e));
+}
+
+TEST_CASE("sound-irqs: a card's IRQ thread at the kernel's 50 fails, with the unit to run") {
+    SoundBox box;
+    box.thread_of(91).rt_priority = 50;
+    Check c = box.check();
+    CHECK(c.status == Status::fail);
+    CHECK(c.reason == "IRQ 33 'xhci_hcd' (card 1 'DAC'): thread 'irq/33-xhci_hcd' runs fifo 50, "
+                      "not the planned fifo 41 (one above MPD's fifo 40)");
+    CHECK(c.fix.starts_with("run 'systemctl start rtprov-irq-tune@boot.service'"));
+}
+
+TEST_CASE("sound-irqs: an unthreaded IRQ fails; the fix depends on what was planned") {
+    SoundBox box;
+    box.v.processes.value->erase(box.v.processes.value->begin() + 1); // no irq/24 thread
+    Check c = box.check();
+    CHECK(c.status == Status::fail);
+    CHECK(c.reason.starts_with("IRQ 24 'snd_hda_intel:card0' (card 0 'Intel') has no thread: its "
+                               "handler runs in hard interrupt context"));
+    CHECK(c.fix.starts_with("set tuning.irqs.threaded: on (threadirqs), or boot the PREEMPT_RT"));
+    box.e.kernel_params.push_back({"threadirqs", "", true});
+    CHECK(box.check().fix.starts_with("reboot: the planned 'threadirqs' is not on the running "
+                                      "kernel's command line"));
+}
+
+TEST_CASE("sound-irqs: an IRQ off the planned CPUs fails when it can move, warns when not") {
+    SoundBox box;
+    box.v.irqs.value->at(0).affinity = cpus("0-3");
+    Check c = box.check();
+    CHECK(c.status == Status::fail);
+    CHECK(c.reason == "IRQ 24 'snd_hda_intel:card0' (card 0 'Intel') may run on CPUs 0-3, not "
+                      "only the planned CPUs 0-1");
+    box.v.irqs.value->at(0).affinity_writable = false;
+    c = box.check();
+    CHECK(c.status == Status::warn);
+    CHECK(c.reason.ends_with("; but IRQ 24 'snd_hda_intel:card0' (card 0 'Intel') may run on CPUs "
+                             "0-3, not only the planned CPUs 0-1; its controller does not let it "
+                             "move (smp_affinity_list is read-only)"));
+}
+
+TEST_CASE("sound-irqs: a shared line warns; other IRQ threads at or above the sound path fail") {
+    SoundBox box;
+    box.v.irq_lines.value->at(0).actions.push_back("ehci_hcd:usb2");
+    Check c = box.check();
+    CHECK(c.status == Status::warn);
+    CHECK(c.reason.find("IRQ 24 'snd_hda_intel:card0' (card 0 'Intel') is shared by 2 handlers "
+                        "(snd_hda_intel:card0 and ehci_hcd:usb2)") != std::string::npos);
+    box.v.irq_lines.value->at(0).actions.pop_back();
+    box.thread_of(92).rt_priority = 50;
+    c = box.check();
+    CHECK(c.status == Status::fail);
+    CHECK(c.reason == "other IRQ threads at or above the sound path's fifo 41: 'irq/40-eth0' "
+                      "(fifo 50)");
+    // Below the sound path but not at the others' planned 39: a device added after boot.
+    box.thread_of(92).rt_priority = 40;
+    c = box.check();
+    CHECK(c.status == Status::warn);
+    CHECK(c.reason.ends_with("; but IRQ threads not at the planned fifo 39 of the others (a device "
+                             "added after boot, or changed by hand): 'irq/40-eth0' (fifo 40)"));
+}
+
+TEST_CASE("sound-irqs: no card, a name glob, and what could not be read") {
+    SoundBox box;
+    box.v.sound_cards.value->clear();
+    Check c = box.check();
+    CHECK(c.status == Status::warn);
+    CHECK(c.reason == "profile 'box' sets the sound path's IRQ threads to fifo 41, but no IRQ "
+                      "feeds a sound card (no card in /proc/asound/cards)");
+    // A glob in tuning.irqs.sound_names makes the xhci controller's IRQ the sound path's.
+    box.e.sound_names = {"xhci*"};
+    c = box.check();
+    CHECK(c.status == Status::fail); // the HDA IRQ's thread at 41 is not the sound path now
+    CHECK(c.reason == "other IRQ threads at or above the sound path's fifo 41: "
+                      "'irq/24-snd_hda_' (fifo 41)");
+    box.thread_of(90).rt_priority = 39;
+    c = box.check();
+    CHECK(c.status == Status::ok);
+    CHECK(c.reason.starts_with("IRQ 33 'xhci_hcd' (named by tuning.irqs.sound_names): "));
+    box.v.processes.value.reset();
+    box.v.processes.problem = "cannot read '/proc': Permission denied";
+    c = box.check();
+    CHECK(c.status == Status::warn);
+    CHECK(c.reason == "cannot read '/proc': Permission denied");
 }

@@ -67,6 +67,18 @@ system_facts() {
     thread_facts "$prefix.mpd" mpd.service
 }
 
+# irq_facts PREFIX: the sound cards, and for every IRQ thread (irq/N-name, the name as
+# comm truncates it) its class, RT priority and the IRQ's CPUs (smp_affinity_list: the
+# thread itself moves there only when the IRQ next fires).
+irq_facts() {
+    local prefix=$1 pid cls prio comm n
+    fact "$prefix.cards" "$(sed -n 's/^ *\([0-9]*\) \[\([^ ]*\) *\]: \([^ ]*\).*/\1:\2:\3/p' /proc/asound/cards | tr '\n' ' ')"
+    while read -r pid cls prio comm; do
+        n=${comm#irq/} && n=${n%%-*}
+        fact "$prefix.irq.$comm" "$cls $prio $(cat "/proc/irq/$n/smp_affinity_list" 2>/dev/null)"
+    done < <(ps -e -o pid=,cls=,rtprio=,comm= | awk '$4 ~ /^irq\//')
+}
+
 # Waits for the boot to finish (this unit is Type=exec, so it does not hold it up).
 systemctl is-system-running --wait >/dev/null
 # First boot asked for a reboot: nothing to collect on this boot.
@@ -103,6 +115,24 @@ offline)
     fact selftest.rc $?
     /usr/bin/rtprov audit --json >"$out/audit.json" 2>"$out/audit.err"
     fact audit.rc $?
+    irq_facts boot
+    fact boot.irq_tune "$(systemctl show -P Result rtprov-irq-tune@boot.service)"
+    # A USB DAC plugged in now: the host watches the console for this line and adds qemu's
+    # usb-audio behind the xhci controller; the udev rule starts rtprov-irq-tune@card1.
+    echo 'rtprov-guest: plug usb-audio' >/dev/ttyS0
+    # Done when the card is there and its rtprov-irq-tune@ instance has exited.
+    for i in $(seq 180); do
+        exited=$(systemctl show -P ExecMainExitTimestampMonotonic rtprov-irq-tune@card1.service)
+        [ -e /proc/asound/card1 ] && [ "${exited:-0}" -gt 0 ] && break
+        sleep 1
+    done
+    fact hotplug.waited "$i"
+    fact hotplug.irq_tune "$(systemctl show -P Result rtprov-irq-tune@card1.service) $(systemctl show -P ExecMainStatus rtprov-irq-tune@card1.service)"
+    irq_facts hotplug
+    journalctl -b -o cat --no-pager -u 'rtprov-irq-tune@*' >"$out/irq-tune.journal" 2>&1
+    /usr/bin/rtprov rollback --live >"$out/rollback.out" 2>&1
+    fact rollback.rc $?
+    irq_facts rolledback
     ;;
 firstboot)
     # Reached only once the boot, rtprov-firstboot.service included, has finished: on the
