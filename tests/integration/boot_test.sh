@@ -30,7 +30,7 @@ check "pi4 plan says why rcu_nocbs= is left out" \
 run apply --root "$work/pi" --profile pi4
 check "pi4 apply succeeds during a pi-gen build (BOOTDEV in fstab, boot files in place)" [ "$rc" -eq 0 ]
 check "cmdline.txt keeps root=ROOTDEV and resize, gains isolcpus and irqaffinity, one line" \
-    [ "$(cat "$work/pi/boot/firmware/cmdline.txt")" = "$pigen_cmdline isolcpus=managed_irq,domain,3 irqaffinity=0-2" ]
+    [ "$(cat "$work/pi/boot/firmware/cmdline.txt")" = "$pigen_cmdline isolcpus=managed_irq,domain,3 irqaffinity=0-2 threadirqs" ]
 one_line() { [ "$(wc -l <"$1")" = 1 ] && [ -z "$(tail -c 1 "$1")" ]; }
 check "cmdline.txt is one line ending in a newline" one_line "$work/pi/boot/firmware/cmdline.txt"
 check "the Pi profile never emits nohz_full= or rcu_nocbs=" \
@@ -48,7 +48,7 @@ check "a second pi4 apply changes nothing" grep -q '^nothing to change' <<<"$out
 echo "$(cat "$work/pi/boot/firmware/cmdline.txt") quiet" >"$work/pi/boot/firmware/cmdline.txt"
 run apply --root "$work/pi" --profile pi4 --set tuning.cores.housekeeping=0-1 --set tuning.cores.reserved=2-3
 check "re-apply with a changed profile replaces only rtprov's tokens" \
-    [ "$(cat "$work/pi/boot/firmware/cmdline.txt")" = "$pigen_cmdline isolcpus=managed_irq,domain,2-3 irqaffinity=0-1 quiet" ]
+    [ "$(cat "$work/pi/boot/firmware/cmdline.txt")" = "$pigen_cmdline isolcpus=managed_irq,domain,2-3 irqaffinity=0-1 threadirqs quiet" ]
 run rollback --root "$work/pi" --force
 check "rollback restores the pi-gen tree byte for byte" [ "$(tree_sum "$work/pi")" = "$original" ]
 
@@ -65,7 +65,7 @@ fresh pi pi4-trixie
 run apply --root "$work/pi" --profile pi4 --set 'tuning.kernel.extra=[threadirqs, nosoftlockup]'
 run apply --root "$work/pi" --profile pi4 --set 'tuning.kernel.extra=[nosoftlockup]'
 check "a kernel parameter the profile dropped is removed again" \
-    [ "$(cat "$work/pi/boot/firmware/cmdline.txt")" = "$pigen_cmdline isolcpus=managed_irq,domain,3 irqaffinity=0-2 nosoftlockup" ]
+    [ "$(cat "$work/pi/boot/firmware/cmdline.txt")" = "$pigen_cmdline isolcpus=managed_irq,domain,3 irqaffinity=0-2 threadirqs nosoftlockup" ]
 run apply --root "$work/pi" --profile pi4 --set 'tuning.kernel.extra=[rootwait]'
 not_foreign() { ! grep -q "had 'rootwait'" <<<"$err"; }
 check "a flag already on the command line is not called foreign" not_foreign
@@ -79,7 +79,7 @@ imager='console=serial0,115200 console=tty1 root=PARTUUID=6c586e13-02 rootfstype
 echo "$imager" >"$work/pi/boot/firmware/cmdline.txt"
 run apply --root "$work/pi" --profile pi4
 check "rtprov's parameters go before systemd.run= (Imager's first run deletes what follows)" \
-    [ "$(cat "$work/pi/boot/firmware/cmdline.txt")" = "${imager/ systemd.run=/ isolcpus=managed_irq,domain,3 irqaffinity=0-2 systemd.run=}" ]
+    [ "$(cat "$work/pi/boot/firmware/cmdline.txt")" = "${imager/ systemd.run=/ isolcpus=managed_irq,domain,3 irqaffinity=0-2 threadirqs systemd.run=}" ]
 
 # A foreign isolcpus= already there: reported with both values, rtprov's wins, rollback restores it.
 fresh pi pi4-trixie
@@ -89,7 +89,7 @@ run apply --root "$work/pi" --profile pi4
 check "a foreign isolcpus= is a finding naming both values" \
     grep -qF "/boot/firmware/cmdline.txt had 'isolcpus=1' before rtprov; rtprov's 'isolcpus=managed_irq,domain,3' replaces it (rollback brings it back)" <<<"$err"
 check "rtprov's value replaces the foreign one in place" \
-    [ "$(cat "$work/pi/boot/firmware/cmdline.txt")" = "$pigen_cmdline isolcpus=managed_irq,domain,3 irqaffinity=0-2" ]
+    [ "$(cat "$work/pi/boot/firmware/cmdline.txt")" = "$pigen_cmdline isolcpus=managed_irq,domain,3 irqaffinity=0-2 threadirqs" ]
 run rollback --root "$work/pi"
 check "rollback brings the foreign value back, byte for byte" [ "$(tree_sum "$work/pi")" = "$original" ]
 
@@ -153,14 +153,14 @@ run apply --root "$work/deb" --profile x86-debian13 --set board.cpus=4
 check "x86 apply succeeds offline" [ "$rc" -eq 0 ]
 dropin="$work/deb/etc/default/grub.d/90-rtprov.cfg"
 check "the GRUB drop-in carries nohz_full= and rcu_nocbs= for Debian's kernel" \
-    grep -qF "'isolcpus=managed_irq,domain,2-3 nohz_full=2-3 rcu_nocbs=2-3 irqaffinity=0-1'" "$dropin"
+    grep -qF "'isolcpus=managed_irq,domain,2-3 nohz_full=2-3 rcu_nocbs=2-3 irqaffinity=0-1 threadirqs'" "$dropin"
 check "the drop-in passes sh -n" sh -n "$dropin"
 check "/etc/default/grub is never rewritten" [ "$(sha256sum <"$work/deb/etc/default/grub")" = "$grub_before" ]
 check "offline, regeneration is recorded for first boot" \
     [ "$(grep -v '^#' "$work/deb/var/lib/rtprov/regenerate-boot")" = "update-grub" ]
 check "the GRUB drop-in is sourced as grub-mkconfig does" \
     [ "$(sh -c ". '$work/deb/etc/default/grub'; . '$dropin'; echo \"\$GRUB_CMDLINE_LINUX_DEFAULT|\$GRUB_CMDLINE_LINUX\"")" = \
-      "quiet isolcpus=managed_irq,domain,2-3 nohz_full=2-3 rcu_nocbs=2-3 irqaffinity=0-1|" ]
+      "quiet isolcpus=managed_irq,domain,2-3 nohz_full=2-3 rcu_nocbs=2-3 irqaffinity=0-1 threadirqs|" ]
 run plan --root "$work/deb" --profile x86-debian13 --set board.cpus=4 --set tuning.kernel.realtime=true --packages
 check "plan --packages lists Debian's RT kernel" [ "$out" = "linux-image-rt-amd64" ]
 run apply --root "$work/deb" --profile x86-debian13 --set board.cpus=4 --set tuning.kernel.realtime=true
@@ -214,7 +214,7 @@ echo "root=UUID=0b3e2a1c-5d6f-4e7a-8b9c-0d1e2f3a4b5c ro quiet" >"$work/deb/etc/k
 original=$(tree_sum "$work/deb")
 run apply --root "$work/deb" --profile x86-debian13 --set board.cpus=4 --set board.boot.loader=systemd-boot
 check "systemd-boot: /etc/kernel/cmdline keeps root= and gains the parameters" \
-    [ "$(cat "$work/deb/etc/kernel/cmdline")" = "root=UUID=0b3e2a1c-5d6f-4e7a-8b9c-0d1e2f3a4b5c ro quiet isolcpus=managed_irq,domain,2-3 nohz_full=2-3 rcu_nocbs=2-3 irqaffinity=0-1" ]
+    [ "$(cat "$work/deb/etc/kernel/cmdline")" = "root=UUID=0b3e2a1c-5d6f-4e7a-8b9c-0d1e2f3a4b5c ro quiet isolcpus=managed_irq,domain,2-3 nohz_full=2-3 rcu_nocbs=2-3 irqaffinity=0-1 threadirqs" ]
 check "systemd-boot: kernel-install add per kernel is recorded for first boot" \
     grep -qx "kernel-install add 6.12.117+deb13-amd64 /boot/vmlinuz-6.12.117+deb13-amd64 /boot/initrd.img-6.12.117+deb13-amd64" "$work/deb/var/lib/rtprov/regenerate-boot"
 run rollback --root "$work/deb"

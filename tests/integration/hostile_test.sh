@@ -220,7 +220,7 @@ printf '"isolcpus=0" console=tty1 root=ROOTDEV rootwait -- single\n' >"$work/r/b
 bounded apply --root "$work/r" --profile pi4
 check "a quoted foreign isolcpus= is taken for one" grep -qF "had '\"isolcpus=0\"' before rtprov" <<<"$err"
 check "rtprov's tokens replace it, and go before '--'" [ "$(cat "$work/r/boot/firmware/cmdline.txt")" = \
-    "isolcpus=managed_irq,domain,3 console=tty1 root=ROOTDEV rootwait irqaffinity=0-2 -- single" ]
+    "isolcpus=managed_irq,domain,3 console=tty1 root=ROOTDEV rootwait irqaffinity=0-2 threadirqs -- single" ]
 # Two services that tune one unit are refused, not applied back and forth.
 fresh r pi4-trixie
 bounded apply --root "$work/r" --profile pi4 --set 'tuning.services={a: {unit: mpd.service, nice: 5}, b: {unit: mpd.service, nice: -5}}'
@@ -413,7 +413,7 @@ fresh r pi4-trixie
 "$rtprov" apply --root "$work/r" --profile pi4 >/dev/null 2>&1
 sed -i 's/isolcpus=managed_irq,domain,3/isolcpus=2/' "$work/r/boot/firmware/cmdline.txt"
 bounded status --root "$work/r"
-check "a change to rtprov's own tokens is drift" grep -qF "rtprov's parameters are 'isolcpus=2' 'irqaffinity=0-2' instead of 'isolcpus=managed_irq,domain,3' 'irqaffinity=0-2'" <<<"$out"
+check "a change to rtprov's own tokens is drift" grep -qF "rtprov's parameters are 'isolcpus=2' 'irqaffinity=0-2' 'threadirqs' instead of 'isolcpus=managed_irq,domain,3' 'irqaffinity=0-2' 'threadirqs'" <<<"$out"
 bounded rollback --root "$work/r"
 check "and rollback refuses it without --force" [ "$rc" -eq 1 ]
 
@@ -431,7 +431,7 @@ bounded apply --root "$work/r" --profile pi4
 check "a cmdline.txt with two lines is applied" [ "$rc" -eq 0 ]
 check "the warning says the firmware reads the first line only" grep -qF "warning: /boot/firmware/cmdline.txt has text after its first line: the firmware reads the command line from the first line only" <<<"$err"
 check "rtprov's tokens go on the first line, the CR and the second line stay" [ "$(cat -A "$work/r/boot/firmware/cmdline.txt")" = \
-    "console=tty1 root=ROOTDEV rootwait isolcpus=managed_irq,domain,3 irqaffinity=0-2^M\$
+    "console=tty1 root=ROOTDEV rootwait isolcpus=managed_irq,domain,3 irqaffinity=0-2 threadirqs^M\$
 quiet splash\$" ]
 
 finish

@@ -53,9 +53,9 @@ grep '^rtprov: error: ' "$work/apply.err" >"$work/apply.errors"
 check "it says what was written and recorded, what systemd was not told, how to finish or undo" \
     diff - "$work/apply.errors" <<'EOF'
 rtprov: error: applied profile 'x86-debian13' to the files, but systemd was not told everything: cannot reach systemd on the system bus: No such file or directory; is this a running systemd system? (offline images: use --root)
-rtprov: error: written and recorded in /var/lib/rtprov/state: /etc/rtprov/profile.yaml, /etc/default/grub.d/90-rtprov.cfg, /etc/systemd/system/rtprov-sched-features.service, /etc/systemd/system/sysinit.target.wants/rtprov-sched-features.service
-rtprov: error: not done: daemon-reload, restart rtprov-sched-features.service
-rtprov: error: to finish: systemctl daemon-reload && systemctl restart rtprov-sched-features.service
+rtprov: error: written and recorded in /var/lib/rtprov/state: /etc/rtprov/profile.yaml, /etc/default/grub.d/90-rtprov.cfg, /etc/systemd/system/rtprov-sched-features.service, /etc/systemd/system/sysinit.target.wants/rtprov-sched-features.service, /etc/systemd/system/rtprov-irq-tune@.service, /etc/systemd/system/multi-user.target.wants/rtprov-irq-tune@boot.service, /etc/udev/rules.d/60-rtprov-sound.rules
+rtprov: error: not done: daemon-reload, restart rtprov-sched-features.service, restart rtprov-irq-tune@boot.service
+rtprov: error: to finish: systemctl daemon-reload && systemctl restart rtprov-sched-features.service rtprov-irq-tune@boot.service
 rtprov: error: or undo the apply: rtprov rollback --live
 EOF
 written=$(sed -n 's|^rtprov: error: written and recorded in /var/lib/rtprov/state: ||p' "$work/apply.errors")
@@ -71,7 +71,7 @@ in_root rollback --live >"$work/rollback.out" 2>"$work/rollback.err"
 check "rollback --live without systemd fails too (exit 1)" [ $? -eq 1 ] || cat "$work/rollback.err" >&2
 check "it says what it removed and how to tell systemd" diff - <(grep '^rtprov: error: ' "$work/rollback.err") <<'EOF'
 rtprov: error: rolled back the files, but systemd was not told everything: cannot reach systemd on the system bus: No such file or directory; is this a running systemd system? (offline images: use --root)
-rtprov: error: removed: /etc/systemd/system/sysinit.target.wants/rtprov-sched-features.service, /etc/systemd/system/rtprov-sched-features.service, /etc/default/grub.d/90-rtprov.cfg, /etc/rtprov/profile.yaml, /etc/systemd/system/sysinit.target.wants, /etc/systemd/system, /etc/systemd, /etc/default/grub.d, /etc/rtprov
+rtprov: error: removed: /etc/udev/rules.d/60-rtprov-sound.rules, /etc/systemd/system/multi-user.target.wants/rtprov-irq-tune@boot.service, /etc/systemd/system/rtprov-irq-tune@.service, /etc/systemd/system/sysinit.target.wants/rtprov-sched-features.service, /etc/systemd/system/rtprov-sched-features.service, /etc/default/grub.d/90-rtprov.cfg, /etc/rtprov/profile.yaml, /etc/udev/rules.d, /etc/udev, /etc/systemd/system/multi-user.target.wants, /etc/systemd/system/sysinit.target.wants, /etc/systemd/system, /etc/systemd, /etc/default/grub.d, /etc/rtprov
 rtprov: error: not done: daemon-reload, stop rtprov-sched-features.service
 rtprov: error: to finish: systemctl daemon-reload && systemctl stop rtprov-sched-features.service
 EOF
@@ -84,7 +84,7 @@ mkdir -p "$root/usr/sbin"
 in_root apply --live --profile x86-debian13 >"$work/apply2.out" 2>"$work/apply2.err"
 check "apply --live with a failing command fails (exit 1)" [ $? -eq 1 ] || cat "$work/apply2.err" >&2
 check "the warning says what systemd was not told and the commands that tell it" \
-    grep -qxF "rtprov: warning: systemd was not told about the files written so far: cannot reach systemd on the system bus: No such file or directory; is this a running systemd system? (offline images: use --root); to tell it by hand: systemctl daemon-reload && systemctl restart rtprov-sched-features.service" "$work/apply2.err"
+    grep -qxF "rtprov: warning: systemd was not told about the files written so far: cannot reach systemd on the system bus: No such file or directory; is this a running systemd system? (offline images: use --root); to tell it by hand: systemctl daemon-reload && systemctl restart rtprov-sched-features.service rtprov-irq-tune@boot.service" "$work/apply2.err"
 check "the command's own error comes last" \
     bash -c "tail -n1 '$work/apply2.err' | grep -q \"^rtprov: error: 'update-grub' failed in the target\""
 finish

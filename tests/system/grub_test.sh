@@ -16,7 +16,7 @@ copy_trixie_root "$src"
 sums() { for d in boot etc var/lib; do tree_sum "$root/$d"; done; }
 original=$(sums)
 args=(--root "$root" --profile x86-debian13 --set board.cpus=4 --regenerate-boot=now)
-params='isolcpus=managed_irq,domain,2-3 nohz_full=2-3 rcu_nocbs=2-3 irqaffinity=0-1'
+params='isolcpus=managed_irq,domain,2-3 nohz_full=2-3 rcu_nocbs=2-3 irqaffinity=0-1 threadirqs'
 cfg="$root/boot/grub/grub.cfg"
 
 # 1. The parameters, through update-grub run by rtprov in its chroot.

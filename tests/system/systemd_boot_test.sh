@@ -19,7 +19,7 @@ echo "layout=bls" >"$root/etc/kernel/install.conf"
 echo "0123456789abcdef0123456789abcdef" >"$root/etc/machine-id"
 kernel=$(find "$root/boot" -name 'vmlinuz-*' -printf '%f\n' | sed 's/^vmlinuz-//' | sort -V | tail -n 1)
 entry="$root/boot/loader/entries/0123456789abcdef0123456789abcdef-$kernel.conf"
-params='isolcpus=managed_irq,domain,2-3 nohz_full=2-3 rcu_nocbs=2-3 irqaffinity=0-1'
+params='isolcpus=managed_irq,domain,2-3 nohz_full=2-3 rcu_nocbs=2-3 irqaffinity=0-1 threadirqs'
 
 "$rtprov" apply --root "$root" --profile x86-debian13 --set board.cpus=4 \
     --set board.boot.loader=systemd-boot --regenerate-boot=now >"$work/out" 2>"$work/err"
