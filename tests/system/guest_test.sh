@@ -168,8 +168,8 @@ offline)
             grep -qs 'rtprov-guest: plug usb-audio' "$work/offline.console" && break
             sleep 1
         done
-        guest_monitor "$socket" 'device_add usb-audio,id=dac,bus=xhci.0,audiodev=snd' \
-            >"$work/offline.hotplug" 2>&1
+        { guest_monitor "$socket" 'device_add usb-audio,id=dac,bus=xhci.0,audiodev=snd' &&
+            guest_monitor "$socket" 'info usb'; } >"$work/offline.hotplug" 2>&1
     ) &
     hotplug=$!
     run_scenario offline "root=/dev/vda rw $(grub_dropin_cmdline "$root")"

@@ -30,7 +30,7 @@ guest_boot() {
 # unix SOCKET (-monitor unix:SOCKET,server=on,wait=off) and prints its answer.
 guest_monitor() {
     python3 - "$1" "$2" <<'PY'
-import socket, sys, time
+import re, socket, sys
 s = socket.socket(socket.AF_UNIX)
 s.connect(sys.argv[1])
 s.settimeout(5)
@@ -47,7 +47,9 @@ def drain():
     return out
 drain()
 s.sendall(sys.argv[2].encode() + b"\n")
-print(drain().decode(errors="replace").replace("\r", ""), end="")
+# The monitor echoes the command with the terminal's line editing: keep its answer only.
+answer = re.sub(r"\x1b\[[0-9;]*[A-Za-z]", "", drain().decode(errors="replace").replace("\r", ""))
+print("\n".join(answer.split("\n")[1:]).removesuffix("(qemu) "), end="")
 PY
 }
 
