@@ -16,7 +16,8 @@ copy_trixie_root "$src"
 install_trixie_deb "$src" "$root"
 cat >"$root/live.sh" <<'INNER'
 set -u
-args="--live --profile x86-debian13 --set tuning.rt_push_ipi_guard=false --set tuning.services.mpd=~ --regenerate-boot=now"
+# no units that need a running systemd (there is none here): no guard, no IRQ tuning
+args="--live --profile x86-debian13 --set tuning.rt_push_ipi_guard=false --set tuning.services.mpd=~ --set tuning.irqs.sound_priority=off --set tuning.housekeeping_workqueues=false --regenerate-boot=now"
 update-grub >/dev/null 2>&1 && cp /boot/grub/grub.cfg /grub-before
 # shellcheck disable=SC2086
 /usr/bin/rtprov apply $args >/out-apply 2>&1; echo "apply=$?" >/result
