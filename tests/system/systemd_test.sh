@@ -41,10 +41,10 @@ rm "$root/etc/systemd/system/mpd.service.d/99-broken.conf"
 # rtprov's enable links against systemctl's own.
 links() { (cd "$root" && find etc/systemd/system -type l -name 'rtprov*' -printf '%p -> %l\n' | sort); }
 ours=$(links)
-check "rtprov made four enable links" [ "$(wc -l <<<"$ours")" = 4 ]
+check "rtprov made five enable links" [ "$(wc -l <<<"$ours")" = 5 ]
 find "$root/etc/systemd/system" -type l -name 'rtprov*' -delete
 chroot "$root" systemctl --root=/ enable rtprov-sched-features.service \
-    rtprov-cpu-dma-latency.service rtprov-cpu-governor.service rtprov-cpuset-partition.service \
+    rtprov-cpu-dma-latency.service rtprov-cpu-governor.service rtprov-cpuset-partition.service rtprov-irq-tune@.service \
     >/dev/null 2>&1
 check "the enable links equal what Debian 13's 'systemctl --root enable' makes" [ "$(links)" = "$ours" ]
 echo "systemd_test: $ours" >&2
