@@ -2,7 +2,6 @@
 
 #include "provisioner/audit/kernel_checks.hpp"
 
-#include <algorithm>
 #include <map>
 
 namespace rtprov::audit {
@@ -11,10 +10,9 @@ namespace {
 
 constexpr const char* k_journal = "journalctl -b -u 'rtprov-irq-tune@*'";
 
+// 'fifo 41', 'other': as expectation.hpp's to_string(ThreadSched), the other checks' form.
 std::string sched_text(const Thread& t) {
-    return to_string(t.policy) + (t.policy && core::has_static_priority(*t.policy)
-                                      ? " " + std::to_string(t.rt_priority)
-                                      : std::string());
+    return to_string(ThreadSched{t.policy, t.rt_priority});
 }
 
 bool at(const Thread& t, int priority) {
