@@ -22,8 +22,14 @@ bool same_file(int fd, const struct stat& st) {
     return ::fstat(fd, &other) == 0 && other.st_dev == st.st_dev && other.st_ino == st.st_ino;
 }
 
-// Who holds the lock; nullopt when /proc/locks does not list the file (any more).
-std::optional<std::string> holder_text(const struct stat& st) {
+// Who holds the lock, and whether the process /proc/locks names has ended (then the lock
+// may be free by now, or held by a child it handed its descriptor to); nullopt when
+// /proc/locks does not list the file (any more).
+struct Holder {
+    std::string text;
+    bool ended = false;
+};
+std::optional<Holder> holder_text(const struct stat& st) {
     auto locks = read_host_file("/proc/locks", caps::k_system);
     std::optional<LockHolder> holder =
         locks ? lock_holder(*locks, major(st.st_dev), minor(st.st_dev), st.st_ino) : std::nullopt;
@@ -43,12 +49,12 @@ std::optional<std::string> holder_text(const struct stat& st) {
             c = '?';
     const std::string pid = "pid " + std::to_string(holder->pid);
     if (comm == "rtprov")
-        return "another rtprov (" + pid + ")";
+        return Holder{"another rtprov (" + pid + ")"};
     // /proc/locks names the process that took the lock; one it handed its descriptor to
     // (a child) may hold it after it ended.
     if (comm.empty())
-        return "another process (the lock was taken by " + pid + ")";
-    return "another process ('" + comm + "', " + pid + ")";
+        return Holder{"another process (the lock was taken by " + pid + ")", true};
+    return Holder{"another process ('" + comm + "', " + pid + ")"};
 }
 
 } // namespace
@@ -121,20 +127,21 @@ RootLock::RootLock(const Root& root, std::optional<int> inherited_fd, const std:
         m_inherited = *inherited_fd;
         return;
     }
-    // A holder that ends between our try and our look at /proc/locks has freed the lock:
-    // try again rather than refuse for a run that is over.
+    // A holder that ends between our try and our look at /proc/locks (or at its name) has
+    // freed the lock: try again rather than refuse for a run that is over.
     for (int attempt = 0;; ++attempt) {
         if (::flock(own.get(), LOCK_EX | LOCK_NB) == 0)
             break;
         int err = errno;
-        std::optional<std::string> who;
+        std::optional<Holder> who;
         if (err == EWOULDBLOCK) {
             who = holder_text(st);
-            if (!who && attempt < 3)
+            if ((!who || who->ended) && attempt < 3)
                 continue;
         }
         if (err == EWOULDBLOCK)
-            throw Error(who.value_or("another rtprov") + " is working on " + quoted(root.path()) +
+            throw Error((who ? who->text : "another rtprov") + " is working on " +
+                        quoted(root.path()) +
                         "; wait for it to finish, then run this again (nothing was changed)");
         throw Error("cannot lock the target root " + quoted(root.path()) + ": " +
                     std::strerror(err));

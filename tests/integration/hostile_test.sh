@@ -339,12 +339,14 @@ wait "$holder" 2>/dev/null
 check "a refused run changed nothing" [ "$(tree_sum "$work/r")" = "$before" ]
 # Anyone may flock a folder they can read: that must not block root's rtprov.
 chmod 755 "$work" "$work/r"
-setpriv --reuid=65534 --regid=65534 --clear-groups python3 -c 'import fcntl, os, sys, time
-fd = os.open(sys.argv[1], os.O_RDONLY)
-fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-time.sleep(30)' "$work/r" &
+# (bash and flock(1) on an inherited descriptor: the user may not reach root's python3,
+# and exec leaves one process, the holder, to kill.)
+# shellcheck disable=SC2016 # $1 is the inner shell's
+setpriv --reuid=65534 --regid=65534 --clear-groups bash -c 'exec 9<"$1" && flock -n 9 && exec sleep 30' _ "$work/r" &
 holder=$!
-sleep 0.5
+root_lock=" $(printf '%02x:%02x' "$(stat -c %Hd "$work/r")" "$(stat -c %Ld "$work/r")"):$(stat -c %i "$work/r") "
+for _ in $(seq 50); do grep -qF "$root_lock" /proc/locks && break; sleep 0.1; done
+check "the unprivileged user holds its flock on the root" grep -qF "$root_lock" /proc/locks
 bounded plan --root "$work/r" --profile pi4
 bounded apply --root "$work/r" --profile pi4
 check "an unprivileged user's flock on the root does not block apply" [ "$rc" -eq 0 ] || echo "$err" >&2
