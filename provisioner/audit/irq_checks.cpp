@@ -69,9 +69,13 @@ std::optional<Check> check_sound_irqs(const SystemView& view, const Expectation&
     if (!view.processes)
         return cannot_read(std::move(c), view.processes.problem);
     const int sound = e.irqs->sound;
-    const std::set<unsigned> irqs = view.sound_irqs(e.sound_names);
+    std::vector<std::string> unmatched;
+    const std::set<unsigned> irqs = view.sound_irqs(e.sound_names, &unmatched);
 
     std::vector<std::string> fails, warns, fixes, ok;
+    for (const std::string& glob : unmatched)
+        warns.push_back("tuning.irqs.sound_names '" + glob +
+                        "' matches no IRQ's handler (/sys/kernel/irq/*/actions)");
     if (view.sound_cards.absent)
         warns.push_back("the kernel has no ALSA (/proc/asound/cards is missing)");
     else

@@ -202,10 +202,14 @@ SystemView read_system_view(const std::string& root) {
     return v;
 }
 
-std::set<unsigned> SystemView::sound_irqs(const std::vector<std::string>& globs) const {
-    if (!sound_cards || !irq_lines)
+std::set<unsigned> SystemView::sound_irqs(const std::vector<std::string>& globs,
+                                          std::vector<std::string>* unmatched) const {
+    if (!irq_lines)
         return {};
-    return system::sound_path_irqs(*sound_cards, *irq_lines, globs);
+    // no ALSA: the profile's names still name IRQs, as rtprov irq-tune applies them
+    static const std::vector<system::SoundCard> k_none;
+    return system::sound_path_irqs(sound_cards ? *sound_cards : k_none, *irq_lines, globs,
+                                   unmatched);
 }
 
 } // namespace rtprov::audit

@@ -69,8 +69,10 @@ struct SystemView {
     Fact<std::vector<system::SoundCard>> sound_cards;
 
     // The IRQs of the sound path: the cards' and those 'globs' name
-    // (system::sound_path_irqs); empty when the cards or IRQs could not be read.
-    std::set<unsigned> sound_irqs(const std::vector<std::string>& globs) const;
+    // (system::sound_path_irqs); empty when the IRQs could not be read; with no ALSA, the
+    // globs' alone. 'unmatched', when given, gets each glob that matches no IRQ.
+    std::set<unsigned> sound_irqs(const std::vector<std::string>& globs,
+                                  std::vector<std::string>* unmatched = nullptr) const;
 };
 
 // Reads the running system under 'root' ("/" normally; tests give a folder holding proc/,

@@ -40,7 +40,7 @@ void add_irq_tune_command(CLI::App& parent, IrqTuneCommand& c) {
     c.app
         ->add_option("--sound-priority", c.sound_priority,
                      "SCHED_FIFO priority of the sound cards' IRQ threads")
-        ->check(CLI::Range(1, 98))
+        ->check(CLI::Range(1, 94))
         ->excludes(restore);
     c.app->add_option("--sound-cpus", c.sound_cpus, "CPUs for the sound cards' IRQs")
         ->type_name("LIST")
@@ -52,13 +52,14 @@ void add_irq_tune_command(CLI::App& parent, IrqTuneCommand& c) {
         ->excludes(restore);
     c.app
         ->add_option("--other-priority", c.other_priority,
-                     "SCHED_FIFO priority of every other IRQ thread")
-        ->check(CLI::Range(1, 98))
+                     "SCHED_FIFO priority of every other IRQ thread (below --sound-priority)")
+        ->check(CLI::Range(1, 93))
         ->excludes(restore);
     c.app
         ->add_option("--timer-priority", c.timer_priority,
-                     "SCHED_FIFO priority of PREEMPT_RT's timer threads (ktimers/N)")
-        ->check(CLI::Range(1, 98))
+                     "SCHED_FIFO priority of PREEMPT_RT's timer threads (ktimers/N; above "
+                     "--sound-priority)")
+        ->check(CLI::Range(2, 95))
         ->excludes(restore);
     c.app
         ->add_option("--workqueue-cpus", c.workqueue_cpus,
@@ -81,6 +82,20 @@ int run_irq_tune(const IrqTuneCommand& c) {
         if ((c.sound_priority == 0) != c.sound_cpus.empty())
             throw UsageError("--sound-priority", "it goes with --sound-cpus, and they with it");
         live::IrqTuneRequest request;
+        // The layout core::irq_layout plans: the other IRQ threads below the sound path's,
+        // the timer threads above it (a timer the audio thread waits for fires first).
+        if (c.sound_priority != 0 && c.other_priority && *c.other_priority >= c.sound_priority)
+            throw UsageError("--other-priority",
+                             "fifo " + std::to_string(*c.other_priority) +
+                                 " for the other IRQ threads would put them at or above the "
+                                 "sound path's fifo " +
+                                 std::to_string(c.sound_priority) + ": give them less");
+        if (c.sound_priority != 0 && c.timer_priority && *c.timer_priority <= c.sound_priority)
+            throw UsageError("--timer-priority",
+                             "fifo " + std::to_string(*c.timer_priority) +
+                                 " for the timer threads would put them at or below the sound "
+                                 "path's fifo " +
+                                 std::to_string(c.sound_priority) + ": give them more");
         if (c.sound_priority != 0) {
             request.sound_priority = c.sound_priority;
             request.sound_cpus = cpus_option("--sound-cpus", c.sound_cpus);
@@ -97,7 +112,7 @@ int run_irq_tune(const IrqTuneCommand& c) {
     }
     const std::string verb = c.restore ? "restored" : "set";
     std::string summary = result.done.empty()
-                              ? "nothing to change"
+                              ? (result.ok ? "nothing to change" : "nothing changed")
                               : verb + " " + std::to_string(result.done.size()) +
                                     (result.done.size() == 1 ? " value" : " values");
     std::vector<std::string> fields = {

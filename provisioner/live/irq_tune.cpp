@@ -7,12 +7,14 @@
 
 #include <fcntl.h>
 #include <sched.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
 #include <charconv>
+#include <cstdio>
 #include <cstring>
 #include <filesystem>
 #include <map>
@@ -26,7 +28,7 @@ namespace {
 
 constexpr int k_fifo = SCHED_FIFO;
 constexpr const char* k_workqueue_mask = "/sys/devices/virtual/workqueue/cpumask";
-constexpr std::size_t k_max_state_lines = 65536;
+constexpr long k_max_state_bytes = 1 << 20;
 
 std::optional<long> to_number(std::string_view text) {
     long value = 0;
@@ -76,21 +78,54 @@ struct SavedState {
     std::optional<std::string> workqueue_mask;
 };
 
-// One line per value: 'thread PID COMM POLICY PRIORITY' (COMM without spaces: kernel
-// threads' names have none), 'affinity IRQ LIST', 'workqueue MASK'. A line that does not
-// parse is a problem: the file is rtprov's own, in /run, root's.
-SavedState read_state(const std::string& path, std::vector<std::string>& problems) {
-    SavedState s;
-    std::error_code ec;
-    if (!fs::exists(path, ec))
-        return s;
-    std::optional<std::string> text = target::read_host_file(path, target::caps::k_config, path);
-    if (!text)
-        return s;
+std::string octal(unsigned mode) {
+    char text[8];
+    std::snprintf(text, sizeof text, "%04o", mode);
+    return text;
+}
+
+// What a damaged or untrusted state file costs, and what to do about it.
+std::string state_refused(const std::string& what) {
+    return what +
+           "; the values it saved cannot be trusted, so nothing was changed or put back. A "
+           "reboot brings back the kernel's defaults; or, once the IRQ threads are as you want "
+           "them, remove the file and run again";
+}
+
+// One line per value: 'thread PID COMM POLICY PRIORITY' (COMM without spaces: the IRQ and
+// timer threads' names have none), 'affinity IRQ LIST', 'workqueue MASK'. The file says
+// which threads get which priority back, so it is read only when it is a regular file of
+// this user's that no one else may write, and only whole: a line that does not parse
+// refuses it (the values lost with it cannot be guessed, and a tune over it would save
+// the tuned values as the originals). "" or the problem, with the fix.
+std::string read_state(const std::string& path, SavedState& s) {
+    core::Fd fd(::open(path.c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC));
+    if (!fd)
+        return errno == ENOENT ? ""
+                               : state_refused("cannot read " + quoted(path) + ": " +
+                                               (errno == ELOOP ? std::string("it is a symlink")
+                                                               : std::strerror(errno)));
+    struct stat st {};
+    if (::fstat(fd.get(), &st) != 0)
+        return state_refused("cannot read " + quoted(path) + ": " + std::strerror(errno));
+    if (!S_ISREG(st.st_mode))
+        return state_refused(quoted(path) + " is " + target::file_type_name(st.st_mode) +
+                             ", not rtprov's state file");
+    if (st.st_uid != ::geteuid() || (st.st_mode & 022) != 0)
+        return state_refused(quoted(path) + " is owned by uid " + std::to_string(st.st_uid) +
+                             " with mode " + octal(st.st_mode & 07777) +
+                             ": rtprov writes it as uid " + std::to_string(::geteuid()) +
+                             ", writable by no one else");
+    if (st.st_size > k_max_state_bytes)
+        return state_refused(quoted(path) + " is " + std::to_string(st.st_size) +
+                             " bytes, more than rtprov writes (" +
+                             std::to_string(k_max_state_bytes) + ")");
+    std::string text(static_cast<std::size_t>(st.st_size), '\0');
+    if (::read(fd.get(), text.data(), text.size()) != static_cast<ssize_t>(text.size()))
+        return state_refused("cannot read " + quoted(path) + ": " + std::strerror(errno));
     std::size_t number = 0;
-    for (const std::string& line : core::split(*text, '\n')) {
-        if (++number > k_max_state_lines)
-            break;
+    for (const std::string& line : core::split(text, '\n')) {
+        ++number;
         if (line.empty() || line.starts_with('#'))
             continue;
         const std::vector<std::string> w = core::words(line);
@@ -98,7 +133,8 @@ SavedState read_state(const std::string& path, std::vector<std::string>& problem
         if (w.size() == 5 && w[0] == "thread") {
             auto pid = to_number(w[1]), policy = to_number(w[3]), priority = to_number(w[4]);
             if (pid && policy && priority && *pid > 0 && *pid <= 1 << 22 && *policy >= 0 &&
-                *policy <= 6 && *priority >= 0 && *priority <= 99) {
+                *policy <= 6 && *priority >= 0 && *priority <= 99 &&
+                (system::irq_of_thread(w[2]) || w[2].starts_with("ktimers/"))) {
                 s.threads[int(*pid)] = {w[2], {int(*policy), int(*priority)}};
                 good = true;
             }
@@ -113,11 +149,50 @@ SavedState read_state(const std::string& path, std::vector<std::string>& problem
             if (good)
                 s.workqueue_mask = w[1];
         }
+        // the line itself is not quoted: whatever the file holds stays out of the journal
         if (!good)
-            problems.push_back(path + ":" + std::to_string(number) +
-                               ": not a line rtprov writes, left out: " + line);
+            return state_refused(path + ":" + std::to_string(number) +
+                                 ": not a line rtprov writes");
     }
-    return s;
+    return "";
+}
+
+// Serialises the runs on one state file (at boot the boot instance and each card's start
+// together): waits up to 10 s for another run to finish. "" or the problem.
+std::string lock_state(const std::string& path, core::Fd& lock) {
+    // its folder closed to others, as the root lock's /run/rtprov (target/root_lock.cpp)
+    const fs::path folder = fs::path(path).parent_path();
+    std::error_code ec;
+    fs::create_directories(folder.parent_path(), ec);
+    ::mkdir(folder.c_str(), 0700);
+    const std::string name = path + ".lock";
+    lock = core::Fd(::open(name.c_str(), O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600));
+    if (!lock)
+        return "cannot open the lock " + quoted(name) + ": " + std::strerror(errno) +
+               "; nothing changed";
+    for (int i = 0; i < 200; ++i) {
+        if (::flock(lock.get(), LOCK_EX | LOCK_NB) == 0)
+            return "";
+        if (errno != EWOULDBLOCK)
+            return "cannot lock " + quoted(name) + ": " + std::strerror(errno) +
+                   "; nothing changed";
+        ::usleep(50000);
+    }
+    return "another 'rtprov irq-tune' has held " + quoted(name) +
+           " for 10 s; nothing changed: run again when it has finished";
+}
+
+// Both: false, with the problem in 'result', when the state cannot be locked or trusted.
+bool lock_and_read_state(const std::string& path, core::Fd& lock, SavedState& s,
+                         IrqTuneResult& result) {
+    std::string problem = lock_state(path, lock);
+    if (problem.empty())
+        problem = read_state(path, s);
+    if (!problem.empty()) {
+        result.findings.push_back(problem);
+        result.ok = false;
+    }
+    return problem.empty();
 }
 
 std::string write_state(const std::string& path, const SavedState& s) {
@@ -131,10 +206,11 @@ std::string write_state(const std::string& path, const SavedState& s) {
         text += "affinity " + std::to_string(irq) + " " + list + "\n";
     if (s.workqueue_mask)
         text += "workqueue " + *s.workqueue_mask + "\n";
-    std::error_code ec;
-    fs::create_directories(fs::path(path).parent_path(), ec);
-    const std::string temp = path + ".new";
-    core::Fd fd(::open(temp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0600));
+    const std::string temp = path + ".new"; // lock_state made the folder
+    // a fresh file of ours: whatever was left at that name (a crash, or planted) goes first
+    if (::unlink(temp.c_str()) != 0 && errno != ENOENT)
+        return "cannot remove " + quoted(temp) + ": " + std::strerror(errno);
+    core::Fd fd(::open(temp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600));
     if (!fd)
         return "cannot write " + quoted(temp) + ": " + std::strerror(errno);
     if (::write(fd.get(), text.data(), text.size()) != static_cast<ssize_t>(text.size()) ||
@@ -164,14 +240,13 @@ KernelCalls real_kernel_calls() {
             return std::strerror(errno);
         return "";
     };
-    calls.write = [](const std::string& path, const std::string& value) -> std::string {
+    calls.write = [](const std::string& path, const std::string& value) -> int {
         core::Fd fd(::open(path.c_str(), O_WRONLY | O_CLOEXEC | O_NOFOLLOW));
         if (!fd)
-            return std::strerror(errno);
+            return errno;
         // one write(2): sysfs and procfs take a value in one call, and say no right there
-        if (::write(fd.get(), value.data(), value.size()) != static_cast<ssize_t>(value.size()))
-            return std::strerror(errno);
-        return "";
+        const ssize_t n = ::write(fd.get(), value.data(), value.size());
+        return n == static_cast<ssize_t>(value.size()) ? 0 : n < 0 ? errno : EIO;
     };
     return calls;
 }
@@ -181,8 +256,31 @@ IrqTuneResult tune_irqs(const std::string& root, const IrqTuneRequest& request,
     IrqTuneResult result;
     const system::SysRoot r(root);
     const std::string prefix = root == "/" ? "" : root;
-    SavedState saved = read_state(state_path, result.findings);
+    core::Fd lock;
+    SavedState saved;
+    if (!lock_and_read_state(state_path, lock, saved, result))
+        return result;
     const SavedState before = saved;
+
+    // CPUs that are not online: the kernel would refuse them half-way (ERANGE, EINVAL)
+    std::vector<std::pair<std::string, const core::CpuList*>> wanted = {
+        {"the sound IRQs' CPUs", &request.sound_cpus}};
+    if (request.workqueue_cpus)
+        wanted.emplace_back("the workqueues' CPUs", &*request.workqueue_cpus);
+    if (auto online = r.cpu_list("/sys/devices/system/cpu/online")) {
+        for (const auto& [what, cpus] : wanted)
+            if (!cpus->minus(*online).empty()) {
+                result.findings.push_back(
+                    what + " " + cpus->to_string() + " include CPUs that are not online (" +
+                    cpus->minus(*online).to_string() +
+                    "; /sys/devices/system/cpu/online: " + online->to_string() +
+                    "); nothing changed: plan for this machine's CPUs (board.cpus)");
+                result.ok = false;
+                return result;
+            }
+    } else {
+        result.findings.push_back("cannot see which CPUs are online: " + online.problem);
+    }
 
     // Which IRQs feed the sound path: those the cards are found to use, and those the
     // profile names.
@@ -238,7 +336,11 @@ IrqTuneResult tune_irqs(const std::string& root, const IrqTuneRequest& request,
 
     // Save what is about to change, once: before the first change, so a crash in between
     // still leaves what to restore.
-    std::vector<std::pair<const KernelThread*, ThreadSched>> to_set;
+    struct ThreadChange {
+        const KernelThread* thread;
+        ThreadSched want, now;
+    };
+    std::vector<ThreadChange> to_set;
     for (const auto& [t, want] : changes) {
         std::optional<ThreadSched> now = calls.get_sched(t->pid);
         if (!now) {
@@ -250,9 +352,9 @@ IrqTuneResult tune_irqs(const std::string& root, const IrqTuneRequest& request,
             continue;
         if (!saved.threads.count(t->pid))
             saved.threads[t->pid] = {t->comm, *now};
-        to_set.emplace_back(t, want);
+        to_set.push_back({t, want, *now});
     }
-    std::vector<unsigned> to_move;
+    std::vector<std::pair<unsigned, std::string>> to_move; // IRQ, its CPUs now
     const std::string sound_list = request.sound_cpus.to_string();
     for (unsigned irq : sound_irqs) {
         const std::string file = "/proc/irq/" + std::to_string(irq) + "/smp_affinity_list";
@@ -265,7 +367,7 @@ IrqTuneResult tune_irqs(const std::string& root, const IrqTuneRequest& request,
             continue;
         if (!saved.affinities.count(irq))
             saved.affinities[irq] = now->to_string();
-        to_move.push_back(irq);
+        to_move.emplace_back(irq, now->to_string());
     }
     std::optional<std::string> new_mask;
     if (request.workqueue_cpus) {
@@ -289,35 +391,45 @@ IrqTuneResult tune_irqs(const std::string& root, const IrqTuneRequest& request,
         }
     }
 
-    for (const auto& [t, want] : to_set) {
-        if (std::string error = calls.set_sched(t->pid, want); !error.empty()) {
-            result.findings.push_back("cannot set '" + t->comm + "' (pid " +
-                                      std::to_string(t->pid) + ") to " + sched_text(want) + ": " +
-                                      error);
+    for (const ThreadChange& c : to_set) {
+        if (std::string error = calls.set_sched(c.thread->pid, c.want); !error.empty()) {
+            result.findings.push_back("cannot set '" + c.thread->comm + "' (pid " +
+                                      std::to_string(c.thread->pid) + ") to " + sched_text(c.want) +
+                                      ": " + error);
             result.ok = false;
         } else {
-            result.done.push_back("'" + t->comm + "' " + sched_text(saved.threads[t->pid].second) +
-                                  " -> " + sched_text(want));
+            result.done.push_back("'" + c.thread->comm + "' " + sched_text(c.now) + " -> " +
+                                  sched_text(c.want));
         }
     }
-    for (unsigned irq : to_move) {
+    for (const auto& [irq, now] : to_move) {
         const std::string file = "/proc/irq/" + std::to_string(irq) + "/smp_affinity_list";
-        if (std::string error = calls.write(prefix + file, sound_list + "\n"); !error.empty())
-            // Some interrupt controllers do not move an IRQ (a Pi's often refuse with EIO):
-            // a fact about the board, not a failure of the tuning.
-            result.findings.push_back("IRQ " + std::to_string(irq) + " stays on CPUs " +
-                                      saved.affinities[irq] + ": writing " + sound_list + " to " +
-                                      file + " failed (" + error +
+        const int error = calls.write(prefix + file, sound_list + "\n");
+        if (error == 0)
+            result.done.push_back("IRQ " + std::to_string(irq) + " CPUs " + now + " -> " +
+                                  sound_list);
+        else if (error == EIO)
+            // Some interrupt controllers do not move an IRQ (a Pi's refuse with EIO): a
+            // fact about the board, not a failure of the tuning.
+            result.findings.push_back("IRQ " + std::to_string(irq) + " stays on CPUs " + now +
+                                      ": writing " + sound_list + " to " + file + " failed (" +
+                                      std::strerror(error) +
                                       "); its interrupt controller does not move it");
-        else
-            result.done.push_back("IRQ " + std::to_string(irq) + " CPUs " + saved.affinities[irq] +
-                                  " -> " + sound_list);
+        else if (error == ENOENT)
+            result.findings.push_back("IRQ " + std::to_string(irq) +
+                                      " went away with its device before its CPUs were set");
+        else {
+            result.findings.push_back("cannot write " + sound_list + " to " + file + ": " +
+                                      std::strerror(error));
+            result.ok = false;
+        }
     }
     if (new_mask) {
-        if (std::string error = calls.write(prefix + k_workqueue_mask, *new_mask + "\n");
-            !error.empty()) {
-            result.findings.push_back("cannot write " + *new_mask + " to " +
-                                      std::string(k_workqueue_mask) + ": " + error);
+        if (const int error = calls.write(prefix + k_workqueue_mask, *new_mask + "\n")) {
+            result.findings.push_back("cannot set the unbound workqueues to CPUs " +
+                                      request.workqueue_cpus->to_string() + " (" + *new_mask +
+                                      " to " + std::string(k_workqueue_mask) +
+                                      "): " + std::strerror(error));
             result.ok = false;
         } else {
             result.done.push_back("unbound workqueues cpumask " + *saved.workqueue_mask + " -> " +
@@ -331,15 +443,21 @@ IrqTuneResult restore_irqs(const std::string& root, const KernelCalls& calls,
                            const std::string& state_path) {
     IrqTuneResult result;
     std::error_code ec;
-    if (!fs::exists(state_path, ec))
+    if (!fs::exists(fs::symlink_status(state_path, ec)))
         return result;
-    const SavedState saved = read_state(state_path, result.findings);
+    core::Fd lock;
+    SavedState saved;
+    if (!lock_and_read_state(state_path, lock, saved, result))
+        return result;
     const system::SysRoot r(root);
     const std::string prefix = root == "/" ? "" : root;
+    std::map<int, std::string> kernel; // pid → comm of each kernel thread now
+    for (const KernelThread& t : kernel_threads(r))
+        kernel[t.pid] = t.comm;
     for (const auto& [pid, thread] : saved.threads) {
-        // Only the same thread: a pid the kernel gave to another since is left alone.
-        auto comm = r.value("/proc/" + std::to_string(pid) + "/comm");
-        if (!comm || *comm != thread.first) {
+        // Only the same kernel thread: a pid the kernel gave to another since is left alone.
+        const auto now = kernel.find(pid);
+        if (now == kernel.end() || now->second != thread.first) {
             result.findings.push_back("'" + thread.first + "' (pid " + std::to_string(pid) +
                                       ") has ended: nothing of it to put back");
             continue;
@@ -357,20 +475,19 @@ IrqTuneResult restore_irqs(const std::string& root, const KernelCalls& calls,
         const std::string file = "/proc/irq/" + std::to_string(irq) + "/smp_affinity_list";
         if (!r.exists(file))
             continue; // the IRQ went with its device
-        if (std::string error = calls.write(prefix + file, list + "\n"); !error.empty()) {
+        if (const int error = calls.write(prefix + file, list + "\n")) {
             result.findings.push_back("cannot put IRQ " + std::to_string(irq) + " back on CPUs " +
-                                      list + ": " + error);
+                                      list + ": " + std::strerror(error));
             result.ok = false;
         } else {
             result.done.push_back("IRQ " + std::to_string(irq) + " back on CPUs " + list);
         }
     }
     if (saved.workqueue_mask) {
-        if (std::string error =
-                calls.write(prefix + k_workqueue_mask, *saved.workqueue_mask + "\n");
-            !error.empty()) {
+        if (const int error =
+                calls.write(prefix + k_workqueue_mask, *saved.workqueue_mask + "\n")) {
             result.findings.push_back("cannot put the unbound workqueues' cpumask back to " +
-                                      *saved.workqueue_mask + ": " + error);
+                                      *saved.workqueue_mask + ": " + std::strerror(error));
             result.ok = false;
         } else {
             result.done.push_back("unbound workqueues cpumask back to " + *saved.workqueue_mask);

@@ -38,11 +38,11 @@ struct ThreadSched {
 };
 
 // The kernel calls, replaced in tests: a thread's scheduling, and a write to a /proc or
-// /sys file (its error text, "" when it took).
+// /sys file (its errno, 0 when it took).
 struct KernelCalls {
     std::function<std::optional<ThreadSched>(int pid)> get_sched;
     std::function<std::string(int pid, const ThreadSched& sched)> set_sched;
-    std::function<std::string(const std::string& path, const std::string& value)> write;
+    std::function<int(const std::string& path, const std::string& value)> write;
 };
 KernelCalls real_kernel_calls(); // sched_getscheduler/sched_setscheduler, open/write
 
@@ -59,6 +59,9 @@ IrqTuneResult tune_irqs(const std::string& root, const IrqTuneRequest& request,
                         const KernelCalls& calls, const std::string& state_path);
 
 // Puts back every value the state file saved and removes it; no state file: nothing to do.
+// Both refuse, changing nothing, a state file that is not rtprov's as it wrote it (another
+// owner, writable by others, a symlink, a line that does not parse), and wait up to 10 s
+// for another run on the same state file.
 IrqTuneResult restore_irqs(const std::string& root, const KernelCalls& calls,
                            const std::string& state_path);
 

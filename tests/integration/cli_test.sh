@@ -244,6 +244,14 @@ if unshare --mount true 2>/dev/null; then
 else
     echo "SKIP: no private mount namespace here; the missing-library checks did not run"
 fi
+# irq-tune refuses a layout that inverts the sound path, with the numbers, before it
+# reads or changes anything (its state file is never made).
+run irq-tune --sound-priority 41 --sound-cpus 0 --other-priority 60 --state "$work/irq.state"
+check "irq-tune refuses other IRQ threads above the sound path (exit 2)" [ "$rc" -eq 2 ]
+check "it names both numbers" grep -qF "fifo 60 for the other IRQ threads would put them at or above the sound path's fifo 41" <<<"$err"
+run irq-tune --sound-priority 41 --sound-cpus 0 --timer-priority 41 --state "$work/irq.state"
+check "irq-tune refuses timer threads at the sound path's priority (exit 2)" [ "$rc" -eq 2 ]
+check "and wrote no state" [ ! -e "$work/irq.state" ]
 # The self-test locks its memory: what it maps is what it costs (exit 3: over a limit).
 run_loading selftest --cpus 0 --duration 1 --pi-probe 0 --history "$work/history" --json "$work/selftest.json"
 check "selftest loads none of them ('$loaded', exit $rc)" [ "${rc/3/0}:$loaded" = "0:" ]

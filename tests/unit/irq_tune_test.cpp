@@ -3,7 +3,16 @@
 #include "tests/unit/catch.hpp"
 #include "tests/unit/temp_dir.hpp"
 
+#include "provisioner/core/fd.hpp"
+
+#include <fcntl.h>
 #include <sched.h>
+#include <sys/file.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <chrono>
+#include <thread>
 
 #include <filesystem>
 #include <map>
@@ -21,7 +30,7 @@ class Box {
     TempDir dir;
     std::map<int, ThreadSched> sched;
     std::map<std::string, std::string> writes;
-    std::map<std::string, std::string> refuse; // path → error
+    std::map<std::string, int> refuse; // path → errno
 
     Box() {
         dir.write("proc/asound/cards", " 0 [Intel          ]: HDA-Intel - HDA Intel\n"
@@ -46,6 +55,7 @@ class Box {
         dir.write("proc/900/status", "Name:\tmpd\nPPid:\t1\n");
         sched[900] = {SCHED_OTHER, 0};
         dir.write("sys/devices/virtual/workqueue/cpumask", "f\n");
+        dir.write("sys/devices/system/cpu/online", "0-3\n");
     }
 
     void irq(unsigned n, const std::string& action) const {
@@ -73,13 +83,13 @@ class Box {
             sched[pid] = s;
             return "";
         };
-        c.write = [this](const std::string& path, const std::string& value) -> std::string {
+        c.write = [this](const std::string& path, const std::string& value) -> int {
             const std::string relative = path.substr(dir.path().size() + 1);
             if (refuse.count(relative))
                 return refuse[relative];
             writes[relative] = value;
             dir.write(relative, value);
-            return "";
+            return 0;
         };
         return c;
     }
@@ -146,7 +156,7 @@ TEST_CASE("irq-tune: the card's IRQ thread above MPD, the others below, timers a
 
 TEST_CASE("irq-tune: an IRQ whose affinity cannot change is a finding, not a failure") {
     Box box;
-    box.refuse["proc/irq/35/smp_affinity_list"] = "Input/output error";
+    box.refuse["proc/irq/35/smp_affinity_list"] = EIO;
     IrqTuneResult r = tune_irqs(box.dir.path(), mpd_layout(), box.calls(), box.state());
     CHECK(r.ok);
     REQUIRE(r.findings.size() == 1);
@@ -186,11 +196,137 @@ TEST_CASE("irq-tune: a state file it cannot write stops it before any change") {
     CHECK(box.writes.empty());
 }
 
-TEST_CASE("irq-tune: a damaged state line is named and left out") {
-    Box box;
-    box.dir.write("run/irq-tune.state", "thread 101 irq/35-snd_hda_ 1 50\nthread x y\n");
-    IrqTuneResult r = restore_irqs(box.dir.path(), box.calls(), box.state());
-    REQUIRE(r.findings.size() == 1);
-    CHECK(r.findings[0] == box.state() + ":2: not a line rtprov writes, left out: thread x y");
+// A state file that is not as rtprov wrote it: refused whole, nothing changed or put
+// back, the file left as it was.
+void check_refused(Box& box, const std::string& expected) {
+    const std::string before = box.dir.read("run/irq-tune.state");
+    for (bool restore : {true, false}) {
+        IrqTuneResult r = restore
+                              ? restore_irqs(box.dir.path(), box.calls(), box.state())
+                              : tune_irqs(box.dir.path(), mpd_layout(), box.calls(), box.state());
+        CHECK_FALSE(r.ok);
+        CHECK(r.done.empty());
+        REQUIRE(r.findings.size() == 1);
+        CHECK(r.findings[0].find(expected) != std::string::npos);
+        CHECK(r.findings[0].find("remove the file and run again") != std::string::npos);
+    }
     CHECK(box.sched[101] == ThreadSched{SCHED_FIFO, 50});
+    CHECK(box.sched[900] == ThreadSched{SCHED_OTHER, 0});
+    CHECK(box.writes.empty());
+    CHECK(box.dir.read("run/irq-tune.state") == before);
+}
+
+TEST_CASE("irq-tune: a damaged state file is refused whole and kept as it is") {
+    Box box;
+    // the line is named, not quoted (what a file holds stays out of the journal)
+    box.dir.write("run/irq-tune.state", "thread 101 irq/35-snd_hda_ 1 60\nthread x y\n");
+    check_refused(box, box.state() + ":2: not a line rtprov writes;");
+}
+
+TEST_CASE("irq-tune: a forged state line for a process that is no IRQ thread is refused") {
+    Box box;
+    box.dir.write("run/irq-tune.state", "thread 900 mpd 1 97\n");
+    check_refused(box, box.state() + ":1: not a line rtprov writes");
+}
+
+TEST_CASE("irq-tune: a state file others may write, or a symlink, is refused") {
+    Box box;
+    box.dir.write("run/irq-tune.state", "thread 101 irq/35-snd_hda_ 1 60\n");
+    SECTION("writable by others") {
+        std::filesystem::permissions(box.state(), std::filesystem::perms::others_write,
+                                     std::filesystem::perm_options::add);
+        check_refused(box, "with mode 0646: rtprov writes it as uid " +
+                               std::to_string(::geteuid()) + ", writable by no one else");
+    }
+    SECTION("a symlink to another file") {
+        box.dir.write("elsewhere", "root:*:20228:0:99999:7:::\n");
+        std::filesystem::remove(box.state());
+        std::filesystem::create_symlink(box.dir.path() + "/elsewhere", box.state());
+        for (bool restore : {true, false}) {
+            IrqTuneResult r =
+                restore ? restore_irqs(box.dir.path(), box.calls(), box.state())
+                        : tune_irqs(box.dir.path(), mpd_layout(), box.calls(), box.state());
+            CHECK_FALSE(r.ok);
+            REQUIRE(r.findings.size() == 1);
+            CHECK(r.findings[0].find("it is a symlink") != std::string::npos);
+            CHECK(r.findings[0].find("root:*") == std::string::npos);
+        }
+        CHECK(std::filesystem::is_symlink(box.state()));
+        CHECK(box.writes.empty());
+    }
+}
+
+TEST_CASE("irq-tune: a thread the state names that is now a user process is left alone") {
+    Box box;
+    tune_irqs(box.dir.path(), mpd_layout(), box.calls(), box.state());
+    // pid 101 ended and the pid went to a user process that took the IRQ thread's name
+    box.dir.write("proc/101/status", "Name:\tirq/35-snd_hda_\nPPid:\t1\n");
+    box.sched[101] = {SCHED_OTHER, 0};
+    IrqTuneResult back = restore_irqs(box.dir.path(), box.calls(), box.state());
+    CHECK(box.sched[101] == ThreadSched{SCHED_OTHER, 0});
+    CHECK(box.sched[102] == ThreadSched{SCHED_FIFO, 50});
+}
+
+TEST_CASE("irq-tune: CPUs that are not online are refused before any change") {
+    Box box;
+    IrqTuneRequest req = mpd_layout();
+    req.workqueue_cpus = core::CpuList({0, 5});
+    IrqTuneResult r = tune_irqs(box.dir.path(), req, box.calls(), box.state());
+    CHECK_FALSE(r.ok);
+    REQUIRE(r.findings.size() == 1);
+    CHECK(r.findings[0] == "the workqueues' CPUs 0,5 include CPUs that are not online (5; "
+                           "/sys/devices/system/cpu/online: 0-3); nothing changed: plan for "
+                           "this machine's CPUs (board.cpus)");
+    CHECK(box.sched[101] == ThreadSched{SCHED_FIFO, 50});
+    CHECK(box.writes.empty());
+    CHECK_FALSE(std::filesystem::exists(box.state()));
+}
+
+TEST_CASE("irq-tune: an IRQ that went away, and a write the kernel refuses otherwise") {
+    Box box;
+    box.refuse["proc/irq/35/smp_affinity_list"] = ENOENT;
+    IrqTuneResult r = tune_irqs(box.dir.path(), mpd_layout(), box.calls(), box.state());
+    CHECK(r.ok);
+    REQUIRE(r.findings.size() == 1);
+    CHECK(r.findings[0] == "IRQ 35 went away with its device before its CPUs were set");
+
+    Box other;
+    other.refuse["proc/irq/35/smp_affinity_list"] = EINVAL;
+    r = tune_irqs(other.dir.path(), mpd_layout(), other.calls(), other.state());
+    CHECK_FALSE(r.ok);
+    REQUIRE(r.findings.size() == 1);
+    CHECK(r.findings[0].starts_with("cannot write 0-1 to /proc/irq/35/smp_affinity_list: "));
+}
+
+TEST_CASE("irq-tune: the done line shows the value it found, a run over a run too") {
+    Box box;
+    box.sched[101] = {SCHED_FIFO, 60};
+    tune_irqs(box.dir.path(), mpd_layout(), box.calls(), box.state());
+    IrqTuneRequest req = mpd_layout();
+    req.sound_priority = 45;
+    IrqTuneResult r = tune_irqs(box.dir.path(), req, box.calls(), box.state());
+    REQUIRE(r.done.size() == 1);
+    CHECK(r.done[0] == "'irq/35-snd_hda_' fifo 41 -> fifo 45");
+    restore_irqs(box.dir.path(), box.calls(), box.state());
+    CHECK(box.sched[101] == ThreadSched{SCHED_FIFO, 60}); // the first value seen
+}
+
+TEST_CASE("irq-tune: a second run waits for the one holding the state's lock") {
+    Box box;
+    std::filesystem::create_directories(box.dir.path() + "/run");
+    const std::string lock = box.state() + ".lock";
+    core::Fd held(::open(lock.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600));
+    REQUIRE(::flock(held.get(), LOCK_EX) == 0);
+    std::thread releaser([&] {
+        std::this_thread::sleep_for(std::chrono::milliseconds(300));
+        // what the first run saved, as it would before letting go
+        box.dir.write("run/irq-tune.state", "thread 102 irq/40-enp1s0 1 55\n");
+        held.reset();
+    });
+    IrqTuneResult r = tune_irqs(box.dir.path(), mpd_layout(), box.calls(), box.state());
+    releaser.join();
+    CHECK(r.ok);
+    // it read the state only once the first run was done: that run's original is kept
+    CHECK(box.dir.read("run/irq-tune.state").find("thread 102 irq/40-enp1s0 1 55\n") !=
+          std::string::npos);
 }

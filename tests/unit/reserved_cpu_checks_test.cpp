@@ -414,6 +414,19 @@ TEST_CASE("sound-irqs: no card, a name glob, and what could not be read") {
     c = box.check();
     CHECK(c.status == Status::ok);
     CHECK(c.reason.starts_with("IRQ 33 'xhci_hcd' (named by tuning.irqs.sound_names): "));
+    // A glob that matches nothing is not ok: the profile meant an IRQ the audit cannot see.
+    box.e.sound_names = {"xhci*", "bcm2835-dma-nothing*"};
+    c = box.check();
+    CHECK(c.status == Status::warn);
+    CHECK(c.reason.find("but tuning.irqs.sound_names 'bcm2835-dma-nothing*' matches no IRQ's "
+                        "handler (/sys/kernel/irq/*/actions)") != std::string::npos);
+    // No ALSA at all: the names still name the sound path, as irq-tune applies them.
+    box.e.sound_names = {"xhci*"};
+    box.v.sound_cards.value.reset();
+    box.v.sound_cards.absent = true;
+    c = box.check();
+    CHECK(c.status == Status::warn);
+    CHECK(c.reason.starts_with("IRQ 33 'xhci_hcd' (named by tuning.irqs.sound_names): "));
     box.v.processes.value.reset();
     box.v.processes.problem = "cannot read '/proc': Permission denied";
     c = box.check();
