@@ -7,8 +7,14 @@
 # /var/lib/rtprov-guest/; this script reads that back from the disk image and checks it.
 #   live:    apply --live --runtime with the cpuset method and the optional units,
 #            through systemd's D-Bus API, then rollback --live.
-#   offline: apply --root on the image before its first boot, then boot it; the guest
-#            runs a short self-test and the audit.
+#   offline: apply --root on the image before its first boot, then boot it with qemu's
+#            sound hardware (HDA at boot, a USB DAC plugged in through the monitor); the
+#            guest runs a short self-test, the audit, and records the sound path's IRQ
+#            threads at boot, after the hotplug and after rollback --live.
+#   rt:      the same on Debian 13's PREEMPT_RT kernel (its own root, trixie-root.sh rt),
+#            plus PREEMPT_RT's timer threads and the benchmark of the IRQ tuning: the
+#            self-test with and without it, aplay feeding the USB DAC, printed as
+#            'guest_test: benchmark: …' (a qemu TCG proxy).
 #   firstboot: only rtprov, its enabled unit and /etc/rtprov/firstboot.yaml in the image,
 #            machine-id 'uninitialized': the guest detects the board, applies, runs
 #            update-grub, reboots once, self-tests and audits.
@@ -35,7 +41,7 @@ rtprov=$(realpath "${1:?usage: guest_test.sh RTPROV SOURCE_DIR [SCENARIO...]}")
 src=$(realpath "${2:?usage: guest_test.sh RTPROV SOURCE_DIR [SCENARIO...]}")
 shift 2
 scenarios=("$@")
-[ ${#scenarios[@]} -gt 0 ] || scenarios=(live offline firstboot firstboot-fail)
+[ ${#scenarios[@]} -gt 0 ] || scenarios=(live offline rt firstboot firstboot-fail)
 # shellcheck source=tests/integration/lib.sh
 . "$src/tests/integration/lib.sh"
 # shellcheck source=tests/system/qemu.sh
@@ -43,20 +49,9 @@ scenarios=("$@")
 TMPDIR=/var/tmp make_workdir
 started=$(date +%s)
 
-# One root with rtprov installed, copied for each scenario.
-copy_trixie_root "$src"
-base=$root
-install_trixie_deb "$src" "$base"
-install -D -m 0755 "$src/tests/system/guest/collect.sh" "$base/usr/local/lib/rtprov-guest/collect.sh"
-install -D -m 0644 "$src/tests/system/guest/rtprov-guest.service" "$base/etc/systemd/system/rtprov-guest.service"
-chroot "$base" systemctl enable mpd.service rtprov-guest.service >/dev/null 2>&1
-check "rtprov is installed in the Debian 13 root" [ -x "$base/usr/bin/rtprov" ]
-check "mpd and the collector are enabled" \
-    test -L "$base/etc/systemd/system/multi-user.target.wants/mpd.service" \
-    -a -L "$base/etc/systemd/system/multi-user.target.wants/rtprov-guest.service"
-# A persistent journal, so the boots can be counted afterwards; an fstab, as a real
-# system has, so a boot with 'ro' (GRUB's entries) remounts / read-write; a serial
-# console on every GRUB entry.
+# prepare_root ROOT: rtprov's package, the collector and mpd enabled, a persistent journal
+# (so the boots can be counted afterwards), an fstab as a real system has (so a boot with
+# 'ro', GRUB's entries, remounts / read-write), and a serial console on every GRUB entry.
 # tsc=reliable (kernel-parameters.txt: no clocksource watchdog on the TSC): under qemu TCG
 # the watchdog sees a skew now and then and marks the TSC unstable, and the kernel then
 # patches the sched_clock_stable() static key in sched_clock_cpu() while the other
@@ -64,15 +59,33 @@ check "mpd and the collector are enabled" \
 # and the guest oopsed on the breakpoint the patching leaves ('Oops: int3', RIP
 # sched_clock_cpu+0x9; seen in several CI runs). With the TSC trusted nothing is patched.
 console="console=ttyS0 panic=10 tsc=reliable"
-mkdir -p "$base/var/log/journal"
-echo '/dev/vda / ext4 defaults 0 1' >"$base/etc/fstab"
-sed -i "s/^GRUB_CMDLINE_LINUX=.*/GRUB_CMDLINE_LINUX=\"$console\"/" "$base/etc/default/grub"
+prepare_root() {
+    install_trixie_deb "$src" "$1"
+    install -D -m 0755 "$src/tests/system/guest/collect.sh" "$1/usr/local/lib/rtprov-guest/collect.sh"
+    install -D -m 0644 "$src/tests/system/guest/rtprov-guest.service" "$1/etc/systemd/system/rtprov-guest.service"
+    chroot "$1" systemctl enable mpd.service rtprov-guest.service >/dev/null 2>&1
+    check "rtprov is installed in the Debian 13 root $1" [ -x "$1/usr/bin/rtprov" ]
+    check "mpd and the collector are enabled in $1" \
+        test -L "$1/etc/systemd/system/multi-user.target.wants/mpd.service" \
+        -a -L "$1/etc/systemd/system/multi-user.target.wants/rtprov-guest.service"
+    mkdir -p "$1/var/log/journal"
+    echo '/dev/vda / ext4 defaults 0 1' >"$1/etc/fstab"
+    sed -i "s/^GRUB_CMDLINE_LINUX=.*/GRUB_CMDLINE_LINUX=\"$console\"/" "$1/etc/default/grub"
+}
+# One root with rtprov installed, copied for each scenario.
+copy_trixie_root "$src"
+base=$root
+prepare_root "$base"
 tcg_limits=(tuning.selftest.max_latency_us.reserved=5000000
             tuning.selftest.max_latency_us.housekeeping=5000000
             tuning.selftest.max_missed_per_mille=1000)
-kernel=$(ls "$base"/boot/vmlinuz-*) initrd=$(ls "$base"/boot/initrd.img-*)
-cp "$kernel" "$initrd" "$work/"
-kernel=$work/$(basename "$kernel") initrd=$work/$(basename "$initrd")
+# boot_files ROOT: sets kernel and initrd to copies of ROOT's one kernel and its initrd.
+boot_files() {
+    kernel=$(ls "$1"/boot/vmlinuz-*) initrd=$(ls "$1"/boot/initrd.img-*)
+    cp "$kernel" "$initrd" "$work/"
+    kernel=$work/$(basename "$kernel") initrd=$work/$(basename "$initrd")
+}
+boot_files "$base"
 
 # oopsed CONSOLE: true, saying so and keeping the log as CONSOLE.oops, when the guest
 # kernel oopsed or panicked on that boot.
@@ -101,7 +114,7 @@ run_scenario() {
     check "$name: the guest powered off by itself" [ "$booted" -eq 0 ]
     mkdir -p "$work/$name"
     for f in facts.1 apply.out rollback.out status.out journal.1 selftest.out selftest.json \
-        audit.json irq-tune.journal; do
+        audit.json irq-tune.journal bench.out aplay.err bench-{tuned,untuned}-{1,2}.json; do
         guest_cat "$img" "/var/lib/rtprov-guest/$f" >"$work/$name/$f"
     done
     facts=$work/$name/facts.1
@@ -111,6 +124,156 @@ run_scenario() {
 fact() { guest_fact "$facts" "$1"; }
 is() { [ "$(fact "$1")" = "$2" ] || { echo "  $1='$(fact "$1")', expected '$2'" >&2; return 1; }; }
 has() { [[ "$(fact "$1")" == *"$2"* ]] || { echo "  $1='$(fact "$1")' lacks '$2'" >&2; return 1; }; }
+
+# sound_scenario NAME BASE: 'offline' (BASE: the stock kernel's root) and 'rt' (BASE: the
+# PREEMPT_RT kernel's root): apply --root before the first boot, boot with qemu's sound
+# hardware, and check boot parameters, pinning, the self-test, the audit and the sound
+# path's IRQs at boot, after a USB DAC is plugged in, and after rollback --live.
+sound_scenario() {
+    local name=$1 base_root=$2
+    root=$work/$name-root
+    cp -a "$base_root" "$root"
+    mkdir -p "$root/etc/rtprov-guest" && echo offline >"$root/etc/rtprov-guest/scenario"
+    [ "$name" = rt ] && touch "$root/etc/rtprov-guest/bench"
+    # The sound path's IRQs (issue 15), from the built-in profile: threadirqs on the stock
+    # kernel, MPD's FIFO 40 → its cards' IRQ threads at 41, every other IRQ thread at 39.
+    local extra=()
+    [ "$name" = rt ] && extra=(--set tuning.kernel.realtime=true)
+    "$rtprov" apply --root "$root" --profile x86-debian13 --set board.cpus=4 \
+        --set "${tcg_limits[0]}" --set "${tcg_limits[1]}" --set "${tcg_limits[2]}" \
+        "${extra[@]}" \
+        >"$work/$name-apply.out" 2>&1
+    check "$name: apply --root succeeds" [ $? -eq 0 ] || cat "$work/$name-apply.out" >&2
+    # Sound hardware qemu emulates: an HDA card at boot, and an xhci controller with no
+    # device; the collector asks on the console for a USB DAC, which the monitor adds.
+    socket=$work/$name.monitor
+    guest_qemu_args=(-audiodev "none,id=snd" -device intel-hda -device "hda-output,audiodev=snd"
+                     -device "qemu-xhci,id=xhci" -monitor "unix:$socket,server=on,wait=off")
+    (
+        for _ in $(seq 1200); do
+            grep -qs 'rtprov-guest: plug usb-audio' "$work/$name.console" && break
+            sleep 1
+        done
+        { guest_monitor "$socket" 'device_add usb-audio,id=dac,bus=xhci.0,audiodev=snd' &&
+            guest_monitor "$socket" 'info usb'; } >"$work/$name.hotplug" 2>&1
+    ) &
+    hotplug=$!
+    run_scenario "$name" "root=/dev/vda rw $(grub_dropin_cmdline "$root")"
+    kill "$hotplug" 2>/dev/null
+    wait "$hotplug" 2>/dev/null
+    guest_qemu_args=()
+    check "$name: the boot finished without failed units" is boot.failed ""
+    check "$name: /proc/cmdline carries isolcpus for cores 2-3" has boot.cmdline "isolcpus=managed_irq,domain,2-3"
+    check "$name: /proc/cmdline carries nohz_full and rcu_nocbs" has boot.cmdline "nohz_full=2-3 rcu_nocbs=2-3"
+    check "$name: the kernel isolated cores 2-3" is boot.isolated 2-3
+    check "$name: nohz_full is 2-3" is boot.nohz_full 2-3
+    check "$name: MPD's rtio thread runs SCHED_FIFO 40, only on cores 2-3" is boot.mpd.thread.rtio "FF 40 2-3"
+    check "$name: RT_PUSH_IPI is on after boot" is boot.sched_features RT_PUSH_IPI
+    if [ "$name" = rt ]; then
+        check "rt: the guard left PREEMPT_RT's RT_PUSH_IPI alone and said so" \
+            has boot.journal.rtprov-sched-features "PREEMPT_RT kernel"
+    else
+        check "$name: the guard turned it on and said so in the journal" \
+            has boot.journal.rtprov-sched-features "RT_PUSH_IPI is now on"
+    fi
+    check "$name: the self-test in the guest passes" is selftest.rc 0 || cat "$work/$name/selftest.out" >&2
+    check "$name: the self-test report is sane" python3 - "$work/$name/selftest.json" "$name" <<'PY'
+import json, sys
+r = json.load(open(sys.argv[1]))
+assert r["passed"] and [c["cpu"] for c in r["cores"]] == [0, 2, 3], r["cores"]
+assert [c["role"] for c in r["cores"]] == ["housekeeping", "reserved", "reserved"]
+for c in r["cores"]:
+    assert c["cycles"] > 0 and c["min_us"] <= c["avg_us"] <= c["max_us"]
+assert r["kernel"]["rt_push_ipi"] == "on" and r["pi_probe"]["acquisitions"] > 0
+print(sys.argv[2] + " self-test: " + ", ".join(
+    f'CPU {c["cpu"]} avg {c["avg_us"]:.0f} max {c["max_us"]:.0f} µs' for c in r["cores"]), file=sys.stderr)
+PY
+    check "$name: the audit passes (exit 0)" is audit.rc 0 ||
+        python3 -c 'import json,sys; [print(c["status"], c["id"], c["reason"], file=sys.stderr) for c in json.load(open(sys.argv[1]))["checks"] if c["status"] != "ok"]' "$work/$name/audit.json"
+    # irqs STAGE SOUND_PATTERN SOUND OTHER: every IRQ thread of that stage's facts is
+    # 'SOUND' when its name matches SOUND_PATTERN (an ERE on irq/N-name), else 'OTHER'
+    # (its class, priority, and for the sound path its IRQ's CPUs); there is at least one
+    # of each.
+    irqs() {
+        python3 - "$facts" "$@" <<'PY'
+import re, sys
+facts, stage, pattern, sound, other = sys.argv[1:]
+lines = [l.rstrip("\n").split("=", 1) for l in open(facts) if l.startswith(stage + ".irq.")]
+seen = {"sound": 0, "other": 0}
+bad = []
+for key, value in lines:
+    name = key[len(stage) + 5:]
+    kind = "sound" if re.search(pattern, name) else "other"
+    want = sound if kind == "sound" else other
+    got = value if kind == "sound" else " ".join(value.split()[:2])
+    seen[kind] += 1
+    if got != want:
+        bad.append(f"{name}: '{value}', expected '{want}'")
+print("\n".join(f"  {b}" for b in bad), file=sys.stderr)
+if not seen["sound"] or not seen["other"]:
+    print(f"  {stage}: {seen['sound']} sound-path and {seen['other']} other IRQ threads", file=sys.stderr)
+sys.exit(1 if bad or not seen["sound"] or not seen["other"] else 0)
+PY
+    }
+    check "$name: threadirqs is on the command line (tuning.irqs.threaded: auto)" has boot.cmdline threadirqs
+    check "$name: /proc/asound/cards lists qemu's HDA card" has boot.cards ":Intel:HDA-Intel"
+    check "$name: rtprov-irq-tune@boot.service succeeded" is boot.irq_tune success ||
+        cat "$work/$name/irq-tune.journal" >&2
+    check "$name: the HDA card's IRQ thread runs FIFO 41 on the housekeeping cores, every other at FIFO 39" \
+        irqs boot 'snd_hda' 'FF 41 0-1' 'FF 39'
+    check "$name: the USB DAC added at run time is a second card" has hotplug.cards "1:Audio:USB-Audio" ||
+        cat "$work/$name.hotplug" >&2
+    check "$name: the udev rule ran rtprov-irq-tune@card1.service, which succeeded" \
+        is hotplug.irq_tune "success 0"
+    check "$name: after the hotplug the xhci controller's IRQ threads are the sound path's too" \
+        irqs hotplug 'snd_hda|xhci' 'FF 41 0-1' 'FF 39'
+    check "$name: rollback --live succeeds" is rollback.rc 0 || cat "$work/$name/rollback.out" >&2
+    check "$name: after rollback --live every IRQ thread is back at the kernel's FIFO 50" \
+        irqs rolledback 'snd_hda' 'FF 50 0-1' 'FF 50'
+    [ "$name" = rt ] || return 0
+    check "rt: the guest ran the PREEMPT_RT kernel" has boot.uname_v PREEMPT_RT
+    check "rt: PREEMPT_RT's timer threads run FIFO 42, above the sound path" is hotplug.ktimers "FF 42 "
+    check "rt: after rollback --live the timer threads are back at the kernel's FIFO 1" is rolledback.ktimers "FF 1 "
+    check "rt: aplay fed the USB DAC for the whole benchmark" is bench.aplay playing || cat "$work/rt/aplay.err" >&2
+    check "rt: the benchmark's tuned rounds had the tuning, its untuned rounds the kernel's FIFO 50" \
+        bash -c "$(declare -f irqs); facts=$facts; irqs bench.tuned.1 'snd_hda|xhci' 'FF 41 0-1' 'FF 39' &&
+            irqs bench.tuned.2 'snd_hda|xhci' 'FF 41 0-1' 'FF 39' &&
+            irqs bench.untuned.1 'snd_hda|xhci' 'FF 50 0-1' 'FF 50' &&
+            irqs bench.untuned.2 'snd_hda|xhci' 'FF 50 0-1' 'FF 50'"
+    # The benchmark (issue 15), printed: a TCG proxy, not a number for real hardware.
+    python3 - "$work/rt" <<'PY' || { fail=$((fail + 1)); echo "FAIL: rt: the benchmark's reports are readable" >&2; }
+import json, os, sys
+d = sys.argv[1]
+runs = {}
+for state in ("untuned", "tuned"):
+    for rnd in (1, 2):
+        r = json.load(open(os.path.join(d, f"bench-{state}-{rnd}.json")))
+        for c in r["cores"]:
+            runs.setdefault((c["cpu"], c["role"]), {}).setdefault(state, []).append(c)
+print("guest_test: benchmark (qemu TCG proxy, PREEMPT_RT guest): the self-test at MPD's FIFO 40 "
+      "every 1 ms, housekeeping cores loaded, aplay feeding the emulated USB DAC; 2 x 4 s per "
+      "state, worst of the rounds; untuned = every IRQ thread at the kernel's FIFO 50", file=sys.stderr)
+keys = ("avg_us", "p99_us", "max_us")
+for (cpu, role), by in sorted(runs.items()):
+    u = {k: max(c[k] for c in by["untuned"]) for k in keys}
+    t = {k: max(c[k] for c in by["tuned"]) for k in keys}
+    cells = [f"{k[:-3]} {u[k]:.0f} -> {t[k]:.0f} µs (tuned/untuned "
+             f"{t[k] / u[k]:.2f})" if u[k] > 0 else f"{k[:-3]} n/a" for k in keys]
+    print(f"guest_test: benchmark: CPU {cpu} ({role}): " + ", ".join(cells), file=sys.stderr)
+PY
+}
+
+# rt_scenario: sound_scenario on Debian 13's PREEMPT_RT kernel (its own root, with that
+# kernel only), and the benchmark of the IRQ tuning in that guest.
+rt_scenario() {
+    local rt_base saved_kernel=$kernel saved_initrd=$initrd
+    rt_base=$("$src/tests/system/trixie-root.sh" rt) || { echo "no Debian 13 PREEMPT_RT root" >&2; exit 1; }
+    cp -a "$rt_base" "$work/rt-base"
+    prepare_root "$work/rt-base"
+    boot_files "$work/rt-base"
+    sound_scenario rt "$work/rt-base"
+    kernel=$saved_kernel initrd=$saved_initrd
+}
 
 for scenario in "${scenarios[@]}"; do
 case $scenario in
@@ -147,98 +310,8 @@ live)
     check "live: after rollback status says nothing is applied" grep -q 'no rtprov profile is applied' "$work/live/status.out" ||
         cat "$work/live/status.out" >&2
     ;;
-offline)
-    root=$work/offline-root
-    cp -a "$base" "$root"
-    mkdir -p "$root/etc/rtprov-guest" && echo offline >"$root/etc/rtprov-guest/scenario"
-    # The sound path's IRQs (issue 15) on the stock kernel: threadirqs from the profile,
-    # MPD's FIFO 40 → its cards' IRQ threads at 41, every other IRQ thread at 39.
-    "$rtprov" apply --root "$root" --profile x86-debian13 --set board.cpus=4 \
-        --set "${tcg_limits[0]}" --set "${tcg_limits[1]}" --set "${tcg_limits[2]}" \
-        --set tuning.irqs.sound_priority=auto --set tuning.housekeeping_workqueues=true \
-        >"$work/offline-apply.out" 2>&1
-    check "offline: apply --root succeeds" [ $? -eq 0 ] || cat "$work/offline-apply.out" >&2
-    # Sound hardware qemu emulates: an HDA card at boot, and an xhci controller with no
-    # device; the collector asks on the console for a USB DAC, which the monitor adds.
-    socket=$work/offline.monitor
-    guest_qemu_args=(-audiodev "none,id=snd" -device intel-hda -device "hda-output,audiodev=snd"
-                     -device "qemu-xhci,id=xhci" -monitor "unix:$socket,server=on,wait=off")
-    (
-        for _ in $(seq 1200); do
-            grep -qs 'rtprov-guest: plug usb-audio' "$work/offline.console" && break
-            sleep 1
-        done
-        { guest_monitor "$socket" 'device_add usb-audio,id=dac,bus=xhci.0,audiodev=snd' &&
-            guest_monitor "$socket" 'info usb'; } >"$work/offline.hotplug" 2>&1
-    ) &
-    hotplug=$!
-    run_scenario offline "root=/dev/vda rw $(grub_dropin_cmdline "$root")"
-    kill "$hotplug" 2>/dev/null
-    wait "$hotplug" 2>/dev/null
-    guest_qemu_args=()
-    check "offline: the boot finished without failed units" is boot.failed ""
-    check "offline: /proc/cmdline carries isolcpus for cores 2-3" has boot.cmdline "isolcpus=managed_irq,domain,2-3"
-    check "offline: /proc/cmdline carries nohz_full and rcu_nocbs" has boot.cmdline "nohz_full=2-3 rcu_nocbs=2-3"
-    check "offline: the kernel isolated cores 2-3" is boot.isolated 2-3
-    check "offline: nohz_full is 2-3" is boot.nohz_full 2-3
-    check "offline: MPD's rtio thread runs SCHED_FIFO 40, only on cores 2-3" is boot.mpd.thread.rtio "FF 40 2-3"
-    check "offline: the RT_PUSH_IPI guard ran at boot and turned it on" is boot.sched_features RT_PUSH_IPI
-    check "offline: the guard logged to the journal" has boot.journal.rtprov-sched-features "RT_PUSH_IPI"
-    check "offline: the self-test in the guest passes" is selftest.rc 0 || cat "$work/offline/selftest.out" >&2
-    check "offline: the self-test report is sane" python3 - "$work/offline/selftest.json" <<'PY'
-import json, sys
-r = json.load(open(sys.argv[1]))
-assert r["passed"] and [c["cpu"] for c in r["cores"]] == [0, 2, 3], r["cores"]
-assert [c["role"] for c in r["cores"]] == ["housekeeping", "reserved", "reserved"]
-for c in r["cores"]:
-    assert c["cycles"] > 0 and c["min_us"] <= c["avg_us"] <= c["max_us"]
-assert r["kernel"]["rt_push_ipi"] == "on" and r["pi_probe"]["acquisitions"] > 0
-print("offline self-test: " + ", ".join(
-    f'CPU {c["cpu"]} avg {c["avg_us"]:.0f} max {c["max_us"]:.0f} µs' for c in r["cores"]), file=sys.stderr)
-PY
-    check "offline: the audit passes (exit 0)" is audit.rc 0 ||
-        python3 -c 'import json,sys; [print(c["status"], c["id"], c["reason"], file=sys.stderr) for c in json.load(open(sys.argv[1]))["checks"] if c["status"] != "ok"]' "$work/offline/audit.json"
-    # irqs STAGE SOUND_PATTERN SOUND OTHER: every IRQ thread of that stage's facts is
-    # 'SOUND' when its name matches SOUND_PATTERN (an ERE on irq/N-name), else 'OTHER'
-    # (its class, priority, and for the sound path its IRQ's CPUs); there is at least one
-    # of each.
-    irqs() {
-        python3 - "$facts" "$@" <<'PY'
-import re, sys
-facts, stage, pattern, sound, other = sys.argv[1:]
-lines = [l.rstrip("\n").split("=", 1) for l in open(facts) if l.startswith(stage + ".irq.")]
-seen = {"sound": 0, "other": 0}
-bad = []
-for key, value in lines:
-    name = key[len(stage) + 5:]
-    kind = "sound" if re.search(pattern, name) else "other"
-    want = sound if kind == "sound" else other
-    got = value if kind == "sound" else " ".join(value.split()[:2])
-    seen[kind] += 1
-    if got != want:
-        bad.append(f"{name}: '{value}', expected '{want}'")
-print("\n".join(f"  {b}" for b in bad), file=sys.stderr)
-if not seen["sound"] or not seen["other"]:
-    print(f"  {stage}: {seen['sound']} sound-path and {seen['other']} other IRQ threads", file=sys.stderr)
-sys.exit(1 if bad or not seen["sound"] or not seen["other"] else 0)
-PY
-    }
-    check "offline: threadirqs is on the command line (tuning.irqs.threaded: auto)" has boot.cmdline threadirqs
-    check "offline: /proc/asound/cards lists qemu's HDA card" has boot.cards ":Intel:HDA-Intel"
-    check "offline: rtprov-irq-tune@boot.service succeeded" is boot.irq_tune success ||
-        cat "$work/offline/irq-tune.journal" >&2
-    check "offline: the HDA card's IRQ thread runs FIFO 41 on the housekeeping cores, every other at FIFO 39" \
-        irqs boot 'snd_hda' 'FF 41 0-1' 'FF 39'
-    check "offline: the USB DAC added at run time is a second card" has hotplug.cards "1:Audio:USB-Audio" ||
-        cat "$work/offline.hotplug" >&2
-    check "offline: the udev rule ran rtprov-irq-tune@card1.service, which succeeded" \
-        is hotplug.irq_tune "success 0"
-    check "offline: after the hotplug the xhci controller's IRQ threads are the sound path's too" \
-        irqs hotplug 'snd_hda|xhci' 'FF 41 0-1' 'FF 39'
-    check "offline: rollback --live succeeds" is rollback.rc 0 || cat "$work/offline/rollback.out" >&2
-    check "offline: after rollback --live every IRQ thread is back at the kernel's FIFO 50" \
-        irqs rolledback 'snd_hda' 'FF 50 0-1' 'FF 50'
-    ;;
+offline) sound_scenario offline "$base" ;;
+rt) rt_scenario ;;
 firstboot)
     root=$work/firstboot-root
     cp -a "$base" "$root"

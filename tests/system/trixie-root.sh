@@ -4,12 +4,15 @@
 # tests boot (systemd, Debian's kernel, mpd, rt-tests) and what it takes to build
 # rtprov inside it against Debian 13's libraries. Cached by date under
 # $RTPROV_CACHE (default /var/tmp/rtprov-cache); older copies are removed.
-# Usage: trixie-root.sh [amd64|arm64|build]
+# Usage: trixie-root.sh [amd64|arm64|rt|build]
 #   amd64 (default): the above.
 #   arm64: what a Raspberry Pi OS trixie lite image has of it (systemd, mpd, apt), for the
 #   pi-gen stage test; its maintainer scripts run under qemu-user (binfmt), so it takes
 #   several minutes. Boot files and kernels are the test's: Pi OS's come from
 #   archive.raspberrypi.com, which this machine cannot reach.
+#   rt: what the booted PREEMPT_RT guest runs: systemd, Debian's linux-image-rt-amd64 (and
+#   no other kernel), mpd, rt-tests, alsa-utils (aplay feeds a USB DAC while the
+#   self-test measures), GRUB's defaults, and rtprov's runtime libraries.
 #   build: amd64 with arm64 as a foreign architecture, the cross (aarch64) toolchain and
 #   the arm64 libraries, for scripts/build-deb.sh. (Not the amd64 ones too: libext2fs-dev,
 #   which libarchive-dev needs, cannot be installed for two architectures at once.)
@@ -20,6 +23,9 @@ cache=${RTPROV_CACHE:-/var/tmp/rtprov-cache}
 mirror=${RTPROV_DEBIAN_MIRROR:-http://deb.debian.org/debian}
 if [ "$arch" = arm64 ]; then
   packages=(systemd systemd-sysv udev dbus mpd procps util-linux kmod)
+elif [ "$arch" = rt ]; then
+  packages=(systemd systemd-sysv udev dbus linux-image-rt-amd64 mpd rt-tests procps util-linux
+            alsa-utils grub-pc python3 libmount1 libarchive13t64 libyaml-cpp0.8 libsystemd0)
 elif [ "$arch" = build ]; then
   packages=(cmake make pkgconf dpkg-dev file libcli11-dev crossbuild-essential-arm64
             libmount-dev:arm64 libarchive-dev:arm64 libyaml-cpp-dev:arm64 libsystemd-dev:arm64)
@@ -70,6 +76,7 @@ echo "trixie-root: building $root with mmdebstrap ($arch; amd64 about a minute)"
 # --skip=check/empty: the target directory may exist from an interrupted run.
 architectures=$arch
 [ "$arch" = build ] && architectures=amd64,arm64
+[ "$arch" = rt ] && architectures=amd64
 mmdebstrap --variant=minbase --architectures="$architectures" --include="$(IFS=,; echo "${packages[*]}")" \
   --dpkgopt='path-exclude=/usr/share/doc/*' --dpkgopt='path-exclude=/usr/share/man/*' \
   --aptopt='APT::Install-Recommends "false"' \

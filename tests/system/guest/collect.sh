@@ -60,8 +60,10 @@ system_facts() {
     for unit in rtprov-sched-features rtprov-cpu-dma-latency rtprov-cpuset-partition mpd; do
         fact "$prefix.active.$unit" "$(systemctl is-active "$unit.service")"
     done
+    # by its text: a process this short may be gone before journald has read its unit
+    # from /proc (seen on the PREEMPT_RT guest), so -u does not always find its line
     fact "$prefix.journal.rtprov-sched-features" \
-        "$(journalctl -b -u rtprov-sched-features.service -o cat --no-pager | grep -v '^Start\|^Finish\|Deactivated' | tr '\n' '|')"
+        "$(journalctl -b -o cat --no-pager | grep '^rtprov sched-features: ' | tr '\n' '|')"
     fact "$prefix.journal.rtprov-cpuset-partition" \
         "$(journalctl -b -u rtprov-cpuset-partition.service -o cat --no-pager | grep -v '^Start\|^Finish\|Deactivated' | tr '\n' '|')"
     thread_facts "$prefix.mpd" mpd.service
@@ -77,6 +79,33 @@ irq_facts() {
         n=${comm#irq/} && n=${n%%-*}
         fact "$prefix.irq.$comm" "$cls $prio $(cat "/proc/irq/$n/smp_affinity_list" 2>/dev/null)"
     done < <(ps -e -o pid=,cls=,rtprio=,comm= | awk '$4 ~ /^irq\//')
+    # PREEMPT_RT's timer threads (none on other kernels)
+    fact "$prefix.ktimers" "$(ps -e -o cls=,rtprio=,comm= | awk '$3 ~ /^ktimers\// { print $1, $2 }' | sort -u | tr '\n' ' ')"
+}
+
+# irq_bench: the benchmark of the IRQ tuning (guest_test.sh's 'rt' scenario): the
+# self-test at MPD's FIFO 40 every 1 ms (an ALSA period's scale) with the housekeeping
+# cores loaded and aplay feeding the USB
+# DAC, alternately with the tuning (rtprov-irq-tune@boot run again) and without it
+# (irq-tune --restore: the kernel's FIFO 50 for every IRQ thread), two rounds each.
+irq_bench() {
+    aplay -q -D plughw:1,0 -f S16_LE -r 48000 -c 2 -t raw /dev/zero 2>"$out/aplay.err" &
+    local player=$! round state
+    for round in 1 2; do
+        for state in tuned untuned; do
+            if [ "$state" = tuned ]; then
+                systemctl restart rtprov-irq-tune@boot.service
+            else
+                /usr/bin/rtprov irq-tune --restore >>"$out/bench.out" 2>&1
+            fi
+            irq_facts "bench.$state.$round"
+            /usr/bin/rtprov selftest --duration 4 --interval 1000 --priority 40 --load --pi-probe 0 \
+                --json "$out/bench-$state-$round.json" >>"$out/bench.out" 2>&1
+        done
+    done
+    fact bench.aplay "$(kill -0 "$player" 2>/dev/null && echo playing || echo stopped)"
+    kill "$player" 2>/dev/null
+    systemctl restart rtprov-irq-tune@boot.service
 }
 
 # Waits for the boot to finish (this unit is Type=exec, so it does not hold it up).
@@ -129,6 +158,7 @@ offline)
     fact hotplug.waited "$i"
     fact hotplug.irq_tune "$(systemctl show -P Result rtprov-irq-tune@card1.service) $(systemctl show -P ExecMainStatus rtprov-irq-tune@card1.service)"
     irq_facts hotplug
+    [ -e /etc/rtprov-guest/bench ] && irq_bench
     journalctl -b -o cat --no-pager -u 'rtprov-irq-tune@*' >"$out/irq-tune.journal" 2>&1
     /usr/bin/rtprov rollback --live >"$out/rollback.out" 2>&1
     fact rollback.rc $?
