@@ -123,14 +123,22 @@ std::string read_state(const std::string& path, SavedState& s) {
     std::string text(static_cast<std::size_t>(st.st_size), '\0');
     if (::read(fd.get(), text.data(), text.size()) != static_cast<ssize_t>(text.size()))
         return state_refused("cannot read " + quoted(path) + ": " + std::strerror(errno));
-    std::size_t number = 0;
+    std::size_t number = 0, values = 0;
+    std::optional<std::size_t> end;
     for (const std::string& line : core::split(text, '\n')) {
         ++number;
         if (line.empty() || line.starts_with('#'))
             continue;
         const std::vector<std::string> w = core::words(line);
         bool good = false;
-        if (w.size() == 5 && w[0] == "thread") {
+        ++values;
+        if (end) {
+            good = false; // nothing after the end line
+        } else if (w.size() == 2 && w[0] == "end") {
+            auto n = to_number(w[1]);
+            good = n && *n == long(values - 1) && text.ends_with("\n");
+            end = number;
+        } else if (w.size() == 5 && w[0] == "thread") {
             auto pid = to_number(w[1]), policy = to_number(w[3]), priority = to_number(w[4]);
             if (pid && policy && priority && *pid > 0 && *pid <= 1 << 22 && *policy >= 0 &&
                 *policy <= 6 && *priority >= 0 && *priority <= 99 &&
@@ -154,22 +162,46 @@ std::string read_state(const std::string& path, SavedState& s) {
             return state_refused(path + ":" + std::to_string(number) +
                                  ": not a line rtprov writes");
     }
+    if (!end)
+        return state_refused(path + " ends at line " + std::to_string(number) +
+                             " without the 'end' line rtprov writes last: it was cut short");
     return "";
 }
 
 // Serialises the runs on one state file (at boot the boot instance and each card's start
-// together): waits up to 10 s for another run to finish. "" or the problem.
+// together): waits up to 10 s for another run to finish. The folder and the lock must be
+// ours and closed to others, as the root lock's /run/rtprov (target/root_lock.cpp): who
+// may rename files there may take the state away or hold a lock of their own. "" or the
+// problem, with the fix.
 std::string lock_state(const std::string& path, core::Fd& lock) {
-    // its folder closed to others, as the root lock's /run/rtprov (target/root_lock.cpp)
-    const fs::path folder = fs::path(path).parent_path();
+    fs::path folder = fs::path(path).parent_path();
+    if (folder.empty())
+        folder = ".";
     std::error_code ec;
     fs::create_directories(folder.parent_path(), ec);
     ::mkdir(folder.c_str(), 0700);
+    struct stat dir {};
+    if (::lstat(folder.c_str(), &dir) != 0)
+        return "cannot use the folder " + quoted(folder.string()) +
+               " for the state: " + std::strerror(errno) + "; nothing changed";
+    if (!S_ISDIR(dir.st_mode) || dir.st_uid != ::geteuid() || (dir.st_mode & 077) != 0)
+        return "the state's folder " + quoted(folder.string()) + " is " +
+               (S_ISDIR(dir.st_mode) ? "owned by uid " + std::to_string(dir.st_uid) +
+                                           " with mode " + octal(dir.st_mode & 07777)
+                                     : target::file_type_name(dir.st_mode)) +
+               ": it must be a folder of uid " + std::to_string(::geteuid()) +
+               " closed to others (mode 0700); nothing changed: give a --state in such a folder";
     const std::string name = path + ".lock";
-    lock = core::Fd(::open(name.c_str(), O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600));
+    lock = core::Fd(
+        ::open(name.c_str(), O_RDWR | O_CREAT | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, 0600));
+    struct stat file {};
     if (!lock)
-        return "cannot open the lock " + quoted(name) + ": " + std::strerror(errno) +
-               "; nothing changed";
+        return "cannot open the lock " + quoted(name) + ": " +
+               (errno == ELOOP ? std::string("it is a symlink") : std::strerror(errno)) +
+               "; nothing changed: remove it and run again";
+    if (::fstat(lock.get(), &file) != 0 || !S_ISREG(file.st_mode) || file.st_uid != ::geteuid())
+        return "the lock " + quoted(name) + " is not a regular file of uid " +
+               std::to_string(::geteuid()) + "; nothing changed: remove it and run again";
     for (int i = 0; i < 200; ++i) {
         if (::flock(lock.get(), LOCK_EX | LOCK_NB) == 0)
             return "";
@@ -182,7 +214,6 @@ std::string lock_state(const std::string& path, core::Fd& lock) {
            " for 10 s; nothing changed: run again when it has finished";
 }
 
-// Both: false, with the problem in 'result', when the state cannot be locked or trusted.
 bool lock_and_read_state(const std::string& path, core::Fd& lock, SavedState& s,
                          IrqTuneResult& result) {
     std::string problem = lock_state(path, lock);
@@ -206,6 +237,10 @@ std::string write_state(const std::string& path, const SavedState& s) {
         text += "affinity " + std::to_string(irq) + " " + list + "\n";
     if (s.workqueue_mask)
         text += "workqueue " + *s.workqueue_mask + "\n";
+    // the last line: a file cut short (a full /run, a crash of the file system) lacks it
+    text += "end " +
+            std::to_string(s.threads.size() + s.affinities.size() + (s.workqueue_mask ? 1 : 0)) +
+            "\n";
     const std::string temp = path + ".new"; // lock_state made the folder
     // a fresh file of ours: whatever was left at that name (a crash, or planted) goes first
     if (::unlink(temp.c_str()) != 0 && errno != ENOENT)
@@ -279,7 +314,8 @@ IrqTuneResult tune_irqs(const std::string& root, const IrqTuneRequest& request,
                 return result;
             }
     } else {
-        result.findings.push_back("cannot see which CPUs are online: " + online.problem);
+        result.findings.push_back("cannot see which CPUs are online (" + online.problem +
+                                  "): the CPUs given are not checked against them");
     }
 
     // Which IRQs feed the sound path: those the cards are found to use, and those the
@@ -369,7 +405,7 @@ IrqTuneResult tune_irqs(const std::string& root, const IrqTuneRequest& request,
             saved.affinities[irq] = now->to_string();
         to_move.emplace_back(irq, now->to_string());
     }
-    std::optional<std::string> new_mask;
+    std::optional<std::string> new_mask, old_mask;
     if (request.workqueue_cpus) {
         auto now = r.value(k_workqueue_mask);
         const std::string want = request.workqueue_cpus->to_mask();
@@ -380,6 +416,7 @@ IrqTuneResult tune_irqs(const std::string& root, const IrqTuneRequest& request,
             if (!saved.workqueue_mask)
                 saved.workqueue_mask = *now;
             new_mask = want;
+            old_mask = *now;
         }
     }
     if (saved.threads != before.threads || saved.affinities != before.affinities ||
@@ -432,8 +469,7 @@ IrqTuneResult tune_irqs(const std::string& root, const IrqTuneRequest& request,
                                       "): " + std::strerror(error));
             result.ok = false;
         } else {
-            result.done.push_back("unbound workqueues cpumask " + *saved.workqueue_mask + " -> " +
-                                  *new_mask);
+            result.done.push_back("unbound workqueues cpumask " + *old_mask + " -> " + *new_mask);
         }
     }
     return result;
@@ -443,9 +479,7 @@ IrqTuneResult restore_irqs(const std::string& root, const KernelCalls& calls,
                            const std::string& state_path) {
     IrqTuneResult result;
     std::error_code ec;
-    if (!fs::exists(fs::symlink_status(state_path, ec)))
-        return result;
-    core::Fd lock;
+    core::Fd lock; // taken first: a tune holding it may be about to save the state
     SavedState saved;
     if (!lock_and_read_state(state_path, lock, saved, result))
         return result;

@@ -56,6 +56,9 @@ class Box {
         sched[900] = {SCHED_OTHER, 0};
         dir.write("sys/devices/virtual/workqueue/cpumask", "f\n");
         dir.write("sys/devices/system/cpu/online", "0-3\n");
+        // the state's folder, ours and closed to others, as /run/rtprov is
+        std::filesystem::create_directory(dir.path() + "/run");
+        std::filesystem::permissions(dir.path() + "/run", std::filesystem::perms::owner_all);
     }
 
     void irq(unsigned n, const std::string& action) const {
@@ -219,19 +222,64 @@ void check_refused(Box& box, const std::string& expected) {
 TEST_CASE("irq-tune: a damaged state file is refused whole and kept as it is") {
     Box box;
     // the line is named, not quoted (what a file holds stays out of the journal)
-    box.dir.write("run/irq-tune.state", "thread 101 irq/35-snd_hda_ 1 60\nthread x y\n");
+    box.dir.write("run/irq-tune.state", "thread 101 irq/35-snd_hda_ 1 60\nthread x y\nend 2\n");
     check_refused(box, box.state() + ":2: not a line rtprov writes;");
+}
+
+TEST_CASE("irq-tune: a state file cut short is refused, even where what is left parses") {
+    Box box;
+    tune_irqs(box.dir.path(), mpd_layout(), box.calls(), box.state());
+    const std::string whole = box.dir.read("run/irq-tune.state");
+    REQUIRE(whole.ends_with("end 6\n"));
+    // back to the originals, by hand, so that check_refused sees them untouched
+    for (int pid : {101, 102, 103})
+        box.sched[pid] = {SCHED_FIFO, 50};
+    box.sched[20] = {SCHED_FIFO, 1};
+    box.writes.clear();
+    SECTION("cut inside a number") {
+        const std::size_t at = whole.find("thread 102 irq/40-enp1s0 1 5") + 28;
+        box.dir.write("run/irq-tune.state", whole.substr(0, at));
+        check_refused(box, "without the 'end' line rtprov writes last: it was cut short");
+    }
+    SECTION("cut at a line's end") {
+        box.dir.write("run/irq-tune.state", whole.substr(0, whole.find("affinity")));
+        check_refused(box, "without the 'end' line rtprov writes last: it was cut short");
+    }
+    SECTION("empty") {
+        box.dir.write("run/irq-tune.state", "");
+        check_refused(box, "without the 'end' line rtprov writes last: it was cut short");
+    }
+    SECTION("the end line's count does not match") {
+        std::string text = whole;
+        text.erase(text.find("thread 103"),
+                   text.find('\n', text.find("thread 103")) - text.find("thread 103") + 1);
+        box.dir.write("run/irq-tune.state", text);
+        check_refused(box, ": not a line rtprov writes");
+    }
+}
+
+TEST_CASE("irq-tune: a state folder others may write to is refused") {
+    Box box;
+    std::filesystem::permissions(box.dir.path() + "/run", std::filesystem::perms::all);
+    IrqTuneResult r = tune_irqs(box.dir.path(), mpd_layout(), box.calls(), box.state());
+    CHECK_FALSE(r.ok);
+    REQUIRE(r.findings.size() == 1);
+    CHECK(r.findings[0].find("with mode 0777: it must be a folder of uid") != std::string::npos);
+    CHECK(box.writes.empty());
+    CHECK(box.sched[101] == ThreadSched{SCHED_FIFO, 50});
+    r = restore_irqs(box.dir.path(), box.calls(), box.state());
+    CHECK_FALSE(r.ok); // not "nothing to change": it could not see
 }
 
 TEST_CASE("irq-tune: a forged state line for a process that is no IRQ thread is refused") {
     Box box;
-    box.dir.write("run/irq-tune.state", "thread 900 mpd 1 97\n");
+    box.dir.write("run/irq-tune.state", "thread 900 mpd 1 97\nend 1\n");
     check_refused(box, box.state() + ":1: not a line rtprov writes");
 }
 
 TEST_CASE("irq-tune: a state file others may write, or a symlink, is refused") {
     Box box;
-    box.dir.write("run/irq-tune.state", "thread 101 irq/35-snd_hda_ 1 60\n");
+    box.dir.write("run/irq-tune.state", "thread 101 irq/35-snd_hda_ 1 60\nend 1\n");
     SECTION("writable by others") {
         std::filesystem::permissions(box.state(), std::filesystem::perms::others_write,
                                      std::filesystem::perm_options::add);
@@ -313,17 +361,27 @@ TEST_CASE("irq-tune: the done line shows the value it found, a run over a run to
 
 TEST_CASE("irq-tune: a second run waits for the one holding the state's lock") {
     Box box;
-    std::filesystem::create_directories(box.dir.path() + "/run");
     const std::string lock = box.state() + ".lock";
     core::Fd held(::open(lock.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600));
     REQUIRE(::flock(held.get(), LOCK_EX) == 0);
     std::thread releaser([&] {
         std::this_thread::sleep_for(std::chrono::milliseconds(300));
         // what the first run saved, as it would before letting go
-        box.dir.write("run/irq-tune.state", "thread 102 irq/40-enp1s0 1 55\n");
+        box.dir.write("run/irq-tune.state", "thread 102 irq/40-enp1s0 1 55\nend 1\n");
         held.reset();
     });
-    IrqTuneResult r = tune_irqs(box.dir.path(), mpd_layout(), box.calls(), box.state());
+    IrqTuneResult r;
+    SECTION("a tune") {
+        r = tune_irqs(box.dir.path(), mpd_layout(), box.calls(), box.state());
+    }
+    SECTION("a restore, which finds the state the first run saved meanwhile") {
+        box.sched[102] = {SCHED_FIFO, 39};
+        r = restore_irqs(box.dir.path(), box.calls(), box.state());
+        releaser.join();
+        CHECK(r.ok);
+        CHECK(box.sched[102] == ThreadSched{SCHED_FIFO, 55});
+        return;
+    }
     releaser.join();
     CHECK(r.ok);
     // it read the state only once the first run was done: that run's original is kept
