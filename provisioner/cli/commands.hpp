@@ -5,6 +5,7 @@
 
 #include <CLI/CLI.hpp>
 
+#include <ctime>
 #include <optional>
 #include <string>
 #include <vector>
@@ -111,6 +112,8 @@ namespace rtprov::cli {
 
 // Now in UTC, ISO 8601 ('2026-11-30T01:00:00Z'), for reports and state: rtprov's one
 // clock. SOURCE_DATE_EPOCH, where set, is the time (reproducible image builds).
+std::time_t now_unix();              // now, or SOURCE_DATE_EPOCH when it is set
+std::string utc_text(std::time_t t); // ISO 8601, UTC
 std::string utc_now();
 
 // rtprov's built-in data folder 'sub' (profiles, apps): share/rtprov/ beside bin/.

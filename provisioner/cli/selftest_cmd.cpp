@@ -90,7 +90,7 @@ selftest::CoreRole role_of(const Measured& m, unsigned cpu) {
 
 } // namespace
 
-std::string utc_now() {
+std::time_t now_unix() {
     // SOURCE_DATE_EPOCH makes image builds reproducible
     // (https://reproducible-builds.org/specs/source-date-epoch/); it is set only where
     // an image is built, so the running system's reports keep the real time.
@@ -103,11 +103,19 @@ std::string utc_now() {
                         " is not a number of seconds since 1970; unset it or fix it");
         t = std::time_t(value);
     }
+    return t;
+}
+
+std::string utc_text(std::time_t t) {
     std::tm tm{};
     gmtime_r(&t, &tm);
     char buffer[32];
     std::strftime(buffer, sizeof buffer, "%Y-%m-%dT%H:%M:%SZ", &tm);
     return buffer;
+}
+
+std::string utc_now() {
+    return utc_text(now_unix());
 }
 
 void check_sysroot(const std::string& sysroot, const std::vector<std::string>& needed,
@@ -212,7 +220,8 @@ int run_selftest(const SelftestCommand& c) {
     Measured measured = choose_cpus(c, profile, online, present.value_or(0));
 
     selftest::SelftestReport report;
-    report.started_at = utc_now();
+    report.started_unix = now_unix();
+    report.started_at = utc_text(report.started_unix);
     report.profile = profile ? profile->name : "";
     utsname names{};
     uname(&names);

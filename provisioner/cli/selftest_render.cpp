@@ -220,57 +220,74 @@ std::string selftest_json(const selftest::SelftestReport& r) {
     return out;
 }
 
+// The Prometheus text exposition format as node-exporter's textfile collector reads it
+// (https://prometheus.io/docs/instrumenting/exposition_formats/): base units (seconds,
+// https://prometheus.io/docs/practices/naming/), the latency as a summary (quantile
+// labels, _sum and _count), a # HELP and # TYPE for every metric, and the time of the run;
+// checked with 'promtool check metrics'. Written atomically by the caller (rename).
 std::string selftest_prometheus(const selftest::SelftestReport& r) {
-    std::string out =
-        "# HELP rtprov_selftest_latency_microseconds Timer wake-up latency measured by rtprov "
-        "selftest.\n# TYPE rtprov_selftest_latency_microseconds gauge\n";
     auto labels = [](const selftest::CoreReport& c) {
         return "cpu=\"" + std::to_string(c.latency.cpu) + "\",role=\"" +
                std::string(selftest::to_string(c.role)) + "\",idle=\"" +
                std::string(selftest::to_string(c.latency.idle)) + "\"";
     };
+    auto seconds = [](double us) { return fixed(us / 1e6, 9); };
+    auto metric = [](const char* name, const char* type, const char* help) {
+        return std::string("# HELP ") + name + " " + help + "\n# TYPE " + name + " " + type + "\n";
+    };
+    std::string out = metric("rtprov_selftest_latency_seconds", "summary",
+                             "Timer wake-up latency measured by rtprov selftest (quantile 0: "
+                             "the least, 1: the most).");
     for (const selftest::CoreReport& c : r.cores) {
         const selftest::CoreLatency& l = c.latency;
-        for (auto [stat, value] : {std::pair{"min", l.min_us},
-                                   {"avg", l.avg_us},
-                                   {"p99", l.p99_us},
-                                   {"p99_9", l.p999_us},
-                                   {"max", l.max_us}})
-            out += "rtprov_selftest_latency_microseconds{" + labels(c) + ",stat=\"" + stat +
-                   "\"} " + fixed(value, 3) + "\n";
+        for (auto [quantile, value] : {std::pair{"0", l.min_us},
+                                       {"0.5", l.p50_us},
+                                       {"0.99", l.p99_us},
+                                       {"0.999", l.p999_us},
+                                       {"1", l.max_us}})
+            out += "rtprov_selftest_latency_seconds{" + labels(c) + ",quantile=\"" + quantile +
+                   "\"} " + seconds(value) + "\n";
+        out += "rtprov_selftest_latency_seconds_sum{" + labels(c) + "} " +
+               seconds(l.avg_us * double(l.cycles)) + "\n";
+        out += "rtprov_selftest_latency_seconds_count{" + labels(c) + "} " +
+               std::to_string(l.cycles) + "\n";
     }
-    out += "# HELP rtprov_selftest_missed_wakeups Planned wake-ups rtprov selftest skipped, not "
-           "measured, because a sample came a whole interval late.\n"
-           "# TYPE rtprov_selftest_missed_wakeups gauge\n";
+    out += metric("rtprov_selftest_missed_wakeups", "gauge",
+                  "Planned wake-ups rtprov selftest skipped, not measured, because a sample "
+                  "came a whole interval late.");
     for (const selftest::CoreReport& c : r.cores)
         out += "rtprov_selftest_missed_wakeups{" + labels(c) + "} " +
                std::to_string(c.latency.overruns) + "\n";
-    out += "# HELP rtprov_selftest_planned_wakeups Wake-ups rtprov selftest planned: measured "
-           "plus missed.\n"
-           "# TYPE rtprov_selftest_planned_wakeups gauge\n";
+    out += metric("rtprov_selftest_planned_wakeups", "gauge",
+                  "Wake-ups rtprov selftest planned: measured plus missed.");
     for (const selftest::CoreReport& c : r.cores)
         out += "rtprov_selftest_planned_wakeups{" + labels(c) + "} " + std::to_string(c.planned) +
                "\n";
-    out += "# HELP rtprov_selftest_core_passed 1 when no sample was above the core's limit and "
-           "no more wake-ups were missed than the profile allows.\n"
-           "# TYPE rtprov_selftest_core_passed gauge\n";
+    out += metric("rtprov_selftest_limit_seconds", "gauge",
+                  "The largest wake-up latency that passes on the core.");
+    for (const selftest::CoreReport& c : r.cores)
+        out += "rtprov_selftest_limit_seconds{" + labels(c) + "} " +
+               seconds(double(c.threshold_us)) + "\n";
+    out += metric("rtprov_selftest_core_passed", "gauge",
+                  "1 when no sample was above the core's limit and no more wake-ups were "
+                  "missed than the profile allows.");
     for (const selftest::CoreReport& c : r.cores)
         out += "rtprov_selftest_core_passed{" + labels(c) + "} " + (c.passed ? "1" : "0") + "\n";
     if (r.pi_probe) {
-        out += "# HELP rtprov_selftest_pi_probe_worst_wait_microseconds Longest wait of the "
-               "SCHED_RR thread for the priority-inheritance mutex.\n"
-               "# TYPE rtprov_selftest_pi_probe_worst_wait_microseconds gauge\n"
-               "rtprov_selftest_pi_probe_worst_wait_microseconds " +
-               fixed(r.pi_probe->result.worst_wait_us, 3) +
-               "\n# HELP rtprov_selftest_pi_probe_starved_windows schedstat windows in which a "
-               "thread was runnable but did not run.\n"
-               "# TYPE rtprov_selftest_pi_probe_starved_windows gauge\n"
+        out += metric("rtprov_selftest_pi_probe_worst_wait_seconds", "gauge",
+                      "Longest wait of the SCHED_RR thread for the priority-inheritance mutex.") +
+               "rtprov_selftest_pi_probe_worst_wait_seconds " +
+               seconds(r.pi_probe->result.worst_wait_us) + "\n" +
+               metric("rtprov_selftest_pi_probe_starved_windows", "gauge",
+                      "schedstat windows in which a thread was runnable but did not run.") +
                "rtprov_selftest_pi_probe_starved_windows " +
                std::to_string(r.pi_probe->result.starved.size()) + "\n";
     }
-    out += "# HELP rtprov_selftest_passed 1 when the last self-test passed.\n"
-           "# TYPE rtprov_selftest_passed gauge\nrtprov_selftest_passed " +
-           std::string(r.passed ? "1" : "0") + "\n";
+    out += metric("rtprov_selftest_passed", "gauge", "1 when the last self-test passed.") +
+           "rtprov_selftest_passed " + std::string(r.passed ? "1" : "0") + "\n";
+    out += metric("rtprov_selftest_last_run_timestamp_seconds", "gauge",
+                  "When the last self-test started, in seconds since 1970 (UTC).") +
+           "rtprov_selftest_last_run_timestamp_seconds " + std::to_string(r.started_unix) + "\n";
     return out;
 }
 

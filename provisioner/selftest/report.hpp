@@ -54,8 +54,9 @@ struct PiProbeReport {
 };
 
 struct SelftestReport {
-    std::string started_at; // UTC, ISO 8601
-    std::string profile;    // the applied profile's name, "" without one
+    std::string started_at;        // UTC, ISO 8601
+    std::int64_t started_unix = 0; // the same, in seconds since 1970
+    std::string profile;           // the applied profile's name, "" without one
     std::string kernel_release;
     KernelContext kernel;
     RunParameters parameters;

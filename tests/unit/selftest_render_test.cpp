@@ -2,6 +2,9 @@
 
 #include "tests/unit/catch.hpp"
 
+#include <cstring>
+#include <set>
+#include <sstream>
 #include <string>
 
 using namespace rtprov;
@@ -37,6 +40,7 @@ CoreLatency latency(unsigned cpu, std::uint64_t cycles, std::uint64_t missed, do
 SelftestReport report(const std::string& profile) {
     SelftestReport r;
     r.started_at = "2026-11-30T01:00:00Z";
+    r.started_unix = 1796000000;
     r.profile = profile;
     r.kernel_release = "6.12.117+deb13-amd64";
     r.kernel.version = "#1 SMP PREEMPT_DYNAMIC Debian 6.12.117-1";
@@ -107,6 +111,38 @@ TEST_CASE("JSON and Prometheus carry the missed wake-ups and their limit") {
           "rtprov_selftest_planned_wakeups{cpu=\"1\",role=\"reserved\",idle=\"default\"} 10000");
     CHECK(line_starting(prometheus, "rtprov_selftest_core_passed{") ==
           "rtprov_selftest_core_passed{cpu=\"1\",role=\"reserved\",idle=\"default\"} 0");
+    // base units, a summary with quantile labels, _sum and _count, and when it ran
+    CHECK(line_starting(prometheus, "rtprov_selftest_latency_seconds{cpu=\"1\",role=\"reserved\","
+                                    "idle=\"default\",quantile=\"1\"}") ==
+          "rtprov_selftest_latency_seconds{cpu=\"1\",role=\"reserved\",idle=\"default\","
+          "quantile=\"1\"} 0.000095000");
+    CHECK(line_starting(prometheus, "rtprov_selftest_latency_seconds_sum{") ==
+          "rtprov_selftest_latency_seconds_sum{cpu=\"1\",role=\"reserved\",idle=\"default\"} "
+          "0.160280000");
+    CHECK(line_starting(prometheus, "rtprov_selftest_latency_seconds_count{") ==
+          "rtprov_selftest_latency_seconds_count{cpu=\"1\",role=\"reserved\",idle=\"default\"} "
+          "8014");
+    CHECK(line_starting(prometheus, "rtprov_selftest_limit_seconds{") ==
+          "rtprov_selftest_limit_seconds{cpu=\"1\",role=\"reserved\",idle=\"default\"} "
+          "0.000500000");
+    CHECK(prometheus.find("\nrtprov_selftest_last_run_timestamp_seconds 1796000000\n") !=
+          std::string::npos);
+    // every metric has its # HELP and # TYPE before its first sample
+    std::set<std::string> described;
+    std::istringstream lines(prometheus);
+    for (std::string line; std::getline(lines, line);) {
+        if (line.starts_with("# TYPE "))
+            described.insert(line.substr(7, line.find(' ', 7) - 7));
+        if (line.empty() || line.starts_with('#'))
+            continue;
+        std::string name = line.substr(0, line.find_first_of("{ "));
+        for (const char* suffix : {"_sum", "_count"})
+            if (name.ends_with(suffix) &&
+                described.count(name.substr(0, name.size() - std::strlen(suffix))))
+                name = name.substr(0, name.size() - std::strlen(suffix));
+        CHECK(described.count(name) == 1);
+        CHECK(name.find("microseconds") == std::string::npos);
+    }
 }
 
 TEST_CASE("without a profile the table says every CPU is held to the reserved limit") {
