@@ -173,24 +173,34 @@ std::string read_state(const std::string& path, SavedState& s) {
 // ours and closed to others, as the root lock's /run/rtprov (target/root_lock.cpp): who
 // may rename files there may take the state away or hold a lock of their own. "" or the
 // problem, with the fix.
-std::string lock_state(const std::string& path, core::Fd& lock) {
-    fs::path folder = fs::path(path).parent_path();
-    if (folder.empty())
-        folder = ".";
-    std::error_code ec;
-    fs::create_directories(folder.parent_path(), ec);
-    ::mkdir(folder.c_str(), 0700);
+fs::path state_folder(const std::string& path) {
+    const fs::path folder = fs::path(path).parent_path();
+    return folder.empty() ? fs::path(".") : folder;
+}
+
+// "" when 'folder' is a folder of ours closed to others, else why not, with the fix.
+std::string folder_problem(const fs::path& folder) {
     struct stat dir {};
     if (::lstat(folder.c_str(), &dir) != 0)
         return "cannot use the folder " + quoted(folder.string()) +
                " for the state: " + std::strerror(errno) + "; nothing changed";
-    if (!S_ISDIR(dir.st_mode) || dir.st_uid != ::geteuid() || (dir.st_mode & 077) != 0)
-        return "the state's folder " + quoted(folder.string()) + " is " +
-               (S_ISDIR(dir.st_mode) ? "owned by uid " + std::to_string(dir.st_uid) +
-                                           " with mode " + octal(dir.st_mode & 07777)
-                                     : target::file_type_name(dir.st_mode)) +
-               ": it must be a folder of uid " + std::to_string(::geteuid()) +
-               " closed to others (mode 0700); nothing changed: give a --state in such a folder";
+    if (S_ISDIR(dir.st_mode) && dir.st_uid == ::geteuid() && (dir.st_mode & 077) == 0)
+        return "";
+    return "the state's folder " + quoted(folder.string()) + " is " +
+           (S_ISDIR(dir.st_mode) ? "owned by uid " + std::to_string(dir.st_uid) + " with mode " +
+                                       octal(dir.st_mode & 07777)
+                                 : target::file_type_name(dir.st_mode)) +
+           ": it must be a folder of uid " + std::to_string(::geteuid()) +
+           " closed to others (mode 0700); nothing changed: give a --state in such a folder";
+}
+
+std::string lock_state(const std::string& path, core::Fd& lock) {
+    const fs::path folder = state_folder(path);
+    std::error_code ec;
+    fs::create_directories(folder.parent_path(), ec);
+    ::mkdir(folder.c_str(), 0700);
+    if (std::string problem = folder_problem(folder); !problem.empty())
+        return problem;
     const std::string name = path + ".lock";
     lock = core::Fd(
         ::open(name.c_str(), O_RDWR | O_CREAT | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, 0600));
@@ -479,7 +489,32 @@ IrqTuneResult restore_irqs(const std::string& root, const KernelCalls& calls,
                            const std::string& state_path) {
     IrqTuneResult result;
     std::error_code ec;
-    core::Fd lock; // taken first: a tune holding it may be about to save the state
+    // Nothing to put back where no tune ever ran: neither its lock (a tune makes that
+    // first) nor a state; and nothing made here then (a rollback leaves such a root as it
+    // was). Where either is, the lock is taken first: a tune holding it may be saving one.
+    bool any = false;
+    for (const std::string& file : {state_path, state_path + ".lock"}) {
+        const fs::file_status status = fs::symlink_status(file, ec);
+        // libstdc++ sets 'ec' for a missing file too, with the type not_found
+        if (ec && status.type() != fs::file_type::not_found) {
+            result.findings.push_back("cannot see " + quoted(file) + ": " + ec.message() +
+                                      "; nothing put back");
+            result.ok = false;
+            return result;
+        }
+        any = any || fs::exists(status);
+    }
+    if (!any) {
+        // ...unless others could have removed them
+        const fs::path folder = state_folder(state_path);
+        if (fs::exists(fs::symlink_status(folder, ec)))
+            if (std::string problem = folder_problem(folder); !problem.empty()) {
+                result.findings.push_back(problem);
+                result.ok = false;
+            }
+        return result;
+    }
+    core::Fd lock;
     SavedState saved;
     if (!lock_and_read_state(state_path, lock, saved, result))
         return result;
