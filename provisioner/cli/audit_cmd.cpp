@@ -58,7 +58,8 @@ std::string audit_text(const audit::AuditReport& report, const std::string& prof
 }
 
 std::string audit_json(const audit::AuditReport& report, const std::string& profile) {
-    std::string out = "{\n  \"profile\": " + (profile.empty() ? "null" : json_string(profile)) +
+    std::string out = "{\n  " + json_schema("audit") +
+                      ",\n  \"profile\": " + (profile.empty() ? "null" : json_string(profile)) +
                       ",\n  \"result\": " + json_string(audit::to_string(report.overall())) +
                       ",\n  \"checks\": [";
     for (std::size_t i = 0; i < report.checks.size(); ++i) {

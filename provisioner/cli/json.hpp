@@ -55,4 +55,13 @@ inline std::string json_string(std::string_view text) {
     return out + "\"";
 }
 
+// The first two members of every --json object rtprov prints or keeps: which output it
+// is ("rtprov.plan", "rtprov.status", ...) and the version of its keys. docs/json.md
+// documents each output and the promise: within a version keys are only added; a key
+// removed, renamed or given another type bumps the version.
+inline std::string json_schema(std::string_view kind, int version = 1) {
+    return "\"schema\": \"rtprov." + std::string(kind) +
+           "\", \"schema_version\": " + std::to_string(version);
+}
+
 } // namespace rtprov::cli

@@ -86,11 +86,11 @@ std::string plan_text(const PlanView& view) {
 
 std::string plan_json(const PlanView& view) {
     const core::Plan& plan = *view.plan;
-    std::string out = "{\n  \"profile\": " + json_string(view.profile) +
-                      ",\n  \"root\": " + json_string(view.root) +
-                      ",\n  \"mode\": " + json_string(view.live ? "live" : "offline") +
-                      ",\n  \"refused\": " + (plan.refused() ? "true" : "false") +
-                      ",\n  \"changes\": [";
+    std::string out =
+        "{\n  " + json_schema("plan") + ",\n  \"profile\": " + json_string(view.profile) +
+        ",\n  \"root\": " + json_string(view.root) +
+        ",\n  \"mode\": " + json_string(view.live ? "live" : "offline") +
+        ",\n  \"refused\": " + (plan.refused() ? "true" : "false") + ",\n  \"changes\": [";
     for (std::size_t i = 0; i < plan.changes.size(); ++i) {
         const core::FileChange& c = plan.changes[i];
         out += std::string(i ? "," : "") + "\n    {\"path\": " + json_string(c.path) +
@@ -320,7 +320,7 @@ std::string status_text(const target::Status& status, const std::string& root,
 std::string status_json(const target::Status& status, const std::string& root,
                         const std::optional<target::FirstbootState>& firstboot,
                         const TrialView& trial) {
-    std::string out = "{\n  \"root\": " + json_string(root) +
+    std::string out = "{\n  " + json_schema("status") + ",\n  \"root\": " + json_string(root) +
                       ",\n  \"applied\": " + (status.state ? "true" : "false");
     if (status.state) {
         const target::State& s = *status.state;
@@ -418,15 +418,15 @@ std::string profiles_text(const std::vector<profile::ProfileEntry>& entries) {
 }
 
 std::string profiles_json(const std::vector<profile::ProfileEntry>& entries) {
-    std::string out = "[";
+    std::string out = "{\n  " + json_schema("profiles") + ",\n  \"profiles\": [";
     for (std::size_t i = 0; i < entries.size(); ++i) {
         const auto& e = entries[i];
-        out += std::string(i ? "," : "") + "\n  {\"name\": " + json_string(e.name) +
+        out += std::string(i ? "," : "") + "\n    {\"name\": " + json_string(e.name) +
                ", \"path\": " + json_string(e.path) + ", \"source\": " + json_string(e.label) +
                ", \"hidden\": " + (e.hidden ? "true" : "false") +
                ", \"description\": " + json_string(e.description) + "}";
     }
-    return out + (entries.empty() ? "" : "\n") + "]\n";
+    return out + (entries.empty() ? "" : "\n  ") + "]\n}\n";
 }
 
 } // namespace rtprov::cli

@@ -106,11 +106,11 @@ std::time_t now_unix() {
     return t;
 }
 
-std::string utc_text(std::time_t t) {
+std::string utc_text(std::time_t t, const char* format) {
     std::tm tm{};
     gmtime_r(&t, &tm);
     char buffer[32];
-    std::strftime(buffer, sizeof buffer, "%Y-%m-%dT%H:%M:%SZ", &tm);
+    std::strftime(buffer, sizeof buffer, format, &tm);
     return buffer;
 }
 
@@ -310,10 +310,13 @@ int run_selftest(const SelftestCommand& c) {
             past = selftest::parse_history(old->content);
         core::FileState state;
         state.content = json;
-        // Two runs in the same second keep both reports.
-        std::string name = report.started_at + ".json";
+        // Named by ISO 8601's basic format (20261203T142638Z): no colons, which FAT (a
+        // USB stick), Windows and scp's HOST:PATH read otherwise. Two runs in the same
+        // second keep both reports.
+        std::string stamp = utc_text(report.started_unix, "%Y%m%dT%H%M%SZ");
+        std::string name = stamp + ".json";
         for (int n = 2; history.exists("/" + name); ++n)
-            name = report.started_at + "-" + std::to_string(n) + ".json";
+            name = stamp + "-" + std::to_string(n) + ".json";
         history.write("/" + name, state);
         state.content = selftest::format_history(past) +
                         selftest::format_history(selftest::history_entries(report));

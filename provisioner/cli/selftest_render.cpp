@@ -145,7 +145,7 @@ std::string selftest_text(const selftest::SelftestReport& r) {
 std::string selftest_json(const selftest::SelftestReport& r) {
     const selftest::RunParameters& p = r.parameters;
     std::string out =
-        "{\n  \"rtprov_selftest\": 1,\n  \"started_at\": " + json_string(r.started_at) +
+        "{\n  " + json_schema("selftest") + ",\n  \"started_at\": " + json_string(r.started_at) +
         ",\n  \"profile\": " + (r.profile.empty() ? "null" : json_string(r.profile)) +
         ",\n  \"kernel\": {\"release\": " + json_string(r.kernel_release) +
         ", \"version\": " + json_string(r.kernel.version) +

@@ -313,7 +313,9 @@ int run_trial(const TrialCommand& c) {
         TrialView seen = trial_view(root, c.sysroot, running(c));
         if (!c.prometheus_file.empty())
             write_file(c.prometheus_file, trial_prometheus(seen));
-        std::cout << (c.json ? "{\"trial\": " + trial_json(seen) + "}\n" : trial_text(seen));
+        std::cout << (c.json
+                          ? "{" + json_schema("trial") + ", \"trial\": " + trial_json(seen) + "}\n"
+                          : trial_text(seen));
         return k_exit_ok;
     }
     if (c.check->parsed()) {

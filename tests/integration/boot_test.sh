@@ -238,6 +238,9 @@ check "the trial is recorded as armed, for the image's next boot (no boot id)" \
     bash -c "grep -q '^phase=armed$' '$t/var/lib/rtprov/trial' && ! grep -q '^armed_boot=' '$t/var/lib/rtprov/trial'"
 run trial status --root "$t" --json
 check "trial status --json says armed" grep -q '"phase": "armed"' <<<"$out"
+run trial status --root "$t" --prometheus "$work/trial.prom"
+check "trial status --prometheus says armed" grep -q '^rtprov_trial_info{phase="armed",' "$work/trial.prom"
+lint_textfile "$work/trial.prom"
 sys=$work/trial-sys
 mkdir -p "$sys/proc/sys/kernel/random"
 echo "BOOT_IMAGE=/boot/vmlinuz-6.12.117+deb13-amd64 root=/dev/vda1 ro quiet" >"$sys/proc/cmdline"
@@ -276,22 +279,17 @@ check "a GRUB environment block that is a link is refused" grep -q "is a symboli
 # A Pi trial armed on the running Pi (a record as apply --live writes it, which only a
 # running Pi can), judged from a fixture sysroot with the firmware's tryboot flag.
 fresh trialpi pi4-trixie
-mkdir -p "$work/trialpi/var/lib/rtprov" "$sys/proc/device-tree/chosen/bootloader"
-printf '%s\n' '# rtprov trial; do not edit' phase=armed id=0123456789ab profile=pi4 \
-    loader=rpi-firmware armed_at=2026-12-01T00:00:00Z updated_at=2026-12-01T00:00:00Z \
-    >"$work/trialpi/var/lib/rtprov/trial"
-printf '\0\0\0\0' >"$sys/proc/device-tree/chosen/bootloader/tryboot"
-echo "console=serial0,115200 root=PARTUUID=0b3e-02 rootwait" >"$sys/proc/cmdline"
+mkdir -p "$sys/proc/device-tree/chosen/bootloader"
+arm_pi_trial "$work/trialpi"
+tryboot_flag "$sys" '\0\0\0\0'
 run trial status --root "$work/trialpi" --sysroot "$sys" --json
 check "trial status reads the firmware's tryboot flag (0: not a tryboot)" grep -q '"tryboot": false' <<<"$out"
 run trial check --root "$work/trialpi" --sysroot "$sys"
 check "a boot the firmware says is not a tryboot: fell back, naming the bootloader's part" \
     grep -q "not a tryboot: if it was the reboot into the trial, the bootloader lacks tryboot" \
     "$work/trialpi/var/lib/rtprov/trial"
-printf '%s\n' '# rtprov trial; do not edit' phase=armed id=0123456789ab profile=pi4 \
-    loader=rpi-firmware armed_at=2026-12-01T00:00:00Z updated_at=2026-12-01T00:00:00Z \
-    >"$work/trialpi/var/lib/rtprov/trial"
-printf '\0\0\0\1' >"$sys/proc/device-tree/chosen/bootloader/tryboot"
+arm_pi_trial "$work/trialpi"
+tryboot_flag "$sys" '\0\0\0\1'
 run trial status --root "$work/trialpi" --sysroot "$sys"
 check "trial status shows a tryboot flag of 1 as the firmware's word" \
     grep -q "the firmware says this boot is a tryboot" <<<"$out"

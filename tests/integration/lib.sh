@@ -82,3 +82,36 @@ finish() {
     echo "$pass passed, $fail failed"
     [ "$fail" -eq 0 ]
 }
+
+# lint_textfile FILE: Prometheus' own linter (promtool, Debian's prometheus package) has
+# nothing to say about a textfile: the exposition format and the naming conventions. Where
+# promtool is missing (the Debian 13 build root) it says so and checks nothing.
+lint_textfile() {
+    local said rc
+    if ! command -v promtool >/dev/null; then
+        echo "SKIP: no promtool here (scripts/install-deps.sh test installs it); $1 was not linted"
+        return 0
+    fi
+    said=$(promtool check metrics <"$1" 2>&1)
+    rc=$?
+    # exit code 0 and nothing said
+    check "promtool check metrics passes $(basename "$1") and has nothing to say" \
+        [ "$rc$said" = 0 ] || echo "$said" >&2
+}
+
+# arm_pi_trial ROOT: a Pi trial record in ROOT as 'apply --live --trial' writes it on a
+# running Pi (which only a running Pi can)
+arm_pi_trial() {
+    mkdir -p "$1/var/lib/rtprov"
+    printf '%s\n' '# rtprov trial; do not edit' phase=armed id=0123456789ab profile=pi4 \
+        loader=rpi-firmware armed_at=2026-12-01T00:00:00Z updated_at=2026-12-01T00:00:00Z \
+        >"$1/var/lib/rtprov/trial"
+}
+
+# tryboot_flag SYSROOT BYTES: a booted Pi's tree whose firmware says, in its 4-byte
+# big-endian tryboot flag, whether this boot is a tryboot ('\0\0\0\1': it is)
+tryboot_flag() {
+    mkdir -p "$1/proc/device-tree/chosen/bootloader"
+    printf '%b' "$2" >"$1/proc/device-tree/chosen/bootloader/tryboot"
+    echo "console=serial0,115200 root=PARTUUID=0b3e-02 rootwait" >"$1/proc/cmdline"
+}

@@ -56,20 +56,7 @@ check "the Prometheus file counts missed wake-ups per CPU" \
     [ "$(grep -c '^rtprov_selftest_missed_wakeups{' "$work/r1.prom")" = 2 ]
 check "the Prometheus file has a maximum (quantile 1) in seconds per CPU" \
     [ "$(grep -c '^rtprov_selftest_latency_seconds{.*quantile="1"}' "$work/r1.prom")" = 2 ]
-# Prometheus' own linter (Debian's prometheus package): the exposition format and the
-# naming conventions (base units, summaries, HELP for every metric).
-# (install-deps.sh test installs it on the host; the Debian 13 build root has it not.)
-if command -v promtool >/dev/null; then
-    promtool_quiet() { # promtool_quiet FILE: promtool passes it and has nothing to say
-        local said
-        if said=$(promtool check metrics <"$1" 2>&1) && [ -z "$said" ]; then return 0; fi
-        echo "$said" >&2
-        return 1
-    }
-    check "promtool check metrics finds nothing to say about it" promtool_quiet "$work/r1.prom"
-else
-    echo "SKIP: no promtool here (scripts/install-deps.sh test installs it); the textfile was not linted"
-fi
+lint_textfile "$work/r1.prom"
 
 "$rtprov" selftest --sysroot "$sys" --history "$history" --pi-probe 0 --compare --cpus 1 \
     >"$work/out2" 2>&1
