@@ -2,6 +2,7 @@
 
 #include "provisioner/audit/irq_checks.hpp"
 #include "provisioner/audit/kernel_checks.hpp"
+#include "provisioner/audit/machine_checks.hpp"
 #include "provisioner/audit/reserved_cpu_checks.hpp"
 #include "provisioner/audit/service_checks.hpp"
 
@@ -30,6 +31,13 @@ AuditReport run_audit(const SystemView& view, const Expectation* e) {
     }
     checks.push_back(check_irq_affinity(view, e));
     checks.push_back(check_unmovable_irqs(view, e));
+    checks.push_back(check_smt(view));
+    checks.push_back(check_mitigations(view));
+    checks.push_back(check_swappiness(view));
+    if (auto c = check_audio_group_limits(view))
+        checks.push_back(std::move(*c));
+    if (auto c = check_cpu_dma_latency_access(view))
+        checks.push_back(std::move(*c));
     if (!e)
         return report;
     checks.push_back(check_reserved_cpu_tasks(view, *e));

@@ -18,6 +18,13 @@ Status worst(Status a, Status b) {
     return static_cast<int>(a) > static_cast<int>(b) ? a : b;
 }
 
+Check make_check(const char* id, const char* title) {
+    Check c;
+    c.id = id;
+    c.title = title;
+    return c;
+}
+
 Check cannot_read(Check c, const std::string& problem) {
     c.status = Status::warn;
     c.reason = problem;

@@ -45,6 +45,9 @@ struct ServiceThreads {
     std::vector<ThreadRow> threads;
 };
 
+// A check with its id and title, ok until it is judged.
+Check make_check(const char* id, const char* title);
+
 // 'c' as a warning that its input could not be read: 'problem' is the reason.
 Check cannot_read(Check c, const std::string& problem);
 

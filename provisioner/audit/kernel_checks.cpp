@@ -12,13 +12,6 @@ namespace {
 
 constexpr const char* k_features_path = "/sys/kernel/debug/sched/features";
 
-Check make(const char* id, const char* title) {
-    Check c;
-    c.id = id;
-    c.title = title;
-    return c;
-}
-
 using core::has_word;
 
 constexpr const char* k_preempt_path = "/sys/kernel/debug/sched/preempt";
@@ -157,7 +150,7 @@ Check compare_cpus(Check c, const Fact<core::CpuList>& have, const std::string& 
 } // namespace
 
 Check check_preemption(const SystemView& view, const Expectation* e) {
-    Check c = make("kernel-preemption", "kernel preemption model");
+    Check c = make_check("kernel-preemption", "kernel preemption model");
     if (!view.kernel_version)
         return cannot_read(std::move(c), view.kernel_version.problem);
     const Model model = preemption_model(view);
@@ -183,7 +176,7 @@ Check check_preemption(const SystemView& view, const Expectation* e) {
 }
 
 Check check_rt_push_ipi(const SystemView& view, const Expectation* e) {
-    Check c = make("rt-push-ipi", "RT_PUSH_IPI on a non-PREEMPT_RT kernel");
+    Check c = make_check("rt-push-ipi", "RT_PUSH_IPI on a non-PREEMPT_RT kernel");
     if (!view.kernel_version)
         return cannot_read(std::move(c), view.kernel_version.problem +
                                              "; whether the kernel is PREEMPT_RT is not known");
@@ -234,7 +227,7 @@ Check check_rt_push_ipi(const SystemView& view, const Expectation* e) {
 }
 
 Check check_rt_throttling(const SystemView& view) {
-    Check c = make("rt-throttling", "real-time throttling");
+    Check c = make_check("rt-throttling", "real-time throttling");
     if (!view.rt_runtime_us)
         return cannot_read(std::move(c), view.rt_runtime_us.problem);
     const long long runtime = *view.rt_runtime_us;
@@ -262,7 +255,7 @@ Check check_rt_throttling(const SystemView& view) {
 }
 
 Check check_cpu_governor(const SystemView& view, const Expectation* e) {
-    Check c = make("cpu-governor", "CPU frequency governor");
+    Check c = make_check("cpu-governor", "CPU frequency governor");
     if (!view.governors)
         return cannot_read(std::move(c), view.governors.problem);
     const bool profile_sets = e && e->cpu_governor;
@@ -318,7 +311,7 @@ bool runs_preempt_rt(const SystemView& view) {
 }
 
 Check check_cmdline(const SystemView& view, const Expectation& e) {
-    Check c = make("cmdline", "kernel command line");
+    Check c = make_check("cmdline", "kernel command line");
     if (e.kernel_params.empty()) {
         c.reason = "profile '" + e.profile_name + "' plans no kernel parameters";
         return c;
@@ -358,14 +351,14 @@ std::optional<Check> check_isolated(const SystemView& view, const Expectation& e
     const auto& flags = e.isolcpus_flags;
     if (!flags.empty() && std::find(flags.begin(), flags.end(), "domain") == flags.end())
         return std::nullopt;
-    return compare_cpus(make("isolated-cpus", "CPUs isolated by isolcpus="), view.cpus.isolated,
-                        "/sys/devices/system/cpu/isolated", e, "isolcpus");
+    return compare_cpus(make_check("isolated-cpus", "CPUs isolated by isolcpus="),
+                        view.cpus.isolated, "/sys/devices/system/cpu/isolated", e, "isolcpus");
 }
 
 std::optional<Check> check_nohz_full(const SystemView& view, const Expectation& e) {
     if (!e.param("nohz_full"))
         return std::nullopt;
-    return compare_cpus(make("nohz-full", "CPUs without the periodic tick (nohz_full=)"),
+    return compare_cpus(make_check("nohz-full", "CPUs without the periodic tick (nohz_full=)"),
                         view.cpus.nohz_full, "/sys/devices/system/cpu/nohz_full", e, "nohz_full");
 }
 

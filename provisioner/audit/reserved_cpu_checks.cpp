@@ -8,13 +8,6 @@ namespace rtprov::audit {
 
 namespace {
 
-Check make(const char* id, const char* title) {
-    Check c;
-    c.id = id;
-    c.title = title;
-    return c;
-}
-
 std::string quoted_text(const std::string& text) {
     return "'" + text + "'";
 }
@@ -148,7 +141,7 @@ IrqPlacement irq_placement(const Irq& irq) {
 // A warning, not a failure: irqaffinity= sets only the default at boot, drivers and
 // irqbalance place IRQs themselves, and what an IRQ costs depends on how often it fires.
 Check check_irq_affinity(const SystemView& view, const Expectation* e) {
-    Check c = make("irq-affinity", "IRQs delivered to the reserved CPUs");
+    Check c = make_check("irq-affinity", "IRQs delivered to the reserved CPUs");
     if (auto unknown = reserved_unknown(c, view, e))
         return *unknown;
     const CpuSplit split = cpu_split(view, e);
@@ -205,7 +198,7 @@ Check check_irq_affinity(const SystemView& view, const Expectation* e) {
 }
 
 Check check_unmovable_irqs(const SystemView& view, const Expectation* e) {
-    Check c = make("irq-unmovable", "IRQs on the reserved CPUs that cannot be moved");
+    Check c = make_check("irq-unmovable", "IRQs on the reserved CPUs that cannot be moved");
     if (auto unknown = reserved_unknown(c, view, e))
         return *unknown;
     const CpuSplit split = cpu_split(view, e);
@@ -260,7 +253,7 @@ Check check_unmovable_irqs(const SystemView& view, const Expectation* e) {
 // kept 43 µs only because nothing else ran there (288 µs with the other cores loaded).
 // A warning for unbound kernel threads: mostly out of reach.
 Check check_reserved_cpu_tasks(const SystemView& view, const Expectation& e) {
-    Check c = make("reserved-cpu-tasks", "tasks allowed on the reserved CPUs");
+    Check c = make_check("reserved-cpu-tasks", "tasks allowed on the reserved CPUs");
     if (e.reserve_method == core::ReserveMethod::none) {
         c.reason = "profile '" + e.profile_name +
                    "' pins services but reserves no CPUs (reserve_method none)";
@@ -338,7 +331,7 @@ Check check_reserved_cpu_tasks(const SystemView& view, const Expectation& e) {
 }
 
 Check check_rt_above_audio(const SystemView& view, const Expectation& e) {
-    Check c = make("rt-above-audio", "real-time tasks at or above the audio threads");
+    Check c = make_check("rt-above-audio", "real-time tasks at or above the audio threads");
     std::optional<int> lowest;
     for (const ServiceExpectation& s : e.services)
         if (auto p = s.audio_priority())

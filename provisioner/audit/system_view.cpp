@@ -2,6 +2,7 @@
 
 #include "provisioner/boot/kernel_config.hpp"
 #include "provisioner/core/error.hpp"
+#include "provisioner/core/text.hpp"
 #include "provisioner/target/root.hpp"
 
 #include <sys/stat.h>
@@ -12,6 +13,7 @@
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
+#include <sstream>
 
 namespace rtprov::audit {
 
@@ -171,6 +173,61 @@ Fact<std::map<std::string, std::string>> read_kernel_config(const RootReader& r,
     return fact;
 }
 
+// limits.conf(5) lines: '#' starts a comment, fields are separated by blanks.
+void add_limits_rules(const RootReader& r, const std::string& path,
+                      std::vector<LimitsRule>& rules) {
+    Fact<std::string> text = r.text(path);
+    if (!text)
+        return;
+    std::istringstream in(*text);
+    std::string line;
+    for (int number = 1; std::getline(in, line); ++number) {
+        line = line.substr(0, line.find('#'));
+        std::vector<std::string> fields = core::words(line);
+        if (fields.size() == 4)
+            rules.push_back({path, number, fields[0], fields[1], fields[2], fields[3]});
+    }
+}
+
+Fact<std::vector<LimitsRule>> read_limits_rules(const RootReader& r) {
+    Fact<std::vector<LimitsRule>> fact;
+    fact.value.emplace();
+    add_limits_rules(r, "/etc/security/limits.conf", *fact.value);
+    if (auto names = r.names("/etc/security/limits.d"))
+        for (const std::string& name : *names)
+            if (name.size() > 5 && name.ends_with(".conf"))
+                add_limits_rules(r, "/etc/security/limits.d/" + name, *fact.value);
+    return fact;
+}
+
+Fact<DeviceNode> read_device(const RootReader& r, const std::string& path) {
+    Fact<DeviceNode> fact;
+    Fact<std::filesystem::path> host = r.host(path);
+    struct stat st {};
+    if (!host) {
+        fact = Fact<DeviceNode>::failed(host.problem, host.absent);
+    } else if (::stat(host->c_str(), &st) != 0) {
+        fact = Fact<DeviceNode>::failed("cannot see '" + path + "': " + std::strerror(errno),
+                                        errno == ENOENT);
+    } else {
+        fact.value = DeviceNode{unsigned(st.st_mode & 07777), unsigned(st.st_gid)};
+    }
+    return fact;
+}
+
+Fact<std::map<std::string, std::string>> read_vulnerabilities(const RootReader& r) {
+    const std::string dir = "/sys/devices/system/cpu/vulnerabilities";
+    Fact<std::map<std::string, std::string>> fact;
+    Fact<std::vector<std::string>> names = r.names(dir);
+    if (!names)
+        return Fact<std::map<std::string, std::string>>::failed(names.problem, names.absent);
+    fact.value.emplace();
+    for (const std::string& name : *names)
+        if (Fact<std::string> line = r.value(dir + "/" + name))
+            (*fact.value)[name] = *line;
+    return fact;
+}
+
 } // namespace
 
 SystemView read_kernel_view(const std::string& root) {
@@ -199,6 +256,14 @@ SystemView read_system_view(const std::string& root) {
         v.sound_cards = system::read_sound_cards(r, *v.irq_lines);
     else
         v.sound_cards.problem = v.irq_lines.problem;
+    v.smt_control = r.value("/sys/devices/system/cpu/smt/control");
+    v.cpu0_siblings = r.cpu_list("/sys/devices/system/cpu/cpu0/topology/thread_siblings_list");
+    v.vulnerabilities = read_vulnerabilities(r);
+    v.swappiness = r.integer("/proc/sys/vm/swappiness");
+    v.swaps = r.text("/proc/swaps");
+    v.groups = r.text("/etc/group");
+    v.limits_rules = read_limits_rules(r);
+    v.cpu_dma_latency = read_device(r, "/dev/cpu_dma_latency");
     return v;
 }
 

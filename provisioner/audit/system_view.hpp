@@ -48,6 +48,20 @@ struct Irq {
     bool affinity_writable = true;            // smp_affinity_list carries a write permission bit
 };
 
+// A rule of /etc/security/limits.conf or /etc/security/limits.d/*.conf (limits.conf(5):
+// domain, type, item, value), and where it is.
+struct LimitsRule {
+    std::string file; // as on the running system
+    int line = 0;
+    std::string domain, type, item, value;
+};
+
+// A device node's permission bits and group.
+struct DeviceNode {
+    unsigned mode = 0;
+    unsigned gid = 0;
+};
+
 struct SystemView {
     Fact<std::string> cmdline;        // /proc/cmdline
     Fact<std::string> kernel_version; // /proc/sys/kernel/version: what uname -v says
@@ -67,6 +81,19 @@ struct SystemView {
     Fact<std::vector<system::IrqLine>> irq_lines; // /sys/kernel/irq: handler names, chips
     // The ALSA cards and the IRQs that feed them (system::read_sound_cards)
     Fact<std::vector<system::SoundCard>> sound_cards;
+    // The machine as a whole (machine_checks): /sys/devices/system/cpu/smt/control, and
+    // CPU 0's topology/thread_siblings_list for kernels without it
+    Fact<std::string> smt_control;
+    Fact<core::CpuList> cpu0_siblings;
+    // /sys/devices/system/cpu/vulnerabilities: each file's name and first line
+    Fact<std::map<std::string, std::string>> vulnerabilities;
+    Fact<long long> swappiness; // /proc/sys/vm/swappiness
+    Fact<std::string> swaps;    // /proc/swaps
+    Fact<std::string> groups;   // /etc/group
+    // limits.conf, then limits.d/*.conf by name, as pam_limits reads them; absent files
+    // add nothing
+    Fact<std::vector<LimitsRule>> limits_rules;
+    Fact<DeviceNode> cpu_dma_latency; // /dev/cpu_dma_latency
 
     // The IRQs of the sound path: the cards' and those 'globs' name
     // (system::sound_path_irqs); empty when the IRQs could not be read; with no ALSA, the

@@ -100,8 +100,8 @@ void add_audit_command(CLI::App& parent, AuditCommand& c) {
     c.app->add_flag("--json", c.json, "Print JSON");
     c.app
         ->add_option("--sysroot", c.sysroot,
-                     "Read /proc, /sys, /boot and /etc/rtprov from DIR instead of '/' (a "
-                     "copied tree)")
+                     "Read /proc, /sys, /boot, /dev and /etc (rtprov's profile, group, "
+                     "security/limits.conf) from DIR instead of '/' (a copied tree)")
         ->type_name("DIR");
 }
 

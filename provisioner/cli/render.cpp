@@ -30,12 +30,6 @@ std::string diff_of(const core::FileChange& change) {
     return diff;
 }
 
-std::string octal(unsigned mode) {
-    char buffer[8];
-    std::snprintf(buffer, sizeof buffer, "%04o", mode);
-    return buffer;
-}
-
 std::string plural(std::size_t n, const char* one, const char* many) {
     return std::to_string(n) + " " + (n == 1 ? one : many);
 }
@@ -53,10 +47,10 @@ std::string plan_text(const PlanView& view) {
         if (change.old &&
             (change.old->mode != change.next.mode || change.old->uid != change.next.uid ||
              change.old->gid != change.next.gid))
-            out += "# mode " + octal(change.old->mode) + " -> " + octal(change.next.mode) +
-                   ", owner " + std::to_string(change.old->uid) + ":" +
-                   std::to_string(change.old->gid) + " -> " + std::to_string(change.next.uid) +
-                   ":" + std::to_string(change.next.gid) + "\n";
+            out += "# mode " + core::octal(change.old->mode) + " -> " +
+                   core::octal(change.next.mode) + ", owner " + std::to_string(change.old->uid) +
+                   ":" + std::to_string(change.old->gid) + " -> " +
+                   std::to_string(change.next.uid) + ":" + std::to_string(change.next.gid) + "\n";
         out += diff_of(change);
     }
     for (const std::string& path : view.retired)
@@ -96,7 +90,7 @@ std::string plan_json(const PlanView& view) {
         out += std::string(i ? "," : "") + "\n    {\"path\": " + json_string(c.path) +
                ", \"action\": " + json_string(c.old ? "modify" : "create") +
                ", \"reason\": " + json_string(c.reason) +
-               ", \"mode\": " + json_string(octal(c.next.mode)) +
+               ", \"mode\": " + json_string(core::octal(c.next.mode)) +
                ", \"uid\": " + std::to_string(c.next.uid) +
                ", \"gid\": " + std::to_string(c.next.gid) +
                ", \"sha256\": " + json_string(core::sha256_hex(c.next.content)) +

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cstdio>
 
 namespace rtprov::core {
 
@@ -61,6 +62,12 @@ std::string quoted_list(const std::vector<std::string>& items) {
     for (const std::string& item : items)
         out += (out.empty() ? "'" : ", '") + item + "'";
     return out;
+}
+
+std::string octal(unsigned mode) {
+    char text[8];
+    std::snprintf(text, sizeof text, "%04o", mode & 07777);
+    return text;
 }
 
 std::string shell_command(const std::vector<std::string>& argv) {

@@ -31,6 +31,9 @@ std::string join(const std::vector<std::string>& items, std::string_view separat
 // Each item in single quotes, with ", " between: "'a', 'b'".
 std::string quoted_list(const std::vector<std::string>& items);
 
+// Permission bits as 'ls' and chmod write them in octal: '0644'.
+std::string octal(unsigned mode);
+
 // 'argv' as a shell would take it back: a word of only letters, digits and
 // _ . / = : , + @ % - stays as it is; any other is single-quoted, a ' in it written '\'',
 // and so is a command name that a shell would read as an assignment ('A=b') or a

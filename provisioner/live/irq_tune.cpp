@@ -78,12 +78,6 @@ struct SavedState {
     std::optional<std::string> workqueue_mask;
 };
 
-std::string octal(unsigned mode) {
-    char text[8];
-    std::snprintf(text, sizeof text, "%04o", mode);
-    return text;
-}
-
 // What a damaged or untrusted state file costs, and what to do about it.
 std::string state_refused(const std::string& what) {
     return what +
@@ -113,7 +107,7 @@ std::string read_state(const std::string& path, SavedState& s) {
                              ", not rtprov's state file");
     if (st.st_uid != ::geteuid() || (st.st_mode & 022) != 0)
         return state_refused(quoted(path) + " is owned by uid " + std::to_string(st.st_uid) +
-                             " with mode " + octal(st.st_mode & 07777) +
+                             " with mode " + core::octal(st.st_mode & 07777) +
                              ": rtprov writes it as uid " + std::to_string(::geteuid()) +
                              ", writable by no one else");
     if (st.st_size > k_max_state_bytes)
@@ -188,7 +182,7 @@ std::string folder_problem(const fs::path& folder) {
         return "";
     return "the state's folder " + quoted(folder.string()) + " is " +
            (S_ISDIR(dir.st_mode) ? "owned by uid " + std::to_string(dir.st_uid) + " with mode " +
-                                       octal(dir.st_mode & 07777)
+                                       core::octal(dir.st_mode & 07777)
                                  : target::file_type_name(dir.st_mode)) +
            ": it must be a folder of uid " + std::to_string(::geteuid()) +
            " closed to others (mode 0700); nothing changed: give a --state in such a folder";

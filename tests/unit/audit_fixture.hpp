@@ -12,7 +12,8 @@
 // A /proc and /sys tree shaped like a running 4-CPU machine's, for the audit tests. It
 // starts healthy: a generic kernel with RT_PUSH_IPI on and its preemption mode visible in
 // debugfs (no /boot/config), CPUs 2-3 isolated and nohz_full,
-// 'performance' everywhere, default RT throttling, no processes and no IRQs.
+// 'performance' everywhere, default RT throttling, no processes and no IRQs, no SMT,
+// nothing mitigated, no swap, no user in group audio.
 namespace audit_fixture {
 
 inline constexpr int k_other = 0;
@@ -72,6 +73,13 @@ class FakeSystem {
         std::filesystem::create_directories(dir.path() + "/proc/irq");
         m_interrupts = "           CPU0       CPU1       CPU2       CPU3\n";
         write("proc/interrupts", m_interrupts);
+        // no SMT, nothing mitigated, no swap, no user in group audio
+        write("sys/devices/system/cpu/smt/control", "notsupported\n");
+        write("sys/devices/system/cpu/vulnerabilities/meltdown", "Not affected\n");
+        write("sys/devices/system/cpu/vulnerabilities/spectre_v1", "Vulnerable\n");
+        write("proc/sys/vm/swappiness", "60\n");
+        write("proc/swaps", "Filename\t\t\t\tType\t\tSize\t\tUsed\t\tPriority\n");
+        write("etc/group", "root:x:0:\naudio:x:29:\n");
     }
 
     void write(const std::string& path, const std::string& content) const {
