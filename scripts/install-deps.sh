@@ -23,8 +23,9 @@ if [ "$what" = test ]; then
     # The debos test: debos itself (never its recommends: systemd-resolved), parted for
     # its image-partition action, dosfstools for FAT partitions.
     packages+=(debos parted dosfstools fdisk)
-    # selftest_test.sh: promtool (Prometheus' linter) checks the textfile rtprov writes
-    packages+=(prometheus)
+    # selftest_test.sh: promtool (Prometheus' linter) checks the textfile rtprov writes,
+    # headless chromium lays out the HTML report
+    packages+=(prometheus chromium)
 fi
 missing=()
 for p in "${packages[@]}"; do

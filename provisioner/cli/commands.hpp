@@ -33,6 +33,7 @@ struct SelftestCommand {
     unsigned pi_probe_s = 5;
     std::string json_file;
     std::string prometheus_file;
+    std::string html_file;
     bool compare = false;
     std::string history_dir = "/var/lib/rtprov/selftest";
     std::string sysroot = "/";

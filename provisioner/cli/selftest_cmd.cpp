@@ -189,6 +189,10 @@ void add_selftest_command(CLI::App& parent, SelftestCommand& c) {
     app->add_option("--prometheus", c.prometheus_file,
                     "Also write the result in node-exporter textfile format to FILE")
         ->type_name("FILE");
+    app->add_option("--html", c.html_file,
+                    "Also write the report as one self-contained HTML page to FILE: the "
+                    "verdict, histograms, kernel facts and the trend of earlier runs")
+        ->type_name("FILE");
     app->add_flag("--compare", c.compare,
                   "Compare with the last run with the same CPU, duration, interval, priority, "
                   "load and idle policy");
@@ -326,6 +330,8 @@ int run_selftest(const SelftestCommand& c) {
         std::cerr << "rtprov: warning: cannot keep the report in " << quoted(c.history_dir) << ": "
                   << e.what() << "; pass --history DIR, ignoring\n";
     }
+    if (!c.html_file.empty())
+        write_file(c.html_file, selftest_html(report, past));
     if (c.compare)
         out << comparison_text(selftest::compare(report, past));
     if (json_to_stdout)

@@ -3,17 +3,13 @@
 #include "provisioner/cli/json.hpp"
 #include "provisioner/core/cpu_list.hpp"
 
+#include <algorithm>
+#include <cmath>
 #include <cstdio>
 
 namespace rtprov::cli {
 
 namespace {
-
-std::string fixed(double value, int decimals = 1) {
-    char buffer[40];
-    std::snprintf(buffer, sizeof buffer, "%.*f", decimals, value);
-    return buffer;
-}
 
 std::string pad(std::string text, std::size_t width, bool right = true) {
     if (text.size() >= width)
@@ -52,7 +48,97 @@ std::string push_ipi_hint(selftest::PushIpiState state) {
     return "";
 }
 
+// The ranges of the terminal histogram, by their upper bound in µs (0: above the last).
+constexpr unsigned k_ranges[] = {10, 20, 50, 100, 200, 500, 1000, 2000, 5000, 10000, 0};
+
+std::string range_label(unsigned upper) {
+    if (upper == 0)
+        return ">10k";
+    return "≤" + (upper >= 1000 ? std::to_string(upper / 1000) + "k" : std::to_string(upper));
+}
+
+// Display width of a label: '≤' is one column in two bytes.
+std::size_t columns(const std::string& text) {
+    std::size_t n = 0;
+    for (unsigned char c : text)
+        n += (c & 0xC0) != 0x80;
+    return n;
+}
+
+// One line per core and idle policy: the samples in each range as a bar from ▁ to █ on a
+// log scale (· for none), so a tail of a few samples shows beside millions.
+std::string histogram_text(const selftest::SelftestReport& r) {
+    static const char* const k_bars[] = {"▁", "▂", "▃", "▄", "▅", "▆", "▇", "█"};
+    std::string out = "histogram (samples per range of µs, log scale):\n" + std::string(25, ' ');
+    for (unsigned upper : k_ranges)
+        out += " " +
+               pad(range_label(upper), 4 + range_label(upper).size() - columns(range_label(upper)));
+    out += "\n";
+    for (const selftest::CoreReport& c : r.cores) {
+        const selftest::LatencyHistogram& h = c.latency.histogram;
+        std::vector<std::uint64_t> counts;
+        std::size_t us = 0;
+        for (unsigned upper : k_ranges) {
+            std::uint64_t n = 0;
+            const std::size_t end = upper == 0 ? h.buckets().size() : upper + 1;
+            for (; us < end && us < h.buckets().size(); ++us)
+                n += h.buckets()[us];
+            if (upper == 0)
+                n += h.overflow();
+            counts.push_back(n);
+        }
+        const std::uint64_t most = *std::max_element(counts.begin(), counts.end());
+        out += pad(std::to_string(c.latency.cpu), 3) + "  " +
+               pad(std::string(selftest::to_string(c.role)), 12, false) + " " +
+               pad(std::string(selftest::to_string(c.latency.idle)), 7, false);
+        for (std::uint64_t n : counts) {
+            std::string cell = "·";
+            if (n > 0) {
+                double level = most > 1 ? std::log10(double(n)) / std::log10(double(most)) : 1;
+                cell = k_bars[int(std::lround(level * 7))];
+            }
+            out += "    " + cell;
+        }
+        out += "\n";
+    }
+    return out;
+}
+
 } // namespace
+
+std::string fixed(double value, int decimals) {
+    char buffer[40];
+    std::snprintf(buffer, sizeof buffer, "%.*f", decimals, value);
+    return buffer;
+}
+
+std::string verdict_text(const selftest::SelftestReport& r) {
+    const selftest::Verdict v = selftest::verdict(r);
+    auto core = [](const selftest::CoreReport& c) {
+        return "CPU " + std::to_string(c.latency.cpu) + " (" +
+               std::string(selftest::to_string(c.role)) + ", idle " +
+               std::string(selftest::to_string(c.latency.idle)) + ")";
+    };
+    const std::string rate = fixed(v.rate / 1000.0, 0) + " kHz";
+    if (!v.missed.empty()) {
+        const selftest::CoreReport& c = *v.missed.front();
+        return "not safe for audio yet: " + core(c) + " missed " + fixed(c.missed_percent(), 2) +
+               " % of its wake-ups, each a whole interval late, so no ALSA period can be "
+               "promised until that is found (see the table above)";
+    }
+    if (!v.worst)
+        return "no wake-up was measured, so nothing can be said about audio periods";
+    const std::string worst =
+        "worst wake-up " + fixed(v.worst->latency.max_us, 0) + " µs on " + core(*v.worst);
+    const std::string measured = "; measured for " + fixed(r.parameters.duration_ms / 1000.0, 0) +
+                                 " s, and rarer delays need longer runs (--duration)";
+    if (v.period_frames == 0)
+        return worst + ": too late for any ALSA period up to " +
+               std::to_string(selftest::k_max_period_frames) + " frames at " + rate + measured;
+    return worst + ": safe for ALSA periods of " + std::to_string(v.period_frames) + " frames (" +
+           fixed(1000.0 * v.period_frames / v.rate, 2) + " ms) and longer at " + rate +
+           ", leaving half of each period for the player's own work" + measured;
+}
 
 std::string selftest_text(const selftest::SelftestReport& r) {
     const selftest::RunParameters& p = r.parameters;
@@ -138,6 +224,8 @@ std::string selftest_text(const selftest::SelftestReport& r) {
         if (!r.pi_probe->passed && !r.kernel.preempt_rt)
             out += push_ipi_hint(r.kernel.push_ipi);
     }
+    out += histogram_text(r);
+    out += "verdict: " + verdict_text(r) + "\n";
     out += std::string("result: ") + (r.passed ? "passed" : "did not pass") + "\n";
     return out;
 }

@@ -9,7 +9,18 @@
 // node-exporter textfile format for Prometheus. Pure.
 namespace rtprov::cli {
 
+// 'value' with 'decimals' digits after the point, as the reports show numbers.
+std::string fixed(double value, int decimals = 1);
+
 std::string selftest_text(const selftest::SelftestReport& report);
+// The run in plain words for a non-expert: the worst wake-up where the player runs and the
+// shortest ALSA period it leaves safe (selftest::verdict), or why none is.
+std::string verdict_text(const selftest::SelftestReport& report);
+// One self-contained HTML page (inline SVG and CSS, no script, nothing fetched): the
+// verdict, per core a latency histogram on a log scale with its limit, both idle policies
+// overlaid, the kernel facts, and the trend of 'history' (earlier runs, oldest first).
+std::string selftest_html(const selftest::SelftestReport& report,
+                          const std::vector<selftest::HistoryEntry>& history);
 std::string selftest_json(const selftest::SelftestReport& report);
 // https://github.com/prometheus/node_exporter#textfile-collector: '# HELP', '# TYPE',
 // then one 'name{labels} value' line per sample.

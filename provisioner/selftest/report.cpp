@@ -137,4 +137,33 @@ std::vector<Comparison> compare(const SelftestReport& report,
     return out;
 }
 
+unsigned safe_period_frames(double worst_us, unsigned rate) {
+    for (unsigned frames = k_min_period_frames; frames <= k_max_period_frames; frames *= 2)
+        if (2.0 * worst_us <= 1e6 * frames / rate)
+            return frames;
+    return 0;
+}
+
+Verdict verdict(const SelftestReport& report, unsigned rate) {
+    Verdict v;
+    v.rate = rate;
+    bool reserved = false, default_idle = false;
+    for (const CoreReport& c : report.cores) {
+        reserved = reserved || c.role == CoreRole::reserved;
+        default_idle = default_idle || c.latency.idle == IdlePolicy::system_default;
+    }
+    for (const CoreReport& c : report.cores) {
+        if ((reserved && c.role != CoreRole::reserved) ||
+            (default_idle && c.latency.idle != IdlePolicy::system_default))
+            continue;
+        if (c.missed_too_many)
+            v.missed.push_back(&c);
+        if (c.latency.cycles && (!v.worst || c.latency.max_us > v.worst->latency.max_us))
+            v.worst = &c;
+    }
+    if (v.worst)
+        v.period_frames = safe_period_frames(v.worst->latency.max_us, rate);
+    return v;
+}
+
 } // namespace rtprov::selftest

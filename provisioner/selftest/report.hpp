@@ -120,4 +120,30 @@ struct Comparison {
 std::vector<Comparison> compare(const SelftestReport& report,
                                 const std::vector<HistoryEntry>& history);
 
+// What a run means for an audio player, in numbers the verdict words are made from.
+// The player's threads run on the reserved cores (every measured core when none is
+// reserved); the latency that counts is the worst one there under the idle policy the
+// box runs with ('default' when it was measured, else 'held').
+struct Verdict {
+    const CoreReport* worst = nullptr; // the core with the worst wake-up; null: no sample
+    // The shortest ALSA period, in frames at 'rate' Hz, that this wake-up latency leaves
+    // safe (safe_period_frames); 0: none up to k_max_period_frames.
+    unsigned period_frames = 0;
+    unsigned rate = 48000;
+    // Cores whose thread missed more wake-ups than their limit (a whole interval late):
+    // no period is safe while one does.
+    std::vector<const CoreReport*> missed;
+};
+
+inline constexpr unsigned k_min_period_frames = 32;
+inline constexpr unsigned k_max_period_frames = 8192;
+
+// The shortest power-of-two period from k_min_period_frames frames in which a wake-up
+// 'worst_us' late takes at most half the period: with the usual two periods per buffer,
+// the player must write the next period within one period of the wake-up, and the other
+// half is left for its own work. 0 when no period up to k_max_period_frames is.
+unsigned safe_period_frames(double worst_us, unsigned rate);
+
+Verdict verdict(const SelftestReport& report, unsigned rate = 48000);
+
 } // namespace rtprov::selftest

@@ -59,12 +59,37 @@ check "the Prometheus file has a maximum (quantile 1) in seconds per CPU" \
 lint_textfile "$work/r1.prom"
 
 "$rtprov" selftest --sysroot "$sys" --history "$history" --pi-probe 0 --compare --cpus 1 \
-    >"$work/out2" 2>&1
+    --html "$work/r2.html" >"$work/out2" 2>&1
 check "a second run compares with the first measured the same way" \
     grep -Eq '^  CPU 1 idle default: avg .* since ' "$work/out2"
 check "the history has both runs' lines" [ "$(wc -l <"$history/history.tsv")" = 3 ]
 check "each run kept its own report, even within one second" \
     [ "$(find "$history" -name '*.json' | wc -l)" = 2 ]
+# The HTML page: one file that fetches and runs nothing, its charts well-formed SVG, the
+# verdict the table's, a histogram for the CPU and the trend of the two runs.
+check "selftest --html wrote a self-contained page with the verdict, histogram and trend" \
+    python3 - "$work/r2.html" "$(sed -n 's/^verdict: //p' "$work/out2")" <<'PY'
+import html, re, sys, xml.etree.ElementTree as ET
+page, verdict = open(sys.argv[1], encoding="utf-8").read(), sys.argv[2]
+assert verdict and verdict in html.unescape(page), verdict
+assert "<script" not in page.lower() and "<link" not in page.lower()
+refs = re.findall(r'(?:src|href)\s*=|url\(|https?://', page)
+assert refs == ["http://"] * page.count('xmlns="http://www.w3.org/2000/svg"'), refs
+svgs = re.findall(r"<svg.*?</svg>", page, re.S)
+for svg in svgs:
+    ET.fromstring(svg)  # well-formed
+assert len(svgs) == 2, len(svgs)  # CPU 1's histogram and its trend
+assert "<h3>CPU 1, idle default: 2 runs</h3>" in page
+PY
+if command -v chromium >/dev/null; then
+    # a real browser lays it out: the charts' lines are in its DOM
+    timeout 120 chromium --headless --no-sandbox --disable-gpu --dump-dom "file://$work/r2.html" \
+        >"$work/r2.dom" 2>/dev/null
+    check "chromium renders the page with its charts" \
+        [ "$(grep -o '<polyline' "$work/r2.dom" | wc -l)" -ge 3 ]
+else
+    echo "SKIP: no chromium here; the page was checked by its structure only"
+fi
 
 "$rtprov" selftest --sysroot "$sys" --history "$history" --pi-probe 0 --cpus 1 \
     --interval 1000 --compare >"$work/out3" 2>&1

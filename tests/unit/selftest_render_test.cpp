@@ -90,6 +90,13 @@ TEST_CASE("the table shows missed wake-ups and fails a core that missed a fifth 
           "CPU 1, idle default: missed 1986 of 10000 planned wake-ups (19.86 %), more than 1.0 "
           "%: its thread did not run for whole intervals, and the latencies above leave those "
           "out\n"
+          "histogram (samples per range of µs, log scale):\n"
+          "                           ≤10  ≤20  ≤50 ≤100 ≤200 ≤500  ≤1k  ≤2k  ≤5k ≤10k >10k\n"
+          "  0  housekeeping default    ·    █    ·    ▁    ·    ·    ·    ·    ·    ·    ·\n"
+          "  1  reserved     default    ·    █    ·    ▁    ·    ·    ·    ·    ·    ·    ·\n"
+          "verdict: not safe for audio yet: CPU 1 (reserved, idle default) missed 19.86 % of its "
+          "wake-ups, each a whole interval late, so no ALSA period can be promised until that is "
+          "found (see the table above)\n"
           "result: did not pass\n");
 }
 
@@ -208,4 +215,88 @@ TEST_CASE("the PI-probe hint blames RT_PUSH_IPI only when it was read as off") {
           "  RT_PUSH_IPI is not the cause: '/sys/kernel/debug/sched/features' lists neither "
           "RT_PUSH_IPI nor NO_RT_PUSH_IPI, so this kernel has no push IPI");
     CHECK(line_starting(selftest_text(starved_probe(PushIpiState::on)), "  RT_PUSH_IPI") == "");
+}
+
+TEST_CASE("the safe ALSA period: the smallest power of two from 32 frames that the worst "
+          "wake-up takes at most half of") {
+    // 32 frames at 48 kHz are 666.7 µs: a wake-up of up to 333.3 µs leaves it safe
+    CHECK(safe_period_frames(0, 48000) == 32);
+    CHECK(safe_period_frames(333.3, 48000) == 32);
+    CHECK(safe_period_frames(333.4, 48000) == 64);
+    CHECK(safe_period_frames(87, 48000) == 32);
+    CHECK(safe_period_frames(1000, 48000) == 128); // 2.67 ms
+    CHECK(safe_period_frames(85333.3, 48000) == 8192);
+    CHECK(safe_period_frames(85334, 48000) == 0);
+    CHECK(safe_period_frames(300, 44100) == 32); // 725.6 µs
+}
+
+TEST_CASE("the verdict is made from the reserved cores' worst wake-up, as the box runs") {
+    SelftestReport r = report("pi4");
+    r.cores.push_back(judge_core(CoreRole::housekeeping, latency(0, 1000, 0, 2500), {}));
+    r.cores.push_back(judge_core(CoreRole::reserved, latency(3, 1000, 0, 87), {}));
+    CoreLatency held = latency(3, 1000, 0, 40);
+    held.idle = IdlePolicy::held;
+    r.cores.push_back(judge_core(CoreRole::reserved, held, {}));
+    Verdict v = verdict(r);
+    REQUIRE(v.worst);
+    CHECK(v.worst->latency.cpu == 3);
+    CHECK(v.worst->latency.max_us == 87); // the housekeeping core and the held run left out
+    CHECK(v.period_frames == 32);
+    CHECK(cli::verdict_text(r) ==
+          "worst wake-up 87 µs on CPU 3 (reserved, idle default): safe for ALSA periods of 32 "
+          "frames (0.67 ms) and longer at 48 kHz, leaving half of each period for the player's "
+          "own work; measured for 1 s, and rarer delays need longer runs (--duration)");
+    CHECK(line_starting(selftest_text(r), "verdict: ") == "verdict: " + cli::verdict_text(r));
+
+    r.cores[1] = judge_core(CoreRole::reserved, latency(3, 1000, 0, 1200), {});
+    CHECK(cli::verdict_text(r).find("safe for ALSA periods of 128 frames (2.67 ms)") !=
+          std::string::npos);
+    r.cores[1] = judge_core(CoreRole::reserved, latency(3, 1000, 0, 90000), {});
+    CHECK(cli::verdict_text(r).find("too late for any ALSA period up to 8192 frames") !=
+          std::string::npos);
+    // missed wake-ups: no period is promised, whatever the latencies
+    r.cores[1] = judge_core(CoreRole::reserved, latency(3, 1000, 200, 87), {});
+    CHECK(cli::verdict_text(r).rfind("not safe for audio yet: CPU 3 (reserved, idle default) "
+                                     "missed 16.67 %",
+                                     0) == 0);
+    r.cores.clear();
+    CHECK(cli::verdict_text(r).rfind("no wake-up was measured", 0) == 0);
+}
+
+TEST_CASE("the terminal histogram: one line per core, a bar per range on a log scale") {
+    SelftestReport r = report("pi4");
+    CoreLatency l = latency(3, 1000, 0, 150); // 999 samples of 20 µs, one of 150
+    r.cores.push_back(judge_core(CoreRole::reserved, l, {}));
+    const std::string text = selftest_text(r);
+    CHECK(line_starting(text, "  3  reserved     default ") ==
+          "  3  reserved     default    ·    █    ·    ·    ▁    ·    ·    ·    ·    ·    ·");
+    CHECK(line_starting(text, "                         ") ==
+          "                           ≤10  ≤20  ≤50 ≤100 ≤200 ≤500  ≤1k  ≤2k  ≤5k ≤10k >10k");
+}
+
+TEST_CASE("the HTML page is self-contained and escapes what it shows") {
+    SelftestReport r = report("<b>pi4</b>");
+    r.cores.push_back(judge_core(CoreRole::reserved, latency(3, 1000, 0, 87), {}));
+    CoreLatency held = latency(3, 1000, 0, 40);
+    held.idle = IdlePolicy::held;
+    r.cores.push_back(judge_core(CoreRole::reserved, held, {}));
+    std::string html = cli::selftest_html(r, {});
+    CHECK(html.find("&lt;b&gt;pi4&lt;/b&gt;") != std::string::npos);
+    CHECK(html.find("<b>pi4") == std::string::npos);
+    CHECK(html.find("<script") == std::string::npos);
+    CHECK(html.find("no trend yet") != std::string::npos);
+    // one chart for CPU 3, both idle policies in it
+    std::size_t svgs = 0, lines = 0;
+    for (std::size_t at = 0; (at = html.find("<svg", at)) != std::string::npos; ++at)
+        ++svgs;
+    for (std::size_t at = 0; (at = html.find("<polyline", at)) != std::string::npos; ++at)
+        ++lines;
+    CHECK(svgs == 1);
+    CHECK(lines == 2);
+    // an earlier run measured alike draws the trend
+    HistoryEntry before{
+        "2026-11-29T01:00:00Z", r.parameters.key(), 3, "default", 20, 20, 300, true};
+    html = cli::selftest_html(r, {before});
+    CHECK(html.find("CPU 3, idle default: 2 runs") != std::string::npos);
+    CHECK(html.find("2026-11-29T01:00:00Z") != std::string::npos);
 }

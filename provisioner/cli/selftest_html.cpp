@@ -1,0 +1,303 @@
+// The self-test as one HTML page a person would rather look at: nothing is fetched and
+// nothing runs (inline CSS and SVG, no script), so it opens from a USB stick, in a mail,
+// or in a text browser (the numbers are a table, every chart has a text equivalent).
+#include "provisioner/cli/selftest_render.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <map>
+
+namespace rtprov::cli {
+
+namespace {
+
+// Text as HTML character data or an attribute value.
+std::string esc(const std::string& text) {
+    std::string out;
+    for (char c : text) {
+        switch (c) {
+        case '&':
+            out += "&amp;";
+            break;
+        case '<':
+            out += "&lt;";
+            break;
+        case '>':
+            out += "&gt;";
+            break;
+        case '"':
+            out += "&quot;";
+            break;
+        case '\'':
+            out += "&#39;";
+            break;
+        default:
+            out += c;
+        }
+    }
+    return out;
+}
+
+constexpr double k_width = 640, k_height = 260;
+constexpr double k_left = 56, k_right = 16, k_top = 16, k_bottom = 40;
+const char* const k_colours[] = {"#1f5fa8", "#d9730d"}; // default, held
+
+// A round axis end at or above 'value': 1, 2 or 5 times a power of ten.
+double nice_ceiling(double value) {
+    double decade = std::pow(10.0, std::floor(std::log10(std::max(value, 1.0))));
+    for (double step : {1.0, 2.0, 5.0, 10.0})
+        if (step * decade >= value)
+            return step * decade;
+    return 10 * decade;
+}
+
+// The latency histograms of one CPU, one series per idle policy, on a log count scale
+// (as the OSADL latency plots draw them): x in µs up to the largest sample, the limit
+// as a dashed line.
+std::string histogram_svg(const std::vector<const selftest::CoreReport*>& series) {
+    double x_max = 1;
+    std::uint64_t most = 1;
+    for (const selftest::CoreReport* c : series) {
+        x_max = std::max(x_max, c->latency.max_us);
+        for (std::uint64_t n : c->latency.histogram.buckets())
+            most = std::max(most, n);
+        most = std::max(most, c->latency.histogram.overflow());
+    }
+    const unsigned threshold = series.front()->threshold_us;
+    x_max = nice_ceiling(std::max(x_max * 1.05, threshold <= 2 * x_max ? threshold * 1.05 : 0));
+    const double decades = std::max(1.0, std::ceil(std::log10(double(most))));
+    const double plot_w = k_width - k_left - k_right, plot_h = k_height - k_top - k_bottom;
+    auto x_of = [&](double us) { return k_left + plot_w * std::min(us, x_max) / x_max; };
+    // counts from 1 (the bottom) to 10^decades; a bucket with one sample stands a little
+    // above the axis so it is seen
+    auto y_of = [&](double n) {
+        double level = n <= 0 ? -0.15 : std::log10(n) / decades;
+        return k_top + plot_h * (1 - std::max(level, -0.15) / 1.15 - 0.13);
+    };
+    std::string svg = "<svg xmlns=\"http://www.w3.org/2000/svg\" viewBox=\"0 0 " +
+                      fixed(k_width, 0) + " " + fixed(k_height, 0) + "\" width=\"" +
+                      fixed(k_width, 0) + "\" height=\"" + fixed(k_height, 0) +
+                      "\" role=\"img\">\n<title>latency histogram, CPU " +
+                      std::to_string(series.front()->latency.cpu) + "</title>\n";
+    // axes and grid: decades of samples, round µs
+    for (int d = 0; d <= int(decades); ++d) {
+        double y = y_of(std::pow(10.0, d));
+        svg += "<line x1=\"" + fixed(k_left) + "\" x2=\"" + fixed(k_width - k_right) + "\" y1=\"" +
+               fixed(y) + "\" y2=\"" + fixed(y) + "\" class=\"grid\"/>\n" + "<text x=\"" +
+               fixed(k_left - 6) + "\" y=\"" + fixed(y + 4) +
+               "\" class=\"tick\" text-anchor=\"end\">" +
+               (d == 0 ? std::string("1")
+                       : "10<tspan dy=\"-6\" font-size=\"9\">" + std::to_string(d) + "</tspan>") +
+               "</text>\n";
+    }
+    for (int i = 0; i <= 5; ++i) {
+        double us = x_max * i / 5, x = x_of(us);
+        svg += "<line x1=\"" + fixed(x) + "\" x2=\"" + fixed(x) + "\" y1=\"" + fixed(k_top) +
+               "\" y2=\"" + fixed(k_height - k_bottom) + "\" class=\"grid\"/>\n<text x=\"" +
+               fixed(x) + "\" y=\"" + fixed(k_height - k_bottom + 16) +
+               "\" class=\"tick\" text-anchor=\"" + (i == 5 ? "end" : "middle") + "\">" +
+               fixed(us, us < 10 ? 1 : 0) + "</text>\n";
+    }
+    svg += "<text x=\"" + fixed(k_left + plot_w / 2) + "\" y=\"" + fixed(k_height - 6) +
+           "\" class=\"axis\" text-anchor=\"middle\">wake-up latency (µs)</text>\n"
+           "<text x=\"14\" y=\"" +
+           fixed(k_top + plot_h / 2) +
+           "\" class=\"axis\" text-anchor=\"middle\" "
+           "transform=\"rotate(-90 14 " +
+           fixed(k_top + plot_h / 2) + ")\">samples</text>\n";
+    // one step line per idle policy; buckets narrower than a pixel are summed into it
+    const double pixels = plot_w;
+    for (std::size_t s = 0; s < series.size(); ++s) {
+        const selftest::CoreReport& c = *series[s];
+        const auto& buckets = c.latency.histogram.buckets();
+        std::map<int, std::uint64_t> per_pixel;
+        for (std::size_t us = 0; us < buckets.size(); ++us)
+            if (buckets[us])
+                per_pixel[int(std::min(double(us), x_max) / x_max * pixels)] += buckets[us];
+        if (c.latency.histogram.overflow())
+            per_pixel[int(pixels)] += c.latency.histogram.overflow();
+        std::string points;
+        double last_y = y_of(0);
+        int last_px = -1;
+        for (const auto& [px, n] : per_pixel) {
+            double x = k_left + px, y = y_of(double(n));
+            if (px > last_px + 1)
+                points += fixed(k_left + last_px + 1) + "," + fixed(y_of(0)) + " " + fixed(x) +
+                          "," + fixed(y_of(0)) + " ";
+            else if (last_px >= 0)
+                points += fixed(x) + "," + fixed(last_y) + " ";
+            points += fixed(x) + "," + fixed(y) + " " + fixed(x + 1) + "," + fixed(y) + " ";
+            last_y = y;
+            last_px = px;
+        }
+        points += fixed(k_left + last_px + 1) + "," + fixed(y_of(0));
+        const char* colour = k_colours[c.latency.idle == selftest::IdlePolicy::held ? 1 : 0];
+        svg += "<polyline fill=\"none\" stroke=\"" + std::string(colour) +
+               "\" stroke-width=\"1.5\" points=\"" + points + "\"/>\n";
+    }
+    if (threshold <= x_max) {
+        double x = x_of(threshold);
+        svg += "<line x1=\"" + fixed(x) + "\" x2=\"" + fixed(x) + "\" y1=\"" + fixed(k_top) +
+               "\" y2=\"" + fixed(k_height - k_bottom) + "\" class=\"limit\"/>\n<text x=\"" +
+               fixed(x + 4) + "\" y=\"" + fixed(k_top + 12) + "\" class=\"tick\">limit " +
+               std::to_string(threshold) + " µs</text>\n";
+    } else {
+        svg += "<text x=\"" + fixed(k_width - k_right) + "\" y=\"" + fixed(k_top + 12) +
+               "\" class=\"tick\" text-anchor=\"end\">limit " + std::to_string(threshold) +
+               " µs, far right of every sample</text>\n";
+    }
+    return svg + "</svg>\n";
+}
+
+// The worst wake-up of each earlier run with the same CPU, idle policy and parameters,
+// and this one's, as a line: how the machine changed between runs measured alike.
+std::string trend_svg(const std::vector<selftest::HistoryEntry>& runs) {
+    double most = 1;
+    for (const selftest::HistoryEntry& e : runs)
+        most = std::max(most, e.max_us);
+    most = nice_ceiling(most * 1.05);
+    const double plot_w = k_width - k_left - k_right, plot_h = 160 - k_top - 28;
+    auto x_of = [&](std::size_t i) {
+        return k_left + (runs.size() > 1 ? plot_w * double(i) / double(runs.size() - 1) : 0);
+    };
+    auto y_of = [&](double us) { return k_top + plot_h * (1 - us / most); };
+    std::string svg = "<svg xmlns=\"http://www.w3.org/2000/svg\" viewBox=\"0 0 " +
+                      fixed(k_width, 0) + " 160\" width=\"" + fixed(k_width, 0) +
+                      "\" height=\"160\" role=\"img\">\n<title>trend</title>\n";
+    for (int i = 0; i <= 2; ++i) {
+        double us = most * i / 2, y = y_of(us);
+        svg += "<line x1=\"" + fixed(k_left) + "\" x2=\"" + fixed(k_width - k_right) + "\" y1=\"" +
+               fixed(y) + "\" y2=\"" + fixed(y) + "\" class=\"grid\"/>\n<text x=\"" +
+               fixed(k_left - 6) + "\" y=\"" + fixed(y + 4) +
+               "\" class=\"tick\" text-anchor=\"end\">" + fixed(us, 0) + "</text>\n";
+    }
+    std::string worst, p99;
+    for (std::size_t i = 0; i < runs.size(); ++i) {
+        worst += fixed(x_of(i)) + "," + fixed(y_of(runs[i].max_us)) + " ";
+        p99 += fixed(x_of(i)) + "," + fixed(y_of(runs[i].p99_us)) + " ";
+        svg += "<circle cx=\"" + fixed(x_of(i)) + "\" cy=\"" + fixed(y_of(runs[i].max_us)) +
+               "\" r=\"3\" fill=\"" + (runs[i].passed ? "#1f5fa8" : "#c0392b") + "\"/>\n";
+    }
+    svg += "<polyline fill=\"none\" stroke=\"#1f5fa8\" points=\"" + worst +
+           "\"/>\n<polyline fill=\"none\" stroke=\"#888\" stroke-dasharray=\"4 3\" points=\"" +
+           p99 + "\"/>\n<text x=\"" + fixed(k_left) + "\" y=\"154\" class=\"tick\">" +
+           esc(runs.front().started_at) + "</text>\n<text x=\"" + fixed(k_width - k_right) +
+           "\" y=\"154\" class=\"tick\" text-anchor=\"end\">" + esc(runs.back().started_at) +
+           "</text>\n";
+    return svg + "</svg>\n";
+}
+
+} // namespace
+
+std::string selftest_html(const selftest::SelftestReport& r,
+                          const std::vector<selftest::HistoryEntry>& history) {
+    const selftest::RunParameters& p = r.parameters;
+    const std::string title = "rtprov self-test " + r.started_at;
+    std::string out =
+        "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n<title>" +
+        esc(title) +
+        "</title>\n<style>\n"
+        "body{font-family:sans-serif;max-width:60em;margin:1em auto;padding:0 1em;color:#222}\n"
+        "table{border-collapse:collapse;margin:.5em 0}td,th{padding:.15em .6em;text-align:right;"
+        "border-bottom:1px solid #ddd}th{background:#f3f3f3}td.l,th.l{text-align:left}\n"
+        ".verdict{font-size:1.2em;padding:.6em;border-left:.4em solid #1f5fa8;background:#eef4fb}"
+        "\n.fail{color:#c0392b;font-weight:bold}.grid{stroke:#e3e3e3}.limit{stroke:#c0392b;"
+        "stroke-dasharray:5 3;stroke-width:1.5}.tick{font-size:11px;fill:#555}.axis{font-size:"
+        "12px;fill:#333}\n.key{display:inline-block;width:1.5em;height:.3em;vertical-align:"
+        "middle;margin:0 .3em}\n</style>\n</head>\n<body>\n<h1>" +
+        esc(title) + "</h1>\n<p class=\"verdict\">" + esc(verdict_text(r)) + "</p>\n<p>Result: " +
+        (r.passed ? std::string("<b>passed</b>")
+                  : std::string("<span class=\"fail\">did not "
+                                "pass</span>")) +
+        ".</p>\n<table>\n<tr><th class=\"l\">profile</th><td class=\"l\">" +
+        esc(r.profile.empty() ? "none applied" : r.profile) +
+        "</td></tr>\n<tr><th class=\"l\">kernel</th><td class=\"l\">" + esc(r.kernel_release) +
+        " (" + esc(r.kernel.version) +
+        ")</td></tr>\n<tr><th class=\"l\">preemption</th><td class=\"l\">" +
+        (r.kernel.preempt_rt ? "PREEMPT_RT" : "not PREEMPT_RT") +
+        "</td></tr>\n<tr><th class=\"l\">RT_PUSH_IPI</th><td class=\"l\">" +
+        esc(std::string(selftest::to_string(r.kernel.push_ipi))) +
+        "</td></tr>\n<tr><th class=\"l\">measured</th><td class=\"l\">" +
+        fixed(p.duration_ms / 1000.0, 0) + " s per idle policy, a wake-up every " +
+        std::to_string(p.interval_us) + " µs at SCHED_FIFO " + std::to_string(p.priority) + ", " +
+        esc(p.load_cpus.empty() ? "no load" : "load on CPUs " + p.load_cpus) +
+        "</td></tr>\n</table>\n<h2>Wake-up latency</h2>\n<table>\n<tr><th>CPU</th><th "
+        "class=\"l\">role</th><th class=\"l\">idle</th><th>samples</th><th>missed</th><th>min"
+        "</th><th>avg</th><th>p99</th><th>p99.9</th><th>max</th><th>limit</th><th "
+        "class=\"l\">result</th></tr>\n";
+    for (const selftest::CoreReport& c : r.cores) {
+        const selftest::CoreLatency& l = c.latency;
+        out += "<tr><td>" + std::to_string(l.cpu) + "</td><td class=\"l\">" +
+               std::string(selftest::to_string(c.role)) + "</td><td class=\"l\">" +
+               std::string(selftest::to_string(l.idle)) + "</td><td>" + std::to_string(l.cycles) +
+               "</td><td>" + std::to_string(l.overruns) + " (" + fixed(c.missed_percent(), 2) +
+               " %)</td><td>" + fixed(l.min_us) + "</td><td>" + fixed(l.avg_us) + "</td><td>" +
+               fixed(l.p99_us) + "</td><td>" + fixed(l.p999_us) + "</td><td>" + fixed(l.max_us) +
+               "</td><td>" + std::to_string(c.threshold_us) + "</td><td class=\"l\">" +
+               (c.passed ? "pass" : "<span class=\"fail\">FAIL</span>") + "</td></tr>\n";
+    }
+    out += "</table>\n<p>Latencies in µs: how long after its planned moment the measuring "
+           "thread ran. Missed: planned wake-ups skipped because one came a whole interval "
+           "late. <span class=\"key\" style=\"background:" +
+           std::string(k_colours[0]) +
+           "\"></span>idle default (deep idle allowed, as the box runs) <span class=\"key\" "
+           "style=\"background:" +
+           k_colours[1] +
+           "\"></span>idle held (/dev/cpu_dma_latency at 0, as cyclictest runs)</p>\n";
+    // per CPU, its idle policies overlaid
+    std::map<unsigned, std::vector<const selftest::CoreReport*>> by_cpu;
+    for (const selftest::CoreReport& c : r.cores)
+        by_cpu[c.latency.cpu].push_back(&c);
+    for (const auto& [cpu, series] : by_cpu) {
+        out += "<h3>CPU " + std::to_string(cpu) + " (" +
+               std::string(selftest::to_string(series.front()->role)) + ")</h3>\n" +
+               histogram_svg(series);
+        for (const selftest::CoreReport* c : series)
+            if (c->latency.histogram.overflow())
+                out += "<p>idle " + std::string(selftest::to_string(c->latency.idle)) + ": " +
+                       std::to_string(c->latency.histogram.overflow()) + " samples above " +
+                       std::to_string(c->latency.histogram.limit_us()) +
+                       " µs, drawn at the right edge</p>\n";
+    }
+    if (r.pi_probe) {
+        const selftest::PiProbeResult& pr = r.pi_probe->result;
+        out += "<h2>Priority-inheritance probe</h2>\n<p>The SCHED_RR thread waited " +
+               fixed(pr.worst_wait_us) + " µs at worst for a lock held by SCHED_OTHER workers (" +
+               fixed(pr.avg_wait_us) + " µs on average, limit " + fixed(r.pi_probe->limit_us, 0) +
+               " µs); " + std::to_string(pr.starved.size()) +
+               " window(s) showed a thread runnable but not running: " +
+               (r.pi_probe->passed ? "pass" : "<span class=\"fail\">FAIL</span>") + ".</p>\n";
+    }
+    // the trend: earlier runs measured the same way, and this one
+    std::vector<selftest::HistoryEntry> now = selftest::history_entries(r);
+    std::string trends;
+    for (const selftest::HistoryEntry& e : now) {
+        std::vector<selftest::HistoryEntry> runs;
+        for (const selftest::HistoryEntry& h : history)
+            if (h.cpu == e.cpu && h.idle == e.idle && h.parameters == e.parameters)
+                runs.push_back(h);
+        if (runs.empty())
+            continue;
+        runs.push_back(e);
+        trends += "<h3>CPU " + std::to_string(e.cpu) + ", idle " + esc(e.idle) + ": " +
+                  std::to_string(runs.size()) + " runs</h3>\n" + trend_svg(runs) +
+                  "<table>\n<tr><th class=\"l\">run</th><th>avg</th><th>p99</th><th>max</th>"
+                  "<th class=\"l\">result</th></tr>\n";
+        for (const selftest::HistoryEntry& h : runs)
+            trends += "<tr><td class=\"l\">" + esc(h.started_at) + "</td><td>" + fixed(h.avg_us) +
+                      "</td><td>" + fixed(h.p99_us) + "</td><td>" + fixed(h.max_us) +
+                      "</td><td class=\"l\">" +
+                      (h.passed ? "pass" : "<span class=\"fail\">FAIL</span>") + "</td></tr>\n";
+        trends += "</table>\n";
+    }
+    out += "<h2>Trend</h2>\n" +
+           (trends.empty() ? "<p>No earlier run was measured the same way (CPU, idle policy, "
+                             "duration, interval, priority, load), so there is no trend yet.</p>\n"
+                           : "<p>The worst wake-up of each run (dots, red: did not pass) and "
+                             "its p99 (dashed), in µs.</p>\n" +
+                                 trends);
+    return out + "<p><small>Written by rtprov selftest.</small></p>\n</body>\n</html>\n";
+}
+
+} // namespace rtprov::cli
