@@ -254,6 +254,9 @@ std::string selftest_html(const selftest::SelftestReport& r,
                std::string(selftest::to_string(series.front()->role)) + ")</h3>\n" +
                histogram_svg(series);
         for (const selftest::CoreReport* c : series)
+            if (!c->late_seconds.empty())
+                out += "<p>" + esc(late_text(*c)) + "</p>\n";
+        for (const selftest::CoreReport* c : series)
             if (c->latency.histogram.overflow())
                 out += "<p>idle " + std::string(selftest::to_string(c->latency.idle)) + ": " +
                        std::to_string(c->latency.histogram.overflow()) + " samples above " +

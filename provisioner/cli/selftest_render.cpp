@@ -112,6 +112,26 @@ std::string fixed(double value, int decimals) {
     return buffer;
 }
 
+std::string late_text(const selftest::CoreReport& c) {
+    if (c.late_seconds.empty())
+        return "";
+    std::string out = "CPU " + std::to_string(c.latency.cpu) + ", idle " +
+                      std::string(selftest::to_string(c.latency.idle)) + ": over its limit of " +
+                      std::to_string(c.threshold_us) + " µs or missing wake-ups in " +
+                      std::to_string(c.late_seconds.size()) + " of " +
+                      std::to_string(c.latency.max_per_s_us.size() - 1) + " s: at ";
+    constexpr std::size_t k_shown = 5;
+    for (std::size_t i = 0; i < c.late_seconds.size() && i < k_shown; ++i) {
+        const selftest::LateSecond& l = c.late_seconds[i];
+        out += std::string(i ? ", " : "") + std::to_string(l.at_s) + " s (" +
+               std::to_string(l.max_us) + " µs" +
+               (l.missed ? ", " + std::to_string(l.missed) + " missed" : std::string()) + ")";
+    }
+    if (c.late_seconds.size() > k_shown)
+        out += " and " + std::to_string(c.late_seconds.size() - k_shown) + " more";
+    return out;
+}
+
 std::string verdict_text(const selftest::SelftestReport& r) {
     const selftest::Verdict v = selftest::verdict(r);
     auto core = [](const selftest::CoreReport& c) {
@@ -224,6 +244,9 @@ std::string selftest_text(const selftest::SelftestReport& r) {
         if (!r.pi_probe->passed && !r.kernel.preempt_rt)
             out += push_ipi_hint(r.kernel.push_ipi);
     }
+    for (const selftest::CoreReport& c : r.cores)
+        if (!c.late_seconds.empty())
+            out += late_text(c) + "\n";
     out += histogram_text(r);
     out += "verdict: " + verdict_text(r) + "\n";
     out += std::string("result: ") + (r.passed ? "passed" : "did not pass") + "\n";
@@ -262,8 +285,13 @@ std::string selftest_json(const selftest::SelftestReport& r) {
                ", \"threshold_us\": " + std::to_string(c.threshold_us) + ", \"threshold_of\": " +
                json_string(std::string(selftest::to_string(c.threshold_role))) +
                ", \"above_threshold\": " + std::to_string(c.above) +
-               ", \"passed\": " + (c.passed ? "true" : "false") +
-               ",\n     \"histogram\": {\"bucket_us\": 1, \"limit_us\": " +
+               ", \"passed\": " + (c.passed ? "true" : "false") + ",\n     \"late_seconds\": [";
+        for (std::size_t k = 0; k < c.late_seconds.size(); ++k)
+            out += std::string(k ? ", " : "") +
+                   "{\"at_s\": " + std::to_string(c.late_seconds[k].at_s) +
+                   ", \"max_us\": " + std::to_string(c.late_seconds[k].max_us) +
+                   ", \"missed\": " + std::to_string(c.late_seconds[k].missed) + "}";
+        out += std::string("]") + ",\n     \"histogram\": {\"bucket_us\": 1, \"limit_us\": " +
                std::to_string(l.histogram.limit_us()) +
                ", \"overflow\": " + std::to_string(l.histogram.overflow()) + ", \"counts\": {";
         // Sparse: "µs": samples, only for buckets that have any.

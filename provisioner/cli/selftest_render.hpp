@@ -13,6 +13,10 @@ namespace rtprov::cli {
 std::string fixed(double value, int decimals = 1);
 
 std::string selftest_text(const selftest::SelftestReport& report);
+// When in the run a core went over its limit or missed wake-ups: "CPU 1, idle default:
+// over its limit of 500 µs or missing wake-ups in 2 of 10 s: at 3 s (812 µs, 4 missed),
+// ..."; "" when it never did.
+std::string late_text(const selftest::CoreReport& core);
 // The run in plain words for a non-expert: the worst wake-up where the player runs and the
 // shortest ALSA period it leaves safe (selftest::verdict), or why none is.
 std::string verdict_text(const selftest::SelftestReport& report);

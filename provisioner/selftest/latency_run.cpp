@@ -10,11 +10,13 @@
 #include <sys/resource.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cerrno>
 #include <cstring>
 #include <fstream>
 #include <latch>
+#include <limits>
 #include <memory>
 #include <optional>
 
@@ -30,11 +32,21 @@ constexpr std::size_t k_page_bytes = 4096;
 
 // What one measuring thread owns; only that thread writes it until it is joined.
 struct CoreRun {
-    CoreRun(unsigned c, std::uint32_t limit_us) : cpu(c), histogram(limit_us) {}
+    CoreRun(unsigned c, std::uint32_t limit_us, std::size_t seconds)
+        : cpu(c), histogram(limit_us), max_per_s_us(seconds), missed_per_s(seconds) {}
     unsigned cpu;
     LatencyHistogram histogram; // allocated and zeroed here, before the run
     std::int64_t max_at_ns = 0;
     std::uint64_t overruns = 0;
+    // one slot per second of the run and one for the last wake-up past its end
+    std::vector<std::uint32_t> max_per_s_us;
+    std::vector<std::uint32_t> missed_per_s;
+
+    // The slot of the second 'since_start_ns' falls in.
+    std::size_t second(std::int64_t since_start_ns) const {
+        auto s = std::size_t(std::max<std::int64_t>(since_start_ns, 0) / 1'000'000'000);
+        return std::min(s, max_per_s_us.size() - 1);
+    }
 };
 
 // Shared by the measuring threads; start_ns is written before 'go' opens.
@@ -188,6 +200,10 @@ void measure(CoreRun& run, Schedule& schedule) noexcept {
         if (run.histogram.empty() || latency > run.histogram.max_ns())
             run.max_at_ns = now - start;
         run.histogram.add(latency);
+        const std::size_t second = run.second(next - start);
+        const auto latency_us = std::uint32_t(std::clamp<std::int64_t>(
+            (latency + 999) / 1000, 0, std::numeric_limits<std::uint32_t>::max()));
+        run.max_per_s_us[second] = std::max(run.max_per_s_us[second], latency_us);
         if (now >= end)
             break;
         // A wake-up later than a whole interval: the planned wake-ups it passed are skipped
@@ -195,6 +211,7 @@ void measure(CoreRun& run, Schedule& schedule) noexcept {
         while (next + interval <= now) {
             next += interval;
             ++run.overruns;
+            ++run.missed_per_s[run.second(next - start)];
         }
     }
 }
@@ -219,6 +236,8 @@ CoreLatency summarise(CoreRun& run, IdlePolicy idle) {
     c.p9999_us = to_us(h.percentile_ns(99.99));
     c.max_at_s = static_cast<double>(run.max_at_ns) / 1e9;
     c.histogram = std::move(run.histogram);
+    c.max_per_s_us = std::move(run.max_per_s_us);
+    c.missed_per_s = std::move(run.missed_per_s);
     return c;
 }
 
@@ -267,8 +286,9 @@ std::vector<CoreLatency> run_latency(const LatencyOptions& options,
     schedule.interval_ns = std::chrono::nanoseconds(options.interval).count();
     schedule.duration_ns = std::chrono::nanoseconds(options.duration).count();
     std::vector<std::unique_ptr<CoreRun>> runs;
+    const auto seconds = std::size_t((schedule.duration_ns + 999'999'999) / 1'000'000'000) + 1;
     for (unsigned cpu : options.cpus.cpus())
-        runs.push_back(std::make_unique<CoreRun>(cpu, options.histogram_limit_us));
+        runs.push_back(std::make_unique<CoreRun>(cpu, options.histogram_limit_us, seconds));
 
     std::optional<IdleHold> idle_hold;
     if (options.idle == IdlePolicy::held)

@@ -54,6 +54,11 @@ struct CoreLatency {
     double p9999_us = 0;        // 99.99 %
     double max_at_s = 0;        // when the maximum happened, seconds from the start
     LatencyHistogram histogram; // for count_above() and the reports
+    // The run second by second (index: whole seconds from the start): the largest
+    // latency in µs (rounded up, as the histogram buckets it; 0: no sample that second)
+    // and the planned wake-ups missed. When in the run the misses came.
+    std::vector<std::uint32_t> max_per_s_us;
+    std::vector<std::uint32_t> missed_per_s;
 };
 
 // Measures wake-up latency on every CPU of 'options.cpus' at the same time: one

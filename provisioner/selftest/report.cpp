@@ -42,6 +42,11 @@ CoreReport judge_core(CoreRole role, CoreLatency latency, const Thresholds& thre
         latency.overruns * 1000 > std::uint64_t(core.max_missed_per_mille) * core.planned;
     // A run without a single sample proves nothing, so it does not pass.
     core.passed = latency.cycles > 0 && core.above == 0 && !core.missed_too_many;
+    for (std::size_t s = 0; s < latency.max_per_s_us.size(); ++s) {
+        const std::uint32_t missed = s < latency.missed_per_s.size() ? latency.missed_per_s[s] : 0;
+        if (latency.max_per_s_us[s] > core.threshold_us || missed > 0)
+            core.late_seconds.push_back({unsigned(s), latency.max_per_s_us[s], missed});
+    }
     core.latency = std::move(latency);
     return core;
 }

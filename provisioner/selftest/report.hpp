@@ -30,6 +30,13 @@ struct RunParameters {
     std::string key() const;
 };
 
+// A second of the run with a wake-up above the core's limit or a missed one.
+struct LateSecond {
+    unsigned at_s = 0;        // whole seconds from the start
+    std::uint32_t max_us = 0; // its largest latency, rounded up to the µs
+    std::uint32_t missed = 0; // planned wake-ups missed in it
+};
+
 struct CoreReport {
     CoreRole role = CoreRole::unassigned;
     CoreLatency latency;
@@ -39,9 +46,10 @@ struct CoreReport {
     std::uint64_t above = 0;                      // samples above the threshold
     // Planned wake-ups: the samples taken plus those skipped (latency.overruns, "missed").
     std::uint64_t planned = 0;
-    unsigned max_missed_per_mille = 0; // the most missed wake-ups that pass, per 1000 planned
-    bool missed_too_many = false;      // latency.overruns above that
-    bool passed = false;               // nothing above the threshold, not too many missed
+    unsigned max_missed_per_mille = 0;    // the most missed wake-ups that pass, per 1000 planned
+    bool missed_too_many = false;         // latency.overruns above that
+    bool passed = false;                  // nothing above the threshold, not too many missed
+    std::vector<LateSecond> late_seconds; // when in the run it went over or missed, in order
 
     // Missed wake-ups in percent of the planned ones; 0 when none was planned.
     double missed_percent() const;

@@ -3,8 +3,11 @@
 #include "provisioner/core/error.hpp"
 
 #include "tests/unit/catch.hpp"
+
 #include "tests/unit/child_process.hpp"
 #include "tests/unit/sanitizer.hpp"
+#include <algorithm>
+#include <cmath>
 
 #include <sched.h>
 #include <sys/resource.h>
@@ -93,6 +96,19 @@ void check_sane(const CoreLatency& core, unsigned cpu, const LatencyOptions& opt
     CHECK(core.p9999_us <= core.max_us);
     CHECK(core.max_us == static_cast<double>(core.histogram.max_ns()) / 1000.0);
     CHECK(core.max_at_s >= 0);
+    // The timeline: a slot per second and one past the end; it holds every miss, and its
+    // largest second is the maximum rounded up to the µs, in the second it came.
+    const auto seconds =
+        std::size_t(std::ceil(std::chrono::duration<double>(options.duration).count()));
+    REQUIRE(core.max_per_s_us.size() == seconds + 1);
+    REQUIRE(core.missed_per_s.size() == seconds + 1);
+    std::uint64_t missed = 0;
+    for (std::uint32_t n : core.missed_per_s)
+        missed += n;
+    CHECK(missed == core.overruns);
+    auto most = std::max_element(core.max_per_s_us.begin(), core.max_per_s_us.end());
+    CHECK(*most == std::uint32_t(std::ceil(core.max_us)));
+    CHECK(std::size_t(most - core.max_per_s_us.begin()) <= std::size_t(core.max_at_s) + 1);
 }
 
 } // namespace

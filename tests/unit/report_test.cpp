@@ -145,3 +145,18 @@ TEST_CASE(
     CHECK(c.above == 1);
     CHECK_FALSE(c.passed);
 }
+
+TEST_CASE("the late seconds are the ones over the core's limit or with a missed wake-up") {
+    CoreLatency l = latency(2, IdlePolicy::system_default, {40'000, 600'000});
+    l.max_per_s_us = {41, 600, 12, 501, 0};
+    l.missed_per_s = {0, 0, 3, 0, 0};
+    CoreReport c = judge_core(CoreRole::reserved, l, Thresholds{500, 10'000});
+    REQUIRE(c.late_seconds.size() == 3);
+    CHECK(c.late_seconds[0].at_s == 1);
+    CHECK(c.late_seconds[0].max_us == 600);
+    CHECK(c.late_seconds[1].at_s == 2);
+    CHECK(c.late_seconds[1].missed == 3);
+    CHECK(c.late_seconds[2].at_s == 3); // 501 µs rounded up is over 500
+    // a housekeeping core is held to its own limit
+    CHECK(judge_core(CoreRole::housekeeping, l, Thresholds{500, 10'000}).late_seconds.size() == 1);
+}

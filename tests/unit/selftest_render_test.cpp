@@ -300,3 +300,18 @@ TEST_CASE("the HTML page is self-contained and escapes what it shows") {
     CHECK(html.find("CPU 3, idle default: 2 runs") != std::string::npos);
     CHECK(html.find("2026-11-29T01:00:00Z") != std::string::npos);
 }
+
+TEST_CASE("the late seconds read as when in the run a core went over or missed") {
+    CoreLatency l = latency(1, 1000, 7, 812);
+    l.max_per_s_us = {20, 812, 20, 20, 20, 600, 20, 700, 800, 900, 20};
+    l.missed_per_s = {0, 4, 0, 0, 0, 0, 3, 0, 0, 0, 0};
+    SelftestReport r = report("pi4");
+    r.cores.push_back(judge_core(CoreRole::reserved, l, {}));
+    CHECK(cli::late_text(r.cores[0]) ==
+          "CPU 1, idle default: over its limit of 500 µs or missing wake-ups in 6 of 10 s: at "
+          "1 s (812 µs, 4 missed), 5 s (600 µs), 6 s (20 µs, 3 missed), 7 s (700 µs), 8 s (800 "
+          "µs) and 1 more");
+    CHECK(line_starting(selftest_text(r), "CPU 1, idle default: over") ==
+          cli::late_text(r.cores[0]));
+    CHECK(line_starting(cli::selftest_json(r), "     \"late_seconds\": [{\"at_s\": 1, ") != "");
+}
