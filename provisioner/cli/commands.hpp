@@ -31,6 +31,7 @@ struct SelftestCommand {
     std::string idle = "default"; // default | held | both
     bool load = false;
     unsigned pi_probe_s = 5;
+    unsigned stop_above_us = 0; // 0: not given
     std::string json_file;
     std::string prometheus_file;
     std::string html_file;

@@ -180,6 +180,12 @@ void add_selftest_command(CLI::App& parent, SelftestCommand& c) {
         ->capture_default_str();
     app->add_flag("--load", c.load,
                   "Load the housekeeping cores (or the CPUs not measured) while measuring");
+    app->add_option("--stop-above", c.stop_above_us,
+                    "Stop the run at the first wake-up later than US microseconds (as "
+                    "cyclictest --breaktrace), on any measured CPU; the report says which and "
+                    "when, and the rest (the other idle policy too) is not measured")
+        ->check(CLI::Range(1u, 10'000'000u))
+        ->type_name("US");
     app->add_option("--pi-probe", c.pi_probe_s, "Seconds of PI-boost probe; 0 leaves it out")
         ->check(CLI::Range(0u, 3600u))
         ->capture_default_str()
@@ -250,6 +256,7 @@ int run_selftest(const SelftestCommand& c) {
     options.duration = std::chrono::milliseconds(std::uint64_t(duration_s) * 1000);
     options.interval = std::chrono::microseconds(interval_us);
     options.priority = c.priority;
+    options.stop_above_us = c.stop_above_us;
     if (c.load) {
         // Load where the housekeeping runs (the measuring threads outrank it there);
         // without a profile, on the CPUs not measured.
@@ -260,7 +267,7 @@ int run_selftest(const SelftestCommand& c) {
                                                  "measured; narrow --cpus");
     }
     report.parameters = {unsigned(duration_s * 1000), interval_us, c.priority,
-                         options.load_cpus.to_string()};
+                         options.load_cpus.to_string(), c.stop_above_us};
 
     std::vector<selftest::IdlePolicy> policies;
     if (c.idle != "held")
@@ -279,11 +286,15 @@ int run_selftest(const SelftestCommand& c) {
         auto results = selftest::run_latency(
             options, progress_for("latency, idle " + std::string(selftest::to_string(policy))));
         end_progress();
+        bool stopped = false;
         for (selftest::CoreLatency& latency : results) {
             unsigned cpu = latency.cpu;
+            stopped = stopped || latency.stopped_run;
             report.cores.push_back(
                 selftest::judge_core(role_of(measured, cpu), std::move(latency), thresholds));
         }
+        if (stopped)
+            break; // what --stop-above was for: the rest is not measured
     }
     if (c.pi_probe_s > 0) {
         selftest::PiProbeOptions probe;

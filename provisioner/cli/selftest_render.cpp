@@ -140,6 +140,12 @@ std::string verdict_text(const selftest::SelftestReport& r) {
                std::string(selftest::to_string(c.latency.idle)) + ")";
     };
     const std::string rate = fixed(v.rate / 1000.0, 0) + " kHz";
+    for (const selftest::CoreReport& c : r.cores)
+        if (c.latency.stopped_run)
+            return "stopped early by --stop-above " + std::to_string(r.parameters.stop_above_us) +
+                   " µs when " + core(c) + " woke " + fixed(c.latency.max_us, 0) + " µs late, " +
+                   fixed(c.latency.max_at_s, 3) +
+                   " s into the run: a run cut short promises no ALSA period";
     if (!v.missed.empty()) {
         const selftest::CoreReport& c = *v.missed.front();
         return "not safe for audio yet: " + core(c) + " missed " + fixed(c.missed_percent(), 2) +
@@ -247,6 +253,13 @@ std::string selftest_text(const selftest::SelftestReport& r) {
     for (const selftest::CoreReport& c : r.cores)
         if (!c.late_seconds.empty())
             out += late_text(c) + "\n";
+    for (const selftest::CoreReport& c : r.cores)
+        if (c.latency.stopped_run)
+            out += "stopped at " + fixed(c.latency.max_at_s, 3) + " s: CPU " +
+                   std::to_string(c.latency.cpu) + ", idle " +
+                   std::string(selftest::to_string(c.latency.idle)) + ", woke " +
+                   fixed(c.latency.max_us) + " µs late, more than --stop-above " +
+                   std::to_string(p.stop_above_us) + " µs; the rest of the run was not measured\n";
     out += histogram_text(r);
     out += "verdict: " + verdict_text(r) + "\n";
     out += std::string("result: ") + (r.passed ? "passed" : "did not pass") + "\n";
@@ -265,7 +278,8 @@ std::string selftest_json(const selftest::SelftestReport& r) {
         "},\n  \"parameters\": {\"duration_s\": " + fixed(p.duration_ms / 1000.0, 3) +
         ", \"interval_us\": " + std::to_string(p.interval_us) +
         ", \"priority\": " + std::to_string(p.priority) +
-        ", \"load_cpus\": " + json_string(p.load_cpus) + "},\n  \"cores\": [";
+        ", \"load_cpus\": " + json_string(p.load_cpus) +
+        ", \"stop_above_us\": " + std::to_string(p.stop_above_us) + "},\n  \"cores\": [";
     for (std::size_t i = 0; i < r.cores.size(); ++i) {
         const selftest::CoreReport& c = r.cores[i];
         const selftest::CoreLatency& l = c.latency;
@@ -285,7 +299,9 @@ std::string selftest_json(const selftest::SelftestReport& r) {
                ", \"threshold_us\": " + std::to_string(c.threshold_us) + ", \"threshold_of\": " +
                json_string(std::string(selftest::to_string(c.threshold_role))) +
                ", \"above_threshold\": " + std::to_string(c.above) +
-               ", \"passed\": " + (c.passed ? "true" : "false") + ",\n     \"late_seconds\": [";
+               ", \"passed\": " + (c.passed ? "true" : "false") +
+               ", \"stopped_run\": " + (l.stopped_run ? "true" : "false") +
+               ",\n     \"late_seconds\": [";
         for (std::size_t k = 0; k < c.late_seconds.size(); ++k)
             out += std::string(k ? ", " : "") +
                    "{\"at_s\": " + std::to_string(c.late_seconds[k].at_s) +

@@ -38,6 +38,7 @@ struct CoreRun {
     LatencyHistogram histogram; // allocated and zeroed here, before the run
     std::int64_t max_at_ns = 0;
     std::uint64_t overruns = 0;
+    bool stopped_run = false;
     // one slot per second of the run and one for the last wake-up past its end
     std::vector<std::uint32_t> max_per_s_us;
     std::vector<std::uint32_t> missed_per_s;
@@ -56,6 +57,7 @@ struct Schedule {
     std::int64_t start_ns = 0;
     std::int64_t interval_ns = 0;
     std::int64_t duration_ns = 0;
+    std::int64_t stop_above_ns = 0; // 0: never stop early
 };
 
 // Opens the start gate once; on the way out of an error, tells the threads to stop first.
@@ -204,6 +206,12 @@ void measure(CoreRun& run, Schedule& schedule) noexcept {
         const auto latency_us = std::uint32_t(std::clamp<std::int64_t>(
             (latency + 999) / 1000, 0, std::numeric_limits<std::uint32_t>::max()));
         run.max_per_s_us[second] = std::max(run.max_per_s_us[second], latency_us);
+        if (schedule.stop_above_ns && latency > schedule.stop_above_ns) {
+            // the first to see one stops everyone (the others end at their next wake-up)
+            if (!schedule.stop.exchange(true))
+                run.stopped_run = true;
+            break;
+        }
         if (now >= end)
             break;
         // A wake-up later than a whole interval: the planned wake-ups it passed are skipped
@@ -236,6 +244,7 @@ CoreLatency summarise(CoreRun& run, IdlePolicy idle) {
     c.p9999_us = to_us(h.percentile_ns(99.99));
     c.max_at_s = static_cast<double>(run.max_at_ns) / 1e9;
     c.histogram = std::move(run.histogram);
+    c.stopped_run = run.stopped_run;
     c.max_per_s_us = std::move(run.max_per_s_us);
     c.missed_per_s = std::move(run.missed_per_s);
     return c;
@@ -285,6 +294,7 @@ std::vector<CoreLatency> run_latency(const LatencyOptions& options,
     Schedule schedule;
     schedule.interval_ns = std::chrono::nanoseconds(options.interval).count();
     schedule.duration_ns = std::chrono::nanoseconds(options.duration).count();
+    schedule.stop_above_ns = std::int64_t(options.stop_above_us) * 1000;
     std::vector<std::unique_ptr<CoreRun>> runs;
     const auto seconds = std::size_t((schedule.duration_ns + 999'999'999) / 1'000'000'000) + 1;
     for (unsigned cpu : options.cpus.cpus())
@@ -310,7 +320,7 @@ std::vector<CoreLatency> run_latency(const LatencyOptions& options,
 
     schedule.start_ns = monotonic_ns() + k_start_margin_ns;
     gate.open();
-    wait_with_progress(schedule.start_ns, schedule.duration_ns, progress);
+    wait_with_progress(schedule.start_ns, schedule.duration_ns, progress, &schedule.stop);
     for (auto& thread : threads)
         thread->join();
     if (load)

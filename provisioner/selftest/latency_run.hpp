@@ -33,6 +33,9 @@ struct LatencyOptions {
     std::chrono::milliseconds duration{10'000};
     int priority = 99; // SCHED_FIFO
     std::uint32_t histogram_limit_us = LatencyHistogram::k_default_limit_us;
+    // Stop the whole run at the first wake-up later than this (cyclictest --breaktrace);
+    // 0: never.
+    std::uint32_t stop_above_us = 0;
     core::CpuList load_cpus;                              // a LoadGenerator on these, if any
     std::string cpu_dma_latency = "/dev/cpu_dma_latency"; // used with IdlePolicy::held
 };
@@ -59,6 +62,9 @@ struct CoreLatency {
     // and the planned wake-ups missed. When in the run the misses came.
     std::vector<std::uint32_t> max_per_s_us;
     std::vector<std::uint32_t> missed_per_s;
+    // This core's wake-up, later than LatencyOptions::stop_above_us, ended the run (of
+    // every core) at 'max_at_s', and that wake-up is the maximum.
+    bool stopped_run = false;
 };
 
 // Measures wake-up latency on every CPU of 'options.cpus' at the same time: one

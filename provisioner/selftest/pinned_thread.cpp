@@ -157,7 +157,7 @@ void sleep_until_ns(std::int64_t deadline_ns) {
 }
 
 void wait_with_progress(std::int64_t start_ns, std::int64_t total_ns,
-                        const ProgressCallback& progress) {
+                        const ProgressCallback& progress, const std::atomic<bool>* stop) {
     const std::int64_t end = start_ns + total_ns;
     for (std::int64_t second = 1;; ++second) {
         const std::int64_t target = std::min(start_ns + second * k_ns_per_s, end);
@@ -165,7 +165,7 @@ void wait_with_progress(std::int64_t start_ns, std::int64_t total_ns,
         if (progress)
             progress(static_cast<double>(target - start_ns) / 1e9,
                      static_cast<double>(total_ns) / 1e9);
-        if (target >= end)
+        if (target >= end || (stop && stop->load(std::memory_order_relaxed)))
             return;
     }
 }

@@ -78,8 +78,9 @@ void sleep_until_ns(std::int64_t deadline_ns);
 using ProgressCallback = std::function<void(double elapsed_s, double total_s)>;
 
 // Sleeps until 'start_ns' + 'total_ns', calling 'progress' (if set) at every full second
-// and at the end. Lets what 'progress' throws through.
+// and at the end; returns at the next full second once 'stop' (if given) is set. Lets what
+// 'progress' throws through.
 void wait_with_progress(std::int64_t start_ns, std::int64_t total_ns,
-                        const ProgressCallback& progress);
+                        const ProgressCallback& progress, const std::atomic<bool>* stop = nullptr);
 
 } // namespace rtprov::selftest

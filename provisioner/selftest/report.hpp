@@ -24,8 +24,10 @@ struct RunParameters {
     unsigned duration_ms = 10'000;
     unsigned interval_us = 100;
     int priority = 99;
-    std::string load_cpus; // CPU list with the load generator, "" for none
-    // "duration=10000ms interval=100us priority=99 load=none"; the idle policy and the
+    std::string load_cpus;      // CPU list with the load generator, "" for none
+    unsigned stop_above_us = 0; // --stop-above; 0: the run goes its whole duration
+    // "duration=10000ms interval=100us priority=99 load=none" (and " stop_above=Nus" for a
+    // run that may stop early: it compares only with such runs); the idle policy and the
     // CPU are part of each core's key.
     std::string key() const;
 };
@@ -93,7 +95,8 @@ CoreReport judge_core(CoreRole role, CoreLatency latency, const Thresholds& thre
 // Pure.
 PiProbeReport judge_pi_probe(PiProbeResult result, const Thresholds& thresholds);
 
-// Sets 'passed' from the parts. Pure.
+// Sets 'passed' from the parts: every core passed and none stopped the run
+// (--stop-above), and the probe passed. Pure.
 void conclude(SelftestReport& report);
 
 // One line of the history: a core's result in a past run.

@@ -106,6 +106,24 @@ check "the table on stderr says which CPU failed" grep -Eq '^  1  reserved .*FAI
 check "both idle policies were measured, each labelled" \
     python3 -c "import json,sys; r=json.load(open(sys.argv[1])); assert sorted({c['idle'] for c in r['cores']}) == ['default','held'] and r['passed'] is False" "$work/r4.json"
 
+# --stop-above 1: the first wake-up is later than 1 µs, so the run stops there, on every
+# CPU, before the held policy; it does not pass and says why.
+"$rtprov" selftest --sysroot "$sys" --history "$history" --pi-probe 0 --idle both --duration 5 \
+    --stop-above 1 --json "$work/stopped.json" >"$work/out-stop" 2>&1
+check "a run stopped by --stop-above does not pass (exit 3)" [ $? -eq 3 ]
+check "it says when and where it stopped" \
+    grep -Eq '^stopped at [0-9.]+ s: CPU [01], idle default, woke .* µs late, more than --stop-above 1 µs' "$work/out-stop"
+check "one core stopped it, the other policy was not run, and far fewer than 5 s of wake-ups were taken" \
+    python3 - "$work/stopped.json" <<'PY'
+import json, sys
+r = json.load(open(sys.argv[1]))
+assert [c["stopped_run"] for c in r["cores"]].count(True) == 1, r["cores"]
+assert {c["idle"] for c in r["cores"]} == {"default"}
+assert all(c["cycles"] + c["overruns"] < 50000 // 2 for c in r["cores"]), r["cores"]
+assert r["parameters"]["stop_above_us"] == 1 and r["passed"] is False
+PY
+check "its verdict promises no period" grep -q '^verdict: stopped early by --stop-above 1 µs' "$work/out-stop"
+
 "$rtprov" selftest --sysroot "$sys" --history "$history" --cpus 7-5 >"$work/out5" 2>&1
 check "a bad --cpus is a usage error (exit 2) that says what to give" [ $? -eq 2 ]
 check "the usage error explains the list" grep -q "runs backwards; give e.g. 2-3 or 0,2" "$work/out5"

@@ -146,6 +146,15 @@ TEST_CASE(
     CHECK_FALSE(c.passed);
 }
 
+TEST_CASE("a run --stop-above cut short does not pass, whatever its numbers") {
+    SelftestReport r = report_at("2026-11-30T01:00:00Z", 90);
+    conclude(r);
+    CHECK(r.passed);
+    r.cores[0].latency.stopped_run = true;
+    conclude(r);
+    CHECK_FALSE(r.passed);
+}
+
 TEST_CASE("the late seconds are the ones over the core's limit or with a missed wake-up") {
     CoreLatency l = latency(2, IdlePolicy::system_default, {40'000, 600'000});
     l.max_per_s_us = {41, 600, 12, 501, 0};

@@ -110,7 +110,7 @@ TEST_CASE("JSON and Prometheus carry the missed wake-ups and their limit") {
           "\"max_missed_per_mille\": 10, \"min_us\": 20.000, \"avg_us\": 20.000, \"max_us\": "
           "95.000, \"p50_us\": 20.000, \"p99_us\": 20.000, \"p99_9_us\": 20.000, \"p99_99_us\": "
           "95.000, \"max_at_s\": 0.500, \"threshold_us\": 500, \"threshold_of\": \"reserved\", "
-          "\"above_threshold\": 0, \"passed\": false,");
+          "\"above_threshold\": 0, \"passed\": false, \"stopped_run\": false,");
     const std::string prometheus = selftest_prometheus(r);
     CHECK(line_starting(prometheus, "rtprov_selftest_missed_wakeups{") ==
           "rtprov_selftest_missed_wakeups{cpu=\"1\",role=\"reserved\",idle=\"default\"} 1986");
