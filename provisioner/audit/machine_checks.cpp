@@ -2,6 +2,9 @@
 
 #include "provisioner/core/text.hpp"
 
+#include <algorithm>
+#include <cctype>
+#include <charconv>
 #include <sstream>
 
 namespace rtprov::audit {
@@ -65,16 +68,18 @@ Check check_smt(const SystemView& view) {
                         "core share its execution units, so work on one delays the other, a "
                         "reserved CPU too",
                         fix);
-        if (state == "off" || state == "forceoff" || state == "notsupported" ||
-            state == "notimplemented")
+        if (state == "off" || state == "forceoff" || state == "notsupported")
             return ok(c, "SMT is " + state + " ('/sys/devices/system/cpu/smt/control')");
-        return warn(c,
-                    "'/sys/devices/system/cpu/smt/control' says '" + state +
-                        "', not a state "
-                        "this check knows",
-                    fix);
+        // 'notimplemented': the kernel cannot switch SMT at run time (no
+        // CONFIG_HOTPLUG_SMT), which says nothing about whether the CPU has it
+        if (state != "notimplemented")
+            return warn(c,
+                        "'/sys/devices/system/cpu/smt/control' says '" + state +
+                            "', not a state this check knows",
+                        fix);
     }
-    // A kernel without CONFIG_HOTPLUG_SMT: the topology says whether CPU 0 has a sibling.
+    // A kernel without CONFIG_HOTPLUG_SMT (no control file, or 'notimplemented'): the
+    // topology says whether CPU 0 has a sibling.
     if (view.cpu0_siblings) {
         if (view.cpu0_siblings->size() <= 1)
             return ok(c, "no SMT: CPU 0 shares its core with no other CPU "
@@ -84,7 +89,9 @@ Check check_smt(const SystemView& view) {
                         " (SMT), and this kernel cannot turn it off at run time",
                     "turn SMT off in the firmware setup, or reserve both CPUs of each core");
     }
-    return cannot_read(c, view.smt_control.problem + "; " + view.cpu0_siblings.problem);
+    return cannot_read(
+        c, (view.smt_control ? "SMT control is 'notimplemented'" : view.smt_control.problem) +
+               "; " + view.cpu0_siblings.problem);
 }
 
 // Each file of /sys/devices/system/cpu/vulnerabilities says 'Not affected', 'Vulnerable'
@@ -149,6 +156,8 @@ Fact<std::vector<std::string>> audio_group_members(const SystemView& view) {
     Fact<std::vector<std::string>> fact;
     fact.value.emplace();
     while (std::getline(in, line)) {
+        if (!line.empty() && line.back() == '\r')
+            line.pop_back();
         std::vector<std::string> f = core::split(line, ':');
         if (f.size() == 4 && f[0] == "audio")
             for (const std::string& user : core::split(f[3], ','))
@@ -158,18 +167,89 @@ Fact<std::vector<std::string>> audio_group_members(const SystemView& view) {
     return fact;
 }
 
-const LimitsRule* audio_limit(const std::vector<LimitsRule>& rules, const std::string& item) {
-    const LimitsRule* group = nullptr;
-    const LimitsRule* all = nullptr;
-    for (const LimitsRule& rule : rules) {
-        if (rule.item != item || (rule.type != "soft" && rule.type != "-"))
-            continue;
-        if (rule.domain == "@audio")
-            group = &rule;
-        else if (rule.domain == "*")
-            all = &rule;
+namespace {
+
+std::string lower(std::string text) {
+    for (char& c : text)
+        c = char(std::tolower(static_cast<unsigned char>(c)));
+    return text;
+}
+
+// A limits.conf value as pam_limits reads it: -1 for unlimited, nullopt for one it drops.
+std::optional<long long> limit_value(const std::string& text) {
+    const std::string v = lower(text);
+    if (v == "unlimited" || v == "infinity" || v == "-1")
+        return -1;
+    long long n = 0;
+    auto [end, error] = std::from_chars(v.data(), v.data() + v.size(), n);
+    if (error != std::errc() || end != v.data() + v.size() || n < 0)
+        return std::nullopt;
+    return n;
+}
+
+// The smaller of two limits (-1: unlimited).
+long long smaller(long long a, long long b) {
+    return a < 0 ? b : b < 0 ? a : std::min(a, b);
+}
+
+// The groups 'user' is listed in, in /etc/group text.
+std::vector<std::string> groups_of(const std::string& groups, const std::string& user) {
+    std::vector<std::string> out;
+    for (std::string line : core::split(groups, '\n')) {
+        if (!line.empty() && line.back() == '\r')
+            line.pop_back();
+        std::vector<std::string> f = core::split(line, ':');
+        if (f.size() == 4)
+            for (const std::string& member : core::split(f[3], ','))
+                if (member == user)
+                    out.push_back(f[0]);
     }
-    return group ? group : all;
+    return out;
+}
+
+} // namespace
+
+EffectiveLimit effective_limit(const std::vector<LimitsRule>& rules, const std::string& user,
+                               const std::vector<std::string>& groups, const std::string& item,
+                               long long kernel_default) {
+    // pam_limits' sources, strongest first: the user, a group of theirs, '*' (the
+    // others, uid and gid ranges and %group, are left out); a rule of a source at least as
+    // strong as the one that set a limit replaces it (pam_limits.c, process_limit)
+    constexpr int k_none = 9;
+    EffectiveLimit e;
+    e.soft = e.hard = kernel_default;
+    int soft_source = k_none, hard_source = k_none;
+    for (const LimitsRule& rule : rules) {
+        if (lower(rule.item) != item)
+            continue;
+        int source = k_none;
+        if (rule.domain == user)
+            source = 0;
+        else if (rule.domain.size() > 1 && rule.domain[0] == '@' &&
+                 std::find(groups.begin(), groups.end(), rule.domain.substr(1)) != groups.end())
+            source = 1;
+        else if (rule.domain == "*")
+            source = 4;
+        std::optional<long long> value = limit_value(rule.value);
+        if (source == k_none || !value)
+            continue;
+        const std::string type = lower(rule.type);
+        if ((type == "soft" || type == "-") && source <= soft_source) {
+            e.soft = *value;
+            e.soft_rule = &rule;
+            soft_source = source;
+        }
+        if ((type == "hard" || type == "-") && source <= hard_source) {
+            e.hard = *value;
+            e.hard_rule = &rule;
+            hard_source = source;
+        }
+    }
+    return e;
+}
+
+long long EffectiveLimit::value() const {
+    return smaller(soft, hard); // the soft limit cannot exceed the hard one
 }
 
 std::optional<Check> check_audio_group_limits(const SystemView& view) {
@@ -181,25 +261,49 @@ std::optional<Check> check_audio_group_limits(const SystemView& view) {
         return std::nullopt;
     if (!view.limits_rules)
         return cannot_read(c, view.limits_rules.problem);
-    const std::string users = "group audio has " + core::quoted_list(*members);
-    const LimitsRule* rtprio = audio_limit(*view.limits_rules, "rtprio");
-    const LimitsRule* memlock = audio_limit(*view.limits_rules, "memlock");
-    std::vector<std::string> missing;
-    if (!rtprio)
-        missing.push_back("no rule gives it a real-time priority (rtprio), so JACK and "
-                          "PipeWire run as its members only get real-time through RTKit");
-    else if (rtprio->value == "0")
-        missing.push_back("rtprio is 0 by " + where(*rtprio));
-    if (!memlock)
-        missing.push_back("no rule lifts its locked-memory limit (memlock), so an audio "
-                          "server cannot lock all its buffers");
-    else if (memlock->value != "unlimited" && memlock->value != "infinity" &&
-             memlock->value != "-1")
-        missing.push_back("memlock is " + memlock->value + " KiB by " + where(*memlock));
-    if (missing.empty())
-        return ok(c, users + ": rtprio " + rtprio->value + " by " + where(*rtprio) +
-                         ", memlock unlimited by " + where(*memlock));
-    return warn(c, users + ", but " + core::join(missing, "; "), k_limits_fix);
+    auto rules_of = [](const EffectiveLimit& e) {
+        std::vector<std::string> out;
+        if (e.soft_rule)
+            out.push_back(where(*e.soft_rule));
+        if (e.hard_rule && e.hard_rule != e.soft_rule)
+            out.push_back(where(*e.hard_rule));
+        return out.empty() ? std::string("no rule (the kernel's default)")
+                           : core::join(out, " and ");
+    };
+    auto shown = [](long long v) { return v < 0 ? std::string("unlimited") : std::to_string(v); };
+    std::string seen;
+    for (const std::string& user : *members) {
+        std::vector<std::string> groups = groups_of(*view.groups, user);
+        // rtprio: the kernel's default is 0; memlock: a few MiB at most (8 MiB since Linux
+        // 5.16), never unlimited, so any number stands for it here
+        const EffectiveLimit rtprio =
+            effective_limit(*view.limits_rules, user, groups, "rtprio", 0);
+        const EffectiveLimit memlock =
+            effective_limit(*view.limits_rules, user, groups, "memlock", 8192);
+        std::vector<std::string> missing;
+        if (rtprio.value() == 0)
+            missing.push_back("rtprio is 0 for '" + user + "' (soft " + shown(rtprio.soft) +
+                              ", hard " + shown(rtprio.hard) + ": " + rules_of(rtprio) +
+                              "), so JACK or PipeWire run as them get real-time only through "
+                              "RTKit");
+        if (memlock.value() >= 0)
+            missing.push_back("memlock is " +
+                              (memlock.soft_rule || memlock.hard_rule
+                                   ? shown(memlock.value()) + " KiB"
+                                   : std::string("the kernel's default")) +
+                              " for '" + user + "' (" + rules_of(memlock) +
+                              "), so an audio server cannot lock all its buffers");
+        if (!missing.empty())
+            return warn(c,
+                        "group audio has " + core::quoted_list(*members) + ", but " +
+                            core::join(missing, "; "),
+                        k_limits_fix);
+        if (seen.empty())
+            seen = "rtprio " + shown(rtprio.value()) + " by " + rules_of(rtprio) +
+                   ", memlock unlimited by " + rules_of(memlock);
+    }
+    return ok(c, "group audio has " + core::quoted_list(*members) + ", each with " + seen +
+                     " (users whose primary group is audio are not counted)");
 }
 
 // /dev/cpu_dma_latency (Documentation/power/pm_qos_interface.rst): a process that holds

@@ -174,11 +174,17 @@ Fact<std::map<std::string, std::string>> read_kernel_config(const RootReader& r,
 }
 
 // limits.conf(5) lines: '#' starts a comment, fields are separated by blanks.
-void add_limits_rules(const RootReader& r, const std::string& path,
-                      std::vector<LimitsRule>& rules) {
+// False, with the problem, when the file is there but cannot be read: the rules would
+// be incomplete.
+bool add_limits_rules(const RootReader& r, const std::string& path, std::vector<LimitsRule>& rules,
+                      std::string& problem) {
     Fact<std::string> text = r.text(path);
-    if (!text)
-        return;
+    if (!text) {
+        if (text.absent)
+            return true;
+        problem = text.problem;
+        return false;
+    }
     std::istringstream in(*text);
     std::string line;
     for (int number = 1; std::getline(in, line); ++number) {
@@ -187,16 +193,24 @@ void add_limits_rules(const RootReader& r, const std::string& path,
         if (fields.size() == 4)
             rules.push_back({path, number, fields[0], fields[1], fields[2], fields[3]});
     }
+    return true;
 }
 
 Fact<std::vector<LimitsRule>> read_limits_rules(const RootReader& r) {
+    std::vector<LimitsRule> rules;
+    std::string problem;
+    if (!add_limits_rules(r, "/etc/security/limits.conf", rules, problem))
+        return Fact<std::vector<LimitsRule>>::failed(problem);
+    Fact<std::vector<std::string>> names = r.names("/etc/security/limits.d");
+    if (!names && !names.absent)
+        return Fact<std::vector<LimitsRule>>::failed(names.problem);
+    if (names)
+        for (const std::string& name : *names) // pam_limits' glob: *.conf, no dot files
+            if (name.size() > 5 && name[0] != '.' && name.ends_with(".conf") &&
+                !add_limits_rules(r, "/etc/security/limits.d/" + name, rules, problem))
+                return Fact<std::vector<LimitsRule>>::failed(problem);
     Fact<std::vector<LimitsRule>> fact;
-    fact.value.emplace();
-    add_limits_rules(r, "/etc/security/limits.conf", *fact.value);
-    if (auto names = r.names("/etc/security/limits.d"))
-        for (const std::string& name : *names)
-            if (name.size() > 5 && name.ends_with(".conf"))
-                add_limits_rules(r, "/etc/security/limits.d/" + name, *fact.value);
+    fact.value = std::move(rules);
     return fact;
 }
 
@@ -209,6 +223,8 @@ Fact<DeviceNode> read_device(const RootReader& r, const std::string& path) {
     } else if (::stat(host->c_str(), &st) != 0) {
         fact = Fact<DeviceNode>::failed("cannot see '" + path + "': " + std::strerror(errno),
                                         errno == ENOENT);
+    } else if (!S_ISCHR(st.st_mode)) {
+        fact = Fact<DeviceNode>::failed("'" + path + "' is not a character device");
     } else {
         fact.value = DeviceNode{unsigned(st.st_mode & 07777), unsigned(st.st_gid)};
     }
@@ -222,9 +238,18 @@ Fact<std::map<std::string, std::string>> read_vulnerabilities(const RootReader& 
     if (!names)
         return Fact<std::map<std::string, std::string>>::failed(names.problem, names.absent);
     fact.value.emplace();
-    for (const std::string& name : *names)
+    std::vector<std::string> unread;
+    for (const std::string& name : *names) {
         if (Fact<std::string> line = r.value(dir + "/" + name))
             (*fact.value)[name] = *line;
+        else
+            unread.push_back(name);
+    }
+    // none read is not "nothing mitigated"
+    if (fact.value->empty())
+        return Fact<std::map<std::string, std::string>>::failed(
+            "'" + dir + "' holds no readable file" +
+            (unread.empty() ? std::string() : " (" + core::join(unread, ", ") + ")"));
     return fact;
 }
 

@@ -142,11 +142,17 @@ void check_sysroot(const std::string& sysroot, const std::vector<std::string>& n
                 instead);
 }
 
-void write_file(const std::string& path, const std::string& content) {
+// Refuses a file whose folder does not exist, before a run that would end in it.
+void check_folder_of(const std::string& path) {
     fs::path p = fs::absolute(path);
     if (!fs::is_directory(p.parent_path()))
         throw Error("cannot write " + quoted(path) + ": folder " +
                     quoted(p.parent_path().string()) + " does not exist; create it first");
+}
+
+void write_file(const std::string& path, const std::string& content) {
+    check_folder_of(path);
+    fs::path p = fs::absolute(path);
     target::Root dir(p.parent_path().string());
     core::FileState state;
     state.content = content;
@@ -212,6 +218,10 @@ void add_selftest_command(CLI::App& parent, SelftestCommand& c) {
 }
 
 int run_selftest(const SelftestCommand& c) {
+    // the files the run ends in: refused now, not after minutes of measuring
+    for (const std::string* file : {&c.json_file, &c.prometheus_file, &c.html_file})
+        if (!file->empty() && *file != "-")
+            check_folder_of(*file);
     if (c.app->count("--sysroot") > 0)
         check_sysroot(c.sysroot, {"sys/devices/system/cpu/online"}, "use this machine's");
     std::optional<core::Profile> profile = pipeline::applied_profile(c.sysroot);

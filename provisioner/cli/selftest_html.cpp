@@ -1,6 +1,7 @@
 // The self-test as one HTML page a person would rather look at: nothing is fetched and
 // nothing runs (inline CSS and SVG, no script), so it opens from a USB stick, in a mail,
-// or in a text browser (the numbers are a table, every chart has a text equivalent).
+// or in a text browser (the verdict is words and the numbers are tables; the histograms
+// are only charts).
 #include "provisioner/cli/selftest_render.hpp"
 
 #include <algorithm>

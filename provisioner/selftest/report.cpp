@@ -3,6 +3,7 @@
 #include "provisioner/core/text.hpp"
 
 #include <charconv>
+#include <cmath>
 #include <cstdio>
 #include <sstream>
 
@@ -120,6 +121,10 @@ std::vector<HistoryEntry> parse_history(const std::string& text) {
             !parse_number(f[5], e.p99_us) || !parse_number(f[6], e.max_us) ||
             (f[7] != "pass" && f[7] != "fail"))
             continue;
+        // from_chars reads 'nan' and 'inf' too: no latency is either, or negative
+        auto sane = [](double us) { return std::isfinite(us) && us >= 0; };
+        if (!sane(e.avg_us) || !sane(e.p99_us) || !sane(e.max_us))
+            continue;
         e.started_at = f[0];
         e.parameters = f[1];
         e.idle = f[3];
@@ -165,6 +170,8 @@ Verdict verdict(const SelftestReport& report, unsigned rate) {
             continue;
         if (c.missed_too_many)
             v.missed.push_back(&c);
+        if (c.latency.cycles == 0 || c.above > 0)
+            v.failed.push_back(&c);
         if (c.latency.cycles && (!v.worst || c.latency.max_us > v.worst->latency.max_us))
             v.worst = &c;
     }

@@ -144,6 +144,8 @@ struct Verdict {
     // Cores whose thread missed more wake-ups than their limit (a whole interval late):
     // no period is safe while one does.
     std::vector<const CoreReport*> missed;
+    // Cores with no sample or a wake-up over their limit: no period is promised either.
+    std::vector<const CoreReport*> failed;
 };
 
 inline constexpr unsigned k_min_period_frames = 32;

@@ -124,6 +124,14 @@ assert r["parameters"]["stop_above_us"] == 1 and r["passed"] is False
 PY
 check "its verdict promises no period" grep -q '^verdict: stopped early by --stop-above 1 µs' "$work/out-stop"
 
+before_runs=$(find "$history" -name '*.json' | wc -l)
+"$rtprov" selftest --sysroot "$sys" --history "$history" --pi-probe 0 \
+    --html /nonexistent/r.html >"$work/out-html" 2>&1
+check "an --html file in a missing folder is refused (exit 1), saying so" \
+    grep -q "cannot write '/nonexistent/r.html': folder '/nonexistent' does not exist" "$work/out-html"
+check "it was refused before measuring: no report was kept" \
+    [ "$(find "$history" -name '*.json' | wc -l)" = "$before_runs" ]
+
 "$rtprov" selftest --sysroot "$sys" --history "$history" --cpus 7-5 >"$work/out5" 2>&1
 check "a bad --cpus is a usage error (exit 2) that says what to give" [ $? -eq 2 ]
 check "the usage error explains the list" grep -q "runs backwards; give e.g. 2-3 or 0,2" "$work/out5"

@@ -4,6 +4,9 @@
 #include "tests/unit/catch.hpp"
 
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
+
+#include <filesystem>
 
 using namespace rtprov;
 using namespace rtprov::audit;
@@ -30,12 +33,19 @@ TEST_CASE("smt: on warns with the fix; off, forceoff, notsupported are ok") {
     CHECK(on.status == Status::warn);
     CHECK(has(on.reason, "SMT is on"));
     CHECK(has(on.fix, "nosmt"));
-    for (const char* state : {"off", "forceoff", "notimplemented"}) {
+    for (const char* state : {"off", "forceoff", "notsupported"}) {
         sys.write("sys/devices/system/cpu/smt/control", std::string(state) + "\n");
         CHECK(check_smt(sys.view()).status == Status::ok);
     }
     sys.write("sys/devices/system/cpu/smt/control", "maybe\n");
     CHECK(check_smt(sys.view()).status == Status::warn);
+    // 'notimplemented': no run-time control, so the topology decides
+    sys.write("sys/devices/system/cpu/smt/control", "notimplemented\n");
+    CHECK(check_smt(sys.view()).status == Status::warn);
+    sys.write("sys/devices/system/cpu/cpu0/topology/thread_siblings_list", "0-1\n");
+    CHECK(has(check_smt(sys.view()).reason, "shares its core with CPUs 0-1"));
+    sys.write("sys/devices/system/cpu/cpu0/topology/thread_siblings_list", "0\n");
+    CHECK(check_smt(sys.view()).status == Status::ok);
 }
 
 TEST_CASE("smt: a kernel without the control file is judged by CPU 0's siblings, and one "
@@ -67,6 +77,12 @@ TEST_CASE("cpu-mitigations names the mitigated vulnerabilities, and an unreadabl
     CHECK(has(pti.fix, "trades security"));
     sys.remove("sys/devices/system/cpu/vulnerabilities");
     CHECK(check_mitigations(sys.view()).status == Status::warn);
+    // a folder with nothing readable in it is not "nothing mitigated"
+    std::filesystem::create_directories(sys.dir.path() +
+                                        "/sys/devices/system/cpu/vulnerabilities/odd");
+    Check empty = check_mitigations(sys.view());
+    CHECK(empty.status == Status::warn);
+    CHECK(has(empty.reason, "holds no readable file (odd)"));
 }
 
 TEST_CASE("swappiness matters only with swap in use") {
@@ -97,37 +113,68 @@ TEST_CASE("the audio group's checks run only when it has members") {
     CHECK(unseen->status == Status::warn);
 }
 
-TEST_CASE("audio-group-limits: the last @audio rule of type soft or '-' decides, before '*'") {
+TEST_CASE("audio-group-limits: what pam_limits gives each member, soft capped by hard") {
     FakeSystem sys;
     audio_users(sys, "alice,bob");
     std::optional<Check> bare = check_audio_group_limits(sys.view());
     REQUIRE(bare);
     CHECK(bare->status == Status::warn);
-    CHECK(has(bare->reason, "group audio has 'alice', 'bob'"));
-    CHECK(has(bare->reason, "no rule gives it a real-time priority"));
-    CHECK(has(bare->reason, "no rule lifts its locked-memory limit"));
+    CHECK(has(bare->reason, "group audio has 'alice', 'bob', but rtprio is 0 for 'alice' (soft "
+                            "0, hard 0: no rule (the kernel's default))"));
+    CHECK(has(bare->reason, "memlock is the kernel's default for 'alice'"));
     CHECK(has(bare->fix, "@audio - rtprio 95"));
 
     sys.write("etc/security/limits.conf", "# defaults\n*  -  memlock  unlimited\n");
     sys.write("etc/security/limits.d/95-audio.conf",
-              "@audio   -   rtprio   95  # JACK\n@audio hard memlock 64\n");
+              "@audio   -   RTPRIO   95  # JACK\n@audio hard memlock 64\n");
     sys.write("etc/security/limits.d/99-ignored.txt", "@audio - rtprio 0\n");
+    sys.write("etc/security/limits.d/.hidden.conf", "@audio - rtprio 0\n");
+    std::optional<Check> capped = check_audio_group_limits(sys.view());
+    REQUIRE(capped);
+    INFO(capped->reason);
+    // the group's hard 64 KiB outranks '*'s unlimited, and caps the soft one
+    CHECK(capped->status == Status::warn);
+    CHECK(has(capped->reason, "memlock is 64 KiB for 'alice' ('* - memlock unlimited' "
+                              "(/etc/security/limits.conf:2) and '@audio hard memlock 64' "
+                              "(/etc/security/limits.d/95-audio.conf:2))"));
+    CHECK_FALSE(has(capped->reason, "rtprio is 0"));
+
+    sys.write("etc/security/limits.d/95-audio.conf",
+              "@audio - rtprio 95\n@audio - memlock UNLIMITED\n");
     std::optional<Check> good = check_audio_group_limits(sys.view());
     REQUIRE(good);
-    INFO(good->reason);
     CHECK(good->status == Status::ok);
     CHECK(has(good->reason, "rtprio 95 by '@audio - rtprio 95' "
                             "(/etc/security/limits.d/95-audio.conf:1)"));
-    // the hard rule sets no soft limit: the '*' one of limits.conf applies
-    CHECK(has(good->reason, "memlock unlimited by '* - memlock unlimited' "
-                            "(/etc/security/limits.conf:2)"));
 
-    sys.write("etc/security/limits.d/96-less.conf", "@audio soft memlock 65536\n");
-    std::optional<Check> capped = check_audio_group_limits(sys.view());
-    REQUIRE(capped);
-    CHECK(capped->status == Status::warn);
-    CHECK(has(capped->reason, "memlock is 65536 KiB by '@audio soft memlock 65536' "
-                              "(/etc/security/limits.d/96-less.conf:1)"));
+    // a user's own rule outranks the group's, wherever it is
+    sys.write("etc/security/limits.d/10-alice.conf", "alice - rtprio 0\n");
+    std::optional<Check> user = check_audio_group_limits(sys.view());
+    REQUIRE(user);
+    CHECK(user->status == Status::warn);
+    CHECK(has(user->reason, "rtprio is 0 for 'alice'"));
+    sys.remove("etc/security/limits.d/10-alice.conf");
+
+    // a soft rule alone cannot lift the kernel's hard 0; a value pam drops sets nothing
+    sys.write("etc/security/limits.d/95-audio.conf",
+              "@audio soft rtprio 95\n@audio - rtprio abc\n@audio - memlock unlimited\n");
+    std::optional<Check> soft = check_audio_group_limits(sys.view());
+    REQUIRE(soft);
+    CHECK(soft->status == Status::warn);
+    CHECK(has(soft->reason, "rtprio is 0 for 'alice' (soft 95, hard 0"));
+}
+
+TEST_CASE("audio-group-limits: a limits file that is there but cannot be read is not "
+          "skipped") {
+    FakeSystem sys;
+    audio_users(sys, "alice");
+    sys.write("etc/security/limits.d/95-audio.conf", "@audio - rtprio 95\n");
+    const std::string fifo = sys.dir.path() + "/etc/security/limits.d/99-override.conf";
+    REQUIRE(::mkfifo(fifo.c_str(), 0644) == 0);
+    std::optional<Check> c = check_audio_group_limits(sys.view());
+    REQUIRE(c);
+    CHECK(c->status == Status::warn);
+    CHECK(has(c->reason, "99-override.conf"));
 }
 
 TEST_CASE("cpu-dma-latency: group audio's members may write the device, or it warns") {
@@ -139,6 +186,17 @@ TEST_CASE("cpu-dma-latency: group audio's members may write the device, or it wa
     CHECK(has(absent->reason, "/dev/cpu_dma_latency"));
     sys.write("dev/cpu_dma_latency", "");
     const std::string node = sys.dir.path() + "/dev/cpu_dma_latency";
+    // a stand-in that is not a character device is not taken for one
+    REQUIRE(::chmod(node.c_str(), 0666) == 0);
+    std::optional<Check> plain = check_cpu_dma_latency_access(sys.view());
+    REQUIRE(plain);
+    CHECK(plain->status == Status::warn);
+    CHECK(has(plain->reason, "is not a character device"));
+    std::filesystem::remove(node);
+    if (::mknod(node.c_str(), S_IFCHR | 0600, makedev(10, 62)) != 0) {
+        WARN("mknod needs root here: the device's modes are not checked");
+        return;
+    }
     REQUIRE(::chmod(node.c_str(), 0600) == 0);
     std::optional<Check> closed = check_cpu_dma_latency_access(sys.view());
     REQUIRE(closed);

@@ -88,6 +88,11 @@ TEST_CASE("history lines survive a round trip and broken lines are skipped") {
     CHECK(back[0].cpu == 2);
     CHECK(back[0].max_us == 40.0);
     CHECK(back[0].passed);
+    // numbers no latency can be: skipped, not drawn
+    for (const char* bad : {"nan", "inf", "-1.0"})
+        CHECK(parse_history("2026-11-30T01:00:00Z\tk\t2\tdefault\t1.0\t2.0\t" + std::string(bad) +
+                            "\tpass\n")
+                  .empty());
 }
 
 TEST_CASE("compare finds the latest earlier run measured the same way") {

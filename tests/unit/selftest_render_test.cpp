@@ -243,17 +243,30 @@ TEST_CASE("the verdict is made from the reserved cores' worst wake-up, as the bo
     CHECK(v.worst->latency.max_us == 87); // the housekeeping core and the held run left out
     CHECK(v.period_frames == 32);
     CHECK(cli::verdict_text(r) ==
-          "worst wake-up 87 µs on CPU 3 (reserved, idle default): safe for ALSA periods of 32 "
-          "frames (0.67 ms) and longer at 48 kHz, leaving half of each period for the player's "
-          "own work; measured for 1 s, and rarer delays need longer runs (--duration)");
+          "worst wake-up 87 µs on CPU 3 (reserved, idle default): consistent with ALSA periods "
+          "of 32 frames (0.67 ms) and longer at 48 kHz, leaving half of each period for the "
+          "player's own work (a timer's wake-up; the sound card's interrupt adds its own); "
+          "measured for 1 s, and rarer delays need longer runs (--duration)");
     CHECK(line_starting(selftest_text(r), "verdict: ") == "verdict: " + cli::verdict_text(r));
 
+    // over the core's limit: no period is promised
     r.cores[1] = judge_core(CoreRole::reserved, latency(3, 1000, 0, 1200), {});
-    CHECK(cli::verdict_text(r).find("safe for ALSA periods of 128 frames (2.67 ms)") !=
+    CHECK(cli::verdict_text(r) == "not safe for audio yet: CPU 3 (reserved, idle default) woke "
+                                  "1200 µs late, over its limit of 500 µs (1 wake-ups over it)");
+    const Thresholds loose{100'000, 100'000, 10};
+    r.cores[1] = judge_core(CoreRole::reserved, latency(3, 1000, 0, 1200), loose);
+    CHECK(cli::verdict_text(r).find("consistent with ALSA periods of 128 frames (2.67 ms)") !=
           std::string::npos);
-    r.cores[1] = judge_core(CoreRole::reserved, latency(3, 1000, 0, 90000), {});
+    r.cores[1] = judge_core(CoreRole::reserved, latency(3, 1000, 0, 90000), loose);
     CHECK(cli::verdict_text(r).find("too late for any ALSA period up to 8192 frames") !=
           std::string::npos);
+    // a core that took no sample proves nothing
+    CoreLatency none;
+    none.cpu = 2;
+    r.cores[1] = judge_core(CoreRole::reserved, none, loose);
+    CHECK(cli::verdict_text(r) ==
+          "not safe for audio yet: CPU 2 (reserved, idle default) took no sample, so nothing "
+          "can be said about it");
     // missed wake-ups: no period is promised, whatever the latencies
     r.cores[1] = judge_core(CoreRole::reserved, latency(3, 1000, 200, 87), {});
     CHECK(cli::verdict_text(r).rfind("not safe for audio yet: CPU 3 (reserved, idle default) "
