@@ -60,8 +60,8 @@ std::string range_label(unsigned upper) {
 // Display width of a label: '≤' is one column in two bytes.
 std::size_t columns(const std::string& text) {
     std::size_t n = 0;
-    for (unsigned char c : text)
-        n += (c & 0xC0) != 0x80;
+    for (char c : text)
+        n += (static_cast<unsigned char>(c) & 0xC0) != 0x80;
     return n;
 }
 
