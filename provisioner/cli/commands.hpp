@@ -32,6 +32,7 @@ struct SelftestCommand {
     bool load = false;
     unsigned pi_probe_s = 5;
     unsigned stop_above_us = 0; // 0: not given
+    unsigned summary_s = 0;     // --summary; given or not: app->count("--summary")
     std::string json_file;
     std::string prometheus_file;
     std::string html_file;

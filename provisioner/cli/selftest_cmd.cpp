@@ -13,11 +13,14 @@
 #include <sys/utsname.h>
 #include <unistd.h>
 
+#include <atomic>
+#include <csignal>
 #include <cstdlib>
 #include <ctime>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <set>
 #include <sstream>
 
 namespace fs = std::filesystem;
@@ -43,6 +46,49 @@ selftest::ProgressCallback progress_for(std::string what) {
 void end_progress() {
     if (isatty(STDERR_FILENO))
         std::fputs("\r\033[K", stderr);
+}
+
+// Set by the first SIGINT, SIGTERM or SIGHUP of a run; the run ends within a second and
+// the report is made of what was measured.
+std::atomic<bool> g_interrupted{false};
+static_assert(std::atomic<bool>::is_always_lock_free); // async-signal-safe
+
+extern "C" void on_interrupt(int) {
+    g_interrupted.store(true);
+}
+
+// Catches those signals while it lives. SA_RESETHAND: a second Ctrl-C ends rtprov at once,
+// as it would without this.
+class InterruptHandler {
+  public:
+    InterruptHandler() {
+        struct sigaction action {};
+        action.sa_handler = on_interrupt;
+        action.sa_flags = SA_RESETHAND;
+        sigemptyset(&action.sa_mask);
+        for (std::size_t i = 0; i < std::size(k_signals); ++i)
+            sigaction(k_signals[i], &action, &m_old[i]);
+    }
+    ~InterruptHandler() {
+        for (std::size_t i = 0; i < std::size(k_signals); ++i)
+            sigaction(k_signals[i], &m_old[i], nullptr);
+    }
+    InterruptHandler(const InterruptHandler&) = delete;
+    InterruptHandler& operator=(const InterruptHandler&) = delete;
+
+  private:
+    static constexpr int k_signals[] = {SIGINT, SIGTERM, SIGHUP};
+    struct sigaction m_old[std::size(k_signals)]{};
+};
+
+// "1:02:03" for 3723 s, "45 s" under a minute.
+std::string clock_text(double seconds) {
+    const auto s = static_cast<long long>(seconds);
+    if (s < 60)
+        return std::to_string(s) + " s";
+    char buffer[32];
+    std::snprintf(buffer, sizeof buffer, "%lld:%02lld:%02lld", s / 3600, s / 60 % 60, s % 60);
+    return buffer;
 }
 
 struct Measured {
@@ -159,6 +205,111 @@ void write_file(const std::string& path, const std::string& content) {
     dir.write("/" + p.filename().string(), state);
 }
 
+namespace {
+
+// The files a run ends in: --json, --prometheus, --html, and the report kept in the
+// history folder with its lines in history.tsv. A soak run rewrites them as it goes.
+class ReportFiles {
+  public:
+    enum class Stage { so_far, final };
+
+    // Reads the history kept so far (the trend and --compare); one that cannot be read is
+    // a warning, as a history that cannot be kept.
+    explicit ReportFiles(const SelftestCommand& c) : m_c(c) {
+        try {
+            fs::create_directories(c.history_dir);
+            target::Root history(c.history_dir);
+            if (auto old = history.read("/history.tsv", target::caps::k_state))
+                m_past = selftest::parse_history(old->content);
+        } catch (const std::exception& e) {
+            warn_history(e);
+        }
+    }
+
+    // Writes every file. At the final stage a file the user named that cannot be written
+    // is an error (rtprov::Error); while the run goes on it is a warning, once per file,
+    // and the run goes on. The history adds its lines only for a final run that was not
+    // interrupted: only whole runs are compared.
+    void write(const selftest::SelftestReport& report, Stage stage) {
+        const std::string json = selftest_json(report);
+        auto user_file = [&](const std::string& path, auto&& content) {
+            if (path.empty() || path == "-")
+                return;
+            try {
+                write_file(path, content());
+            } catch (const std::exception& e) {
+                if (stage == Stage::final)
+                    throw;
+                if (m_warned.insert(path).second)
+                    std::cerr << "rtprov: warning: " << e.what() << "; the run goes on\n";
+            }
+        };
+        user_file(m_c.json_file, [&] { return json; });
+        user_file(m_c.prometheus_file, [&] { return selftest_prometheus(report); });
+        user_file(m_c.html_file, [&] { return selftest_html(report, m_past); });
+        keep(report, json, stage);
+    }
+
+    const std::vector<selftest::HistoryEntry>& past() const { return m_past; }
+    // The kept report's path, "" when it could not be kept.
+    std::string kept_as() const {
+        return m_name.empty() ? "" : (fs::path(m_c.history_dir) / m_name).string();
+    }
+
+  private:
+    void keep(const selftest::SelftestReport& report, const std::string& json, Stage stage) {
+        if (m_history_failed)
+            return;
+        try {
+            target::Root history(m_c.history_dir);
+            if (m_name.empty()) {
+                // Named by ISO 8601's basic format (20261203T142638Z): no colons, which FAT
+                // (a USB stick), Windows and scp's HOST:PATH read otherwise. Two runs in
+                // the same second keep both reports.
+                std::string stamp = utc_text(report.started_unix, "%Y%m%dT%H%M%SZ");
+                m_name = stamp + ".json";
+                for (int n = 2; history.exists("/" + m_name); ++n)
+                    m_name = stamp + "-" + std::to_string(n) + ".json";
+            }
+            core::FileState state;
+            state.content = json;
+            history.write("/" + m_name, state);
+            if (stage == Stage::final && !report.interrupted) {
+                state.content = selftest::format_history(m_past) +
+                                selftest::format_history(selftest::history_entries(report));
+                history.write("/history.tsv", state);
+            }
+        } catch (const std::exception& e) {
+            m_name.clear();
+            m_history_failed = true;
+            warn_history(e);
+        }
+    }
+
+    void warn_history(const std::exception& e) const {
+        std::cerr << "rtprov: warning: cannot keep the report in " << quoted(m_c.history_dir)
+                  << ": " << e.what() << "; pass --history DIR, ignoring\n";
+    }
+
+    const SelftestCommand& m_c;
+    std::vector<selftest::HistoryEntry> m_past;
+    std::string m_name;
+    bool m_history_failed = false;
+    std::set<std::string> m_warned;
+};
+
+// A core's figures so far in a soak run's summary line.
+std::string summary_text(const selftest::CoreReport& c) {
+    const selftest::CoreLatency& l = c.latency;
+    return "CPU " + std::to_string(l.cpu) + " max " + fixed(l.max_us, 0) + " µs, p99 " +
+           fixed(l.p99_us, 0) + " µs, " + std::to_string(l.overruns) + " missed" +
+           (c.passed ? ""
+                     : " (over its limit of " + std::to_string(c.threshold_us) + " µs" +
+                           (c.missed_too_many ? " or missing wake-ups" : "") + ")");
+}
+
+} // namespace
+
 void add_selftest_command(CLI::App& parent, SelftestCommand& c) {
     c.app = parent.add_subcommand(
         "selftest", "Measure wake-up latency on the reserved and a housekeeping core, and run "
@@ -169,8 +320,16 @@ void add_selftest_command(CLI::App& parent, SelftestCommand& c) {
                     "of the applied profile; without one, every CPU)")
         ->type_name("LIST");
     app->add_option("--duration", c.duration_s,
-                    "Seconds per idle policy (default: the profile's selftest.duration_s, 10)")
-        ->check(CLI::Range(1u, 3600u))
+                    "Seconds per idle policy, up to a week (default: the profile's "
+                    "selftest.duration_s, 10); Ctrl-C ends a run early with a complete report "
+                    "of what was measured")
+        ->check(CLI::Range(1u, core::k_max_selftest_duration_s))
+        ->type_name("SECONDS");
+    app->add_option("--summary", c.summary_s,
+                    "Every SECONDS, print a summary line and rewrite the report files "
+                    "(--json, --html, --prometheus and the kept report) with what was measured "
+                    "so far (default: 60 for runs longer than 10 minutes, else never; 0: never)")
+        ->check(CLI::Range(0u, core::k_max_selftest_duration_s))
         ->type_name("SECONDS");
     app->add_option("--interval", c.interval_us,
                     "Microseconds between wake-ups (default: the profile's, 100)")
@@ -284,17 +443,44 @@ int run_selftest(const SelftestCommand& c) {
         policies.push_back(selftest::IdlePolicy::system_default);
     if (c.idle != "default")
         policies.push_back(selftest::IdlePolicy::held);
+    const unsigned total_s = duration_s * unsigned(policies.size());
+    const unsigned summary_s =
+        c.app->count("--summary") > 0 ? c.summary_s : (total_s > 600 ? 60 : 0);
 
+    ReportFiles files(c);
     std::cerr << "rtprov selftest: measuring CPUs " << measured.cpus.to_string() << " for "
-              << duration_s * policies.size() << " s"
+              << clock_text(total_s)
               << (c.pi_probe_s
                       ? ", then the PI-boost probe for " + std::to_string(c.pi_probe_s) + " s"
                       : std::string())
-              << "\n";
-    for (selftest::IdlePolicy policy : policies) {
-        options.idle = policy;
-        auto results = selftest::run_latency(
-            options, progress_for("latency, idle " + std::string(selftest::to_string(policy))));
+              << (summary_s ? "; a summary every " + clock_text(summary_s) : std::string())
+              << "; Ctrl-C ends it early with a report of what was measured\n";
+    InterruptHandler interrupt_handler;
+    g_interrupted.store(false);
+    options.interrupt = &g_interrupted;
+    options.summary_every = std::chrono::seconds(summary_s);
+    for (std::size_t i = 0; i < policies.size() && !g_interrupted.load(); ++i) {
+        options.idle = policies[i];
+        const std::string policy_name(selftest::to_string(policies[i]));
+        // A soak run's summary: a line on stderr, and every report file rewritten with
+        // what was measured so far, so that a run cut off (power, a kill) leaves one.
+        options.on_summary = [&](const std::vector<selftest::CoreLatency>& so_far,
+                                 double elapsed_s) {
+            selftest::SelftestReport partial = report;
+            for (const selftest::CoreLatency& latency : so_far)
+                partial.cores.push_back(
+                    selftest::judge_core(role_of(measured, latency.cpu), latency, thresholds));
+            partial.complete = false;
+            selftest::conclude(partial);
+            end_progress();
+            std::string line = "rtprov selftest: " + clock_text(elapsed_s) + " of " +
+                               clock_text(duration_s) + ", idle " + policy_name + ":";
+            for (std::size_t k = report.cores.size(); k < partial.cores.size(); ++k)
+                line += (k == report.cores.size() ? " " : "; ") + summary_text(partial.cores[k]);
+            std::cerr << line << "\n";
+            files.write(partial, ReportFiles::Stage::so_far);
+        };
+        auto results = selftest::run_latency(options, progress_for("latency, idle " + policy_name));
         end_progress();
         bool stopped = false;
         for (selftest::CoreLatency& latency : results) {
@@ -306,7 +492,8 @@ int run_selftest(const SelftestCommand& c) {
         if (stopped)
             break; // what --stop-above was for: the rest is not measured
     }
-    if (c.pi_probe_s > 0) {
+    report.interrupted = g_interrupted.load();
+    if (c.pi_probe_s > 0 && !report.interrupted) {
         selftest::PiProbeOptions probe;
         probe.duration = std::chrono::milliseconds(std::uint64_t(c.pi_probe_s) * 1000);
         // The probe watches its own threads: always this machine's /proc.
@@ -315,48 +502,21 @@ int run_selftest(const SelftestCommand& c) {
         report.pi_probe = selftest::judge_pi_probe(std::move(result), thresholds);
     }
     selftest::conclude(report);
+    if (report.interrupted)
+        std::cerr << "rtprov selftest: interrupted; the report holds what was measured\n";
 
-    std::string json = selftest_json(report);
-    bool json_to_stdout = c.json_file == "-";
-    if (!c.json_file.empty() && !json_to_stdout)
-        write_file(c.json_file, json);
-    if (!c.prometheus_file.empty())
-        write_file(c.prometheus_file, selftest_prometheus(report));
-    std::ostream& out = json_to_stdout ? std::cerr : std::cout;
+    std::ostream& out = c.json_file == "-" ? std::cerr : std::cout;
+    files.write(report, ReportFiles::Stage::final);
     out << selftest_text(report);
-
-    // Keep the report and add its lines to the history; a run whose history cannot be
-    // kept still counts, so that is a warning.
-    std::vector<selftest::HistoryEntry> past;
-    try {
-        fs::create_directories(c.history_dir);
-        target::Root history(c.history_dir);
-        if (auto old = history.read("/history.tsv", target::caps::k_state))
-            past = selftest::parse_history(old->content);
-        core::FileState state;
-        state.content = json;
-        // Named by ISO 8601's basic format (20261203T142638Z): no colons, which FAT (a
-        // USB stick), Windows and scp's HOST:PATH read otherwise. Two runs in the same
-        // second keep both reports.
-        std::string stamp = utc_text(report.started_unix, "%Y%m%dT%H%M%SZ");
-        std::string name = stamp + ".json";
-        for (int n = 2; history.exists("/" + name); ++n)
-            name = stamp + "-" + std::to_string(n) + ".json";
-        history.write("/" + name, state);
-        state.content = selftest::format_history(past) +
-                        selftest::format_history(selftest::history_entries(report));
-        history.write("/history.tsv", state);
-        out << "report kept in " << (fs::path(c.history_dir) / name).string() << "\n";
-    } catch (const std::exception& e) {
-        std::cerr << "rtprov: warning: cannot keep the report in " << quoted(c.history_dir) << ": "
-                  << e.what() << "; pass --history DIR, ignoring\n";
-    }
-    if (!c.html_file.empty())
-        write_file(c.html_file, selftest_html(report, past));
+    if (!files.kept_as().empty())
+        out << "report kept in " << files.kept_as()
+            << (report.interrupted ? " (interrupted: not added to the history of comparable runs)"
+                                   : "")
+            << "\n";
     if (c.compare)
-        out << comparison_text(selftest::compare(report, past));
-    if (json_to_stdout)
-        std::cout << json;
+        out << comparison_text(selftest::compare(report, files.past()));
+    if (c.json_file == "-")
+        std::cout << selftest_json(report);
     return report.passed ? k_exit_ok : k_exit_not_passed;
 }
 

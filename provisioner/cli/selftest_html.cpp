@@ -220,6 +220,9 @@ std::string selftest_html(const selftest::SelftestReport& r,
         "</td></tr>\n<tr><th class=\"l\">RT_PUSH_IPI</th><td class=\"l\">" +
         esc(std::string(selftest::to_string(r.kernel.push_ipi))) +
         "</td></tr>\n<tr><th class=\"l\">measured</th><td class=\"l\">" +
+        (r.interrupted ? std::string("interrupted, ")
+         : !r.complete ? std::string("still measuring, ")
+                       : std::string()) +
         fixed(p.duration_ms / 1000.0, 0) + " s per idle policy, a wake-up every " +
         std::to_string(p.interval_us) + " µs at SCHED_FIFO " + std::to_string(p.priority) + ", " +
         esc(p.load_cpus.empty() ? "no load" : "load on CPUs " + p.load_cpus) +

@@ -119,7 +119,8 @@ std::string late_text(const selftest::CoreReport& c) {
                       std::string(selftest::to_string(c.latency.idle)) + ": over its limit of " +
                       std::to_string(c.threshold_us) + " µs or missing wake-ups in " +
                       std::to_string(c.late_seconds.size()) + " of " +
-                      std::to_string(c.latency.max_per_s_us.size() - 1) + " s: at ";
+                      std::to_string(static_cast<unsigned>(std::ceil(c.latency.measured_s))) +
+                      " s: at ";
     constexpr std::size_t k_shown = 5;
     for (std::size_t i = 0; i < c.late_seconds.size() && i < k_shown; ++i) {
         const selftest::LateSecond& l = c.late_seconds[i];
@@ -132,7 +133,27 @@ std::string late_text(const selftest::CoreReport& c) {
     return out;
 }
 
+namespace {
+
+std::string verdict_of_measured(const selftest::SelftestReport& r);
+
+} // namespace
+
 std::string verdict_text(const selftest::SelftestReport& r) {
+    if (!r.interrupted)
+        return verdict_of_measured(r);
+    double measured = 0;
+    for (const selftest::CoreReport& c : r.cores)
+        measured = std::max(measured, c.latency.measured_s);
+    return "interrupted after " + fixed(measured, 0) + " s of " +
+           fixed(r.parameters.duration_ms / 1000.0, 0) +
+           " s per idle policy, so it proves nothing about the whole run; of what it measured: " +
+           verdict_of_measured(r);
+}
+
+namespace {
+
+std::string verdict_of_measured(const selftest::SelftestReport& r) {
     const selftest::Verdict v = selftest::verdict(r);
     auto core = [](const selftest::CoreReport& c) {
         return "CPU " + std::to_string(c.latency.cpu) + " (" +
@@ -165,8 +186,11 @@ std::string verdict_text(const selftest::SelftestReport& r) {
         return "no wake-up was measured, so nothing can be said about audio periods";
     const std::string worst =
         "worst wake-up " + fixed(v.worst->latency.max_us, 0) + " µs on " + core(*v.worst);
-    const std::string measured = "; measured for " + fixed(r.parameters.duration_ms / 1000.0, 0) +
-                                 " s, and rarer delays need longer runs (--duration)";
+    const std::string measured =
+        "; measured for " + fixed(v.worst->latency.measured_s, 0) + " s" +
+        (r.interrupted ? std::string()
+         : !r.complete ? " so far (the run goes on)"
+                       : ", and rarer delays need longer runs (--duration)");
     if (v.period_frames == 0)
         return worst + ": too late for any ALSA period up to " +
                std::to_string(selftest::k_max_period_frames) + " frames at " + rate + measured;
@@ -179,6 +203,8 @@ std::string verdict_text(const selftest::SelftestReport& r) {
            "wake-up; the sound card's interrupt adds its own)" +
            measured;
 }
+
+} // namespace
 
 std::string selftest_text(const selftest::SelftestReport& r) {
     const selftest::RunParameters& p = r.parameters;
@@ -274,6 +300,9 @@ std::string selftest_text(const selftest::SelftestReport& r) {
                    std::string(selftest::to_string(c.latency.idle)) + ", woke " +
                    fixed(c.latency.max_us) + " µs late, more than --stop-above " +
                    std::to_string(p.stop_above_us) + " µs; the rest of the run was not measured\n";
+    if (r.interrupted)
+        out += "interrupted: ended early by a signal; each core measured for the seconds in its "
+               "report (measured_s), the rest of the run was not measured\n";
     out += histogram_text(r);
     out += "verdict: " + verdict_text(r) + "\n";
     out += std::string("result: ") + (r.passed ? "passed" : "did not pass") + "\n";
@@ -289,7 +318,9 @@ std::string selftest_json(const selftest::SelftestReport& r) {
         ", \"version\": " + json_string(r.kernel.version) +
         ", \"preempt_rt\": " + (r.kernel.preempt_rt ? "true" : "false") +
         ", \"rt_push_ipi\": " + json_string(std::string(selftest::to_string(r.kernel.push_ipi))) +
-        "},\n  \"parameters\": {\"duration_s\": " + fixed(p.duration_ms / 1000.0, 3) +
+        "},\n  \"complete\": " + (r.complete ? "true" : "false") +
+        ", \"interrupted\": " + (r.interrupted ? "true" : "false") +
+        ",\n  \"parameters\": {\"duration_s\": " + fixed(p.duration_ms / 1000.0, 3) +
         ", \"interval_us\": " + std::to_string(p.interval_us) +
         ", \"priority\": " + std::to_string(p.priority) +
         ", \"load_cpus\": " + json_string(p.load_cpus) +
@@ -310,6 +341,7 @@ std::string selftest_json(const selftest::SelftestReport& r) {
                ", \"p99_us\": " + fixed(l.p99_us, 3) + ", \"p99_9_us\": " + fixed(l.p999_us, 3) +
                ", \"p99_99_us\": " + fixed(l.p9999_us, 3) +
                ", \"max_at_s\": " + fixed(l.max_at_s, 3) +
+               ", \"measured_s\": " + fixed(l.measured_s, 3) +
                ", \"threshold_us\": " + std::to_string(c.threshold_us) + ", \"threshold_of\": " +
                json_string(std::string(selftest::to_string(c.threshold_role))) +
                ", \"above_threshold\": " + std::to_string(c.above) +
@@ -431,6 +463,10 @@ std::string selftest_prometheus(const selftest::SelftestReport& r) {
     }
     out += metric("rtprov_selftest_passed", "gauge", "1 when the last self-test passed.") +
            "rtprov_selftest_passed " + std::string(r.passed ? "1" : "0") + "\n";
+    out += metric("rtprov_selftest_complete", "gauge",
+                  "0 while the last self-test is still measuring (a soak run's file, rewritten "
+                  "as it goes), 1 once it ended.") +
+           "rtprov_selftest_complete " + std::string(r.complete ? "1" : "0") + "\n";
     out += metric("rtprov_selftest_last_run_timestamp_seconds", "gauge",
                   "When the last self-test started, in seconds since 1970 (UTC).") +
            "rtprov_selftest_last_run_timestamp_seconds " + std::to_string(r.started_unix) + "\n";

@@ -100,6 +100,11 @@ struct ServiceTuning {
     friend bool operator==(const ServiceTuning&, const ServiceTuning&) = default;
 };
 
+// The longest self-test run per idle policy: a week. Soak runs of 12 to 24 hours are
+// usual with cyclictest; each second costs 8 bytes per core (the per-second maximum and
+// missed wake-ups), 4.8 MB a week.
+inline constexpr unsigned k_max_selftest_duration_s = 7 * 24 * 3600;
+
 struct SelftestThresholds {
     unsigned duration_s = 10;
     unsigned interval_us = 100;

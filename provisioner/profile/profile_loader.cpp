@@ -297,7 +297,7 @@ const schema::Keys<core::Profile>& profile_keys() {
         flag<P>("tuning.irqs.timer_threads", RTPROV_FIELD(P, tuning.irqs.timer_threads)),
         flag<P>("tuning.housekeeping_workqueues", RTPROV_FIELD(P, tuning.housekeeping_workqueues)),
         number<P>("tuning.selftest.duration_s", RTPROV_FIELD(P, tuning.selftest.duration_s), 1,
-                  3600),
+                  core::k_max_selftest_duration_s),
         number<P>("tuning.selftest.interval_us", RTPROV_FIELD(P, tuning.selftest.interval_us), 20,
                   1000000),
         number<P>("tuning.selftest.max_latency_us.reserved",

@@ -1,5 +1,7 @@
 #include "provisioner/selftest/latency_histogram.hpp"
 
+#include "provisioner/selftest/single_writer.hpp"
+
 #include <algorithm>
 #include <cassert>
 #include <cmath>
@@ -19,6 +21,13 @@ std::uint64_t rank_for(std::uint64_t count, std::uint64_t ppm) {
     return q * ppm + (r * ppm + k_ppm - 1) / k_ppm;
 }
 
+template <typename T> void store(T& field, T value) noexcept {
+    relaxed_store(field, value);
+}
+template <typename T> T load(const T& field) noexcept {
+    return relaxed_load(field);
+}
+
 } // namespace
 
 LatencyHistogram::LatencyHistogram(std::uint32_t limit_us)
@@ -29,15 +38,30 @@ void LatencyHistogram::add(std::int64_t latency_ns) noexcept {
     // ceil(ns / 1000): bucket k holds (k-1 µs, k µs].
     const std::uint64_t bucket = (static_cast<std::uint64_t>(ns) + 999) / 1000;
     if (bucket <= m_limit_us)
-        ++m_buckets[bucket];
+        store(m_buckets[bucket], load(m_buckets[bucket]) + 1);
     else
-        ++m_overflow;
-    if (m_count == 0 || ns < m_min_ns)
-        m_min_ns = ns;
-    if (m_count == 0 || ns > m_max_ns)
-        m_max_ns = ns;
-    m_sum_ns += ns;
-    ++m_count;
+        store(m_overflow, load(m_overflow) + 1);
+    const std::uint64_t count = load(m_count);
+    if (count == 0 || ns < load(m_min_ns))
+        store(m_min_ns, ns);
+    if (count == 0 || ns > load(m_max_ns))
+        store(m_max_ns, ns);
+    store(m_sum_ns, load(m_sum_ns) + ns);
+    store(m_count, count + 1);
+}
+
+LatencyHistogram LatencyHistogram::snapshot() const {
+    LatencyHistogram copy(m_limit_us);
+    // The count is the buckets' sum, so that the percentiles of the copy add up whatever
+    // add() did while the buckets were read.
+    for (std::size_t k = 0; k < m_buckets.size(); ++k)
+        copy.m_count += copy.m_buckets[k] = load(m_buckets[k]);
+    copy.m_overflow = load(m_overflow);
+    copy.m_count += copy.m_overflow;
+    copy.m_min_ns = load(m_min_ns);
+    copy.m_max_ns = load(m_max_ns);
+    copy.m_sum_ns = load(m_sum_ns);
+    return copy;
 }
 
 void LatencyHistogram::merge(const LatencyHistogram& other) {

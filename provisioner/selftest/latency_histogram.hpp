@@ -19,6 +19,10 @@ namespace rtprov::selftest {
 // below the true p-th percentile and at most 1 µs above it (inside the limit).
 //
 // add() never allocates: every bucket is allocated (and written) by the constructor.
+//
+// One thread adds while another may take a snapshot(): every field is a single writer's
+// (single_writer.hpp). A snapshot may be a sample or two out of step between its fields,
+// never torn within one.
 class LatencyHistogram {
   public:
     static constexpr std::uint32_t k_default_limit_us = 10'000;
@@ -26,8 +30,11 @@ class LatencyHistogram {
     // Buckets 0..'limit_us' µs and the overflow bucket.
     explicit LatencyHistogram(std::uint32_t limit_us = k_default_limit_us);
 
-    // Records one sample. No allocation, no I/O.
+    // Records one sample. No allocation, no I/O. One thread at a time.
     void add(std::int64_t latency_ns) noexcept;
+
+    // A copy taken while another thread may be in add() (see above). Allocates.
+    LatencyHistogram snapshot() const;
 
     // Adds every sample of 'other'. Throws std::invalid_argument when the limits differ
     // (a bug in the caller: the buckets would not line up).

@@ -3,6 +3,7 @@
 #include "provisioner/core/error.hpp"
 #include "provisioner/live/cpu_dma_latency.hpp"
 #include "provisioner/selftest/load.hpp"
+#include "provisioner/selftest/single_writer.hpp"
 #include "provisioner/system/cpus.hpp"
 
 #include <sched.h>
@@ -30,13 +31,15 @@ constexpr std::size_t k_stack_bytes = 512 * 1024;
 constexpr std::size_t k_prefault_bytes = 128 * 1024; // of the stack, touched before the run
 constexpr std::size_t k_page_bytes = 4096;
 
-// What one measuring thread owns; only that thread writes it until it is joined.
+// What one measuring thread owns; only that thread writes it until it is joined, and
+// while it runs the controlling thread reads it only for a snapshot (single_writer.hpp).
 struct CoreRun {
     CoreRun(unsigned c, std::uint32_t limit_us, std::size_t seconds)
         : cpu(c), histogram(limit_us), max_per_s_us(seconds), missed_per_s(seconds) {}
     unsigned cpu;
     LatencyHistogram histogram; // allocated and zeroed here, before the run
     std::int64_t max_at_ns = 0;
+    std::int64_t measured_ns = 0; // the last planned wake-up taken, from the start
     std::uint64_t overruns = 0;
     bool stopped_run = false;
     // one slot per second of the run and one for the last wake-up past its end
@@ -200,16 +203,18 @@ void measure(CoreRun& run, Schedule& schedule) noexcept {
         const std::int64_t now = monotonic_ns();
         const std::int64_t latency = now - next;
         if (run.histogram.empty() || latency > run.histogram.max_ns())
-            run.max_at_ns = now - start;
+            relaxed_store(run.max_at_ns, now - start);
         run.histogram.add(latency);
-        const std::size_t second = run.second(next - start);
+        relaxed_store(run.measured_ns, next - start);
+        std::uint32_t& second_max = run.max_per_s_us[run.second(next - start)];
         const auto latency_us = std::uint32_t(std::clamp<std::int64_t>(
             (latency + 999) / 1000, 0, std::numeric_limits<std::uint32_t>::max()));
-        run.max_per_s_us[second] = std::max(run.max_per_s_us[second], latency_us);
+        if (latency_us > second_max)
+            relaxed_store(second_max, latency_us);
         if (schedule.stop_above_ns && latency > schedule.stop_above_ns) {
             // the first to see one stops everyone (the others end at their next wake-up)
             if (!schedule.stop.exchange(true))
-                run.stopped_run = true;
+                relaxed_store(run.stopped_run, true);
             break;
         }
         if (now >= end)
@@ -218,8 +223,9 @@ void measure(CoreRun& run, Schedule& schedule) noexcept {
         // rather than measured as a burst of ever smaller latencies.
         while (next + interval <= now) {
             next += interval;
-            ++run.overruns;
-            ++run.missed_per_s[run.second(next - start)];
+            relaxed_store(run.overruns, run.overruns + 1);
+            std::uint32_t& missed = run.missed_per_s[run.second(next - start)];
+            relaxed_store(missed, missed + 1);
         }
     }
 }
@@ -228,13 +234,15 @@ double to_us(std::int64_t ns) {
     return static_cast<double>(ns) / 1000.0;
 }
 
-CoreLatency summarise(CoreRun& run, IdlePolicy idle) {
+// Each core's figures from 'h', the histogram of 'run' (the run's own at the end, a
+// snapshot of it while the run goes on); the per-second figures and flags are loaded as
+// the single writer's fields they are.
+CoreLatency summarise(const CoreRun& run, LatencyHistogram h, IdlePolicy idle) {
     CoreLatency c;
-    const LatencyHistogram& h = run.histogram;
     c.cpu = run.cpu;
     c.idle = idle;
     c.cycles = h.count();
-    c.overruns = run.overruns;
+    c.overruns = relaxed_load(run.overruns);
     c.min_us = to_us(h.min_ns());
     c.avg_us = h.avg_ns() / 1000.0;
     c.max_us = to_us(h.max_ns());
@@ -242,11 +250,14 @@ CoreLatency summarise(CoreRun& run, IdlePolicy idle) {
     c.p99_us = to_us(h.percentile_ns(99));
     c.p999_us = to_us(h.percentile_ns(99.9));
     c.p9999_us = to_us(h.percentile_ns(99.99));
-    c.max_at_s = static_cast<double>(run.max_at_ns) / 1e9;
-    c.histogram = std::move(run.histogram);
-    c.stopped_run = run.stopped_run;
-    c.max_per_s_us = std::move(run.max_per_s_us);
-    c.missed_per_s = std::move(run.missed_per_s);
+    c.max_at_s = static_cast<double>(relaxed_load(run.max_at_ns)) / 1e9;
+    c.histogram = std::move(h);
+    c.stopped_run = relaxed_load(run.stopped_run);
+    for (const std::uint32_t& v : run.max_per_s_us)
+        c.max_per_s_us.push_back(relaxed_load(v));
+    for (const std::uint32_t& v : run.missed_per_s)
+        c.missed_per_s.push_back(relaxed_load(v));
+    c.measured_s = static_cast<double>(relaxed_load(run.measured_ns)) / 1e9;
     return c;
 }
 
@@ -320,7 +331,24 @@ std::vector<CoreLatency> run_latency(const LatencyOptions& options,
 
     schedule.start_ns = monotonic_ns() + k_start_margin_ns;
     gate.open();
-    wait_with_progress(schedule.start_ns, schedule.duration_ns, progress, &schedule.stop);
+    const auto every_s = options.summary_every.count();
+    wait_with_progress(
+        schedule.start_ns, schedule.duration_ns,
+        [&](double elapsed_s, double total_s) {
+            if (progress)
+                progress(elapsed_s, total_s);
+            if (options.interrupt && options.interrupt->load())
+                schedule.stop.store(true);
+            const auto whole_s = static_cast<std::int64_t>(elapsed_s);
+            if (options.on_summary && every_s > 0 && elapsed_s < total_s && whole_s > 0 &&
+                whole_s % every_s == 0 && !schedule.stop.load()) {
+                std::vector<CoreLatency> so_far;
+                for (const auto& run : runs)
+                    so_far.push_back(summarise(*run, run->histogram.snapshot(), options.idle));
+                options.on_summary(so_far, elapsed_s);
+            }
+        },
+        &schedule.stop);
     for (auto& thread : threads)
         thread->join();
     if (load)
@@ -328,7 +356,7 @@ std::vector<CoreLatency> run_latency(const LatencyOptions& options,
 
     std::vector<CoreLatency> results;
     for (auto& run : runs)
-        results.push_back(summarise(*run, options.idle));
+        results.push_back(summarise(*run, std::move(run->histogram), options.idle));
     return results;
 }
 

@@ -4,8 +4,10 @@
 #include "provisioner/selftest/latency_histogram.hpp"
 #include "provisioner/selftest/pinned_thread.hpp"
 
+#include <atomic>
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -26,6 +28,13 @@ enum class IdlePolicy {
 // "default", "held": the names the CLI, the reports and the history use.
 std::string_view to_string(IdlePolicy policy);
 
+struct CoreLatency;
+
+// Told, from the controlling thread, how every core stands 'elapsed_s' into a run that is
+// still going (a soak run's periodic summary). What it throws ends the run.
+using SummaryCallback =
+    std::function<void(const std::vector<CoreLatency>& so_far, double elapsed_s)>;
+
 struct LatencyOptions {
     core::CpuList cpus;                           // one measuring thread per CPU
     IdlePolicy idle = IdlePolicy::system_default; // honest by default, see IdlePolicy
@@ -38,6 +47,12 @@ struct LatencyOptions {
     std::uint32_t stop_above_us = 0;
     core::CpuList load_cpus;                              // a LoadGenerator on these, if any
     std::string cpu_dma_latency = "/dev/cpu_dma_latency"; // used with IdlePolicy::held
+    // Called every 'summary_every' (whole seconds; 0: never) with a snapshot of each core.
+    std::chrono::seconds summary_every{0};
+    SummaryCallback on_summary;
+    // Set (by a signal handler, say) to end the run early: it ends within a second and
+    // returns what was measured until then, each core's 'measured_s' saying how long.
+    const std::atomic<bool>* interrupt = nullptr;
 };
 
 // The result for one CPU. Latency = the moment the thread ran again minus the planned
@@ -65,13 +80,17 @@ struct CoreLatency {
     // This core's wake-up, later than LatencyOptions::stop_above_us, ended the run (of
     // every core) at 'max_at_s', and that wake-up is the maximum.
     bool stopped_run = false;
+    // How long it measured, in seconds: the whole duration, or less when the run was
+    // stopped or interrupted, or when this is a snapshot of a run still going.
+    double measured_s = 0;
 };
 
 // Measures wake-up latency on every CPU of 'options.cpus' at the same time: one
 // SCHED_FIFO thread per CPU, pinned, on an absolute CLOCK_MONOTONIC schedule. Memory is
 // locked (mlockall) for the run and unlocked afterwards; with IdlePolicy::held the
 // cpu_dma_latency request is held for the run and dropped afterwards. 'progress' is
-// called about once a second from the calling thread. Returns one result per CPU in
+// called about once a second from the calling thread, 'options.on_summary' every
+// 'options.summary_every'; 'options.interrupt' ends the run early. Returns one result per CPU in
 // ascending order. Throws rtprov::Error, saying what to do, when the options are
 // invalid, a CPU is offline or outside this process's affinity, SCHED_FIFO or memory
 // locking is not permitted, or cpu_dma_latency cannot be held.

@@ -67,8 +67,9 @@ PiProbeReport judge_pi_probe(PiProbeResult result, const Thresholds& thresholds)
 }
 
 void conclude(SelftestReport& report) {
-    report.passed = !report.cores.empty();
-    // a run --stop-above cut short measured less than it was asked to: it proves nothing
+    // a run still going, or cut short by a signal or --stop-above, measured less than it
+    // was asked to: it proves nothing
+    report.passed = !report.cores.empty() && report.complete && !report.interrupted;
     for (const CoreReport& core : report.cores)
         report.passed = report.passed && core.passed && !core.latency.stopped_run;
     if (report.pi_probe)

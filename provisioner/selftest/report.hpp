@@ -72,7 +72,10 @@ struct SelftestReport {
     RunParameters parameters;
     std::vector<CoreReport> cores; // per CPU and idle policy, in the order measured
     std::optional<PiProbeReport> pi_probe;
-    bool passed = false; // every core and the probe passed
+    // false: a snapshot of a run still going (a soak run's report, rewritten as it goes)
+    bool complete = true;
+    bool interrupted = false; // ended early by a signal (Ctrl-C): measured less than asked
+    bool passed = false;      // complete, not cut short, every core and the probe passed
 };
 
 struct Thresholds {
@@ -95,8 +98,8 @@ CoreReport judge_core(CoreRole role, CoreLatency latency, const Thresholds& thre
 // Pure.
 PiProbeReport judge_pi_probe(PiProbeResult result, const Thresholds& thresholds);
 
-// Sets 'passed' from the parts: every core passed and none stopped the run
-// (--stop-above), and the probe passed. Pure.
+// Sets 'passed' from the parts: the run is complete and was not interrupted, every core
+// passed and none stopped the run (--stop-above), and the probe passed. Pure.
 void conclude(SelftestReport& report);
 
 // One line of the history: a core's result in a past run.

@@ -124,6 +124,56 @@ assert r["parameters"]["stop_above_us"] == 1 and r["passed"] is False
 PY
 check "its verdict promises no period" grep -q '^verdict: stopped early by --stop-above 1 µs' "$work/out-stop"
 
+# A soak run's summaries: a line every --summary seconds, and the report files rewritten
+# with what was measured so far (complete: false) while it goes on.
+"$rtprov" selftest --sysroot "$sys" --history "$work/soak-history" --pi-probe 0 --cpus 1 \
+    --duration 4 --summary 1 --json "$work/soak.json" >"$work/out-soak" 2>"$work/err-soak" &
+soak=$!
+for _ in $(seq 50); do [ -s "$work/soak.json" ] && break; sleep 0.1; done
+cp "$work/soak.json" "$work/soak-during.json" 2>/dev/null
+wait "$soak"
+check "a soak run prints a summary line per --summary seconds" \
+    [ "$(grep -cE '^rtprov selftest: [0-9] s of 4 s, idle default: CPU 1 max [0-9]+ µs, p99 [0-9]+ µs, [0-9]+ missed' "$work/err-soak")" = 3 ]
+check "while it runs, its JSON file says it is not complete yet and how long it measured" \
+    python3 - "$work/soak-during.json" "$work/soak.json" <<'PY'
+import json, sys
+during, final = (json.load(open(f)) for f in sys.argv[1:])
+assert during["complete"] is False and during["passed"] is False, during["complete"]
+assert 0.5 < during["cores"][0]["measured_s"] < 3.5, during["cores"][0]["measured_s"]
+assert final["complete"] is True and final["interrupted"] is False
+assert final["cores"][0]["measured_s"] > 3.5 and final["cores"][0]["cycles"] > during["cores"][0]["cycles"]
+PY
+
+# Ctrl-C: the run ends within a second with a complete report of what was measured, which
+# does not pass and stays out of the history of comparable runs.
+lines_before=$(wc -l <"$history/history.tsv")
+"$rtprov" selftest --sysroot "$sys" --history "$history" --pi-probe 1 --cpus 1 --idle both \
+    --duration 60 --json "$work/int.json" --html "$work/int.html" >"$work/out-int" 2>&1 &
+run=$!
+sleep 2
+kill -INT "$run"
+started=$SECONDS
+wait "$run"
+rc=$?
+check "Ctrl-C ends the run with exit 3 (did not pass)" [ "$rc" -eq 3 ]
+check "within a few seconds" [ $((SECONDS - started)) -le 5 ]
+check "the verdict says it was interrupted and after how long" \
+    grep -Eq '^verdict: interrupted after [0-9]+ s of 60 s per idle policy, so it proves nothing' "$work/out-int"
+check "the report is complete: the first policy's samples, no second policy, no probe" \
+    python3 - "$work/int.json" <<'PY'
+import json, sys
+r = json.load(open(sys.argv[1]))
+assert r["complete"] is True and r["interrupted"] is True and r["passed"] is False
+assert [c["idle"] for c in r["cores"]] == ["default"], r["cores"]
+c = r["cores"][0]
+assert c["cycles"] > 0 and 0.5 < c["measured_s"] < 5, c["measured_s"]
+assert r["pi_probe"] is None
+PY
+check "the HTML page says it was interrupted" grep -q 'interrupted, 60 s per idle policy' "$work/int.html"
+check "the interrupted run is kept, but not in the history of comparable runs" \
+    [ "$(wc -l <"$history/history.tsv")" = "$lines_before" ]
+check "and it says so" grep -q '(interrupted: not added to the history of comparable runs)' "$work/out-int"
+
 before_runs=$(find "$history" -name '*.json' | wc -l)
 "$rtprov" selftest --sysroot "$sys" --history "$history" --pi-probe 0 \
     --html /nonexistent/r.html >"$work/out-html" 2>&1

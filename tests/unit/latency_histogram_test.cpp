@@ -2,6 +2,9 @@
 
 #include "tests/unit/catch.hpp"
 
+#include <atomic>
+#include <thread>
+
 #include <stdexcept>
 
 using rtprov::selftest::LatencyHistogram;
@@ -196,4 +199,30 @@ TEST_CASE("adding samples never reallocates the buckets") {
         h.add(ns);
     CHECK(h.buckets().data() == before);
     CHECK(h.count() == 20'061);
+}
+
+TEST_CASE("a snapshot taken while another thread adds is a histogram whose counts add up") {
+    LatencyHistogram h(100);
+    std::atomic<bool> done{false};
+    std::thread writer([&] {
+        for (std::int64_t i = 0; i < 2'000'000; ++i)
+            h.add((i % 150) * 1000); // a third of them overflow
+        done = true;
+    });
+    int snapshots = 0;
+    while (!done || snapshots == 0) {
+        const LatencyHistogram copy = h.snapshot();
+        std::uint64_t in_buckets = copy.overflow();
+        for (std::uint64_t n : copy.buckets())
+            in_buckets += n;
+        CHECK(in_buckets == copy.count());
+        if (!copy.empty())
+            CHECK(copy.percentile_ns(50) <= copy.max_ns());
+        ++snapshots;
+    }
+    writer.join();
+    const LatencyHistogram last = h.snapshot();
+    CHECK(last.count() == 2'000'000);
+    CHECK(last.max_ns() == 149'000);
+    CHECK(last.buckets() == h.buckets());
 }

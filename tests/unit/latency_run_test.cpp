@@ -7,6 +7,8 @@
 #include "tests/unit/child_process.hpp"
 #include "tests/unit/sanitizer.hpp"
 #include <algorithm>
+#include <atomic>
+#include <chrono>
 #include <cmath>
 
 #include <sched.h>
@@ -256,6 +258,54 @@ TEST_CASE("an exception from the progress callback stops the run and comes throu
     } catch (const std::runtime_error& e) {
         CHECK(std::string(e.what()) == "interrupted");
         CHECK(calls == 1);
+    }
+}
+
+TEST_CASE("a soak run's summary comes every summary_every seconds with each core so far") {
+    LatencyOptions options = short_run(IdlePolicy::system_default);
+    options.duration = milliseconds(3500);
+    options.summary_every = std::chrono::seconds(1);
+    std::vector<double> at;
+    std::vector<std::uint64_t> cycles;
+    options.on_summary = [&](const std::vector<CoreLatency>& so_far, double elapsed_s) {
+        at.push_back(elapsed_s);
+        REQUIRE(so_far.size() == options.cpus.size());
+        const CoreLatency& c = so_far.front();
+        CHECK(c.histogram.count() == c.cycles);
+        CHECK(c.measured_s <= elapsed_s);
+        CHECK(c.measured_s > elapsed_s - 1);
+        cycles.push_back(c.cycles);
+    };
+    auto cores = run_or_explain(options);
+    if (!cores)
+        return;
+    CHECK(at == std::vector<double>{1, 2, 3}); // not at the end: the result is the last word
+    CHECK(std::is_sorted(cycles.begin(), cycles.end()));
+    CHECK(cycles.back() < cores->front().cycles);
+    CHECK(cores->front().measured_s > 3.4);
+    for (const CoreLatency& c : *cores)
+        check_sane(c, c.cpu, options);
+}
+
+TEST_CASE("an interrupt ends the run within a second with what was measured until then") {
+    LatencyOptions options = short_run(IdlePolicy::system_default);
+    options.duration = milliseconds(20'000);
+    std::atomic<bool> interrupt{false};
+    options.interrupt = &interrupt;
+    const auto started = std::chrono::steady_clock::now();
+    auto cores = run_or_explain(options, [&](double elapsed, double) {
+        if (elapsed >= 1)
+            interrupt = true;
+    });
+    if (!cores)
+        return;
+    CHECK(std::chrono::steady_clock::now() - started < std::chrono::seconds(5));
+    for (const CoreLatency& c : *cores) {
+        CHECK(c.cycles > 0);
+        CHECK(c.measured_s >= 0.9);
+        CHECK(c.measured_s < 2.5);
+        CHECK(c.histogram.count() == c.cycles);
+        CHECK_FALSE(c.stopped_run);
     }
 }
 

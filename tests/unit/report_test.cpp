@@ -75,6 +75,20 @@ TEST_CASE("a report passes only when every core and the probe pass") {
     CHECK_FALSE(empty.passed);
 }
 
+TEST_CASE("a run still going or interrupted does not pass, whatever its numbers") {
+    SelftestReport r = report_at("t1", 40);
+    r.complete = false;
+    conclude(r);
+    CHECK_FALSE(r.passed);
+    r.complete = true;
+    r.interrupted = true;
+    conclude(r);
+    CHECK_FALSE(r.passed);
+    r.interrupted = false;
+    conclude(r);
+    CHECK(r.passed);
+}
+
 TEST_CASE("history lines survive a round trip and broken lines are skipped") {
     auto entries = history_entries(report_at("2026-11-30T01:00:00Z", 40));
     REQUIRE(entries.size() == 1);

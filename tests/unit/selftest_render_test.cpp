@@ -34,6 +34,7 @@ CoreLatency latency(unsigned cpu, std::uint64_t cycles, std::uint64_t missed, do
     l.p9999_us = max_us;
     l.max_us = max_us;
     l.max_at_s = 0.5;
+    l.measured_s = 1;
     return l;
 }
 
@@ -109,7 +110,8 @@ TEST_CASE("JSON and Prometheus carry the missed wake-ups and their limit") {
           "\"overruns\": 1986, \"planned_wakeups\": 10000, \"missed_percent\": 19.860, "
           "\"max_missed_per_mille\": 10, \"min_us\": 20.000, \"avg_us\": 20.000, \"max_us\": "
           "95.000, \"p50_us\": 20.000, \"p99_us\": 20.000, \"p99_9_us\": 20.000, \"p99_99_us\": "
-          "95.000, \"max_at_s\": 0.500, \"threshold_us\": 500, \"threshold_of\": \"reserved\", "
+          "95.000, \"max_at_s\": 0.500, \"measured_s\": 1.000, \"threshold_us\": 500, "
+          "\"threshold_of\": \"reserved\", "
           "\"above_threshold\": 0, \"passed\": false, \"stopped_run\": false,");
     const std::string prometheus = selftest_prometheus(r);
     CHECK(line_starting(prometheus, "rtprov_selftest_missed_wakeups{") ==
@@ -276,6 +278,39 @@ TEST_CASE("the verdict is made from the reserved cores' worst wake-up, as the bo
     CHECK(cli::verdict_text(r).rfind("no wake-up was measured", 0) == 0);
 }
 
+TEST_CASE("an interrupted run says so, in the verdict, the table, JSON and Prometheus") {
+    SelftestReport r = report("pi4");
+    r.parameters.duration_ms = 86'400'000;
+    CoreLatency l = latency(3, 1000, 0, 87);
+    l.measured_s = 3723.4;
+    r.cores.push_back(judge_core(CoreRole::reserved, l, {}));
+    r.interrupted = true;
+    conclude(r);
+    CHECK(cli::verdict_text(r) ==
+          "interrupted after 3723 s of 86400 s per idle policy, so it proves nothing about the "
+          "whole run; of what it measured: worst wake-up 87 µs on CPU 3 (reserved, idle "
+          "default): consistent with ALSA periods of 32 frames (0.67 ms) and longer at 48 kHz, "
+          "leaving half of each period for the player's own work (a timer's wake-up; the sound "
+          "card's interrupt adds its own); measured for 3723 s");
+    const std::string text = selftest_text(r);
+    CHECK(line_starting(text, "interrupted: ") ==
+          "interrupted: ended early by a signal; each core measured for the seconds in its "
+          "report (measured_s), the rest of the run was not measured");
+    CHECK(line_starting(text, "result: ") == "result: did not pass");
+    const std::string json = selftest_json(r);
+    CHECK(json.find("\"complete\": true, \"interrupted\": true") != std::string::npos);
+    CHECK(json.find("\"measured_s\": 3723.400") != std::string::npos);
+    CHECK(selftest_prometheus(r).find("\nrtprov_selftest_complete 1\n") != std::string::npos);
+
+    // a snapshot of a run still going
+    r.interrupted = false;
+    r.complete = false;
+    conclude(r);
+    CHECK(cli::verdict_text(r).ends_with("measured for 3723 s so far (the run goes on)"));
+    CHECK(selftest_prometheus(r).find("\nrtprov_selftest_complete 0\n") != std::string::npos);
+    CHECK(line_starting(selftest_text(r), "result: ") == "result: did not pass");
+}
+
 TEST_CASE("the terminal histogram: one line per core, a bar per range on a log scale") {
     SelftestReport r = report("pi4");
     CoreLatency l = latency(3, 1000, 0, 150); // 999 samples of 20 µs, one of 150
@@ -318,6 +353,7 @@ TEST_CASE("the late seconds read as when in the run a core went over or missed")
     CoreLatency l = latency(1, 1000, 7, 812);
     l.max_per_s_us = {20, 812, 20, 20, 20, 600, 20, 700, 800, 900, 20};
     l.missed_per_s = {0, 4, 0, 0, 0, 0, 3, 0, 0, 0, 0};
+    l.measured_s = 9.9999; // the last planned wake-up, a little before the end
     SelftestReport r = report("pi4");
     r.cores.push_back(judge_core(CoreRole::reserved, l, {}));
     CHECK(cli::late_text(r.cores[0]) ==
