@@ -33,6 +33,7 @@ struct SelftestCommand {
     unsigned pi_probe_s = 5;
     unsigned stop_above_us = 0; // 0: not given
     unsigned summary_s = 0;     // --summary; given or not: app->count("--summary")
+    bool trace = false;         // --trace: the kernel's timerlat tracer measures
     std::string json_file;
     std::string prometheus_file;
     std::string html_file;
@@ -42,6 +43,19 @@ struct SelftestCommand {
 };
 void add_selftest_command(CLI::App& parent, SelftestCommand& c);
 int run_selftest(const SelftestCommand& c);
+
+// 'rtprov report': a kept self-test report shown again, and as an HTML page.
+struct ReportCommand {
+    CLI::App* app = nullptr;
+    std::string history_dir = "/var/lib/rtprov/selftest";
+    std::string from; // a report file; "" for the newest in history_dir
+    std::string html_file;
+};
+void add_report_command(CLI::App& parent, ReportCommand& c);
+int run_report(const ReportCommand& c);
+
+// Refuses a file whose folder does not exist, before work that would end in it.
+void check_folder_of(const std::string& path);
 
 // 'rtprov audit': checks the running system against the applied profile.
 struct AuditCommand {

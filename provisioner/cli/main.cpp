@@ -527,6 +527,8 @@ int main(int argc, char** argv) {
 
     cli::SelftestCommand selftest_cmd;
     cli::add_selftest_command(app, selftest_cmd);
+    cli::ReportCommand report_cmd;
+    cli::add_report_command(app, report_cmd);
     cli::AuditCommand audit_cmd;
     cli::add_audit_command(app, audit_cmd);
     cli::FirstbootCommand firstboot_cmd;
@@ -568,6 +570,8 @@ int main(int argc, char** argv) {
             return run_cpuset_partition(partition_slice, partition_mode);
         if (*selftest_cmd.app)
             return cli::run_selftest(selftest_cmd);
+        if (*report_cmd.app)
+            return cli::run_report(report_cmd);
         if (*audit_cmd.app)
             return cli::run_audit(audit_cmd);
         if (*firstboot_cmd.app)

@@ -7,6 +7,8 @@
 #include "provisioner/core/plan.hpp"
 #include "provisioner/pipeline/applied_system.hpp"
 #include "provisioner/selftest/report.hpp"
+#include "provisioner/selftest/timerlat_run.hpp"
+#include "provisioner/selftest/timerlat_session.hpp"
 #include "provisioner/system/cpus.hpp"
 #include "provisioner/target/root.hpp"
 
@@ -20,6 +22,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <limits>
 #include <set>
 #include <sstream>
 
@@ -188,7 +191,6 @@ void check_sysroot(const std::string& sysroot, const std::vector<std::string>& n
                 instead);
 }
 
-// Refuses a file whose folder does not exist, before a run that would end in it.
 void check_folder_of(const std::string& path) {
     fs::path p = fs::absolute(path);
     if (!fs::is_directory(p.parent_path()))
@@ -250,6 +252,23 @@ class ReportFiles {
         keep(report, json, stage);
     }
 
+    // Keeps 'trace' (a stopped run's last trace lines) beside the report, as
+    // '<report name>.trace.txt'; returns its path, "" (with a warning) when it cannot.
+    std::string keep_trace(const selftest::SelftestReport& report, const std::string& trace) {
+        try {
+            target::Root history(m_c.history_dir);
+            name(report, history);
+            const std::string file = m_name.substr(0, m_name.size() - 5) + ".trace.txt";
+            core::FileState state;
+            state.content = trace;
+            history.write("/" + file, state);
+            return (fs::path(m_c.history_dir) / file).string();
+        } catch (const std::exception& e) {
+            warn_history(e);
+            return "";
+        }
+    }
+
     const std::vector<selftest::HistoryEntry>& past() const { return m_past; }
     // The kept report's path, "" when it could not be kept.
     std::string kept_as() const {
@@ -262,15 +281,7 @@ class ReportFiles {
             return;
         try {
             target::Root history(m_c.history_dir);
-            if (m_name.empty()) {
-                // Named by ISO 8601's basic format (20261203T142638Z): no colons, which FAT
-                // (a USB stick), Windows and scp's HOST:PATH read otherwise. Two runs in
-                // the same second keep both reports.
-                std::string stamp = utc_text(report.started_unix, "%Y%m%dT%H%M%SZ");
-                m_name = stamp + ".json";
-                for (int n = 2; history.exists("/" + m_name); ++n)
-                    m_name = stamp + "-" + std::to_string(n) + ".json";
-            }
+            name(report, history);
             core::FileState state;
             state.content = json;
             history.write("/" + m_name, state);
@@ -284,6 +295,18 @@ class ReportFiles {
             m_history_failed = true;
             warn_history(e);
         }
+    }
+
+    // The report's name in the history, chosen once: ISO 8601's basic format
+    // (20261203T142638Z.json), no colons, which FAT (a USB stick), Windows and scp's
+    // HOST:PATH read otherwise. Two runs in the same second keep both reports.
+    void name(const selftest::SelftestReport& report, const target::Root& history) {
+        if (!m_name.empty())
+            return;
+        std::string stamp = utc_text(report.started_unix, "%Y%m%dT%H%M%SZ");
+        m_name = stamp + ".json";
+        for (int n = 2; history.exists("/" + m_name); ++n)
+            m_name = stamp + "-" + std::to_string(n) + ".json";
     }
 
     void warn_history(const std::exception& e) const {
@@ -351,6 +374,12 @@ void add_selftest_command(CLI::App& parent, SelftestCommand& c) {
                     "when, and the rest (the other idle policy too) is not measured")
         ->check(CLI::Range(1u, 10'000'000u))
         ->type_name("US");
+    app->add_flag("--trace", c.trace,
+                  "Measure with the kernel's timerlat tracer, in a tracefs instance of its own, "
+                  "and say why each core's worst wake-up was late: the timer's IRQ, exit from "
+                  "idle, and the IRQs, softirqs and threads in the way, by name; where the "
+                  "kernel has no such tracer the report says so and rtprov measures as "
+                  "without --trace");
     app->add_option("--pi-probe", c.pi_probe_s, "Seconds of PI-boost probe; 0 leaves it out")
         ->check(CLI::Range(0u, 3600u))
         ->capture_default_str()
@@ -438,6 +467,27 @@ int run_selftest(const SelftestCommand& c) {
     report.parameters = {unsigned(duration_s * 1000), interval_us, c.priority,
                          options.load_cpus.to_string(), c.stop_above_us};
 
+    // --trace: the kernel's tracer measures where this kernel has it; where it has not, the
+    // report says why and rtprov's own threads measure (never a cause guessed).
+    std::string tracefs;
+    report.trace.asked = c.trace;
+    if (c.trace) {
+        core::Result<std::string> found = selftest::find_timerlat();
+        if (found) {
+            tracefs = *found;
+            report.trace.traced = true;
+            report.parameters.method = "timerlat";
+        } else {
+            report.trace.not_traced_because = found.problem;
+            std::cerr << "rtprov selftest: not traced: " << found.problem
+                      << "; measuring with rtprov's own threads\n";
+        }
+    }
+    // the kernel stack of a wake-up over the smallest limit of a measured core
+    const std::uint32_t stack_above_us =
+        std::min({thresholds.reserved_us, thresholds.housekeeping_us,
+                  c.stop_above_us ? c.stop_above_us : std::numeric_limits<unsigned>::max()});
+
     std::vector<selftest::IdlePolicy> policies;
     if (c.idle != "held")
         policies.push_back(selftest::IdlePolicy::system_default);
@@ -480,7 +530,19 @@ int run_selftest(const SelftestCommand& c) {
             std::cerr << line << "\n";
             files.write(partial, ReportFiles::Stage::so_far);
         };
-        auto results = selftest::run_latency(options, progress_for("latency, idle " + policy_name));
+        const selftest::ProgressCallback progress =
+            progress_for((tracefs.empty() ? "latency, idle " : "timerlat, idle ") + policy_name);
+        std::vector<selftest::CoreLatency> results;
+        if (tracefs.empty()) {
+            results = selftest::run_latency(options, progress);
+        } else {
+            selftest::TracedRun traced =
+                selftest::run_traced_latency(options, tracefs, stack_above_us, progress);
+            results = std::move(traced.cores);
+            report.trace.lost_events += traced.lost_events;
+            if (!traced.kept_trace.empty())
+                report.trace.kept_trace = files.keep_trace(report, traced.kept_trace);
+        }
         end_progress();
         bool stopped = false;
         for (selftest::CoreLatency& latency : results) {

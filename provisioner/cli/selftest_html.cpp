@@ -189,6 +189,31 @@ std::string trend_svg(const std::vector<selftest::HistoryEntry>& runs) {
     return svg + "</svg>\n";
 }
 
+// Why a traced core's worst wake-up was late: a table of its parts, each with its share.
+std::string cause_html(const selftest::CoreReport& c) {
+    const selftest::WakeupCause& w = *c.latency.cause;
+    const auto [what, ns] = w.main_part();
+    std::string out = "<p><b>Why " + esc(cause_heading(c)) + "</b>: mostly " + esc(what) + ", " +
+                      fixed(double(ns) / 1000.0) + " µs (" + fixed(share(w, ns), 0) + " %).</p>\n";
+    const std::vector<CauseRow> rows = cause_rows(w);
+    if (rows.empty())
+        return out;
+    out += "<table>\n<tr><th class=\"l\">part</th><th>µs</th><th>share</th><th "
+           "class=\"l\">what</th></tr>\n";
+    for (const CauseRow& row : rows)
+        out += "<tr><td class=\"l\">" + esc(row.label) + "</td><td>" +
+               fixed(double(row.ns) / 1000.0) + "</td><td>" + fixed(share(w, row.ns), 0) +
+               " %</td><td class=\"l\">" + esc(row.note) + "</td></tr>\n";
+    out += "</table>\n";
+    if (!w.stack.empty()) {
+        std::string frames;
+        for (const std::string& f : w.stack)
+            frames += (frames.empty() ? "" : " &lt;- ") + esc(f);
+        out += "<p>Kernel stack at the timer's IRQ: <code>" + frames + "</code></p>\n";
+    }
+    return out;
+}
+
 } // namespace
 
 std::string selftest_html(const selftest::SelftestReport& r,
@@ -226,6 +251,14 @@ std::string selftest_html(const selftest::SelftestReport& r,
         fixed(p.duration_ms / 1000.0, 0) + " s per idle policy, a wake-up every " +
         std::to_string(p.interval_us) + " µs at SCHED_FIFO " + std::to_string(p.priority) + ", " +
         esc(p.load_cpus.empty() ? "no load" : "load on CPUs " + p.load_cpus) +
+        "</td></tr>\n<tr><th class=\"l\">measured by</th><td class=\"l\">" +
+        (r.trace.traced ? std::string("the kernel's timerlat tracer (--trace)")
+                        : "rtprov's own threads" +
+                              (r.trace.asked ? "; not traced: " + esc(r.trace.not_traced_because)
+                                             : std::string())) +
+        (r.trace.lost_events ? "; the trace lost " + std::to_string(r.trace.lost_events) +
+                                   " events, so a cause may miss some of what was in the way"
+                             : std::string()) +
         "</td></tr>\n</table>\n<h2>Wake-up latency</h2>\n<table>\n<tr><th>CPU</th><th "
         "class=\"l\">role</th><th class=\"l\">idle</th><th>samples</th><th>missed</th><th>min"
         "</th><th>avg</th><th>p99</th><th>p99.9</th><th>max</th><th>limit</th><th "
@@ -260,6 +293,9 @@ std::string selftest_html(const selftest::SelftestReport& r,
         for (const selftest::CoreReport* c : series)
             if (!c->late_seconds.empty())
                 out += "<p>" + esc(late_text(*c)) + "</p>\n";
+        for (const selftest::CoreReport* c : series)
+            if (c->latency.cause)
+                out += cause_html(*c);
         for (const selftest::CoreReport* c : series)
             if (c->latency.histogram.overflow())
                 out += "<p>idle " + std::string(selftest::to_string(c->latency.idle)) + ": " +

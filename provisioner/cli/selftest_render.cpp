@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <tuple>
 
 namespace rtprov::cli {
 
@@ -104,12 +105,142 @@ std::string histogram_text(const selftest::SelftestReport& r) {
     return out;
 }
 
+std::string us(std::int64_t ns) {
+    char buffer[40];
+    std::snprintf(buffer, sizeof buffer, "%.1f", static_cast<double>(ns) / 1000.0);
+    return buffer;
+}
+
+// Why a core's worst wake-up was late, as the trace split it: the part that weighed most,
+// then each part in the order the CPU went through them.
+std::string cause_text(const selftest::CoreReport& c) {
+    const selftest::WakeupCause& w = *c.latency.cause;
+    std::string out = "why " + cause_heading(c) + ":\n";
+    const auto [what, ns] = w.main_part();
+    out += "  mostly " + what + ": " + us(ns) + " µs (" + fixed(share(w, ns), 0) + " %)\n";
+    for (const CauseRow& row : cause_rows(w))
+        out += "  " + pad(row.label, 24, false) + pad(us(row.ns), 10) + " µs" +
+               (row.note.empty() ? "" : "  " + row.note) + "\n";
+    if (w.interference_left_out > 0)
+        out += "  (and " + std::to_string(w.interference_left_out) +
+               " more in the way, counted in the sums)\n";
+    if (!w.stack.empty()) {
+        out += "  kernel stack at the timer's IRQ:";
+        for (std::size_t i = 0; i < w.stack.size() && i < 12; ++i)
+            out += (i ? " <- " : " ") + w.stack[i];
+        out += w.stack.size() > 12 ? " ...\n" : "\n";
+    }
+    return out;
+}
+
+// The trace a run asked for: how it measured, or why it could not, and what it lost.
+std::string trace_text(const selftest::SelftestReport& r) {
+    const selftest::TraceReport& t = r.trace;
+    if (!t.asked)
+        return "";
+    if (!t.traced)
+        return "not traced: " + t.not_traced_because +
+               "; measured with rtprov's own threads, so no cause is named\n";
+    std::string out;
+    const selftest::CoreReport* worst = nullptr;
+    bool shown = false;
+    for (const selftest::CoreReport& c : r.cores) {
+        if (!c.latency.cause)
+            continue;
+        if (!c.passed) {
+            out += cause_text(c);
+            shown = true;
+        }
+        if (!worst || c.latency.max_us > worst->latency.max_us)
+            worst = &c;
+    }
+    if (!shown && worst)
+        out += "every traced core stayed within its limit; the worst wake-up of all:\n" +
+               cause_text(*worst);
+    if (t.lost_events > 0)
+        out += "the trace lost " + std::to_string(t.lost_events) +
+               " events (rtprov read too slowly): a cause may miss some of what was in the "
+               "way, and those wake-ups are not counted\n";
+    if (!t.kept_trace.empty())
+        out += "the trace's last lines before the stop are kept in " + t.kept_trace + "\n";
+    return out;
+}
+
+// Cores measured under both idle policies whose worst wake-up was far later with deep
+// idle allowed: the runs differ only in that, which is the fact the hint rests on.
+std::string idle_hint(const selftest::SelftestReport& r) {
+    std::string out;
+    for (const selftest::CoreReport& a : r.cores) {
+        if (a.latency.idle != selftest::IdlePolicy::system_default || a.latency.cycles == 0)
+            continue;
+        for (const selftest::CoreReport& b : r.cores)
+            if (b.latency.idle == selftest::IdlePolicy::held && b.latency.cpu == a.latency.cpu &&
+                b.latency.cycles > 0 && a.latency.max_us > 2 * b.latency.max_us &&
+                a.latency.max_us > a.threshold_us)
+                out += "deep idle: CPU " + std::to_string(a.latency.cpu) + " woke up to " +
+                       fixed(a.latency.max_us, 0) + " µs late with deep idle allowed and " +
+                       fixed(b.latency.max_us, 0) +
+                       " µs with /dev/cpu_dma_latency held at 0, the only difference between "
+                       "the two runs: the exit from deep idle costs it; "
+                       "tuning.hold_cpu_dma_latency holds it at 0 (at a cost in idle power)\n";
+    }
+    return out;
+}
+
 } // namespace
 
 std::string fixed(double value, int decimals) {
     char buffer[40];
     std::snprintf(buffer, sizeof buffer, "%.*f", decimals, value);
     return buffer;
+}
+
+std::string cause_heading(const selftest::CoreReport& c) {
+    const selftest::WakeupCause& w = *c.latency.cause;
+    return "CPU " + std::to_string(c.latency.cpu) + " (" +
+           std::string(selftest::to_string(c.role)) + ", idle " +
+           std::string(selftest::to_string(c.latency.idle)) + ") woke " +
+           fixed(double(w.thread_latency_ns) / 1000.0) + " µs late, " + fixed(w.at_s, 3) +
+           " s into the run (timerlat activation #" + std::to_string(w.activation) + ")";
+}
+
+double share(const selftest::WakeupCause& w, std::int64_t ns) {
+    return w.thread_latency_ns > 0 ? 100.0 * double(ns) / double(w.thread_latency_ns) : 0.0;
+}
+
+std::vector<CauseRow> cause_rows(const selftest::WakeupCause& w) {
+    std::vector<CauseRow> rows;
+    if (!w.split_known)
+        return rows;
+    const std::string before = w.idle_exit_ns > 0       ? "exit from idle"
+                               : !w.earlier_irq.empty() ? "IRQ '" + w.earlier_irq + "' was running"
+                               : w.from_idle            ? "the CPU was idle"
+                                                        : "";
+    if (w.irq_handler_delay_ns >= 0)
+        rows.push_back({"timer to its IRQ", w.irq_handler_delay_ns, before});
+    rows.push_back({"IRQ latency", w.irq_latency_ns, "timer expiry until timerlat's handler ran"});
+    rows.push_back({"the timer's IRQ", w.timer_irq_ns, ""});
+    if (!w.blocking_thread.empty())
+        rows.push_back({"blocking thread", w.blocking_ns,
+                        "'" + w.blocking_thread + "', running when the timer expired"});
+    for (auto [kind, sum, label] :
+         {std::tuple{selftest::Interference::Kind::irq, w.irq_ns, "IRQ interference"},
+          {selftest::Interference::Kind::softirq, w.softirq_ns, "softirq interference"},
+          {selftest::Interference::Kind::thread, w.thread_ns, "thread interference"},
+          {selftest::Interference::Kind::nmi, w.nmi_ns, "NMI interference"}}) {
+        if (sum == 0)
+            continue;
+        std::string names;
+        for (const selftest::Interference& i : w.interference)
+            if (i.kind == kind)
+                names += (names.empty() ? "'" : ", '") + i.name + "' " +
+                         fixed(double(i.duration_ns) / 1000.0);
+        rows.push_back({label, sum, names});
+    }
+    rows.push_back(
+        {"the rest", w.rest_ns(), "scheduling and the switch, or what the trace did not see"});
+    rows.push_back({"thread latency", w.thread_latency_ns, "(100 %)"});
+    return rows;
 }
 
 std::string late_text(const selftest::CoreReport& c) {
@@ -215,6 +346,10 @@ std::string selftest_text(const selftest::SelftestReport& r) {
                       std::to_string(p.priority) + ", " +
                       (p.load_cpus.empty() ? "no load" : "load on CPUs " + p.load_cpus) + "\n";
     out += kernel_line(r);
+    if (r.trace.traced)
+        out += "measured by the kernel's timerlat tracer (--trace): its thread on each CPU at "
+               "SCHED_FIFO " +
+               std::to_string(p.priority) + ", in a tracefs instance of rtprov's own\n";
     out += "CPU  role          idle        cycles  missed  miss %     min     avg     p99   p99.9  "
            "   max  at s  limit  over  result\n";
     for (const selftest::CoreReport& c : r.cores) {
@@ -300,6 +435,8 @@ std::string selftest_text(const selftest::SelftestReport& r) {
                    std::string(selftest::to_string(c.latency.idle)) + ", woke " +
                    fixed(c.latency.max_us) + " µs late, more than --stop-above " +
                    std::to_string(p.stop_above_us) + " µs; the rest of the run was not measured\n";
+    out += idle_hint(r);
+    out += trace_text(r);
     if (r.interrupted)
         out += "interrupted: ended early by a signal; each core measured for the seconds in its "
                "report (measured_s), the rest of the run was not measured\n";
@@ -308,6 +445,59 @@ std::string selftest_text(const selftest::SelftestReport& r) {
     out += std::string("result: ") + (r.passed ? "passed" : "did not pass") + "\n";
     return out;
 }
+
+namespace {
+
+std::string json_us(std::int64_t ns) {
+    return fixed(static_cast<double>(ns) / 1000.0, 3);
+}
+
+std::string json_text_or_null(const std::string& text) {
+    return text.empty() ? "null" : json_string(text);
+}
+
+std::string trace_json(const selftest::TraceReport& t) {
+    return std::string("{\"asked\": ") + (t.asked ? "true" : "false") +
+           ", \"traced\": " + (t.traced ? "true" : "false") +
+           ", \"not_traced_because\": " + json_text_or_null(t.not_traced_because) +
+           ", \"lost_events\": " + std::to_string(t.lost_events) +
+           ", \"kept_trace\": " + json_text_or_null(t.kept_trace) + "}";
+}
+
+std::string cause_json(const std::optional<selftest::WakeupCause>& cause) {
+    if (!cause)
+        return "null";
+    const selftest::WakeupCause& w = *cause;
+    const auto [what, ns] = w.main_part();
+    std::string out =
+        "{\"at_s\": " + fixed(w.at_s, 6) + ", \"activation\": " + std::to_string(w.activation) +
+        ", \"thread_latency_us\": " + json_us(w.thread_latency_ns) +
+        ", \"split_known\": " + (w.split_known ? "true" : "false") +
+        ", \"main\": {\"what\": " + json_string(what) + ", \"us\": " + json_us(ns) + "}" +
+        ", \"irq_latency_us\": " + json_us(w.irq_latency_ns) + ", \"irq_handler_delay_us\": " +
+        (w.irq_handler_delay_ns < 0 ? std::string("null") : json_us(w.irq_handler_delay_ns)) +
+        ", \"from_idle\": " + (w.from_idle ? "true" : "false") +
+        ", \"idle_exit_us\": " + json_us(w.idle_exit_ns) +
+        ", \"earlier_irq\": " + json_text_or_null(w.earlier_irq) +
+        ", \"timer_irq_us\": " + json_us(w.timer_irq_ns) +
+        ", \"blocking_thread\": " + json_text_or_null(w.blocking_thread) +
+        ", \"blocking_us\": " + json_us(w.blocking_ns) + ", \"irq_us\": " + json_us(w.irq_ns) +
+        ", \"softirq_us\": " + json_us(w.softirq_ns) + ", \"thread_us\": " + json_us(w.thread_ns) +
+        ", \"nmi_us\": " + json_us(w.nmi_ns) + ", \"rest_us\": " + json_us(w.rest_ns()) +
+        ", \"interference\": [";
+    for (std::size_t i = 0; i < w.interference.size(); ++i)
+        out += std::string(i ? ", " : "") + "{\"kind\": " +
+               json_string(std::string(selftest::to_string(w.interference[i].kind))) +
+               ", \"name\": " + json_string(w.interference[i].name) +
+               ", \"us\": " + json_us(w.interference[i].duration_ns) + "}";
+    out += "], \"interference_left_out\": " + std::to_string(w.interference_left_out) +
+           ", \"stack\": [";
+    for (std::size_t i = 0; i < w.stack.size(); ++i)
+        out += std::string(i ? ", " : "") + json_string(w.stack[i]);
+    return out + "]}";
+}
+
+} // namespace
 
 std::string selftest_json(const selftest::SelftestReport& r) {
     const selftest::RunParameters& p = r.parameters;
@@ -324,7 +514,9 @@ std::string selftest_json(const selftest::SelftestReport& r) {
         ", \"interval_us\": " + std::to_string(p.interval_us) +
         ", \"priority\": " + std::to_string(p.priority) +
         ", \"load_cpus\": " + json_string(p.load_cpus) +
-        ", \"stop_above_us\": " + std::to_string(p.stop_above_us) + "},\n  \"cores\": [";
+        ", \"stop_above_us\": " + std::to_string(p.stop_above_us) +
+        ", \"method\": " + json_string(p.method) + "},\n  \"trace\": " + trace_json(r.trace) +
+        ",\n  \"cores\": [";
     for (std::size_t i = 0; i < r.cores.size(); ++i) {
         const selftest::CoreReport& c = r.cores[i];
         const selftest::CoreLatency& l = c.latency;
@@ -347,7 +539,7 @@ std::string selftest_json(const selftest::SelftestReport& r) {
                ", \"above_threshold\": " + std::to_string(c.above) +
                ", \"passed\": " + (c.passed ? "true" : "false") +
                ", \"stopped_run\": " + (l.stopped_run ? "true" : "false") +
-               ",\n     \"late_seconds\": [";
+               ",\n     \"cause\": " + cause_json(l.cause) + ",\n     \"late_seconds\": [";
         for (std::size_t k = 0; k < c.late_seconds.size(); ++k)
             out += std::string(k ? ", " : "") +
                    "{\"at_s\": " + std::to_string(c.late_seconds[k].at_s) +

@@ -13,6 +13,20 @@ namespace rtprov::cli {
 std::string fixed(double value, int decimals = 1);
 
 std::string selftest_text(const selftest::SelftestReport& report);
+
+// A traced core's worst wake-up (latency.cause must hold one): "CPU 3 (reserved, idle
+// default) woke 2104.0 µs late, 1.003 s into the run (timerlat activation #2)".
+std::string cause_heading(const selftest::CoreReport& core);
+// 'ns' in percent of the wake-up's whole latency.
+double share(const selftest::WakeupCause& cause, std::int64_t ns);
+// The parts of a wake-up's latency in the order the CPU went through them, each with a
+// note (who was in the way, by name); none when the split is not known.
+struct CauseRow {
+    std::string label;
+    std::int64_t ns = 0;
+    std::string note;
+};
+std::vector<CauseRow> cause_rows(const selftest::WakeupCause& cause);
 // When in the run a core went over its limit or missed wake-ups: "CPU 1, idle default:
 // over its limit of 500 µs or missing wake-ups in 2 of 10 s: at 3 s (812 µs, 4 missed),
 // ..."; "" when it never did.
@@ -26,6 +40,11 @@ std::string verdict_text(const selftest::SelftestReport& report);
 std::string selftest_html(const selftest::SelftestReport& report,
                           const std::vector<selftest::HistoryEntry>& history);
 std::string selftest_json(const selftest::SelftestReport& report);
+// A report selftest_json wrote, read back ('file' names it in messages). Throws
+// rtprov::Error, 'file:line:column: what', for anything else: not JSON, another schema or
+// version, a key missing or of the wrong kind, a number out of range, a histogram that
+// does not add up.
+selftest::SelftestReport read_selftest_json(const std::string& text, const std::string& file);
 // https://github.com/prometheus/node_exporter#textfile-collector: '# HELP', '# TYPE',
 // then one 'name{labels} value' line per sample.
 std::string selftest_prometheus(const selftest::SelftestReport& report);

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cassert>
 #include <cmath>
+#include <limits>
 #include <stdexcept>
 #include <string>
 
@@ -46,7 +47,11 @@ void LatencyHistogram::add(std::int64_t latency_ns) noexcept {
         store(m_min_ns, ns);
     if (count == 0 || ns > load(m_max_ns))
         store(m_max_ns, ns);
-    store(m_sum_ns, load(m_sum_ns) + ns);
+    // saturates rather than wraps: 292 years of latency, which no run reaches
+    std::int64_t sum = 0;
+    if (__builtin_add_overflow(load(m_sum_ns), ns, &sum))
+        sum = std::numeric_limits<std::int64_t>::max();
+    store(m_sum_ns, sum);
     store(m_count, count + 1);
 }
 
@@ -78,6 +83,27 @@ void LatencyHistogram::merge(const LatencyHistogram& other) {
     m_max_ns = m_count == 0 ? other.m_max_ns : std::max(m_max_ns, other.m_max_ns);
     m_sum_ns += other.m_sum_ns;
     m_count += other.m_count;
+}
+
+LatencyHistogram LatencyHistogram::from_counts(std::uint32_t limit_us,
+                                               std::vector<std::uint64_t> buckets,
+                                               std::uint64_t overflow, std::int64_t min_ns,
+                                               std::int64_t max_ns, std::int64_t sum_ns) {
+    if (buckets.size() != std::size_t{limit_us} + 1)
+        throw std::invalid_argument("a histogram up to " + std::to_string(limit_us) + " µs has " +
+                                    std::to_string(limit_us + 1) + " buckets, not " +
+                                    std::to_string(buckets.size()));
+    LatencyHistogram h(0);
+    h.m_limit_us = limit_us;
+    h.m_buckets = std::move(buckets);
+    h.m_overflow = overflow;
+    for (std::uint64_t n : h.m_buckets)
+        h.m_count += n;
+    h.m_count += overflow;
+    h.m_min_ns = min_ns;
+    h.m_max_ns = max_ns;
+    h.m_sum_ns = sum_ns;
+    return h;
 }
 
 double LatencyHistogram::avg_ns() const {

@@ -36,6 +36,13 @@ class LatencyHistogram {
     // A copy taken while another thread may be in add() (see above). Allocates.
     LatencyHistogram snapshot() const;
 
+    // A histogram with these buckets (0..limit_us, as buckets() gives them) and exact
+    // figures, as a report keeps them; the count is the buckets' sum. Throws
+    // std::invalid_argument when 'buckets' does not hold limit_us + 1 counts.
+    static LatencyHistogram from_counts(std::uint32_t limit_us, std::vector<std::uint64_t> buckets,
+                                        std::uint64_t overflow, std::int64_t min_ns,
+                                        std::int64_t max_ns, std::int64_t sum_ns);
+
     // Adds every sample of 'other'. Throws std::invalid_argument when the limits differ
     // (a bug in the caller: the buckets would not line up).
     void merge(const LatencyHistogram& other);

@@ -1,7 +1,7 @@
 #include "provisioner/selftest/latency_run.hpp"
 
 #include "provisioner/core/error.hpp"
-#include "provisioner/live/cpu_dma_latency.hpp"
+#include "provisioner/selftest/idle_hold.hpp"
 #include "provisioner/selftest/load.hpp"
 #include "provisioner/selftest/single_writer.hpp"
 #include "provisioner/system/cpus.hpp"
@@ -110,23 +110,6 @@ class MemoryLock {
     ~MemoryLock() { munlockall(); }
     MemoryLock(const MemoryLock&) = delete;
     MemoryLock& operator=(const MemoryLock&) = delete;
-};
-
-// The /dev/cpu_dma_latency request of IdlePolicy::held, dropped when the descriptor closes.
-class IdleHold {
-  public:
-    explicit IdleHold(const std::string& path) {
-        try {
-            m_fd = live::hold_cpu_dma_latency(path);
-        } catch (const Error& e) {
-            throw Error(std::string(e.what()) +
-                        "; the idle policy 'held' needs it: run rtprov as root, or measure "
-                        "with the idle policy 'default'");
-        }
-    }
-
-  private:
-    core::Fd m_fd; // closing it ends the request
 };
 
 // The CPUs this process may put a thread on. Not its affinity: with isolcpus= the kernel
@@ -292,8 +275,7 @@ void check_cpus(const core::CpuList& wanted, const core::CpuList& online,
     }
 }
 
-std::vector<CoreLatency> run_latency(const LatencyOptions& options,
-                                     const ProgressCallback& progress) {
+void check_latency_options(const LatencyOptions& options) {
     validate(options);
     const core::CpuList allowed = process_cpus();
     // The measurement runs on this machine, whatever --sysroot the command read.
@@ -301,6 +283,11 @@ std::vector<CoreLatency> run_latency(const LatencyOptions& options,
     const core::CpuList online = online_now ? *online_now : allowed;
     check_cpus(options.cpus, online, allowed, "measure on");
     check_cpus(options.load_cpus, online, allowed, "put load on");
+}
+
+std::vector<CoreLatency> run_latency(const LatencyOptions& options,
+                                     const ProgressCallback& progress) {
+    check_latency_options(options);
 
     Schedule schedule;
     schedule.interval_ns = std::chrono::nanoseconds(options.interval).count();

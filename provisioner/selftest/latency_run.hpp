@@ -3,11 +3,13 @@
 #include "provisioner/core/cpu_list.hpp"
 #include "provisioner/selftest/latency_histogram.hpp"
 #include "provisioner/selftest/pinned_thread.hpp"
+#include "provisioner/selftest/timerlat_trace.hpp"
 
 #include <atomic>
 #include <chrono>
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -83,6 +85,9 @@ struct CoreLatency {
     // How long it measured, in seconds: the whole duration, or less when the run was
     // stopped or interrupted, or when this is a snapshot of a run still going.
     double measured_s = 0;
+    // Measured through the kernel's timerlat tracer (run_traced_latency): why its worst
+    // wake-up was late; nullopt for rtprov's own threads, or no wake-up traced.
+    std::optional<WakeupCause> cause;
 };
 
 // Measures wake-up latency on every CPU of 'options.cpus' at the same time: one
@@ -96,6 +101,10 @@ struct CoreLatency {
 // locking is not permitted, or cpu_dma_latency cannot be held.
 std::vector<CoreLatency> run_latency(const LatencyOptions& options,
                                      const ProgressCallback& progress = {});
+
+// Throws rtprov::Error, saying what to do, when 'options' are invalid or name a CPU this
+// process cannot measure or load (see check_cpus), on this machine's online CPUs.
+void check_latency_options(const LatencyOptions& options);
 
 // Throws rtprov::Error unless every CPU of 'wanted' is in 'online' and in 'allowed' (the
 // process's affinity); 'doing' names the use in the message ("measure on"). Pure.

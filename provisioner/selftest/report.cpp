@@ -26,7 +26,8 @@ std::string RunParameters::key() const {
            "ms interval=" + std::to_string(interval_us) +
            "us priority=" + std::to_string(priority) +
            " load=" + (load_cpus.empty() ? std::string("none") : load_cpus) +
-           (stop_above_us ? " stop_above=" + std::to_string(stop_above_us) + "us" : "");
+           (stop_above_us ? " stop_above=" + std::to_string(stop_above_us) + "us" : "") +
+           (method == "rtprov" ? "" : " method=" + method);
 }
 
 CoreReport judge_core(CoreRole role, CoreLatency latency, const Thresholds& thresholds) {

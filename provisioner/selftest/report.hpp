@@ -26,9 +26,12 @@ struct RunParameters {
     int priority = 99;
     std::string load_cpus;      // CPU list with the load generator, "" for none
     unsigned stop_above_us = 0; // --stop-above; 0: the run goes its whole duration
+    // Who woke and timed the measuring threads: "rtprov" (its own threads) or "timerlat"
+    // (the kernel's tracer, --trace); the two compare only with their own kind.
+    std::string method = "rtprov";
     // "duration=10000ms interval=100us priority=99 load=none" (and " stop_above=Nus" for a
-    // run that may stop early: it compares only with such runs); the idle policy and the
-    // CPU are part of each core's key.
+    // run that may stop early, " method=timerlat" for a traced one: each compares only
+    // with its own kind); the idle policy and the CPU are part of each core's key.
     std::string key() const;
 };
 
@@ -63,6 +66,16 @@ struct PiProbeReport {
     bool passed = false; // no starved window and no wait above the limit
 };
 
+// The trace a run asked for (--trace): whether the kernel's timerlat tracer measured it,
+// or why not.
+struct TraceReport {
+    bool asked = false;
+    bool traced = false;
+    std::string not_traced_because; // asked and not traced: why, and which kernels have it
+    std::uint64_t lost_events = 0;  // the kernel dropped these: the causes may be short
+    std::string kept_trace;         // the file holding the trace's last lines (a stopped run)
+};
+
 struct SelftestReport {
     std::string started_at;        // UTC, ISO 8601
     std::int64_t started_unix = 0; // the same, in seconds since 1970
@@ -72,6 +85,7 @@ struct SelftestReport {
     RunParameters parameters;
     std::vector<CoreReport> cores; // per CPU and idle policy, in the order measured
     std::optional<PiProbeReport> pi_probe;
+    TraceReport trace;
     // false: a snapshot of a run still going (a soak run's report, rewritten as it goes)
     bool complete = true;
     bool interrupted = false; // ended early by a signal (Ctrl-C): measured less than asked

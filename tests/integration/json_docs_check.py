@@ -1,6 +1,8 @@
 """Holds rtprov's --json outputs against docs/json.md.
 
 Usage: json_docs_check.py DOC OUTPUT...   (each OUTPUT named KIND.ANYTHING.json)
+       json_docs_check.py --guest DOC OUTPUT... (the booted guest's outputs: only the
+           rows marked '*(booted guest)*' must be held, and every key seen is checked)
        json_docs_check.py --dump OUTPUT... (the keys and types seen, as table rows)
 
 In the document each output is a section '## `rtprov.KIND`' with a line
@@ -9,7 +11,8 @@ dotted, '[]' stands for every element of an array, TYPE is one of string, intege
 number, boolean, object, array, map (an object whose keys are data: not descended), with
 ' or null' when the value may be null. Every key an output holds must be documented with
 its type; every documented key must be held by one of the outputs of its kind, except a
-row marked '*(no test provokes this)*', whose type is still checked when it is seen.
+row marked '*(no test provokes this)*' or '*(booted guest)*', whose type is still
+checked when it is seen; with --guest, the rows marked '*(booted guest)*' must be.
 """
 import json
 import re
@@ -52,13 +55,13 @@ def walk(value, path, seen, maps):
 
 
 def read_doc(name):
-    """{kind: [version, {path: set of types}, unprovoked paths]}, and problems with the
-    document itself."""
+    """{kind: [version, {path: set of types}, unprovoked paths, booted guest paths]}, and
+    problems with the document itself."""
     doc, problems, kind = {}, [], None
     for number, line in enumerate(open(name, encoding="utf-8"), 1):
         if m := re.match(r"^## `rtprov\.([a-z]+)`", line):
             kind = m.group(1)
-            doc[kind] = [None, {}, set()]
+            doc[kind] = [None, {}, set(), set()]
         elif line.startswith("## "):
             kind = None
         elif kind and (m := re.match(r"^schema_version: (\d+)\s*$", line)):
@@ -70,7 +73,9 @@ def read_doc(name):
             doc[kind][1][m.group(1)] = set(words)
             if "*(no test provokes this)*" in line:
                 doc[kind][2].add(m.group(1))
-    for kind, (version, _, _) in doc.items():
+            if "*(booted guest)*" in line:
+                doc[kind][3].add(m.group(1))
+    for kind, (version, _, _, _) in doc.items():
         if version is None:
             problems.append(f"{name}: section rtprov.{kind} has no 'schema_version: N' line")
     return doc, problems
@@ -78,6 +83,9 @@ def read_doc(name):
 
 def main(argv):
     dump = argv[1] == "--dump"
+    guest = argv[1] == "--guest"
+    if guest:
+        argv = argv[1:]
     doc, problems = ({}, []) if dump else read_doc(argv[1])
     seen = {}
     for name in argv[2:]:
@@ -89,7 +97,7 @@ def main(argv):
         if kind not in doc:
             problems.append(f"{name}: docs/json.md has no section for rtprov.{kind}")
             continue
-        version, keys, _ = doc[kind]
+        version, keys, _, _ = doc[kind]
         if value.get("schema") != "rtprov." + kind:
             problems.append(f"{name}: schema is {value.get('schema')!r}, not 'rtprov.{kind}'")
         if value.get("schema_version") != version:
@@ -104,7 +112,7 @@ def main(argv):
                 print(f"| `{path}` | {t} |")
         return 0
     for kind, pairs in seen.items():
-        _, keys, unprovoked = doc[kind]
+        _, keys, unprovoked, booted = doc[kind]
         for path, t in sorted(pairs):
             documented = keys.get(path)
             if documented is None:
@@ -113,10 +121,11 @@ def main(argv):
                 problems.append(f"rtprov.{kind}: '{path}' is {t}, docs/json.md says "
                                 f"{' or '.join(sorted(documented))}")
         held = {path for path, _ in pairs}
-        for path in sorted(set(keys) - held - unprovoked):
+        must = booted if guest else set(keys) - unprovoked - booted
+        for path in sorted(must - held):
             problems.append(f"rtprov.{kind}: docs/json.md documents '{path}', "
                             "which no output held")
-    for kind in sorted(set(doc) - set(seen)):
+    for kind in sorted(set(doc) - set(seen) if not guest else set()):
         problems.append(f"docs/json.md documents rtprov.{kind}, which no output was")
     for p in problems:
         print("json_docs_check: " + p, file=sys.stderr)

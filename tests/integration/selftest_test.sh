@@ -91,6 +91,29 @@ else
     echo "SKIP: no chromium here; the page was checked by its structure only"
 fi
 
+# rtprov report: the newest kept report shown again, and as the page with the trend
+"$rtprov" report --history "$history" --html "$work/report.html" >"$work/out-report" 2>&1
+check "rtprov report exits 0" [ $? -eq 0 ] || cat "$work/out-report" >&2
+check "it says which report it read: the newest in the history" \
+    grep -Eq "^report read from $history/[0-9]{8}T[0-9]{6}Z(-[0-9]+)?\.json$" "$work/out-report"
+check "it shows the run as selftest did: the same table and verdict" \
+    diff <(grep -E '^(  1  |verdict: )' "$work/out2") <(grep -E '^(  1  |verdict: )' "$work/out-report")
+check "report --html writes the page with the trend of both runs" \
+    grep -q '<h3>CPU 1, idle default: 2 runs</h3>' "$work/report.html"
+mkdir -p "$work/forged"
+sed 's/"cycles": \([0-9]*\)/"cycles": 1\1/' "$(find "$history" -name '*.json' | sort | tail -1)" >"$work/forged/r.json"
+sha_before=$(sha256sum "$work/forged/r.json")
+"$rtprov" report --from "$work/forged/r.json" --html "$work/forged/r.html" >"$work/out-forged" 2>&1
+check "a report whose numbers do not add up is refused (exit 1)" [ $? -eq 1 ]
+check "the refusal names the file, line and column, and what to do" \
+    grep -Eq "^rtprov: error: $work/forged/r.json:[0-9]+:[0-9]+: the histogram holds [0-9]+ samples, the report says 1[0-9]+; this is not a report rtprov selftest wrote, or it was changed: run 'rtprov selftest' for a new one$" "$work/out-forged"
+check "and writes nothing, leaving the report as it was" \
+    bash -c "[ ! -e '$work/forged/r.html' ] && [ '$(sha256sum "$work/forged/r.json")' = '$sha_before' ]"
+mkdir -p "$work/empty-history"
+"$rtprov" report --history "$work/empty-history" >"$work/out-none" 2>&1
+check "report with no kept report says to run the self-test (exit 1)" \
+    grep -q "^rtprov: error: no self-test report in '$work/empty-history'; run 'rtprov selftest' first, or pass --from FILE$" "$work/out-none"
+
 "$rtprov" selftest --sysroot "$sys" --history "$history" --pi-probe 0 --cpus 1 \
     --interval 1000 --compare >"$work/out3" 2>&1
 check "another interval is not compared with runs at 100 µs" \

@@ -114,7 +114,8 @@ run_scenario() {
     check "$name: the guest powered off by itself" [ "$booted" -eq 0 ]
     mkdir -p "$work/$name"
     for f in facts.1 apply.out rollback.out status.out journal.1 selftest.out selftest.json \
-        audit.json irq-tune.journal bench.out aplay.err bench-{tuned,untuned}-{1,2}.json; do
+        audit.json irq-tune.journal bench.out aplay.err bench-{tuned,untuned}-{1,2}.json \
+        trace-check.{out,json} trace.{out,json,html,err} rtla-{2,3}.out trace-kill.out; do
         guest_cat "$img" "/var/lib/rtprov-guest/$f" >"$work/$name/$f"
     done
     facts=$work/$name/facts.1
@@ -149,6 +150,8 @@ sound_scenario() {
     socket=$work/$name.monitor
     guest_qemu_args=(-audiodev "none,id=snd" -device intel-hda -device "hda-output,audiodev=snd"
                      -device "qemu-xhci,id=xhci" -monitor "unix:$socket,server=on,wait=off")
+    # a second serial port whose output goes nowhere: the rt guest's interrupt storm
+    [ "$name" = rt ] && guest_qemu_args+=(-serial null)
     (
         for _ in $(seq 1200); do
             grep -qs 'rtprov-guest: plug usb-audio' "$work/$name.console" && break
@@ -190,6 +193,27 @@ print(sys.argv[2] + " self-test: " + ", ".join(
 PY
     check "$name: the audit passes (exit 0)" is audit.rc 0 ||
         python3 -c 'import json,sys; [print(c["status"], c["id"], c["reason"], file=sys.stderr) for c in json.load(open(sys.argv[1]))["checks"] if c["status"] != "ok"]' "$work/$name/audit.json"
+    if [ "$name" = rt ]; then
+        check "rt: selftest --trace on the PREEMPT_RT kernel was traced, each core with its cause" \
+            python3 - "$work/rt/trace-check.json" <<'PY'
+import json, sys
+r = json.load(open(sys.argv[1]))
+assert r["trace"]["traced"] is True and r["parameters"]["method"] == "timerlat", r["trace"]
+assert [c["cpu"] for c in r["cores"]] == [2] and r["cores"][0]["cycles"] > 0, r["cores"]
+assert r["cores"][0]["cause"]["thread_latency_us"] == r["cores"][0]["max_us"], r["cores"][0]
+PY
+    else
+        check "$name: selftest --trace on the stock kernel says the tracer is missing, and which kernel has it" \
+            grep -q "^not traced: this kernel has no timerlat tracer (CONFIG_TIMERLAT_TRACER; .*Debian's PREEMPT_RT kernels (linux-image-rt-amd64" \
+            "$work/$name/trace-check.out" || cat "$work/$name/trace-check.out" >&2
+        check "$name: it measured with rtprov's own threads and names no cause" python3 - "$work/$name/trace-check.json" <<'PY'
+import json, sys
+r = json.load(open(sys.argv[1]))
+assert r["trace"]["asked"] and not r["trace"]["traced"] and r["parameters"]["method"] == "rtprov"
+assert "linux-image-rt-amd64" in r["trace"]["not_traced_because"]
+assert all(c["cause"] is None and c["cycles"] > 0 for c in r["cores"]), r["cores"]
+PY
+    fi
     # irqs STAGE SOUND_PATTERN SOUND OTHER: every IRQ thread of that stage's facts is
     # 'SOUND' when its name matches SOUND_PATTERN (an ERE on irq/N-name), else 'OTHER'
     # (its class, priority, and for the sound path its IRQ's CPUs); there is at least one
@@ -261,6 +285,52 @@ for (cpu, role), by in sorted(runs.items()):
              f"{t[k] / u[k]:.2f})" if u[k] > 0 else f"{k[:-3]} n/a" for k in keys]
     print(f"guest_test: benchmark: CPU {cpu} ({role}): " + ", ".join(cells), file=sys.stderr)
 PY
+    trace_checks
+}
+
+# trace_checks: the rt guest's trace_bench (collect.sh): what 'selftest --trace' named as
+# the cause of each reserved core's worst wake-up under known interference, next to
+# rtla's auto-analysis of the same load; the tracer put back after it, and after a kill.
+trace_checks() {
+    local d=$work/rt
+    check "rt: selftest --trace under the burner and the storm ran (exit 0 or 3)" \
+        bash -c "[ '$(fact trace.rc)' = 0 ] || [ '$(fact trace.rc)' = 3 ]" || cat "$d/trace.out" >&2
+    check "rt: the storm's IRQ thread ran at FIFO 50" has trace.storm_thread "FF  50"
+    check "rt: CPU 3's worst wake-up is blamed on the burner thread, by name" \
+        python3 - "$d/trace.json" 3 rtprov-burner <<'PY'
+import json, sys
+r = json.load(open(sys.argv[1]))
+cause = {c["cpu"]: c["cause"] for c in r["cores"]}[int(sys.argv[2])]
+print(f"  CPU {sys.argv[2]}: {cause['thread_latency_us']:.0f} µs, mostly {cause['main']['what']} "
+      f"({cause['main']['us']:.0f} µs)", file=sys.stderr)
+assert sys.argv[3] in cause["main"]["what"], cause
+PY
+    check "rt: CPU 2's worst wake-up is blamed on the storm's IRQ (its handler or its thread), by name" \
+        python3 - "$d/trace.json" 2 ttyS1 <<'PY'
+import json, sys
+r = json.load(open(sys.argv[1]))
+cause = {c["cpu"]: c["cause"] for c in r["cores"]}[int(sys.argv[2])]
+print(f"  CPU {sys.argv[2]}: {cause['thread_latency_us']:.0f} µs, mostly {cause['main']['what']} "
+      f"({cause['main']['us']:.0f} µs); in the way: " +
+      ", ".join(f"{i['kind']} {i['name']} {i['us']:.0f}" for i in cause["interference"]), file=sys.stderr)
+assert sys.argv[3] in cause["main"]["what"], cause
+PY
+    # rtla's auto-analysis of the same load, one CPU at a time: the same kind of cause
+    sed -n '/analyzing it/,$p' "$d/rtla-3.out" | head -30 | sed 's/^/  rtla CPU 3: /' >&2
+    sed -n '/analyzing it/,$p' "$d/rtla-2.out" | head -30 | sed 's/^/  rtla CPU 2: /' >&2
+    check "rt: rtla timerlat top -a on CPU 3 also names the burner thread" grep -q 'rtprov-burner' "$d/rtla-3.out"
+    check "rt: rtla timerlat top -a on CPU 2 also names the storm's IRQ" grep -q 'ttyS1' "$d/rtla-2.out"
+    check "rt: after the traced runs no tracefs instance is left" is trace.instances ""
+    check "rt: and the osnoise settings are back (every CPU, 1000 µs)" \
+        bash -c "[ '$(fact trace.osnoise_cpus)' = 0-3 ] && [ '$(fact trace.osnoise_period)' = 1000 ]"
+    check "rt: the HTML report names the burner" grep -q 'rtprov-burner' "$d/trace.html"
+    check "rt: the traced report holds every key docs/json.md marks as provoked in the booted guest" \
+        python3 "$src/tests/integration/json_docs_check.py" --guest "$src/docs/json.md" \
+        "$(cp "$d/trace.json" "$d/selftest.traced.json" && echo "$d/selftest.traced.json")"
+    check "rt: while a --trace run measured, its instance and its period were in place" \
+        bash -c "[[ '$(fact kill.during)' == rtprov-*' 2000' ]]"
+    check "rt: after it was killed (SIGKILL), its guard removed the instance and put the settings back" \
+        is kill.after "|0-3|1000||0"
 }
 
 # rt_scenario: sound_scenario on Debian 13's PREEMPT_RT kernel (its own root, with that

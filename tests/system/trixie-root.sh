@@ -25,7 +25,7 @@ if [ "$arch" = arm64 ]; then
   packages=(systemd systemd-sysv udev dbus mpd procps util-linux kmod)
 elif [ "$arch" = rt ]; then
   packages=(systemd systemd-sysv udev dbus linux-image-rt-amd64 mpd rt-tests procps util-linux
-            alsa-utils grub-pc python3 libmount1 libarchive13t64 libyaml-cpp0.8 libsystemd0)
+            alsa-utils rtla grub-pc python3 libmount1 libarchive13t64 libyaml-cpp0.8 libsystemd0)
 elif [ "$arch" = build ]; then
   packages=(cmake make pkgconf dpkg-dev file libcli11-dev crossbuild-essential-arm64
             libmount-dev:arm64 libarchive-dev:arm64 libyaml-cpp-dev:arm64 libsystemd-dev:arm64)

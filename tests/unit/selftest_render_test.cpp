@@ -364,3 +364,84 @@ TEST_CASE("the late seconds read as when in the run a core went over or missed")
           cli::late_text(r.cores[0]));
     CHECK(line_starting(cli::selftest_json(r), "     \"late_seconds\": [{\"at_s\": 1, ") != "");
 }
+
+TEST_CASE("a traced run names what held its worst wake-up up, in text, JSON and HTML") {
+    TimerlatAnalysis analysis(1'000'000, 10);
+    analysis.add_text(
+        "  <idle>-0 [003] d.h1. 120.001002: #1 context irq timer_latency 1500 ns\n"
+        "  <idle>-0 [003] dNh1. 120.001004: irq_noise: local_timer:236 start 120.001001200 "
+        "duration 3000 ns\n"
+        "  timerlat/3-512 [003] ..... 120.001008: #1 context thread timer_latency 8000 ns\n"
+        "  burner-1777 [003] d.h1. 120.002002: #2 context irq timer_latency 1400 ns\n"
+        "  burner-1777 [003] dNh1. 120.002004: irq_noise: local_timer:236 start 120.002001300 "
+        "duration 2800 ns\n"
+        "  burner-1777 [003] d...3. 120.004100: thread_noise: burner:1777 start 120.002004100 "
+        "duration 2090000 ns\n"
+        "  timerlat/3-512 [003] ..... 120.004104: #2 context thread timer_latency 2104000 ns\n");
+    CoreLatency l = latency(3, 1000, 0, 2104);
+    l.cause = analysis.cores().at(3).worst;
+    SelftestReport r = report("pi4");
+    r.parameters.method = "timerlat";
+    r.trace.asked = r.trace.traced = true;
+    r.cores.push_back(judge_core(CoreRole::reserved, l, {}));
+    conclude(r);
+    const std::string text = selftest_text(r);
+    CHECK(line_starting(text, "measured by ") ==
+          "measured by the kernel's timerlat tracer (--trace): its thread on each CPU at "
+          "SCHED_FIFO 99, in a tracefs instance of rtprov's own");
+    CHECK(line_starting(text, "why CPU 3") ==
+          "why CPU 3 (reserved, idle default) woke 2104.0 µs late, 0.003 s into the run "
+          "(timerlat activation #2):");
+    CHECK(line_starting(text, "  mostly ") ==
+          "  mostly thread 'burner:1777' running when the timer expired: 2090.0 µs (99 %)");
+    CHECK(line_starting(text, "  blocking thread") ==
+          "  blocking thread             2090.0 µs  'burner:1777', running when the timer "
+          "expired");
+    CHECK(line_starting(text, "  timer to its IRQ") == "  timer to its IRQ               0.7 µs");
+    const std::string json = selftest_json(r);
+    CHECK(json.find("\"method\": \"timerlat\"}") != std::string::npos);
+    CHECK(json.find("\"blocking_thread\": \"burner:1777\", \"blocking_us\": 2090.000") !=
+          std::string::npos);
+    CHECK(json.find("\"main\": {\"what\": \"thread 'burner:1777' running when the timer "
+                    "expired\", \"us\": 2090.000}") != std::string::npos);
+    const std::string html = cli::selftest_html(r, {});
+    CHECK(html.find("<td class=\"l\">blocking thread</td><td>2090.0</td><td>99 %</td>") !=
+          std::string::npos);
+    CHECK(html.find("the kernel's timerlat tracer (--trace)") != std::string::npos);
+    // the history keeps traced runs apart from rtprov's own
+    CHECK(r.parameters.key() == "duration=1000ms interval=100us priority=99 load=none "
+                                "method=timerlat");
+}
+
+TEST_CASE("a trace asked for on a kernel without the tracer says why and names no cause") {
+    SelftestReport r = report("pi4");
+    r.trace.asked = true;
+    r.trace.not_traced_because = "this kernel has no timerlat tracer";
+    r.cores.push_back(judge_core(CoreRole::reserved, latency(3, 1000, 0, 2104), {}));
+    conclude(r);
+    const std::string text = selftest_text(r);
+    CHECK(line_starting(text, "not traced: ") ==
+          "not traced: this kernel has no timerlat tracer; measured with rtprov's own "
+          "threads, so no cause is named");
+    CHECK(text.find("why CPU") == std::string::npos);
+    CHECK(selftest_json(r).find("\"trace\": {\"asked\": true, \"traced\": false, "
+                                "\"not_traced_because\": \"this kernel has no timerlat "
+                                "tracer\", \"lost_events\": 0, \"kept_trace\": null}") !=
+          std::string::npos);
+}
+
+TEST_CASE("the deep-idle hint rests on the two idle policies measured on the same core") {
+    SelftestReport r = report("pi4");
+    r.cores.push_back(judge_core(CoreRole::reserved, latency(2, 1000, 0, 211), {100, 1000, 10}));
+    CoreLatency held = latency(2, 1000, 0, 43);
+    held.idle = IdlePolicy::held;
+    r.cores.push_back(judge_core(CoreRole::reserved, held, {100, 1000, 10}));
+    CHECK(line_starting(selftest_text(r), "deep idle: ") ==
+          "deep idle: CPU 2 woke up to 211 µs late with deep idle allowed and 43 µs with "
+          "/dev/cpu_dma_latency held at 0, the only difference between the two runs: the exit "
+          "from deep idle costs it; tuning.hold_cpu_dma_latency holds it at 0 (at a cost in "
+          "idle power)");
+    // within the limit, or not far apart: no hint
+    r.cores[0] = judge_core(CoreRole::reserved, latency(2, 1000, 0, 60), {100, 1000, 10});
+    CHECK(line_starting(selftest_text(r), "deep idle: ").empty());
+}

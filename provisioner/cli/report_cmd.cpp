@@ -1,0 +1,103 @@
+// rtprov report: a kept self-test report shown again, as text and as the HTML page with
+// the trend of the runs measured the same way.
+#include "provisioner/cli/commands.hpp"
+#include "provisioner/cli/selftest_render.hpp"
+#include "provisioner/core/error.hpp"
+#include "provisioner/target/root.hpp"
+
+#include <algorithm>
+#include <filesystem>
+#include <iostream>
+#include <regex>
+
+namespace fs = std::filesystem;
+
+namespace rtprov::cli {
+
+namespace {
+
+// A self-test report: up to a week's late seconds on a few cores.
+constexpr target::SizeCap k_report_cap{"self-test report", 64u << 20};
+
+// The newest report the history folder holds: its names sort by time
+// (20261203T142638Z.json, then -2, -3 for more in the same second).
+std::string newest_report(const std::string& dir) {
+    static const std::regex name(R"(([0-9]{8}T[0-9]{6}Z)(-([0-9]+))?\.json)");
+    std::error_code ec;
+    std::string newest;
+    std::pair<std::string, unsigned long> newest_key;
+    for (const auto& entry : fs::directory_iterator(dir, ec)) {
+        std::smatch m;
+        const std::string file = entry.path().filename().string();
+        if (!std::regex_match(file, m, name))
+            continue;
+        std::pair<std::string, unsigned long> key{m[1], m[3].matched ? std::stoul(m[3]) : 1};
+        if (newest.empty() || key > newest_key) {
+            newest = file;
+            newest_key = key;
+        }
+    }
+    if (ec)
+        throw Error("cannot read the history folder " + quoted(dir) + ": " + ec.message() +
+                    "; pass --history DIR, or --from FILE");
+    if (newest.empty())
+        throw Error("no self-test report in " + quoted(dir) +
+                    "; run 'rtprov selftest' first, or pass --from FILE");
+    return newest;
+}
+
+} // namespace
+
+void add_report_command(CLI::App& parent, ReportCommand& c) {
+    c.app = parent.add_subcommand(
+        "report", "Show a kept self-test report again (the newest by default), and write it as "
+                  "one HTML page with the trend of the runs measured the same way");
+    c.app->add_option("--history", c.history_dir, "Where reports are kept")
+        ->capture_default_str()
+        ->type_name("DIR");
+    c.app
+        ->add_option("--from", c.from,
+                     "The report to show (a JSON report rtprov selftest wrote, such as "
+                     "/var/lib/rtprov/firstboot/selftest.json); default: the newest in --history")
+        ->type_name("FILE");
+    c.app
+        ->add_option("--html", c.html_file,
+                     "Write the page to FILE: the verdict, histograms, the worst wake-ups' "
+                     "causes when traced, kernel facts and the trend")
+        ->type_name("FILE");
+}
+
+int run_report(const ReportCommand& c) {
+    if (!c.html_file.empty())
+        check_folder_of(c.html_file);
+    fs::path file = c.from.empty() ? fs::path(c.history_dir) / newest_report(c.history_dir)
+                                   : fs::absolute(c.from);
+    const target::Root folder(file.parent_path().string());
+    const auto kept = folder.read("/" + file.filename().string(), k_report_cap);
+    if (!kept)
+        throw Error("cannot read " + quoted(file.string()) +
+                    ": it does not exist; pass --from "
+                    "a report rtprov selftest wrote");
+    const selftest::SelftestReport report = read_selftest_json(kept->content, file.string());
+
+    // the trend: the history's runs, without this one's own lines
+    std::vector<selftest::HistoryEntry> past;
+    try {
+        const target::Root history(c.history_dir);
+        if (auto tsv = history.read("/history.tsv", target::caps::k_state))
+            for (selftest::HistoryEntry& e : selftest::parse_history(tsv->content))
+                if (e.started_at != report.started_at)
+                    past.push_back(std::move(e));
+    } catch (const std::exception& e) {
+        std::cerr << "rtprov: warning: cannot read the history in " << quoted(c.history_dir) << ": "
+                  << e.what() << "; the page has no trend, ignoring\n";
+    }
+    std::cout << selftest_text(report) << "report read from " << file.string() << "\n";
+    if (!c.html_file.empty()) {
+        write_file(c.html_file, selftest_html(report, past));
+        std::cout << "page written to " << c.html_file << "\n";
+    }
+    return k_exit_ok;
+}
+
+} // namespace rtprov::cli

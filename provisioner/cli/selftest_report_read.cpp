@@ -1,0 +1,315 @@
+// A kept self-test report read back (rtprov report): the JSON selftest_json writes,
+// checked as strictly as any file rtprov did not just make itself. The round trip (write,
+// read, write again gives the same bytes) is the unit test that keeps the two in step.
+#include "provisioner/cli/selftest_render.hpp"
+
+#include "provisioner/core/cpu_list.hpp"
+#include "provisioner/core/error.hpp"
+#include "provisioner/core/json.hpp"
+#include "provisioner/core/profile.hpp"
+
+#include <algorithm>
+#include <charconv>
+#include <cmath>
+#include <ctime>
+#include <limits>
+
+namespace rtprov::cli {
+
+namespace {
+
+using core::JsonValue;
+using Kind = JsonValue::Kind;
+
+// The largest histogram limit a report may name: its buckets are allocated (8 bytes each).
+constexpr std::uint32_t k_max_limit_us = 1'000'000;
+// The most values a report may hold: a week's late seconds on a few cores.
+constexpr std::size_t k_max_values = 1u << 23;
+
+class Reader {
+  public:
+    explicit Reader(std::string file) : m_file(std::move(file)) {}
+
+    [[noreturn]] void fail(const JsonValue& at, const std::string& message) const {
+        throw Error(m_file + ":" + std::to_string(at.line) + ":" + std::to_string(at.column) +
+                    ": " + message +
+                    "; this is not a report rtprov selftest wrote, or it was "
+                    "changed: run 'rtprov selftest' for a new one");
+    }
+
+    const JsonValue& member(const JsonValue& object, const std::string& key, Kind kind,
+                            bool nullable = false) const {
+        if (object.kind != Kind::object)
+            fail(object, "expected an object, found " + std::string(core::describe(object.kind)));
+        const JsonValue* value = object.find(key);
+        if (!value)
+            fail(object, "'" + key + "' is missing");
+        if (value->kind != kind && !(nullable && value->kind == Kind::null))
+            fail(*value, "'" + key + "' must be " + std::string(core::describe(kind)) +
+                             (nullable ? " or null" : "") + ", not " +
+                             std::string(core::describe(value->kind)));
+        return *value;
+    }
+
+    std::string text(const JsonValue& o, const std::string& key) const {
+        return member(o, key, Kind::string).text;
+    }
+    std::string text_or_empty(const JsonValue& o, const std::string& key) const {
+        return member(o, key, Kind::string, true).text;
+    }
+    bool flag(const JsonValue& o, const std::string& key) const {
+        return member(o, key, Kind::boolean).boolean;
+    }
+    double number(const JsonValue& o, const std::string& key, double low = 0,
+                  double high = 1e15) const {
+        const JsonValue& v = member(o, key, Kind::number);
+        if (v.number < low || v.number > high)
+            fail(v, "'" + key + "' is out of range");
+        return v.number;
+    }
+    std::uint64_t whole(const JsonValue& o, const std::string& key,
+                        std::uint64_t high = std::uint64_t(1) << 53) const {
+        const JsonValue& v = member(o, key, Kind::number);
+        const auto n = v.whole();
+        if (!n || *n > high)
+            fail(v, "'" + key + "' must be a whole number from 0 to " + std::to_string(high));
+        return *n;
+    }
+    // One of 'words', as the report writes them.
+    template <typename T>
+    T word(const JsonValue& o, const std::string& key,
+           std::initializer_list<std::pair<const char*, T>> words) const {
+        const JsonValue& v = member(o, key, Kind::string);
+        for (const auto& [name, value] : words)
+            if (v.text == name)
+                return value;
+        fail(v, "'" + key + "' holds " + quoted(v.text) + ", which rtprov does not write there");
+    }
+
+    selftest::SelftestReport report(const JsonValue& root) const;
+
+  private:
+    selftest::CoreReport core_report(const JsonValue& c, std::size_t seconds) const;
+    std::optional<selftest::WakeupCause> cause(const JsonValue& c) const;
+
+    std::string m_file;
+};
+
+// µs to ns, held within what an int64 of ns holds (the numbers were range-checked, but a
+// product of two of them need not be)
+std::int64_t ns(double us) {
+    return std::llround(std::clamp(us, -9e15, 9e15) * 1000.0);
+}
+
+// The histogram's sum from its average: held at the largest int64 rather than wrapping.
+std::int64_t sum_ns(std::int64_t avg_ns, std::uint64_t count) {
+    std::int64_t sum = 0;
+    if (__builtin_mul_overflow(avg_ns, static_cast<std::int64_t>(count), &sum))
+        return std::numeric_limits<std::int64_t>::max();
+    return sum;
+}
+
+std::optional<selftest::WakeupCause> Reader::cause(const JsonValue& c) const {
+    const JsonValue& v = member(c, "cause", Kind::object, true);
+    if (v.kind == Kind::null)
+        return std::nullopt;
+    selftest::WakeupCause w;
+    w.at_s = number(v, "at_s");
+    w.activation = whole(v, "activation");
+    w.thread_latency_ns = ns(number(v, "thread_latency_us"));
+    w.split_known = flag(v, "split_known");
+    w.irq_latency_ns = ns(number(v, "irq_latency_us"));
+    const JsonValue& delay = member(v, "irq_handler_delay_us", Kind::number, true);
+    w.irq_handler_delay_ns = delay.kind == Kind::null ? -1 : ns(number(v, "irq_handler_delay_us"));
+    w.from_idle = flag(v, "from_idle");
+    w.idle_exit_ns = ns(number(v, "idle_exit_us"));
+    w.earlier_irq = text_or_empty(v, "earlier_irq");
+    w.timer_irq_ns = ns(number(v, "timer_irq_us"));
+    w.blocking_thread = text_or_empty(v, "blocking_thread");
+    w.blocking_ns = ns(number(v, "blocking_us"));
+    w.irq_ns = ns(number(v, "irq_us"));
+    w.softirq_ns = ns(number(v, "softirq_us"));
+    w.thread_ns = ns(number(v, "thread_us"));
+    w.nmi_ns = ns(number(v, "nmi_us"));
+    for (const JsonValue& i : member(v, "interference", Kind::array).items) {
+        if (w.interference.size() == selftest::WakeupCause::k_kept)
+            fail(i,
+                 "more than " + std::to_string(selftest::WakeupCause::k_kept) + " interferences");
+        w.interference.push_back(
+            {word<selftest::Interference::Kind>(i, "kind",
+                                                {{"irq", selftest::Interference::Kind::irq},
+                                                 {"softirq", selftest::Interference::Kind::softirq},
+                                                 {"thread", selftest::Interference::Kind::thread},
+                                                 {"nmi", selftest::Interference::Kind::nmi}}),
+             text(i, "name"), ns(number(i, "us"))});
+    }
+    w.interference_left_out = whole(v, "interference_left_out");
+    for (const JsonValue& f : member(v, "stack", Kind::array).items) {
+        if (f.kind != Kind::string)
+            fail(f, "a stack frame must be a string");
+        w.stack.push_back(f.text);
+    }
+    return w;
+}
+
+selftest::CoreReport Reader::core_report(const JsonValue& c, std::size_t seconds) const {
+    selftest::CoreReport core;
+    const std::initializer_list<std::pair<const char*, selftest::CoreRole>> roles = {
+        {"reserved", selftest::CoreRole::reserved},
+        {"housekeeping", selftest::CoreRole::housekeeping},
+        {"unassigned", selftest::CoreRole::unassigned}};
+    core.role = word(c, "role", roles);
+    core.threshold_role = word(c, "threshold_of", roles);
+    selftest::CoreLatency& l = core.latency;
+    l.cpu = unsigned(whole(c, "cpu", core::CpuList::k_max_cpu));
+    l.idle = word<selftest::IdlePolicy>(
+        c, "idle",
+        {{"default", selftest::IdlePolicy::system_default}, {"held", selftest::IdlePolicy::held}});
+    l.overruns = whole(c, "overruns");
+    l.min_us = number(c, "min_us");
+    l.avg_us = number(c, "avg_us");
+    l.max_us = number(c, "max_us");
+    l.p50_us = number(c, "p50_us");
+    l.p99_us = number(c, "p99_us");
+    l.p999_us = number(c, "p99_9_us");
+    l.p9999_us = number(c, "p99_99_us");
+    l.max_at_s = number(c, "max_at_s");
+    l.measured_s = number(c, "measured_s");
+    l.stopped_run = flag(c, "stopped_run");
+    l.cause = cause(c);
+    core.threshold_us = unsigned(whole(c, "threshold_us", 0xFFFFFFFFu));
+    core.above = whole(c, "above_threshold");
+    core.planned = whole(c, "planned_wakeups");
+    core.max_missed_per_mille = unsigned(whole(c, "max_missed_per_mille", 1000));
+    core.passed = flag(c, "passed");
+    core.missed_too_many =
+        l.overruns * 1000 > std::uint64_t(core.max_missed_per_mille) * core.planned;
+    // the per-second figures the late seconds were made from, to the length of the run
+    l.max_per_s_us.assign(seconds + 1, 0);
+    l.missed_per_s.assign(seconds + 1, 0);
+    for (const JsonValue& s : member(c, "late_seconds", Kind::array).items) {
+        const auto at = whole(s, "at_s", seconds);
+        const auto max = whole(s, "max_us", 0xFFFFFFFFu);
+        const auto missed = whole(s, "missed", 0xFFFFFFFFu);
+        core.late_seconds.push_back({unsigned(at), std::uint32_t(max), std::uint32_t(missed)});
+        l.max_per_s_us[at] = std::uint32_t(max);
+        l.missed_per_s[at] = std::uint32_t(missed);
+    }
+    const JsonValue& h = member(c, "histogram", Kind::object);
+    if (whole(h, "bucket_us") != 1)
+        fail(*h.find("bucket_us"), "'bucket_us' must be 1");
+    const auto limit = std::uint32_t(whole(h, "limit_us", k_max_limit_us));
+    std::vector<std::uint64_t> buckets(std::size_t{limit} + 1, 0);
+    const JsonValue& counts = member(h, "counts", Kind::object);
+    for (std::size_t k = 0; k < counts.names.size(); ++k) {
+        const std::string& key = counts.names[k];
+        const JsonValue& count = counts.items[k];
+        std::uint64_t us = 0;
+        const auto [end, ec] = std::from_chars(key.data(), key.data() + key.size(), us);
+        if (ec != std::errc() || end != key.data() + key.size() || us > limit)
+            fail(count, "bucket " + quoted(key) + " is not a whole number of µs up to " +
+                            std::to_string(limit));
+        const auto n = count.whole();
+        if (!n)
+            fail(count, "bucket " + quoted(key) + " must hold a whole number of samples");
+        buckets[us] = *n;
+    }
+    l.histogram = selftest::LatencyHistogram::from_counts(
+        limit, std::move(buckets), whole(h, "overflow"), ns(l.min_us), ns(l.max_us),
+        sum_ns(ns(l.avg_us), whole(c, "cycles")));
+    l.cycles = whole(c, "cycles");
+    if (l.histogram.count() != l.cycles)
+        fail(h, "the histogram holds " + std::to_string(l.histogram.count()) +
+                    " samples, the report says " + std::to_string(l.cycles));
+    return core;
+}
+
+selftest::SelftestReport Reader::report(const JsonValue& root) const {
+    if (text(root, "schema") != "rtprov.selftest")
+        fail(*root.find("schema"),
+             "'schema' is " + quoted(root.find("schema")->text) + ", not 'rtprov.selftest'");
+    if (whole(root, "schema_version") != 1)
+        fail(*root.find("schema_version"),
+             "'schema_version' is not 1, the only version this rtprov reads");
+    selftest::SelftestReport r;
+    r.started_at = text(root, "started_at");
+    std::tm tm{};
+    const char* end = strptime(r.started_at.c_str(), "%Y-%m-%dT%H:%M:%SZ", &tm);
+    if (!end || *end != '\0')
+        fail(*root.find("started_at"), "'started_at' is not a UTC time as rtprov writes it");
+    r.started_unix = timegm(&tm);
+    r.profile = text_or_empty(root, "profile");
+    const JsonValue& k = member(root, "kernel", Kind::object);
+    r.kernel_release = text(k, "release");
+    r.kernel.version = text(k, "version");
+    r.kernel.preempt_rt = flag(k, "preempt_rt");
+    r.kernel.push_ipi =
+        word<selftest::PushIpiState>(k, "rt_push_ipi",
+                                     {{"on", selftest::PushIpiState::on},
+                                      {"off", selftest::PushIpiState::off},
+                                      {"unknown", selftest::PushIpiState::unknown},
+                                      {"unreadable", selftest::PushIpiState::unreadable}});
+    r.complete = flag(root, "complete");
+    r.interrupted = flag(root, "interrupted");
+    const JsonValue& p = member(root, "parameters", Kind::object);
+    r.parameters.duration_ms = unsigned(
+        std::llround(number(p, "duration_s", 0, core::k_max_selftest_duration_s) * 1000.0));
+    r.parameters.interval_us = unsigned(whole(p, "interval_us", 1'000'000));
+    r.parameters.priority = int(whole(p, "priority", 99));
+    r.parameters.load_cpus = text(p, "load_cpus");
+    r.parameters.stop_above_us = unsigned(whole(p, "stop_above_us", 10'000'000));
+    r.parameters.method =
+        word<std::string>(p, "method", {{"rtprov", "rtprov"}, {"timerlat", "timerlat"}});
+    const JsonValue& t = member(root, "trace", Kind::object);
+    r.trace.asked = flag(t, "asked");
+    r.trace.traced = flag(t, "traced");
+    r.trace.not_traced_because = text_or_empty(t, "not_traced_because");
+    r.trace.lost_events = whole(t, "lost_events");
+    r.trace.kept_trace = text_or_empty(t, "kept_trace");
+    const std::size_t seconds = (r.parameters.duration_ms + 999) / 1000;
+    for (const JsonValue& c : member(root, "cores", Kind::array).items)
+        r.cores.push_back(core_report(c, seconds));
+    const JsonValue& probe = member(root, "pi_probe", Kind::object, true);
+    if (probe.kind == Kind::object) {
+        selftest::PiProbeReport pr;
+        selftest::PiProbeResult& res = pr.result;
+        res.workers = unsigned(whole(probe, "workers", 1024));
+        res.critical_section_us = number(probe, "critical_section_us");
+        res.acquisitions = whole(probe, "acquisitions");
+        res.worker_acquisitions = whole(probe, "worker_acquisitions");
+        res.avg_wait_us = number(probe, "avg_wait_us");
+        res.worst_wait_us = number(probe, "worst_wait_us");
+        res.worst_wait_at_s = number(probe, "worst_wait_at_s");
+        pr.limit_us = number(probe, "limit_us");
+        res.windows = whole(probe, "windows");
+        res.schedstat_seen = flag(probe, "schedstat_seen");
+        for (const JsonValue& s : member(probe, "starved", Kind::array).items) {
+            selftest::StarvedThread st;
+            st.tid = pid_t(whole(s, "tid", 1u << 22));
+            st.name = text(s, "name");
+            st.window_start = std::chrono::nanoseconds(ns(number(s, "window_start_s") * 1e6));
+            st.window = std::chrono::nanoseconds(ns(number(s, "window_ms") * 1000.0));
+            st.wait_ns = std::uint64_t(ns(number(s, "wait_ms") * 1000.0));
+            st.run_ns = std::uint64_t(ns(number(s, "run_ms") * 1000.0));
+            res.starved.push_back(std::move(st));
+        }
+        pr.passed = flag(probe, "passed");
+        r.pi_probe = std::move(pr);
+    }
+    r.passed = flag(root, "passed");
+    return r;
+}
+
+} // namespace
+
+selftest::SelftestReport read_selftest_json(const std::string& text, const std::string& file) {
+    core::JsonParse parsed = core::parse_json(text, k_max_values);
+    if (!parsed.value)
+        throw Error(file + ":" + std::to_string(parsed.problem.line) + ":" +
+                    std::to_string(parsed.problem.column) + ": " + parsed.problem.message +
+                    "; this is not a report rtprov selftest wrote: run 'rtprov selftest' for a "
+                    "new one");
+    return Reader(file).report(*parsed.value);
+}
+
+} // namespace rtprov::cli

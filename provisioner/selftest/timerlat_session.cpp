@@ -1,0 +1,338 @@
+#include "provisioner/selftest/timerlat_session.hpp"
+
+#include "provisioner/core/error.hpp"
+#include "provisioner/core/text.hpp"
+#include "provisioner/selftest/pinned_thread.hpp"
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <sched.h>
+#include <signal.h>
+#include <sys/file.h>
+#include <sys/prctl.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <fstream>
+#include <sstream>
+
+namespace rtprov::selftest {
+
+namespace {
+
+// The osnoise settings the run changes (Documentation/trace/timerlat-tracer.rst). All are
+// global: every instance running osnoise or timerlat shares them.
+constexpr const char* k_osnoise_settings[] = {"cpus", "timerlat_period_us", "stop_tracing_us",
+                                              "stop_tracing_total_us", "print_stack"};
+
+std::optional<std::string> read_text(const std::string& path) {
+    std::ifstream in(path);
+    if (!in)
+        return std::nullopt;
+    std::ostringstream text;
+    text << in.rdbuf();
+    if (in.bad())
+        return std::nullopt;
+    std::string s = text.str();
+    while (!s.empty() && (s.back() == '\n' || s.back() == ' '))
+        s.pop_back();
+    return s;
+}
+
+// Async-signal-safe: the guard process uses it after fork().
+bool write_raw(const char* path, const char* value) noexcept {
+    const int fd = ::open(path, O_WRONLY | O_TRUNC | O_CLOEXEC);
+    if (fd < 0)
+        return false;
+    const std::size_t length = std::strlen(value);
+    const bool ok = ::write(fd, value, length) == static_cast<ssize_t>(length);
+    ::close(fd);
+    return ok;
+}
+
+void write_setting(const std::string& path, const std::string& value) {
+    if (!write_raw(path.c_str(), value.c_str()))
+        throw Error("cannot write " + quoted(value) + " to " + quoted(path) + ": " +
+                    std::strerror(errno) + "; run rtprov as root, or measure without --trace");
+}
+
+// Stops and removes an instance: it must not be recording or open to be removed. Async-
+// signal-safe (the guard). Retries removal a few times: a reader that just closed
+// trace_pipe may still hold the instance for a moment.
+void remove_instance(const char* instance) noexcept {
+    char path[512];
+    for (const auto& [file, value] :
+         {std::pair{"/tracing_on", "0"}, {"/current_tracer", "nop"}, {"/events/enable", "0"}}) {
+        if (std::strlen(instance) + std::strlen(file) + 1 > sizeof path)
+            return;
+        std::strcpy(path, instance);
+        std::strcat(path, file);
+        write_raw(path, value);
+    }
+    for (int attempt = 0; attempt < 50; ++attempt) {
+        if (::rmdir(instance) == 0 || errno == ENOENT)
+            return;
+        const timespec pause{0, 20'000'000};
+        ::nanosleep(&pause, nullptr);
+    }
+}
+
+// Whether process 'pid' still runs.
+bool alive(pid_t pid) {
+    return ::kill(pid, 0) == 0 || errno == EPERM;
+}
+
+std::vector<std::string> folder_entries(const std::string& path) {
+    std::vector<std::string> names;
+    if (DIR* dir = ::opendir(path.c_str())) {
+        while (const dirent* entry = ::readdir(dir))
+            if (entry->d_name[0] != '.')
+                names.emplace_back(entry->d_name);
+        ::closedir(dir);
+    }
+    return names;
+}
+
+bool is_osnoise_tracer(const std::optional<std::string>& tracer) {
+    return tracer && (*tracer == "timerlat" || *tracer == "osnoise");
+}
+
+// The kernel threads the tracer made ("timerlat/<cpu>", children of kthreadd).
+std::vector<std::pair<pid_t, unsigned>> timerlat_threads(const core::CpuList& cpus) {
+    std::vector<std::pair<pid_t, unsigned>> found;
+    for (const std::string& name : folder_entries("/proc")) {
+        pid_t pid = 0;
+        if (name.find_first_not_of("0123456789") != std::string::npos ||
+            !(std::istringstream(name) >> pid))
+            continue;
+        const auto comm = read_text("/proc/" + name + "/comm");
+        if (!comm || comm->rfind("timerlat/", 0) != 0)
+            continue;
+        unsigned cpu = 0;
+        if ((std::istringstream(comm->substr(9)) >> cpu) && cpus.contains(cpu))
+            found.emplace_back(pid, cpu);
+    }
+    return found;
+}
+
+} // namespace
+
+bool lists_tracer(const std::string& available_tracers, const std::string& tracer) {
+    return core::has_word(available_tracers, tracer);
+}
+
+core::Result<std::string> find_timerlat(const std::string& root) {
+    const std::string prefix = root == "/" ? "" : root;
+    for (const char* folder : {"/sys/kernel/tracing", "/sys/kernel/debug/tracing"}) {
+        const std::string tracefs = prefix + folder;
+        if (auto tracers = read_text(tracefs + "/available_tracers")) {
+            if (lists_tracer(*tracers, "timerlat"))
+                return {tracefs, ""};
+            return core::Result<std::string>::failed(
+                "this kernel has no timerlat tracer (CONFIG_TIMERLAT_TRACER; '" +
+                std::string(folder) + "/available_tracers' lists " +
+                (tracers->empty() ? std::string("none") : quoted(*tracers)) +
+                "); Debian's PREEMPT_RT kernels (linux-image-rt-amd64, linux-image-rt-arm64) "
+                "and Raspberry Pi OS's linux-image-rpi-v8-rt have it");
+        }
+    }
+    return core::Result<std::string>::failed(
+        "tracefs is not mounted, or cannot be read ('/sys/kernel/tracing/available_tracers'): "
+        "mount it ('mount -t tracefs tracefs /sys/kernel/tracing') and run as root",
+        true);
+}
+
+TimerlatSession::TimerlatSession(const TimerlatSetup& setup) : m_tracefs(setup.tracefs) {
+    const std::string instances = m_tracefs + "/instances";
+    // One rtprov at a time: a lock on the instances folder, held by the guard too until
+    // it has put everything back.
+    m_lock = core::Fd(::open(instances.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+    if (!m_lock)
+        throw Error("cannot open " + quoted(instances) + ": " + std::strerror(errno) +
+                    "; run rtprov as root, or measure without --trace");
+    if (::flock(m_lock.get(), LOCK_EX | LOCK_NB) != 0)
+        throw Error("another 'rtprov selftest --trace' is running (it holds a lock on " +
+                    quoted(instances) + "); wait for it to end");
+
+    // Instances a killed rtprov left behind (its guard killed too) are removed; any other
+    // user of the tracer is left alone and refused, since the settings are shared.
+    std::vector<std::string> users;
+    if (is_osnoise_tracer(read_text(m_tracefs + "/current_tracer")))
+        users.push_back("the global tracer ('" + m_tracefs + "/current_tracer')");
+    for (const std::string& name : folder_entries(instances)) {
+        const std::string path = instances + "/" + name;
+        pid_t owner = 0;
+        if (name.rfind("rtprov-", 0) == 0 && (std::istringstream(name.substr(7)) >> owner) &&
+            owner > 0 && !alive(owner)) {
+            remove_instance(path.c_str());
+            continue;
+        }
+        if (is_osnoise_tracer(read_text(path + "/current_tracer")))
+            users.push_back("the tracefs instance " + quoted(path));
+    }
+    if (!users.empty())
+        throw Error("the timerlat tracer is in use by " + core::join(users, ", ") +
+                    " (rtla, or another tracing tool); its settings are shared by every "
+                    "user, so rtprov does not run beside it: stop it ('echo nop > " +
+                    (users.front().find("global") != std::string::npos
+                         ? m_tracefs + "/current_tracer"
+                         : "INSTANCE/current_tracer") +
+                    "') or measure without --trace");
+    if (auto options = read_text(m_tracefs + "/osnoise/options");
+        options && core::has_word(*options, "NO_OSNOISE_WORKLOAD"))
+        throw Error(quoted(m_tracefs + "/osnoise/options") +
+                    " has NO_OSNOISE_WORKLOAD (a user-space workload of rtla -u): the tracer "
+                    "would start no threads to measure; 'echo OSNOISE_WORKLOAD > " +
+                    m_tracefs + "/osnoise/options' turns them back on");
+
+    // Save what will be changed, before changing anything.
+    for (const char* setting : k_osnoise_settings) {
+        const std::string path = m_tracefs + "/osnoise/" + setting;
+        if (auto old = read_text(path))
+            m_undo.push_back({path, *old});
+    }
+    m_instance = instances + "/rtprov-" + std::to_string(::getpid());
+
+    // The guard: a child that waits for this process to end (its end of the channel
+    // closes, whatever ended it), and puts everything back unless told it was done.
+    int channel[2];
+    if (::pipe2(channel, O_CLOEXEC) != 0)
+        throw Error(std::string("cannot make a pipe for the trace's guard: ") +
+                    std::strerror(errno));
+    const pid_t guard = ::fork();
+    if (guard < 0) {
+        ::close(channel[0]);
+        ::close(channel[1]);
+        throw Error(std::string("cannot start the trace's guard process: ") + std::strerror(errno));
+    }
+    if (guard == 0) {
+        // Only async-signal-safe calls from here: the parent may have threads.
+        ::setsid(); // out of the terminal's process group: Ctrl-C and hang-ups pass it by
+        struct sigaction ignore {};
+        ignore.sa_handler = SIG_IGN;
+        for (int sig : {SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGTSTP, SIGPIPE})
+            ::sigaction(sig, &ignore, nullptr);
+        const int null = ::open("/dev/null", O_RDWR);
+        if (null >= 0)
+            for (int fd : {0, 1, 2})
+                ::dup2(null, fd);
+        // the channel on 3 and the lock on 4 (held until the guard ends), by way of
+        // numbers above both so that neither overwrites the other
+        const int channel_fd = ::fcntl(channel[0], F_DUPFD, 100);
+        const int lock_fd = ::fcntl(m_lock.get(), F_DUPFD, 100);
+        ::dup2(channel_fd, 3);
+        ::dup2(lock_fd, 4);
+        ::close_range(5, ~0U, 0);
+        ::prctl(PR_SET_NAME, "rtprov-guard", 0, 0, 0);
+        char done = 0;
+        ssize_t n = 0;
+        while ((n = ::read(3, &done, 1)) < 0 && errno == EINTR) {
+        }
+        if (n != 1 || done != 'd')
+            restore();
+        ::_exit(0);
+    }
+    ::close(channel[0]);
+    m_guard_channel = core::Fd(channel[1]);
+    m_guard = guard;
+
+    try {
+        if (::mkdir(m_instance.c_str(), 0700) != 0)
+            throw Error("cannot make the tracefs instance " + quoted(m_instance) + ": " +
+                        std::strerror(errno) + "; run rtprov as root, or measure without --trace");
+        write_setting(m_instance + "/tracing_on", "0");
+        write_setting(m_instance + "/buffer_size_kb", std::to_string(setup.buffer_kb));
+        write_setting(m_tracefs + "/osnoise/cpus", setup.cpus.to_string());
+        write_setting(m_tracefs + "/osnoise/timerlat_period_us",
+                      std::to_string(setup.period.count()));
+        write_setting(m_tracefs + "/osnoise/stop_tracing_us", "0");
+        write_setting(m_tracefs + "/osnoise/stop_tracing_total_us",
+                      std::to_string(setup.stop_above_us));
+        if (::access((m_tracefs + "/osnoise/print_stack").c_str(), F_OK) == 0)
+            write_setting(m_tracefs + "/osnoise/print_stack", std::to_string(setup.print_stack_us));
+        write_setting(m_instance + "/events/osnoise/enable", "1");
+        write_setting(m_instance + "/current_tracer", "timerlat");
+        // The tracer's threads start at SCHED_FIFO 95; they measure at the priority asked
+        // for, as rtla's -P does.
+        const auto threads = timerlat_threads(setup.cpus);
+        if (threads.size() != setup.cpus.size())
+            throw Error("the timerlat tracer started " + std::to_string(threads.size()) +
+                        " thread(s) for CPUs " + quoted(setup.cpus.to_string()) +
+                        ", not one per CPU; is a CPU offline?");
+        for (const auto& [pid, cpu] : threads) {
+            sched_param param{};
+            param.sched_priority = setup.priority;
+            if (::sched_setscheduler(pid, SCHED_FIFO, &param) != 0)
+                throw Error("cannot give the tracer's thread 'timerlat/" + std::to_string(cpu) +
+                            "' SCHED_FIFO priority " + std::to_string(setup.priority) + ": " +
+                            errno_text(errno) + "; run rtprov as root");
+        }
+        m_pipe = core::Fd(
+            ::open((m_instance + "/trace_pipe").c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC));
+        if (!m_pipe)
+            throw Error("cannot open " + quoted(m_instance + "/trace_pipe") + ": " +
+                        std::strerror(errno));
+    } catch (...) {
+        restore();
+        const char done = 'd';
+        [[maybe_unused]] auto n = ::write(m_guard_channel.get(), &done, 1);
+        m_guard_channel.reset();
+        ::waitpid(m_guard, nullptr, 0);
+        throw;
+    }
+}
+
+TimerlatSession::~TimerlatSession() {
+    restore();
+    const char done = 'd';
+    [[maybe_unused]] auto n = ::write(m_guard_channel.get(), &done, 1);
+    m_guard_channel.reset();
+    while (::waitpid(m_guard, nullptr, 0) < 0 && errno == EINTR) {
+    }
+}
+
+void TimerlatSession::restore() noexcept {
+    // A reader keeps the instance busy: close it first (in the guard it is already gone).
+    m_pipe.reset();
+    remove_instance(m_instance.c_str());
+    for (const Undo& undo : m_undo)
+        write_raw(undo.path.c_str(), undo.value.c_str());
+}
+
+void TimerlatSession::start() {
+    write_setting(m_instance + "/tracing_on", "1");
+}
+
+void TimerlatSession::stop() {
+    write_setting(m_instance + "/tracing_on", "0");
+}
+
+bool TimerlatSession::recording() const {
+    auto on = read_text(m_instance + "/tracing_on");
+    return on && *on == "1";
+}
+
+std::size_t TimerlatSession::read(std::string& out, int timeout_ms) {
+    pollfd ready{m_pipe.get(), POLLIN, 0};
+    if (::poll(&ready, 1, timeout_ms) <= 0)
+        return 0;
+    std::size_t total = 0;
+    char buffer[65536];
+    for (;;) {
+        const ssize_t n = ::read(m_pipe.get(), buffer, sizeof buffer);
+        if (n <= 0)
+            break; // EAGAIN: nothing more for now; EINTR: the caller comes back
+        out.append(buffer, std::size_t(n));
+        total += std::size_t(n);
+        if (total >= (std::size_t(1) << 22))
+            break; // let the caller digest 4 MB at a time
+    }
+    return total;
+}
+
+} // namespace rtprov::selftest
