@@ -23,9 +23,10 @@ if [ "$what" = test ]; then
     # The debos test: debos itself (never its recommends: systemd-resolved), parted for
     # its image-partition action, dosfstools for FAT partitions.
     packages+=(debos parted dosfstools fdisk)
-    # selftest_test.sh: promtool (Prometheus' linter) checks the textfile rtprov writes,
-    # headless chromium lays out the HTML report
-    packages+=(prometheus chromium)
+    # selftest_test.sh: promtool (Prometheus' linter) checks the textfile rtprov writes;
+    # headless chromium, driven by Debian's selenium and chromedriver, loads the HTML
+    # report (drawn charts, no console error, no request); w3m reads it as text
+    packages+=(prometheus chromium chromium-driver python3-selenium w3m)
 fi
 missing=()
 for p in "${packages[@]}"; do

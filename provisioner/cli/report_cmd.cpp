@@ -38,10 +38,10 @@ std::string newest_report(const std::string& dir) {
         }
     }
     if (ec)
-        throw Error("cannot read the history folder " + quoted(dir) + ": " + ec.message() +
+        throw Error("cannot read the history folder " + rtprov::quoted(dir) + ": " + ec.message() +
                     "; pass --history DIR, or --from FILE");
     if (newest.empty())
-        throw Error("no self-test report in " + quoted(dir) +
+        throw Error("no self-test report in " + rtprov::quoted(dir) +
                     "; run 'rtprov selftest' first, or pass --from FILE");
     return newest;
 }
@@ -75,7 +75,7 @@ int run_report(const ReportCommand& c) {
     const target::Root folder(file.parent_path().string());
     const auto kept = folder.read("/" + file.filename().string(), k_report_cap);
     if (!kept)
-        throw Error("cannot read " + quoted(file.string()) +
+        throw Error("cannot read " + rtprov::quoted(file.string()) +
                     ": it does not exist; pass --from "
                     "a report rtprov selftest wrote");
     const selftest::SelftestReport report = read_selftest_json(kept->content, file.string());
@@ -89,8 +89,8 @@ int run_report(const ReportCommand& c) {
                 if (e.started_at != report.started_at)
                     past.push_back(std::move(e));
     } catch (const std::exception& e) {
-        std::cerr << "rtprov: warning: cannot read the history in " << quoted(c.history_dir) << ": "
-                  << e.what() << "; the page has no trend, ignoring\n";
+        std::cerr << "rtprov: warning: cannot read the history in " << rtprov::quoted(c.history_dir)
+                  << ": " << e.what() << "; the page has no trend, ignoring\n";
     }
     std::cout << selftest_text(report) << "report read from " << file.string() << "\n";
     if (!c.html_file.empty()) {

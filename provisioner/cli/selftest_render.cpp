@@ -123,7 +123,7 @@ std::string cause_text(const selftest::CoreReport& c) {
                (row.note.empty() ? "" : "  " + row.note) + "\n";
     if (w.interference_left_out > 0)
         out += "  (and " + std::to_string(w.interference_left_out) +
-               " more in the way, counted in the sums)\n";
+               " runs of others in the way, counted in the sums)\n";
     if (!w.stack.empty()) {
         out += "  kernel stack at the timer's IRQ:";
         for (std::size_t i = 0; i < w.stack.size() && i < 12; ++i)
@@ -222,7 +222,9 @@ std::vector<CauseRow> cause_rows(const selftest::WakeupCause& w) {
     rows.push_back({"the timer's IRQ", w.timer_irq_ns, ""});
     if (!w.blocking_thread.empty())
         rows.push_back({"blocking thread", w.blocking_ns,
-                        "'" + w.blocking_thread + "', running when the timer expired"});
+                        w.from_idle
+                            ? "the idle task '" + w.blocking_thread + "', leaving idle"
+                            : "'" + w.blocking_thread + "', running when the timer expired"});
     for (auto [kind, sum, label] :
          {std::tuple{selftest::Interference::Kind::irq, w.irq_ns, "IRQ interference"},
           {selftest::Interference::Kind::softirq, w.softirq_ns, "softirq interference"},
@@ -234,6 +236,7 @@ std::vector<CauseRow> cause_rows(const selftest::WakeupCause& w) {
         for (const selftest::Interference& i : w.interference)
             if (i.kind == kind)
                 names += (names.empty() ? "'" : ", '") + i.name + "' " +
+                         (i.count > 1 ? std::to_string(i.count) + " times " : "") +
                          fixed(double(i.duration_ns) / 1000.0);
         rows.push_back({label, sum, names});
     }
@@ -351,7 +354,7 @@ std::string selftest_text(const selftest::SelftestReport& r) {
                "SCHED_FIFO " +
                std::to_string(p.priority) + ", in a tracefs instance of rtprov's own\n";
     out += "CPU  role          idle        cycles  missed  miss %     min     avg     p99   p99.9  "
-           "   max  at s  limit  over  result\n";
+           "   max  at s   limit  over  result\n";
     for (const selftest::CoreReport& c : r.cores) {
         const selftest::CoreLatency& l = c.latency;
         out += pad(std::to_string(l.cpu), 3) + "  " +
@@ -361,7 +364,7 @@ std::string selftest_text(const selftest::SelftestReport& r) {
                pad(fixed(c.missed_percent(), 2), 8) + pad(fixed(l.min_us), 8) +
                pad(fixed(l.avg_us), 8) + pad(fixed(l.p99_us), 8) + pad(fixed(l.p999_us), 8) +
                pad(fixed(l.max_us), 8) + pad(fixed(l.max_at_s), 6) +
-               pad(std::to_string(c.threshold_us), 7) + pad(std::to_string(c.above), 6) + "  " +
+               pad(std::to_string(c.threshold_us), 8) + pad(std::to_string(c.above), 6) + "  " +
                (c.passed ? "pass" : "FAIL") + "\n";
     }
     out += "(µs; 'missed': planned wake-ups skipped, not measured, because a sample came a whole "
@@ -489,6 +492,7 @@ std::string cause_json(const std::optional<selftest::WakeupCause>& cause) {
         out += std::string(i ? ", " : "") + "{\"kind\": " +
                json_string(std::string(selftest::to_string(w.interference[i].kind))) +
                ", \"name\": " + json_string(w.interference[i].name) +
+               ", \"count\": " + std::to_string(w.interference[i].count) +
                ", \"us\": " + json_us(w.interference[i].duration_ns) + "}";
     out += "], \"interference_left_out\": " + std::to_string(w.interference_left_out) +
            ", \"stack\": [";

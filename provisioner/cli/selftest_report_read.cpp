@@ -83,7 +83,8 @@ class Reader {
         for (const auto& [name, value] : words)
             if (v.text == name)
                 return value;
-        fail(v, "'" + key + "' holds " + quoted(v.text) + ", which rtprov does not write there");
+        fail(v, "'" + key + "' holds " + rtprov::quoted(v.text) +
+                    ", which rtprov does not write there");
     }
 
     selftest::SelftestReport report(const JsonValue& root) const;
@@ -141,7 +142,7 @@ std::optional<selftest::WakeupCause> Reader::cause(const JsonValue& c) const {
                                                  {"softirq", selftest::Interference::Kind::softirq},
                                                  {"thread", selftest::Interference::Kind::thread},
                                                  {"nmi", selftest::Interference::Kind::nmi}}),
-             text(i, "name"), ns(number(i, "us"))});
+             text(i, "name"), ns(number(i, "us")), whole(i, "count")});
     }
     w.interference_left_out = whole(v, "interference_left_out");
     for (const JsonValue& f : member(v, "stack", Kind::array).items) {
@@ -207,11 +208,11 @@ selftest::CoreReport Reader::core_report(const JsonValue& c, std::size_t seconds
         std::uint64_t us = 0;
         const auto [end, ec] = std::from_chars(key.data(), key.data() + key.size(), us);
         if (ec != std::errc() || end != key.data() + key.size() || us > limit)
-            fail(count, "bucket " + quoted(key) + " is not a whole number of µs up to " +
+            fail(count, "bucket " + rtprov::quoted(key) + " is not a whole number of µs up to " +
                             std::to_string(limit));
         const auto n = count.whole();
         if (!n)
-            fail(count, "bucket " + quoted(key) + " must hold a whole number of samples");
+            fail(count, "bucket " + rtprov::quoted(key) + " must hold a whole number of samples");
         buckets[us] = *n;
     }
     l.histogram = selftest::LatencyHistogram::from_counts(
@@ -226,8 +227,8 @@ selftest::CoreReport Reader::core_report(const JsonValue& c, std::size_t seconds
 
 selftest::SelftestReport Reader::report(const JsonValue& root) const {
     if (text(root, "schema") != "rtprov.selftest")
-        fail(*root.find("schema"),
-             "'schema' is " + quoted(root.find("schema")->text) + ", not 'rtprov.selftest'");
+        fail(*root.find("schema"), "'schema' is " + rtprov::quoted(root.find("schema")->text) +
+                                       ", not 'rtprov.selftest'");
     if (whole(root, "schema_version") != 1)
         fail(*root.find("schema_version"),
              "'schema_version' is not 1, the only version this rtprov reads");

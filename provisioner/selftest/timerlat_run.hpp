@@ -14,7 +14,7 @@ struct TracedRun {
     std::vector<CoreLatency> cores;   // as run_latency's, each with its 'cause'
     std::uint64_t lost_events = 0;    // the kernel dropped these: the reader fell behind
     std::uint64_t unparsed_lines = 0; // trace lines that were none rtprov reads
-    // The trace's last lines (up to about 1 MiB) when a wake-up later than
+    // The trace's last lines (up to about 4 MiB) when a wake-up later than
     // options.stop_above_us stopped the run, as cyclictest --breaktrace keeps its trace;
     // "" otherwise.
     std::string kept_trace;

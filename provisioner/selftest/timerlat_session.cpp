@@ -57,7 +57,7 @@ bool write_raw(const char* path, const char* value) noexcept {
 
 void write_setting(const std::string& path, const std::string& value) {
     if (!write_raw(path.c_str(), value.c_str()))
-        throw Error("cannot write " + quoted(value) + " to " + quoted(path) + ": " +
+        throw Error("cannot write " + rtprov::quoted(value) + " to " + rtprov::quoted(path) + ": " +
                     std::strerror(errno) + "; run rtprov as root, or measure without --trace");
 }
 
@@ -136,7 +136,7 @@ core::Result<std::string> find_timerlat(const std::string& root) {
             return core::Result<std::string>::failed(
                 "this kernel has no timerlat tracer (CONFIG_TIMERLAT_TRACER; '" +
                 std::string(folder) + "/available_tracers' lists " +
-                (tracers->empty() ? std::string("none") : quoted(*tracers)) +
+                (tracers->empty() ? std::string("none") : rtprov::quoted(*tracers)) +
                 "); Debian's PREEMPT_RT kernels (linux-image-rt-amd64, linux-image-rt-arm64) "
                 "and Raspberry Pi OS's linux-image-rpi-v8-rt have it");
         }
@@ -153,11 +153,11 @@ TimerlatSession::TimerlatSession(const TimerlatSetup& setup) : m_tracefs(setup.t
     // it has put everything back.
     m_lock = core::Fd(::open(instances.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
     if (!m_lock)
-        throw Error("cannot open " + quoted(instances) + ": " + std::strerror(errno) +
+        throw Error("cannot open " + rtprov::quoted(instances) + ": " + std::strerror(errno) +
                     "; run rtprov as root, or measure without --trace");
     if (::flock(m_lock.get(), LOCK_EX | LOCK_NB) != 0)
         throw Error("another 'rtprov selftest --trace' is running (it holds a lock on " +
-                    quoted(instances) + "); wait for it to end");
+                    rtprov::quoted(instances) + "); wait for it to end");
 
     // Instances a killed rtprov left behind (its guard killed too) are removed; any other
     // user of the tracer is left alone and refused, since the settings are shared.
@@ -173,7 +173,7 @@ TimerlatSession::TimerlatSession(const TimerlatSetup& setup) : m_tracefs(setup.t
             continue;
         }
         if (is_osnoise_tracer(read_text(path + "/current_tracer")))
-            users.push_back("the tracefs instance " + quoted(path));
+            users.push_back("the tracefs instance " + rtprov::quoted(path));
     }
     if (!users.empty())
         throw Error("the timerlat tracer is in use by " + core::join(users, ", ") +
@@ -185,7 +185,7 @@ TimerlatSession::TimerlatSession(const TimerlatSetup& setup) : m_tracefs(setup.t
                     "') or measure without --trace");
     if (auto options = read_text(m_tracefs + "/osnoise/options");
         options && core::has_word(*options, "NO_OSNOISE_WORKLOAD"))
-        throw Error(quoted(m_tracefs + "/osnoise/options") +
+        throw Error(rtprov::quoted(m_tracefs + "/osnoise/options") +
                     " has NO_OSNOISE_WORKLOAD (a user-space workload of rtla -u): the tracer "
                     "would start no threads to measure; 'echo OSNOISE_WORKLOAD > " +
                     m_tracefs + "/osnoise/options' turns them back on");
@@ -243,7 +243,7 @@ TimerlatSession::TimerlatSession(const TimerlatSetup& setup) : m_tracefs(setup.t
 
     try {
         if (::mkdir(m_instance.c_str(), 0700) != 0)
-            throw Error("cannot make the tracefs instance " + quoted(m_instance) + ": " +
+            throw Error("cannot make the tracefs instance " + rtprov::quoted(m_instance) + ": " +
                         std::strerror(errno) + "; run rtprov as root, or measure without --trace");
         write_setting(m_instance + "/tracing_on", "0");
         write_setting(m_instance + "/buffer_size_kb", std::to_string(setup.buffer_kb));
@@ -262,7 +262,7 @@ TimerlatSession::TimerlatSession(const TimerlatSetup& setup) : m_tracefs(setup.t
         const auto threads = timerlat_threads(setup.cpus);
         if (threads.size() != setup.cpus.size())
             throw Error("the timerlat tracer started " + std::to_string(threads.size()) +
-                        " thread(s) for CPUs " + quoted(setup.cpus.to_string()) +
+                        " thread(s) for CPUs " + rtprov::quoted(setup.cpus.to_string()) +
                         ", not one per CPU; is a CPU offline?");
         for (const auto& [pid, cpu] : threads) {
             sched_param param{};
@@ -275,7 +275,7 @@ TimerlatSession::TimerlatSession(const TimerlatSetup& setup) : m_tracefs(setup.t
         m_pipe = core::Fd(
             ::open((m_instance + "/trace_pipe").c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC));
         if (!m_pipe)
-            throw Error("cannot open " + quoted(m_instance + "/trace_pipe") + ": " +
+            throw Error("cannot open " + rtprov::quoted(m_instance + "/trace_pipe") + ": " +
                         std::strerror(errno));
     } catch (...) {
         restore();

@@ -128,6 +128,21 @@ std::int64_t sat_add(std::int64_t a, std::int64_t b) {
     return __builtin_add_overflow(a, b, &sum) ? std::numeric_limits<std::int64_t>::max() : sum;
 }
 
+// One more run of something in the way: added to its entry, or a new entry while there is
+// room; the sums are kept by the caller either way.
+void note(WakeupCause& cause, Interference::Kind kind, std::string name, std::int64_t ns) {
+    for (Interference& i : cause.interference)
+        if (i.kind == kind && i.name == name) {
+            i.duration_ns = sat_add(i.duration_ns, ns);
+            ++i.count;
+            return;
+        }
+    if (cause.interference.size() < WakeupCause::k_kept)
+        cause.interference.push_back({kind, std::move(name), ns, 1});
+    else
+        ++cause.interference_left_out;
+}
+
 } // namespace
 
 std::optional<TraceLine> parse_trace_line(std::string_view s) {
@@ -243,7 +258,9 @@ std::pair<std::string, std::int64_t> WakeupCause::main_part() const {
                  positive(irq_handler_delay_ns));
     consider("the timer's own IRQ", timer_irq_ns);
     if (!blocking_thread.empty())
-        consider("thread '" + blocking_thread + "' running when the timer expired", blocking_ns);
+        consider(from_idle ? "the idle task '" + blocking_thread + "' leaving idle"
+                           : "thread '" + blocking_thread + "' running when the timer expired",
+                 blocking_ns);
     for (const Interference& i : interference)
         consider(std::string(i.kind == Interference::Kind::irq   ? "IRQ"
                              : i.kind == Interference::Kind::nmi ? "NMI"
@@ -355,12 +372,8 @@ void TimerlatAnalysis::add(const TraceLine& line) {
         } else {
             std::int64_t& sum = nmi ? w.cause.nmi_ns : w.cause.irq_ns;
             sum = sat_add(sum, line.duration_ns);
-            if (w.cause.interference.size() < WakeupCause::k_kept)
-                w.cause.interference.push_back(
-                    {nmi ? Interference::Kind::nmi : Interference::Kind::irq,
-                     nmi ? "nmi" : line.name, line.duration_ns});
-            else
-                ++w.cause.interference_left_out;
+            note(w.cause, nmi ? Interference::Kind::nmi : Interference::Kind::irq,
+                 nmi ? "nmi" : line.name, line.duration_ns);
         }
         break;
     }
@@ -371,7 +384,9 @@ void TimerlatAnalysis::add(const TraceLine& line) {
         const bool thread = line.kind == Kind::thread_noise;
         // The thread that was running when the timer expired, as it leaves the CPU: how
         // long it kept the timerlat thread waiting. Its name:pid is in the event.
-        if (thread && w.cause.blocking_thread.empty() && w.run_pid > 0) {
+        // The idle task (pid 0) counts too: when the timer expired in idle, its noise is the
+        // time it took to leave idle (rtla reports it as the blocking thread 'swapper/N').
+        if (thread && w.cause.blocking_thread.empty() && w.run_pid >= 0) {
             const std::size_t colon = line.name.rfind(':');
             int pid = -1;
             if (colon != std::string::npos &&
@@ -383,12 +398,8 @@ void TimerlatAnalysis::add(const TraceLine& line) {
         }
         std::int64_t& sum = thread ? w.cause.thread_ns : w.cause.softirq_ns;
         sum = sat_add(sum, line.duration_ns);
-        if (w.cause.interference.size() < WakeupCause::k_kept)
-            w.cause.interference.push_back(
-                {thread ? Interference::Kind::thread : Interference::Kind::softirq,
-                 std::string(trim(line.name)), line.duration_ns});
-        else
-            ++w.cause.interference_left_out;
+        note(w.cause, thread ? Interference::Kind::thread : Interference::Kind::softirq,
+             std::string(trim(line.name)), line.duration_ns);
         break;
     }
     case Kind::thread_sample:

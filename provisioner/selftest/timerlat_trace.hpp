@@ -51,12 +51,14 @@ struct TraceLine {
 // trace's '#' header, another tracer's output, a line cut off). Never throws.
 std::optional<TraceLine> parse_trace_line(std::string_view line);
 
-// Something that ran on the measured CPU between the timer's IRQ and the thread.
+// Something that ran on the measured CPU between the timer's IRQ and the thread: each
+// IRQ, softirq, thread or NMI once, with how often and how long in all.
 struct Interference {
     enum class Kind { irq, softirq, thread, nmi };
     Kind kind = Kind::irq;
-    std::string name; // "virtio0-requests:25", "NET_RX:3", "burner:1234", "nmi"
-    std::int64_t duration_ns = 0;
+    std::string name;             // "virtio0-requests:25", "NET_RX:3", "burner:1234", "nmi"
+    std::int64_t duration_ns = 0; // all its runs together (net of what interrupted them)
+    std::uint64_t count = 1;      // how often it ran
 };
 std::string_view to_string(Interference::Kind kind); // "irq", "softirq", "thread", "nmi"
 
@@ -72,15 +74,17 @@ struct WakeupCause {
     // Of which: expiry until the timer's IRQ began (IRQs off, an earlier IRQ, exit from
     // idle, the hardware); -1 when the timer's own irq_noise was not seen.
     std::int64_t irq_handler_delay_ns = -1;
-    bool from_idle = false;                 // the CPU was idle when the timer expired
-    std::int64_t idle_exit_ns = 0;          // the handler delay when it is the exit from idle
-                                            // (idle, and no earlier IRQ still running)
-    std::string earlier_irq;                // an IRQ still running when the timer expired, if any
-    std::int64_t timer_irq_ns = 0;          // the timer IRQ's own duration
-    std::string blocking_thread;            // "comm:pid" running when the timer expired ("" idle)
+    bool from_idle = false;        // the CPU was idle when the timer expired
+    std::int64_t idle_exit_ns = 0; // the handler delay when it is the exit from idle
+                                   // (idle, and no earlier IRQ still running)
+    std::string earlier_irq;       // an IRQ still running when the timer expired, if any
+    std::int64_t timer_irq_ns = 0; // the timer IRQ's own duration
+    // "comm:pid" of the thread running when the timer expired, as it left the CPU: the
+    // idle task ("swapper/3:0") when from_idle; "" when the trace showed no such line
+    std::string blocking_thread;
     std::int64_t blocking_ns = 0;           // how long it ran on after that (net)
-    std::vector<Interference> interference; // in the order they ran, at most k_kept
-    std::size_t interference_left_out = 0;  // more of them, counted in the sums only
+    std::vector<Interference> interference; // in the order they first ran, at most k_kept
+    std::size_t interference_left_out = 0;  // runs of others, counted in the sums only
     std::int64_t irq_ns = 0, softirq_ns = 0, thread_ns = 0, nmi_ns = 0; // sums
     std::vector<std::string> stack; // the kernel stack at the timer's IRQ (print_stack)
 

@@ -115,7 +115,8 @@ run_scenario() {
     mkdir -p "$work/$name"
     for f in facts.1 apply.out rollback.out status.out journal.1 selftest.out selftest.json \
         audit.json irq-tune.journal bench.out aplay.err bench-{tuned,untuned}-{1,2}.json \
-        trace-check.{out,json} trace.{out,json,html,err} rtla-{2,3}.out trace-kill.out; do
+        trace-check.{out,json} trace.{out,json,html,err} rtla-{2,3}.out trace-kill.out \
+        stop-{burner,storm,idle}.{out,json,trace.txt}; do
         guest_cat "$img" "/var/lib/rtprov-guest/$f" >"$work/$name/$f"
     done
     facts=$work/$name/facts.1
@@ -295,7 +296,7 @@ trace_checks() {
     local d=$work/rt
     check "rt: selftest --trace under the burner and the storm ran (exit 0 or 3)" \
         bash -c "[ '$(fact trace.rc)' = 0 ] || [ '$(fact trace.rc)' = 3 ]" || cat "$d/trace.out" >&2
-    check "rt: the storm's IRQ thread ran at FIFO 50" has trace.storm_thread "FF  50"
+    check "rt: the storm's IRQ thread ran at FIFO 50" bash -c "[[ '$(fact trace.storm_thread)' =~ FF\ +50 ]]"
     check "rt: CPU 3's worst wake-up is blamed on the burner thread, by name" \
         python3 - "$d/trace.json" 3 rtprov-burner <<'PY'
 import json, sys
@@ -320,13 +321,34 @@ PY
     sed -n '/analyzing it/,$p' "$d/rtla-2.out" | head -30 | sed 's/^/  rtla CPU 2: /' >&2
     check "rt: rtla timerlat top -a on CPU 3 also names the burner thread" grep -q 'rtprov-burner' "$d/rtla-3.out"
     check "rt: rtla timerlat top -a on CPU 2 also names the storm's IRQ" grep -q 'ttyS1' "$d/rtla-2.out"
+    # --stop-above: the run stopped at that wake-up and kept the trace that led to it
+    local run
+    for run in burner:3:rtprov-burner storm:2:ttyS1 idle:1:idle; do
+        IFS=: read -r name cpu who <<<"$run"
+        check "rt: the traced run stopped above its limit ($name) kept its trace, with the stack at the timer's IRQ" \
+            python3 - "$d/stop-$name.json" "$cpu" "$who" "$d/stop-$name.trace.txt" <<'PY'
+import json, sys
+r = json.load(open(sys.argv[1]))
+core = r["cores"][0]
+assert core["cpu"] == int(sys.argv[2]) and core["stopped_run"] is True, core
+cause = core["cause"]
+print(f"  stopped on CPU {core['cpu']}: {cause['thread_latency_us']:.0f} µs, mostly "
+      f"{cause['main']['what']}; stack: {' <- '.join(cause['stack'][:8])}", file=sys.stderr)
+assert sys.argv[3] in cause["main"]["what"], cause["main"]
+assert cause["stack"] and cause["stack"][0] == "timerlat_irq", cause["stack"]
+assert r["trace"]["kept_trace"], r["trace"]
+trace = open(sys.argv[4]).read()
+assert "context thread timer_latency" in trace and "irq_noise:" in trace
+PY
+    done
     check "rt: after the traced runs no tracefs instance is left" is trace.instances ""
     check "rt: and the osnoise settings are back (every CPU, 1000 µs)" \
         bash -c "[ '$(fact trace.osnoise_cpus)' = 0-3 ] && [ '$(fact trace.osnoise_period)' = 1000 ]"
     check "rt: the HTML report names the burner" grep -q 'rtprov-burner' "$d/trace.html"
-    check "rt: the traced report holds every key docs/json.md marks as provoked in the booted guest" \
-        python3 "$src/tests/integration/json_docs_check.py" --guest "$src/docs/json.md" \
-        "$(cp "$d/trace.json" "$d/selftest.traced.json" && echo "$d/selftest.traced.json")"
+    mkdir -p "$d/json"
+    for f in trace stop-burner stop-storm stop-idle; do cp "$d/$f.json" "$d/json/selftest.$f.json"; done
+    check "rt: the traced reports hold every key docs/json.md marks as provoked in the booted guest" \
+        python3 "$src/tests/integration/json_docs_check.py" --guest "$src/docs/json.md" "$d"/json/*.json
     check "rt: while a --trace run measured, its instance and its period were in place" \
         bash -c "[[ '$(fact kill.during)' == rtprov-*' 2000' ]]"
     check "rt: after it was killed (SIGKILL), its guard removed the instance and put the settings back" \

@@ -78,11 +78,11 @@ TEST_CASE("the table shows missed wake-ups and fails a core that missed a fifth 
           "kernel 6.12.117+deb13-amd64 (#1 SMP PREEMPT_DYNAMIC Debian 6.12.117-1), not "
           "PREEMPT_RT, RT_PUSH_IPI on\n"
           "CPU  role          idle        cycles  missed  miss %     min     avg     p99   p99.9  "
-          "   max  at s  limit  over  result\n"
+          "   max  at s   limit  over  result\n"
           "  0  housekeeping  default      10000       0    0.00    20.0    20.0    20.0    20.0 "
-          "   90.0   0.5  10000     0  pass\n"
+          "   90.0   0.5   10000     0  pass\n"
           "  1  reserved      default       8014    1986   19.86    20.0    20.0    20.0    20.0 "
-          "   95.0   0.5    500     0  FAIL\n"
+          "   95.0   0.5     500     0  FAIL\n"
           "(µs; 'missed': planned wake-ups skipped, not measured, because a sample came a whole "
           "interval late; 'at s': when the maximum came, seconds into the run; 'over': samples "
           "above the limit)\n"
@@ -162,7 +162,7 @@ TEST_CASE("without a profile the table says every CPU is held to the reserved li
     const std::string text = selftest_text(r);
     CHECK(line_starting(text, "  0  ") ==
           "  0  unassigned    default      10000       0    0.00    20.0    20.0    20.0    20.0 "
-          "  600.0   0.5    500     1  FAIL");
+          "  600.0   0.5     500     1  FAIL");
     CHECK(line_starting(text, "unassigned") ==
           "unassigned: no profile is applied, so CPUs 0-1 are held to the reserved cores' limit "
           "of 500 µs (an audio box's CPU is held to audio latency unless a profile makes it "

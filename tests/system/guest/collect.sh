@@ -108,16 +108,30 @@ irq_bench() {
     systemctl restart rtprov-irq-tune@boot.service
 }
 
-# trace_bench: issue 16's root-cause test on the PREEMPT_RT kernel: known interference on
-# the reserved cores, then 'rtprov selftest --trace' and rtla's auto-analysis under it.
-#   CPU 3: a SCHED_FIFO 60 thread ('rtprov-burner') that spins 30 ms every 300 ms;
-#   CPU 2: an interrupt storm: the second serial port (qemu -serial null, IRQ 3) steered
-#          to CPU 2, written to in bursts, its IRQ thread at SCHED_FIFO 50.
-# Both measure at SCHED_FIFO 30, below both, every 1 ms. rtla runs once per CPU: its -a
-# stops at the first wake-up over the threshold and analyses that CPU.
 # The tracefs instances there are, by name.
 instances() { find /sys/kernel/tracing/instances -mindepth 1 -maxdepth 1 -printf '%f ' 2>&1; }
 
+# stop_run NAME CPU US: a traced run on CPU stopped at the first wake-up later than US,
+# its report as stop-NAME.json and the trace it kept as stop-NAME.trace.txt.
+stop_run() {
+    /usr/bin/rtprov selftest --trace --cpus "$2" --duration 30 --interval 1000 --priority 30 \
+        --stop-above "$3" --pi-probe 0 --json "$out/stop-$1.json" >"$out/stop-$1.out" 2>&1
+    fact "stop.$1.rc" $?
+    local kept
+    kept=$(python3 -c 'import json, sys; print(json.load(open(sys.argv[1]))["trace"]["kept_trace"] or "")' "$out/stop-$1.json")
+    [ -n "$kept" ] && cp "$kept" "$out/stop-$1.trace.txt"
+}
+
+# trace_bench: issue 16's root-cause test on the PREEMPT_RT kernel: known interference on
+# the reserved cores, then 'rtprov selftest --trace' and rtla's auto-analysis under it.
+#   CPU 3: a SCHED_FIFO 60 thread ('rtprov-burner') that spins 100 ms every 500 ms;
+#   CPU 2: an interrupt storm: the second serial port (qemu -serial null, IRQ 3) steered
+#          to CPU 2 and written to in 32 KB bursts every second, its IRQ thread at FIFO 50.
+# Both measure at SCHED_FIFO 30, below both, every 1 ms. Each blocks for far longer than
+# qemu TCG's own delays (up to some 35 ms), so the worst wake-up is theirs; rtla's -a
+# 60000 stops at the first wake-up over 60 ms and analyses that CPU, so it runs once per
+# CPU. Then runs stopped at a wake-up (--stop-above) keep their trace: the burner's, the
+# storm's, and with the load gone a late timer IRQ on an idle CPU.
 trace_bench() {
     python3 -c '
 import ctypes, os, time
@@ -125,10 +139,10 @@ ctypes.CDLL(None).prctl(15, b"rtprov-burner", 0, 0, 0)
 os.sched_setaffinity(0, {3})
 os.sched_setscheduler(0, os.SCHED_FIFO, os.sched_param(60))
 while True:
-    end = time.monotonic() + 0.030
+    end = time.monotonic() + 0.100
     while time.monotonic() < end:
         pass
-    time.sleep(0.270)
+    time.sleep(0.400)
 ' &
     local burner=$!
     exec 7>/dev/ttyS1
@@ -142,8 +156,8 @@ while True:
     fact trace.storm_thread "$(ps -o comm=,cls=,rtprio= -p "$irq_thread")"
     (
         while :; do
-            head -c 8192 /dev/zero | tr '\0' 'x' >&7
-            sleep 0.2
+            head -c 32768 /dev/zero | tr '\0' 'x' >&7
+            sleep 1
         done
     ) &
     local storm=$!
@@ -152,13 +166,16 @@ while True:
     fact trace.rc $?
     fact trace.interrupts "$(grep -E "^ *$irq:" /proc/interrupts | tr -s ' ')"
     for cpu in 3 2; do
-        timeout 120 rtla timerlat top -c "$cpu" -p 1000 -P f:30 -a 5000 -q -d 60s \
+        timeout 120 rtla timerlat top -c "$cpu" -p 1000 -P f:30 -a 60000 -q -d 60s \
             >"$out/rtla-$cpu.out" 2>&1
         fact "trace.rtla.$cpu.rc" $?
     done
+    stop_run burner 3 60000
+    stop_run storm 2 60000
     kill "$storm" "$burner" 2>/dev/null
     wait "$storm" "$burner" 2>/dev/null
     exec 7>&-
+    stop_run idle 1 2000
     fact trace.instances "$(instances)"
     fact trace.osnoise_cpus "$(cat /sys/kernel/tracing/osnoise/cpus)"
     fact trace.osnoise_period "$(cat /sys/kernel/tracing/osnoise/timerlat_period_us)"
