@@ -288,6 +288,7 @@ void check_latency_options(const LatencyOptions& options) {
 std::vector<CoreLatency> run_latency(const LatencyOptions& options,
                                      const ProgressCallback& progress) {
     check_latency_options(options);
+    const AwayFrom away(options.cpus); // this thread wakes every second; not there
 
     Schedule schedule;
     schedule.interval_ns = std::chrono::nanoseconds(options.interval).count();

@@ -171,3 +171,46 @@ void wait_with_progress(std::int64_t start_ns, std::int64_t total_ns,
 }
 
 } // namespace rtprov::selftest
+
+namespace rtprov::selftest {
+
+namespace {
+
+std::vector<unsigned> thread_affinity() {
+    cpu_set_t set;
+    CPU_ZERO(&set);
+    std::vector<unsigned> cpus;
+    if (pthread_getaffinity_np(pthread_self(), sizeof set, &set) == 0)
+        for (unsigned cpu = 0; cpu < CPU_SETSIZE; ++cpu)
+            if (CPU_ISSET(cpu, &set))
+                cpus.push_back(cpu);
+    return cpus;
+}
+
+bool set_thread_affinity(const std::vector<unsigned>& cpus) {
+    cpu_set_t set;
+    CPU_ZERO(&set);
+    for (unsigned cpu : cpus)
+        if (cpu < CPU_SETSIZE)
+            CPU_SET(cpu, &set);
+    return pthread_setaffinity_np(pthread_self(), sizeof set, &set) == 0;
+}
+
+} // namespace
+
+AwayFrom::AwayFrom(const core::CpuList& cpus) {
+    const std::vector<unsigned> old = thread_affinity();
+    std::vector<unsigned> rest;
+    for (unsigned cpu : old)
+        if (!cpus.contains(cpu))
+            rest.push_back(cpu);
+    if (!old.empty() && !rest.empty() && rest.size() != old.size() && set_thread_affinity(rest))
+        m_old = old;
+}
+
+AwayFrom::~AwayFrom() {
+    if (!m_old.empty())
+        set_thread_affinity(m_old);
+}
+
+} // namespace rtprov::selftest

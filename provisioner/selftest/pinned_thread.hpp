@@ -1,5 +1,6 @@
 #pragma once
 
+#include "provisioner/core/cpu_list.hpp"
 #include "provisioner/core/sched_policy.hpp"
 
 #include <pthread.h>
@@ -12,6 +13,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <vector>
 
 // The threads the self-test runs: started with their scheduling policy, priority and CPU
 // already in place (no window in which they run otherwise), and the clock they use.
@@ -53,6 +55,23 @@ class PinnedThread {
     std::unique_ptr<Start> m_start;
     pthread_t m_thread{};
     bool m_joined = false;
+};
+
+// Keeps the calling thread off 'cpus' while it lives: its affinity becomes what it was
+// without them, when that leaves a CPU, and is put back at the end. A measurement's
+// controlling thread (its wake-ups, the trace it reads, the files it closes, whose freeing
+// the kernel defers to the CPU that closed them) then leaves the measured CPUs to the
+// measuring threads, as the load generator does. Does nothing when no CPU would be left
+// or the affinity cannot be read.
+class AwayFrom {
+  public:
+    explicit AwayFrom(const core::CpuList& cpus);
+    ~AwayFrom();
+    AwayFrom(const AwayFrom&) = delete;
+    AwayFrom& operator=(const AwayFrom&) = delete;
+
+  private:
+    std::vector<unsigned> m_old; // the affinity to put back; empty: nothing was changed
 };
 
 // RLIMIT_RTPRIO as getrlimit(2) reports it; nullopt stands for unlimited.

@@ -67,6 +67,7 @@ std::vector<CoreLatency> cores_of(const TimerlatAnalysis& analysis, const Latenc
 TracedRun run_traced_latency(const LatencyOptions& options, const std::string& tracefs,
                              std::uint32_t stack_above_us, const ProgressCallback& progress) {
     check_latency_options(options);
+    const AwayFrom away(options.cpus); // this thread reads the trace, never where it is made
     const auto period_us = std::chrono::microseconds(options.interval).count();
     if (period_us < k_timerlat_min_period_us || period_us > k_timerlat_max_period_us)
         throw Error("the timerlat tracer wakes every 100 µs to 1 s, not every " +

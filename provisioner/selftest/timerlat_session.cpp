@@ -120,6 +120,32 @@ std::vector<std::pair<pid_t, unsigned>> timerlat_threads(const core::CpuList& cp
     return found;
 }
 
+// Gives the tracer's thread 'pid' (on 'cpu') SCHED_FIFO 'priority' once it has made itself
+// FIFO, and checks it holds. Throws rtprov::Error when it cannot, or the thread did not
+// start within two seconds.
+void give_priority(pid_t pid, unsigned cpu, int priority) {
+    const std::string name = "the tracer's thread 'timerlat/" + std::to_string(cpu) + "'";
+    const std::int64_t deadline = monotonic_ns() + 2'000'000'000;
+    while (::sched_getscheduler(pid) != SCHED_FIFO) {
+        if (monotonic_ns() > deadline)
+            throw Error(name + " did not start within 2 s (it is not SCHED_FIFO yet); is CPU " +
+                        std::to_string(cpu) + " busy with a higher priority?");
+        const timespec pause{0, 1'000'000};
+        ::nanosleep(&pause, nullptr);
+    }
+    sched_param param{};
+    param.sched_priority = priority;
+    if (::sched_setscheduler(pid, SCHED_FIFO, &param) != 0)
+        throw Error("cannot give " + name + " SCHED_FIFO priority " + std::to_string(priority) +
+                    ": " + errno_text(errno) + "; run rtprov as root");
+    sched_param now{};
+    if (::sched_getscheduler(pid) != SCHED_FIFO || ::sched_getparam(pid, &now) != 0 ||
+        now.sched_priority != priority)
+        throw Error(name + " does not keep SCHED_FIFO priority " + std::to_string(priority) +
+                    " (it has " + std::to_string(now.sched_priority) +
+                    "); something else sets it: stop it, or measure without --trace");
+}
+
 } // namespace
 
 bool lists_tracer(const std::string& available_tracers, const std::string& tracer) {
@@ -257,21 +283,19 @@ TimerlatSession::TimerlatSession(const TimerlatSetup& setup) : m_tracefs(setup.t
             write_setting(m_tracefs + "/osnoise/print_stack", std::to_string(setup.print_stack_us));
         write_setting(m_instance + "/events/osnoise/enable", "1");
         write_setting(m_instance + "/current_tracer", "timerlat");
-        // The tracer's threads start at SCHED_FIFO 95; they measure at the priority asked
-        // for, as rtla's -P does.
+        // The tracer's threads measure at the priority asked for, as rtla's -P has them.
+        // Each starts as a normal kernel thread and, when it first runs, makes itself
+        // SCHED_FIFO 95 (timerlat_main() in kernel/trace/trace_osnoise.c): set earlier,
+        // the priority would be undone by that. So each is given its priority once it is
+        // FIFO, and it is read back (seen in the PREEMPT_RT guest: a thread that had not
+        // run yet measured at 95, above a load at 60 it was meant to sit below).
         const auto threads = timerlat_threads(setup.cpus);
         if (threads.size() != setup.cpus.size())
             throw Error("the timerlat tracer started " + std::to_string(threads.size()) +
                         " thread(s) for CPUs " + rtprov::quoted(setup.cpus.to_string()) +
                         ", not one per CPU; is a CPU offline?");
-        for (const auto& [pid, cpu] : threads) {
-            sched_param param{};
-            param.sched_priority = setup.priority;
-            if (::sched_setscheduler(pid, SCHED_FIFO, &param) != 0)
-                throw Error("cannot give the tracer's thread 'timerlat/" + std::to_string(cpu) +
-                            "' SCHED_FIFO priority " + std::to_string(setup.priority) + ": " +
-                            errno_text(errno) + "; run rtprov as root");
-        }
+        for (const auto& [pid, cpu] : threads)
+            give_priority(pid, cpu, setup.priority);
         m_pipe = core::Fd(
             ::open((m_instance + "/trace_pipe").c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC));
         if (!m_pipe)

@@ -116,7 +116,7 @@ run_scenario() {
     for f in facts.1 apply.out rollback.out status.out journal.1 selftest.out selftest.json \
         audit.json irq-tune.journal bench.out aplay.err bench-{tuned,untuned}-{1,2}.json \
         trace-check.{out,json} trace.{out,json,html,err} rtla-{2,3}.out trace-kill.out \
-        stop-{burner,storm,idle}.{out,json,trace.txt}; do
+        stop-{burner,storm,idle}.{out,json,trace.txt} burner.log; do
         guest_cat "$img" "/var/lib/rtprov-guest/$f" >"$work/$name/$f"
     done
     facts=$work/$name/facts.1
@@ -323,7 +323,8 @@ PY
     check "rt: rtla timerlat top -a on CPU 2 also names the storm's IRQ" grep -q 'ttyS1' "$d/rtla-2.out"
     # --stop-above: the run stopped at that wake-up and kept the trace that led to it
     local run
-    for run in burner:3:rtprov-burner storm:2:ttyS1 idle:1:idle; do
+    # (the idle CPU's late wake-up is qemu TCG's, with no one cause to expect)
+    for run in burner:3:rtprov-burner storm:2:ttyS1 idle:1:; do
         IFS=: read -r name cpu who <<<"$run"
         check "rt: the traced run stopped above its limit ($name) kept its trace, with the stack at the timer's IRQ" \
             python3 - "$d/stop-$name.json" "$cpu" "$who" "$d/stop-$name.trace.txt" <<'PY'
@@ -350,7 +351,7 @@ PY
     check "rt: the traced reports hold every key docs/json.md marks as provoked in the booted guest" \
         python3 "$src/tests/integration/json_docs_check.py" --guest "$src/docs/json.md" "$d"/json/*.json
     check "rt: while a --trace run measured, its instance and its period were in place" \
-        bash -c "[[ '$(fact kill.during)' == rtprov-*' 2000' ]]"
+        bash -c "[[ '$(fact kill.during)' =~ ^rtprov-[0-9]+\ 2000$ ]]"
     check "rt: after it was killed (SIGKILL), its guard removed the instance and put the settings back" \
         is kill.after "|0-3|1000||0"
 }

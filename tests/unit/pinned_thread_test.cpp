@@ -123,3 +123,32 @@ TEST_CASE("waiting with progress reports every full second and the end") {
     CHECK(calls[2] == std::pair{2.25, 2.25});
     CHECK(monotonic_ns() >= start + 2'250'000'000);
 }
+
+TEST_CASE("AwayFrom keeps the calling thread off the given CPUs while it lives") {
+    auto affinity = [] {
+        cpu_set_t set;
+        CPU_ZERO(&set);
+        pthread_getaffinity_np(pthread_self(), sizeof set, &set);
+        std::vector<unsigned> cpus;
+        for (unsigned cpu = 0; cpu < CPU_SETSIZE; ++cpu)
+            if (CPU_ISSET(cpu, &set))
+                cpus.push_back(cpu);
+        return cpus;
+    };
+    const std::vector<unsigned> before = affinity();
+    REQUIRE_FALSE(before.empty());
+    {
+        // every CPU it may use: none would be left, so nothing changes
+        const AwayFrom all{rtprov::core::CpuList(before)};
+        CHECK(affinity() == before);
+    }
+    if (before.size() < 2) {
+        WARN("one CPU only: moving off it is not possible here");
+        return;
+    }
+    {
+        const AwayFrom away{rtprov::core::CpuList({before.front()})};
+        CHECK(affinity() == std::vector<unsigned>(before.begin() + 1, before.end()));
+    }
+    CHECK(affinity() == before);
+}

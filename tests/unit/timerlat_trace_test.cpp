@@ -133,24 +133,24 @@ TEST_CASE("a wake-up held up by a higher-priority thread: the thread by name (re
     CHECK(w.stack.front() == "timerlat_irq");
 }
 
-TEST_CASE("a wake-up held up by interrupts: the IRQs and their threads by name") {
+TEST_CASE("a wake-up held up by an interrupt storm: the IRQ and its thread by name (recorded)") {
+    // the guest's second serial port storming CPU 2, its IRQ thread at FIFO 50 above
+    // timerlat's 30; the middle 18025 lines of the worst activation are cut (the file's
+    // header says which), so its IRQ sums are short of the whole
     const TimerlatAnalysis a = analyse(fixture("irq-storm.txt"));
+    CHECK(a.unparsed_lines() == 0);
     const WakeupCause& w = *a.cores().at(2).worst;
-    CHECK(w.thread_latency_ns == 183'000);
-    CHECK(w.irq_ns == 3 * 9'000);
-    // each IRQ and thread once, with how often it ran and how long in all
-    REQUIRE(w.interference.size() == 2);
-    CHECK(w.interference[0].kind == Interference::Kind::irq);
-    CHECK(w.interference[0].name == "virtio2-input.0:27");
-    CHECK(w.interference[0].count == 3);
-    CHECK(w.interference[0].duration_ns == 27'000);
-    CHECK(w.interference[1].kind == Interference::Kind::thread);
-    CHECK(w.interference[1].name == "irq/27-virtio2-:214");
-    CHECK(w.interference[1].count == 1);
-    CHECK(w.thread_ns == 140'000);
-    CHECK(w.main_part().first == "thread 'irq/27-virtio2-:214'");
-    CHECK(w.timer_irq_ns == 4'000);
-    CHECK(w.irq_handler_delay_ns == 1'000);
+    CHECK(w.activation == 372);
+    CHECK(w.thread_latency_ns == 168'246'678);
+    REQUIRE(w.interference.size() == 4);
+    CHECK(w.interference[1].kind == Interference::Kind::irq);
+    CHECK(w.interference[1].name == "ttyS1:3");
+    CHECK(w.interference[1].count == 153);
+    CHECK(w.interference[2].kind == Interference::Kind::thread);
+    CHECK(w.interference[2].name == "irq/3-ttyS1:1238");
+    CHECK(w.interference[2].duration_ns == 147'117'617);
+    CHECK(w.main_part() ==
+          std::pair<std::string, std::int64_t>{"thread 'irq/3-ttyS1:1238'", 147'117'617});
 }
 
 TEST_CASE("a wake-up whose timer IRQ came late to an idle CPU: exit from idle (recorded)") {

@@ -108,8 +108,9 @@ irq_bench() {
     systemctl restart rtprov-irq-tune@boot.service
 }
 
-# The tracefs instances there are, by name.
+# The tracefs instances there are, by name; run_instances: rtprov's (rtprov-PID) only.
 instances() { find /sys/kernel/tracing/instances -mindepth 1 -maxdepth 1 -printf '%f ' 2>&1; }
+run_instances() { find /sys/kernel/tracing/instances -mindepth 1 -maxdepth 1 -name 'rtprov-[0-9]*' -printf '%f ' 2>&1; }
 
 # stop_run NAME CPU US: a traced run on CPU stopped at the first wake-up later than US,
 # its report as stop-NAME.json and the trace it kept as stop-NAME.trace.txt.
@@ -122,6 +123,32 @@ stop_run() {
     [ -n "$kept" ] && cp "$kept" "$out/stop-$1.trace.txt"
 }
 
+# hold_tracepoints on|off: two tracefs instances that enable (not recording) every
+# tracepoint the timerlat tracer and its osnoise events hook, for the length of the bench.
+# A qemu TCG workaround, as tsc=reliable in guest_test.sh is: enabling a tracepoint
+# patches the kernel's code (its static key at 0->1, its static call at 1->2 probes), and
+# multi-threaded TCG does not always see a code change another virtual CPU is running
+# (seen: 'Oops: int3' in __handle_irq_event_percpu while the interrupt storm ran). With two
+# probes held on each, the runs' own probes come and go with no code patched.
+hold_tracepoints() {
+    local t=/sys/kernel/tracing/instances holder event
+    for holder in rtprov-guest-hold-a rtprov-guest-hold-b; do
+        if [ "$1" = off ]; then
+            echo 0 >"$t/$holder/events/enable" 2>/dev/null
+            rmdir "$t/$holder" 2>/dev/null
+            continue
+        fi
+        mkdir -p "$t/$holder"
+        echo 0 >"$t/$holder/tracing_on"
+        echo 4 >"$t/$holder/buffer_size_kb"
+        for event in irq/irq_handler_entry irq/irq_handler_exit irq/softirq_entry \
+            irq/softirq_exit irq_vectors sched/sched_switch sched/sched_migrate_task osnoise; do
+            [ -e "$t/$holder/events/$event/enable" ] &&
+                echo 1 >"$t/$holder/events/$event/enable"
+        done
+    done
+}
+
 # trace_bench: issue 16's root-cause test on the PREEMPT_RT kernel: known interference on
 # the reserved cores, then 'rtprov selftest --trace' and rtla's auto-analysis under it.
 #   CPU 3: a SCHED_FIFO 60 thread ('rtprov-burner') that spins 100 ms every 500 ms;
@@ -132,19 +159,35 @@ stop_run() {
 # 60000 stops at the first wake-up over 60 ms and analyses that CPU, so it runs once per
 # CPU. Then runs stopped at a wake-up (--stop-above) keep their trace: the burner's, the
 # storm's, and with the load gone a late timer IRQ on an idle CPU.
-trace_bench() {
+# start_burner: the SCHED_FIFO 60 thread on CPU 3, in $burner, each burst logged with
+# its start (CLOCK_MONOTONIC) to burner.log.
+start_burner() {
     python3 -c '
-import ctypes, os, time
+import ctypes, os, sys, time
 ctypes.CDLL(None).prctl(15, b"rtprov-burner", 0, 0, 0)
 os.sched_setaffinity(0, {3})
 os.sched_setscheduler(0, os.SCHED_FIFO, os.sched_param(60))
+log = open(sys.argv[1], "a")
 while True:
-    end = time.monotonic() + 0.100
-    while time.monotonic() < end:
+    start = time.monotonic()
+    while time.monotonic() < start + 0.100:
         pass
+    print(f"{start:.3f} {os.getpid()} {os.sched_getscheduler(0)} {os.sched_getaffinity(0)}", file=log, flush=True)
     time.sleep(0.400)
-' &
-    local burner=$!
+' "$out/burner.log" &
+    burner=$!
+}
+
+# stop_burner PHASE: how the burner ran (as ps and the kernel show it), then ends it.
+stop_burner() {
+    fact "burner.$1" "$(ps -o stat=,cls=,rtprio=,psr= -p "$burner") $(grep -c . "$out/burner.log")"
+    kill "$burner" 2>/dev/null
+    wait "$burner" 2>/dev/null
+}
+
+trace_bench() {
+    local burner
+    start_burner
     exec 7>/dev/ttyS1
     local irq
     irq=$(awk '/ttyS1/ { sub(":", "", $1); print $1; exit }' /proc/interrupts)
@@ -170,13 +213,15 @@ while True:
             >"$out/rtla-$cpu.out" 2>&1
         fact "trace.rtla.$cpu.rc" $?
     done
+    stop_burner main
+    start_burner
     stop_run burner 3 60000
+    stop_burner stop
     stop_run storm 2 60000
-    kill "$storm" "$burner" 2>/dev/null
-    wait "$storm" "$burner" 2>/dev/null
+    kill "$storm" 2>/dev/null
+    wait "$storm" 2>/dev/null
     exec 7>&-
     stop_run idle 1 2000
-    fact trace.instances "$(instances)"
     fact trace.osnoise_cpus "$(cat /sys/kernel/tracing/osnoise/cpus)"
     fact trace.osnoise_period "$(cat /sys/kernel/tracing/osnoise/timerlat_period_us)"
     # killed (SIGKILL) while tracing: its guard puts the tracer back
@@ -184,17 +229,19 @@ while True:
         >"$out/trace-kill.out" 2>&1 &
     local victim=$! i
     for i in $(seq 60); do
-        [ -n "$(instances)" ] && break
+        [ -n "$(run_instances)" ] && break
         sleep 0.5
     done
     sleep 2
-    fact kill.during "$(instances)$(cat /sys/kernel/tracing/osnoise/timerlat_period_us)"
+    fact kill.during "$(run_instances)$(cat /sys/kernel/tracing/osnoise/timerlat_period_us)"
     kill -9 "$victim"
     wait "$victim" 2>/dev/null
     for i in $(seq 20); do
-        [ -z "$(instances)" ] && ! pgrep -x rtprov-guard >/dev/null && break
+        [ -z "$(run_instances)" ] && ! pgrep -x rtprov-guard >/dev/null && break
         sleep 0.5
     done
+    hold_tracepoints off
+    fact trace.instances "$(instances)"
     fact kill.after "$(instances)|$(cat /sys/kernel/tracing/osnoise/cpus)|$(cat /sys/kernel/tracing/osnoise/timerlat_period_us)|$(pgrep -x rtprov-guard)|$(pgrep -c '^timerlat/')"
 }
 
@@ -232,8 +279,10 @@ offline)
     /usr/bin/rtprov selftest --duration 3 --pi-probe 2 --json "$out/selftest.json" \
         >"$out/selftest.out" 2>&1
     fact selftest.rc $?
-    # --trace where the kernel may lack the tracer (the stock kernel does)
+    # --trace where the kernel may lack the tracer (the stock kernel does); on the
+    # benchmark's PREEMPT_RT guest, tracepoints held from here to trace_bench's end
     fact trace.before_instances "$(instances)"
+    [ -e /etc/rtprov-guest/bench ] && hold_tracepoints on
     /usr/bin/rtprov selftest --trace --cpus 2 --duration 2 --interval 1000 --pi-probe 0 \
         --json "$out/trace-check.json" >"$out/trace-check.out" 2>&1
     fact trace_check.rc $?
