@@ -67,7 +67,7 @@ class InterruptHandler {
     InterruptHandler() {
         struct sigaction action {};
         action.sa_handler = on_interrupt;
-        action.sa_flags = SA_RESETHAND;
+        action.sa_flags = static_cast<int>(SA_RESETHAND);
         sigemptyset(&action.sa_mask);
         for (std::size_t i = 0; i < std::size(k_signals); ++i)
             sigaction(k_signals[i], &action, &m_old[i]);
