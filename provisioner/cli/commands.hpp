@@ -54,8 +54,9 @@ struct ReportCommand {
 void add_report_command(CLI::App& parent, ReportCommand& c);
 int run_report(const ReportCommand& c);
 
-// Refuses a file whose folder does not exist, before work that would end in it.
-void check_folder_of(const std::string& path);
+// Refuses, before work that would end in it, a file whose folder does not exist or that
+// is there but not a regular file (a folder, a symlink, a device).
+void check_output_file(const std::string& path);
 
 // 'rtprov audit': checks the running system against the applied profile.
 struct AuditCommand {
@@ -108,7 +109,8 @@ void add_irq_tune_command(CLI::App& parent, IrqTuneCommand& c);
 int run_irq_tune(const IrqTuneCommand& c);
 
 // Writes 'content' to 'path' atomically (readers of a Prometheus textfile or a JSON
-// report never see half a file); the folder must exist.
+// report never see half a file), as check_output_file() allows; a file that is there
+// keeps its mode and owner.
 void write_file(const std::string& path, const std::string& content);
 
 // Runs this rtprov binary with 'args'; its stdout goes to 'stdout_path' when given. The

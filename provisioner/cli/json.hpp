@@ -17,7 +17,15 @@ inline std::string json_string(std::string_view text) {
         char ch = text[i];
         auto c = static_cast<unsigned char>(ch);
         if (c >= 0x80) {
-            if (std::size_t n = core::utf8_length(text, i)) {
+            // U+0080..U+009F (C1 controls, 0xC2 0x80..0x9F): escaped, as below 0x20
+            if (c == 0xc2 && i + 1 < text.size() &&
+                static_cast<unsigned char>(text[i + 1]) >= 0x80 &&
+                static_cast<unsigned char>(text[i + 1]) <= 0x9f) {
+                const auto c1 = static_cast<unsigned char>(text[++i]);
+                out += "\\u00";
+                out += k_hex[c1 >> 4];
+                out += k_hex[c1 & 15];
+            } else if (std::size_t n = core::utf8_length(text, i)) {
                 out.append(text.substr(i, n));
                 i += n - 1;
             } else {

@@ -383,8 +383,9 @@ void add_profile_options(CLI::App* cmd, Options& o) {
 // Everything rtprov prints may carry text from a hostile image or profile (a path, a
 // token, a description, a process name): no control character of it reaches the
 // terminal, where an escape sequence could rewrite the screen or a title. Newlines and
-// tabs pass; other bytes below 0x20 and DEL are written as \xNN. (The self-test's own
-// progress line goes to stderr with fprintf, past this filter.)
+// tabs pass; other bytes below 0x20 and DEL are written as \xNN, and so are the C1
+// controls U+0080..U+009F in UTF-8 (0xC2 0x80..0x9F: U+009B is a CSI to some terminals).
+// (The self-test's own progress line goes to stderr with fprintf, past this filter.)
 class PrintableBuf : public std::streambuf {
   public:
     explicit PrintableBuf(std::streambuf* to) : m_to(to) {}
@@ -398,16 +399,30 @@ class PrintableBuf : public std::streambuf {
     }
     // A whole string at once: one write of it, not one a byte (stderr has no buffer).
     std::streamsize xsputn(const char* s, std::streamsize n) override {
+        static const char k_hex[] = "0123456789abcdef";
+        auto escaped = [](std::string& out, unsigned char c) {
+            out += {'\\', 'x', k_hex[c >> 4], k_hex[c & 15]};
+        };
         std::string out;
         out.reserve(std::size_t(n));
         for (std::streamsize i = 0; i < n; ++i) {
             const auto c = static_cast<unsigned char>(s[i]);
-            if ((c >= 0x20 && c != 0x7f) || c == '\n' || c == '\t') {
-                out += char(c);
-            } else {
-                static const char k_hex[] = "0123456789abcdef";
-                out += {'\\', 'x', k_hex[c >> 4], k_hex[c & 15]};
+            // a 0xC2 waits for the next byte, which may come in the next call
+            if (m_held_c2) {
+                m_held_c2 = false;
+                if (c >= 0x80 && c <= 0x9f) {
+                    escaped(out, 0xc2);
+                    escaped(out, c);
+                    continue;
+                }
+                out += char(0xc2);
             }
+            if (c == 0xc2)
+                m_held_c2 = true;
+            else if ((c >= 0x20 && c != 0x7f) || c == '\n' || c == '\t')
+                out += char(c);
+            else
+                escaped(out, c);
         }
         const auto size = std::streamsize(out.size());
         return m_to->sputn(out.data(), size) == size ? n : 0;
@@ -416,6 +431,7 @@ class PrintableBuf : public std::streambuf {
 
   private:
     std::streambuf* m_to;
+    bool m_held_c2 = false; // a lone 0xC2 at the very end is not written: not valid UTF-8
 };
 
 } // namespace

@@ -20,18 +20,24 @@ namespace {
 constexpr target::SizeCap k_report_cap{"self-test report", 64u << 20};
 
 // The newest report the history folder holds: its names sort by time
-// (20261203T142638Z.json, then -2, -3 for more in the same second).
+// (20261203T142638Z.json, then -2, -3 for more in the same second). Only regular files
+// with a real date and time count: a folder, a link or a name like 99999999T999999Z.json
+// shadows nothing.
 std::string newest_report(const std::string& dir) {
-    static const std::regex name(R"(([0-9]{8}T[0-9]{6}Z)(-([0-9]+))?\.json)");
+    static const std::regex name(
+        R"(([0-9]{4}(0[1-9]|1[0-2])(0[1-9]|[12][0-9]|3[01])T([01][0-9]|2[0-3])[0-5][0-9])"
+        R"(([0-5][0-9]|60)Z)(-([0-9]{1,6}))?\.json)");
     std::error_code ec;
     std::string newest;
     std::pair<std::string, unsigned long> newest_key;
     for (const auto& entry : fs::directory_iterator(dir, ec)) {
         std::smatch m;
         const std::string file = entry.path().filename().string();
-        if (!std::regex_match(file, m, name))
+        std::error_code type_ec;
+        if (!std::regex_match(file, m, name) ||
+            entry.symlink_status(type_ec).type() != fs::file_type::regular)
             continue;
-        std::pair<std::string, unsigned long> key{m[1], m[3].matched ? std::stoul(m[3]) : 1};
+        std::pair<std::string, unsigned long> key{m[1], m[7].matched ? std::stoul(m[7]) : 1};
         if (newest.empty() || key > newest_key) {
             newest = file;
             newest_key = key;
@@ -69,9 +75,14 @@ void add_report_command(CLI::App& parent, ReportCommand& c) {
 
 int run_report(const ReportCommand& c) {
     if (!c.html_file.empty())
-        check_folder_of(c.html_file);
-    fs::path file = c.from.empty() ? fs::path(c.history_dir) / newest_report(c.history_dir)
-                                   : fs::absolute(c.from);
+        check_output_file(c.html_file);
+    // a link is followed to the file it names, which must be a regular file
+    fs::path file =
+        fs::weakly_canonical(c.from.empty() ? fs::path(c.history_dir) / newest_report(c.history_dir)
+                                            : fs::absolute(c.from));
+    if (!c.html_file.empty() && fs::weakly_canonical(fs::absolute(c.html_file)) == file)
+        throw Error("--html " + rtprov::quoted(c.html_file) +
+                    " is the report it would be made from; name another file for the page");
     const target::Root folder(file.parent_path().string());
     const auto kept = folder.read("/" + file.filename().string(), k_report_cap);
     if (!kept)
@@ -80,18 +91,20 @@ int run_report(const ReportCommand& c) {
                     "a report rtprov selftest wrote");
     const selftest::SelftestReport report = read_selftest_json(kept->content, file.string());
 
-    // the trend: the history's runs, without this one's own lines
+    // the trend (only the page shows it): the history's runs, without this one's own lines
     std::vector<selftest::HistoryEntry> past;
-    try {
-        const target::Root history(c.history_dir);
-        if (auto tsv = history.read("/history.tsv", target::caps::k_state))
-            for (selftest::HistoryEntry& e : selftest::parse_history(tsv->content))
-                if (e.started_at != report.started_at)
-                    past.push_back(std::move(e));
-    } catch (const std::exception& e) {
-        std::cerr << "rtprov: warning: cannot read the history in " << rtprov::quoted(c.history_dir)
-                  << ": " << e.what() << "; the page has no trend, ignoring\n";
-    }
+    if (!c.html_file.empty())
+        try {
+            const target::Root history(c.history_dir);
+            if (auto tsv = history.read("/history.tsv", target::caps::k_state))
+                for (selftest::HistoryEntry& e : selftest::parse_history(tsv->content))
+                    if (e.started_at != report.started_at)
+                        past.push_back(std::move(e));
+        } catch (const std::exception& e) {
+            std::cerr << "rtprov: warning: cannot read the history in "
+                      << rtprov::quoted(c.history_dir) << ": " << e.what()
+                      << "; the page has no trend, ignoring\n";
+        }
     std::cout << selftest_text(report) << "report read from " << file.string() << "\n";
     if (!c.html_file.empty()) {
         write_file(c.html_file, selftest_html(report, past));

@@ -12,6 +12,7 @@
 #include "provisioner/system/cpus.hpp"
 #include "provisioner/target/root.hpp"
 
+#include <sys/stat.h>
 #include <sys/utsname.h>
 #include <unistd.h>
 
@@ -191,19 +192,34 @@ void check_sysroot(const std::string& sysroot, const std::vector<std::string>& n
                 instead);
 }
 
-void check_folder_of(const std::string& path) {
+void check_output_file(const std::string& path) {
     fs::path p = fs::absolute(path);
     if (!fs::is_directory(p.parent_path()))
         throw Error("cannot write " + quoted(path) + ": folder " +
                     quoted(p.parent_path().string()) + " does not exist; create it first");
+    std::error_code ec;
+    const fs::file_status entry = fs::symlink_status(p, ec);
+    if (ec || entry.type() == fs::file_type::not_found || entry.type() == fs::file_type::regular)
+        return;
+    throw Error("cannot write " + quoted(path) + ": it is " +
+                (entry.type() == fs::file_type::symlink     ? "a symbolic link"
+                 : entry.type() == fs::file_type::directory ? "a folder"
+                                                            : "not a regular file") +
+                ", which rtprov does not replace; name a new file or the file itself");
 }
 
 void write_file(const std::string& path, const std::string& content) {
-    check_folder_of(path);
+    check_output_file(path);
     fs::path p = fs::absolute(path);
     target::Root dir(p.parent_path().string());
     core::FileState state;
     state.content = content;
+    // a file that is there keeps its mode and owner
+    if (struct stat st{}; ::lstat(p.c_str(), &st) == 0 && S_ISREG(st.st_mode)) {
+        state.mode = st.st_mode & 07777;
+        state.uid = st.st_uid;
+        state.gid = st.st_gid;
+    }
     dir.write("/" + p.filename().string(), state);
 }
 
@@ -228,12 +244,15 @@ class ReportFiles {
         }
     }
 
-    // Writes every file. At the final stage a file the user named that cannot be written
-    // is an error (rtprov::Error); while the run goes on it is a warning, once per file,
-    // and the run goes on. The history adds its lines only for a final run that was not
-    // interrupted: only whole runs are compared.
-    void write(const selftest::SelftestReport& report, Stage stage) {
+    // Writes every file, the kept report first. Returns what could not be written of the
+    // files the user named: while the run goes on that is a warning, once per file, and the
+    // run goes on; at the final stage the caller shows the result first and then fails with
+    // it, so a run is never lost to a file. The history adds its lines only for a final run
+    // that was not interrupted: only whole runs are compared.
+    std::vector<std::string> write(const selftest::SelftestReport& report, Stage stage) {
         const std::string json = selftest_json(report);
+        keep(report, json, stage);
+        std::vector<std::string> failed;
         auto user_file = [&](const std::string& path, auto&& content) {
             if (path.empty() || path == "-")
                 return;
@@ -241,15 +260,15 @@ class ReportFiles {
                 write_file(path, content());
             } catch (const std::exception& e) {
                 if (stage == Stage::final)
-                    throw;
-                if (m_warned.insert(path).second)
+                    failed.push_back(e.what());
+                else if (m_warned.insert(path).second)
                     std::cerr << "rtprov: warning: " << e.what() << "; the run goes on\n";
             }
         };
         user_file(m_c.json_file, [&] { return json; });
         user_file(m_c.prometheus_file, [&] { return selftest_prometheus(report); });
         user_file(m_c.html_file, [&] { return selftest_html(report, m_past); });
-        keep(report, json, stage);
+        return failed;
     }
 
     // Keeps 'trace' (a stopped run's last trace lines) beside the report, as
@@ -407,9 +426,13 @@ void add_selftest_command(CLI::App& parent, SelftestCommand& c) {
 
 int run_selftest(const SelftestCommand& c) {
     // the files the run ends in: refused now, not after minutes of measuring
+    for (const std::string* file : {&c.prometheus_file, &c.html_file})
+        if (*file == "-")
+            throw Error("--prometheus and --html write files; '-' (standard output) is only "
+                        "for --json");
     for (const std::string* file : {&c.json_file, &c.prometheus_file, &c.html_file})
         if (!file->empty() && *file != "-")
-            check_folder_of(*file);
+            check_output_file(*file);
     if (c.app->count("--sysroot") > 0)
         check_sysroot(c.sysroot, {"sys/devices/system/cpu/online"}, "use this machine's");
     std::optional<core::Profile> profile = pipeline::applied_profile(c.sysroot);
@@ -496,6 +519,12 @@ int run_selftest(const SelftestCommand& c) {
     const unsigned total_s = duration_s * unsigned(policies.size());
     const unsigned summary_s =
         c.app->count("--summary") > 0 ? c.summary_s : (total_s > 600 ? 60 : 0);
+    if (summary_s >= duration_s && c.app->count("--summary") > 0 && summary_s > 0)
+        throw Error("--summary " + std::to_string(summary_s) +
+                    " would never come: each idle "
+                    "policy is measured for " +
+                    std::to_string(duration_s) +
+                    " s; pass a shorter --summary or a longer --duration");
 
     ReportFiles files(c);
     std::cerr << "rtprov selftest: measuring CPUs " << measured.cpus.to_string() << " for "
@@ -540,6 +569,7 @@ int run_selftest(const SelftestCommand& c) {
                 selftest::run_traced_latency(options, tracefs, stack_above_us, progress);
             results = std::move(traced.cores);
             report.trace.lost_events += traced.lost_events;
+            report.trace.unparsed_lines += traced.unparsed_lines;
             if (!traced.kept_trace.empty())
                 report.trace.kept_trace = files.keep_trace(report, traced.kept_trace);
         }
@@ -558,17 +588,19 @@ int run_selftest(const SelftestCommand& c) {
     if (c.pi_probe_s > 0 && !report.interrupted) {
         selftest::PiProbeOptions probe;
         probe.duration = std::chrono::milliseconds(std::uint64_t(c.pi_probe_s) * 1000);
+        probe.interrupt = &g_interrupted;
         // The probe watches its own threads: always this machine's /proc.
         auto result = selftest::run_pi_probe(probe, progress_for("PI-boost probe"));
         end_progress();
         report.pi_probe = selftest::judge_pi_probe(std::move(result), thresholds);
+        report.interrupted = g_interrupted.load();
     }
     selftest::conclude(report);
     if (report.interrupted)
         std::cerr << "rtprov selftest: interrupted; the report holds what was measured\n";
 
     std::ostream& out = c.json_file == "-" ? std::cerr : std::cout;
-    files.write(report, ReportFiles::Stage::final);
+    const std::vector<std::string> unwritten = files.write(report, ReportFiles::Stage::final);
     out << selftest_text(report);
     if (!files.kept_as().empty())
         out << "report kept in " << files.kept_as()
@@ -579,6 +611,14 @@ int run_selftest(const SelftestCommand& c) {
         out << comparison_text(selftest::compare(report, files.past()));
     if (c.json_file == "-")
         std::cout << selftest_json(report);
+    if (!unwritten.empty()) {
+        std::string all;
+        for (const std::string& e : unwritten)
+            all += (all.empty() ? "" : "; ") + e;
+        throw Error(all + (files.kept_as().empty()
+                               ? std::string()
+                               : " (the report is kept in " + files.kept_as() + ")"));
+    }
     return report.passed ? k_exit_ok : k_exit_not_passed;
 }
 

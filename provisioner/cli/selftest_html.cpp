@@ -246,7 +246,7 @@ std::string selftest_html(const selftest::SelftestReport& r,
         esc(std::string(selftest::to_string(r.kernel.push_ipi))) +
         "</td></tr>\n<tr><th class=\"l\">measured</th><td class=\"l\">" +
         (r.interrupted ? std::string("interrupted, ")
-         : !r.complete ? std::string("still measuring, ")
+         : !r.complete ? std::string("not complete (written while the run went on), ")
                        : std::string()) +
         fixed(p.duration_ms / 1000.0, 0) + " s per idle policy, a wake-up every " +
         std::to_string(p.interval_us) + " µs at SCHED_FIFO " + std::to_string(p.priority) + ", " +
@@ -259,6 +259,11 @@ std::string selftest_html(const selftest::SelftestReport& r,
         (r.trace.lost_events ? "; the trace lost " + std::to_string(r.trace.lost_events) +
                                    " events, so a cause may miss some of what was in the way"
                              : std::string()) +
+        (r.trace.unparsed_lines
+             ? "; " + std::to_string(r.trace.unparsed_lines) +
+                   " trace lines could not be read, so a cause may miss some of what was in "
+                   "the way"
+             : std::string()) +
         "</td></tr>\n</table>\n<h2>Wake-up latency</h2>\n<table>\n<tr><th>CPU</th><th "
         "class=\"l\">role</th><th class=\"l\">idle</th><th>samples</th><th>missed</th><th>min"
         "</th><th>avg</th><th>p99</th><th>p99.9</th><th>max</th><th>limit</th><th "

@@ -161,6 +161,10 @@ std::string trace_text(const selftest::SelftestReport& r) {
         out += "the trace lost " + std::to_string(t.lost_events) +
                " events (rtprov read too slowly): a cause may miss some of what was in the "
                "way, and those wake-ups are not counted\n";
+    if (t.unparsed_lines > 0)
+        out += std::to_string(t.unparsed_lines) +
+               " trace lines could not be read: a cause may miss some of what was in the way, "
+               "and those wake-ups are not counted\n";
     if (!t.kept_trace.empty())
         out += "the trace's last lines before the stop are kept in " + t.kept_trace + "\n";
     return out;
@@ -249,12 +253,15 @@ std::vector<CauseRow> cause_rows(const selftest::WakeupCause& w) {
 std::string late_text(const selftest::CoreReport& c) {
     if (c.late_seconds.empty())
         return "";
-    std::string out = "CPU " + std::to_string(c.latency.cpu) + ", idle " +
-                      std::string(selftest::to_string(c.latency.idle)) + ": over its limit of " +
-                      std::to_string(c.threshold_us) + " µs or missing wake-ups in " +
-                      std::to_string(c.late_seconds.size()) + " of " +
-                      std::to_string(static_cast<unsigned>(std::ceil(c.latency.measured_s))) +
-                      " s: at ";
+    const bool all = c.late_seconds.size() == c.late_seconds_total;
+    std::string out =
+        "CPU " + std::to_string(c.latency.cpu) + ", idle " +
+        std::string(selftest::to_string(c.latency.idle)) + ": over its limit of " +
+        std::to_string(c.threshold_us) + " µs or missing wake-ups in " +
+        std::to_string(c.late_seconds_total) + " of " +
+        std::to_string(static_cast<unsigned>(std::ceil(c.latency.measured_s))) + " s" +
+        (all ? "" : " (the report keeps the worst " + std::to_string(c.late_seconds.size()) + ")") +
+        ": at ";
     constexpr std::size_t k_shown = 5;
     for (std::size_t i = 0; i < c.late_seconds.size() && i < k_shown; ++i) {
         const selftest::LateSecond& l = c.late_seconds[i];
@@ -274,14 +281,18 @@ std::string verdict_of_measured(const selftest::SelftestReport& r);
 } // namespace
 
 std::string verdict_text(const selftest::SelftestReport& r) {
-    if (!r.interrupted)
+    if (!r.interrupted && r.complete)
         return verdict_of_measured(r);
     double measured = 0;
     for (const selftest::CoreReport& c : r.cores)
         measured = std::max(measured, c.latency.measured_s);
-    return "interrupted after " + fixed(measured, 0) + " s of " +
-           fixed(r.parameters.duration_ms / 1000.0, 0) +
-           " s per idle policy, so it proves nothing about the whole run; of what it measured: " +
+    const std::string of = fixed(measured, 0) + " s of " +
+                           fixed(r.parameters.duration_ms / 1000.0, 0) + " s per idle policy";
+    return (r.interrupted ? "interrupted after " + of
+                          : "not complete: written after " + of +
+                                " while the run went on (it may still be running, or it was "
+                                "killed)") +
+           ", so it proves nothing about the whole run; of what it measured: " +
            verdict_of_measured(r);
 }
 
@@ -322,9 +333,8 @@ std::string verdict_of_measured(const selftest::SelftestReport& r) {
         "worst wake-up " + fixed(v.worst->latency.max_us, 0) + " µs on " + core(*v.worst);
     const std::string measured =
         "; measured for " + fixed(v.worst->latency.measured_s, 0) + " s" +
-        (r.interrupted ? std::string()
-         : !r.complete ? " so far (the run goes on)"
-                       : ", and rarer delays need longer runs (--duration)");
+        (r.interrupted || !r.complete ? std::string()
+                                      : ", and rarer delays need longer runs (--duration)");
     if (v.period_frames == 0)
         return worst + ": too late for any ALSA period up to " +
                std::to_string(selftest::k_max_period_frames) + " frames at " + rate + measured;
@@ -464,6 +474,7 @@ std::string trace_json(const selftest::TraceReport& t) {
            ", \"traced\": " + (t.traced ? "true" : "false") +
            ", \"not_traced_because\": " + json_text_or_null(t.not_traced_because) +
            ", \"lost_events\": " + std::to_string(t.lost_events) +
+           ", \"unparsed_lines\": " + std::to_string(t.unparsed_lines) +
            ", \"kept_trace\": " + json_text_or_null(t.kept_trace) + "}";
 }
 
@@ -543,7 +554,9 @@ std::string selftest_json(const selftest::SelftestReport& r) {
                ", \"above_threshold\": " + std::to_string(c.above) +
                ", \"passed\": " + (c.passed ? "true" : "false") +
                ", \"stopped_run\": " + (l.stopped_run ? "true" : "false") +
-               ",\n     \"cause\": " + cause_json(l.cause) + ",\n     \"late_seconds\": [";
+               ",\n     \"cause\": " + cause_json(l.cause) +
+               ",\n     \"late_seconds_total\": " + std::to_string(c.late_seconds_total) +
+               ", \"late_seconds\": [";
         for (std::size_t k = 0; k < c.late_seconds.size(); ++k)
             out += std::string(k ? ", " : "") +
                    "{\"at_s\": " + std::to_string(c.late_seconds[k].at_s) +

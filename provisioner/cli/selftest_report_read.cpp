@@ -21,10 +21,15 @@ namespace {
 using core::JsonValue;
 using Kind = JsonValue::Kind;
 
-// The largest histogram limit a report may name: its buckets are allocated (8 bytes each).
+// The largest histogram limit a report may name: its buckets are allocated (8 bytes each)
 constexpr std::uint32_t k_max_limit_us = 1'000'000;
-// The most values a report may hold: a week's late seconds on a few cores.
-constexpr std::size_t k_max_values = 1u << 23;
+// and all cores' buckets together: 128 MiB, enough for 16 cores at the largest limit and
+// a small board's memory
+constexpr std::size_t k_max_buckets = std::size_t{1} << 24;
+// The most values a report may hold (each about 100 bytes parsed): a report keeps at most
+// selftest::k_max_late_seconds late seconds per core, so its histograms' non-empty
+// buckets are what makes it large.
+constexpr std::size_t k_max_values = std::size_t{1} << 20;
 
 class Reader {
   public:
@@ -87,13 +92,14 @@ class Reader {
                     ", which rtprov does not write there");
     }
 
-    selftest::SelftestReport report(const JsonValue& root) const;
+    selftest::SelftestReport report(const JsonValue& root);
 
   private:
-    selftest::CoreReport core_report(const JsonValue& c, std::size_t seconds) const;
+    selftest::CoreReport core_report(const JsonValue& c, std::size_t seconds);
     std::optional<selftest::WakeupCause> cause(const JsonValue& c) const;
 
     std::string m_file;
+    std::size_t m_buckets = 0; // allocated for the cores read so far
 };
 
 // µs to ns, held within what an int64 of ns holds (the numbers were range-checked, but a
@@ -153,7 +159,7 @@ std::optional<selftest::WakeupCause> Reader::cause(const JsonValue& c) const {
     return w;
 }
 
-selftest::CoreReport Reader::core_report(const JsonValue& c, std::size_t seconds) const {
+selftest::CoreReport Reader::core_report(const JsonValue& c, std::size_t seconds) {
     selftest::CoreReport core;
     const std::initializer_list<std::pair<const char*, selftest::CoreRole>> roles = {
         {"reserved", selftest::CoreRole::reserved},
@@ -182,24 +188,33 @@ selftest::CoreReport Reader::core_report(const JsonValue& c, std::size_t seconds
     core.above = whole(c, "above_threshold");
     core.planned = whole(c, "planned_wakeups");
     core.max_missed_per_mille = unsigned(whole(c, "max_missed_per_mille", 1000));
-    core.passed = flag(c, "passed");
     core.missed_too_many =
         l.overruns * 1000 > std::uint64_t(core.max_missed_per_mille) * core.planned;
-    // the per-second figures the late seconds were made from, to the length of the run
-    l.max_per_s_us.assign(seconds + 1, 0);
-    l.missed_per_s.assign(seconds + 1, 0);
-    for (const JsonValue& s : member(c, "late_seconds", Kind::array).items) {
+    core.late_seconds_total = whole(c, "late_seconds_total", seconds + 1);
+    const JsonValue& late = member(c, "late_seconds", Kind::array);
+    if (late.items.size() >
+        std::min<std::uint64_t>(core.late_seconds_total, selftest::k_max_late_seconds))
+        fail(late, "'late_seconds' holds " + std::to_string(late.items.size()) +
+                       " seconds; rtprov keeps at most " +
+                       std::to_string(selftest::k_max_late_seconds) +
+                       " and no more than 'late_seconds_total'");
+    for (const JsonValue& s : late.items) {
         const auto at = whole(s, "at_s", seconds);
+        if (!core.late_seconds.empty() && at <= core.late_seconds.back().at_s)
+            fail(s, "'at_s' does not come after the second before it");
         const auto max = whole(s, "max_us", 0xFFFFFFFFu);
         const auto missed = whole(s, "missed", 0xFFFFFFFFu);
         core.late_seconds.push_back({unsigned(at), std::uint32_t(max), std::uint32_t(missed)});
-        l.max_per_s_us[at] = std::uint32_t(max);
-        l.missed_per_s[at] = std::uint32_t(missed);
     }
     const JsonValue& h = member(c, "histogram", Kind::object);
     if (whole(h, "bucket_us") != 1)
         fail(*h.find("bucket_us"), "'bucket_us' must be 1");
     const auto limit = std::uint32_t(whole(h, "limit_us", k_max_limit_us));
+    m_buckets += std::size_t{limit} + 1;
+    if (m_buckets > k_max_buckets)
+        fail(*h.find("limit_us"), "the histograms' limits add up to more than " +
+                                      std::to_string(k_max_buckets) +
+                                      " buckets, more than rtprov reads back");
     std::vector<std::uint64_t> buckets(std::size_t{limit} + 1, 0);
     const JsonValue& counts = member(h, "counts", Kind::object);
     for (std::size_t k = 0; k < counts.names.size(); ++k) {
@@ -222,10 +237,19 @@ selftest::CoreReport Reader::core_report(const JsonValue& c, std::size_t seconds
     if (l.histogram.count() != l.cycles)
         fail(h, "the histogram holds " + std::to_string(l.histogram.count()) +
                     " samples, the report says " + std::to_string(l.cycles));
+    // the verdict is judged again from the figures, as selftest judged it
+    if (l.histogram.count_above(core.threshold_us) != core.above)
+        fail(*c.find("above_threshold"),
+             "'above_threshold' is " + std::to_string(core.above) + ", the histogram holds " +
+                 std::to_string(l.histogram.count_above(core.threshold_us)) + " above " +
+                 std::to_string(core.threshold_us) + " µs");
+    core.passed = flag(c, "passed");
+    if (core.passed != selftest::core_passes(core))
+        fail(*c.find("passed"), "'passed' does not follow from the core's figures");
     return core;
 }
 
-selftest::SelftestReport Reader::report(const JsonValue& root) const {
+selftest::SelftestReport Reader::report(const JsonValue& root) {
     if (text(root, "schema") != "rtprov.selftest")
         fail(*root.find("schema"), "'schema' is " + rtprov::quoted(root.find("schema")->text) +
                                        ", not 'rtprov.selftest'");
@@ -266,10 +290,17 @@ selftest::SelftestReport Reader::report(const JsonValue& root) const {
     r.trace.traced = flag(t, "traced");
     r.trace.not_traced_because = text_or_empty(t, "not_traced_because");
     r.trace.lost_events = whole(t, "lost_events");
+    r.trace.unparsed_lines = whole(t, "unparsed_lines");
     r.trace.kept_trace = text_or_empty(t, "kept_trace");
     const std::size_t seconds = (r.parameters.duration_ms + 999) / 1000;
-    for (const JsonValue& c : member(root, "cores", Kind::array).items)
-        r.cores.push_back(core_report(c, seconds));
+    for (const JsonValue& c : member(root, "cores", Kind::array).items) {
+        selftest::CoreReport core = core_report(c, seconds);
+        for (const selftest::CoreReport& before : r.cores)
+            if (before.latency.cpu == core.latency.cpu && before.latency.idle == core.latency.idle)
+                fail(c, "CPU " + std::to_string(core.latency.cpu) +
+                            " is given twice for one idle policy");
+        r.cores.push_back(std::move(core));
+    }
     const JsonValue& probe = member(root, "pi_probe", Kind::object, true);
     if (probe.kind == Kind::object) {
         selftest::PiProbeReport pr;
@@ -295,9 +326,13 @@ selftest::SelftestReport Reader::report(const JsonValue& root) const {
             res.starved.push_back(std::move(st));
         }
         pr.passed = flag(probe, "passed");
+        if (pr.passed != selftest::probe_passes(pr))
+            fail(*probe.find("passed"), "'passed' does not follow from the probe's figures");
         r.pi_probe = std::move(pr);
     }
-    r.passed = flag(root, "passed");
+    selftest::conclude(r);
+    if (flag(root, "passed") != r.passed)
+        fail(*root.find("passed"), "'passed' does not follow from the cores and the probe");
     return r;
 }
 

@@ -1,9 +1,11 @@
 #include "provisioner/core/json.hpp"
 
+#include "provisioner/core/error.hpp"
 #include "provisioner/core/text.hpp"
 
 #include <charconv>
 #include <cmath>
+#include <unordered_set>
 
 namespace rtprov::core {
 
@@ -85,12 +87,19 @@ class Reader {
                 advance();
                 return value;
             }
+            // an object's names, to refuse one given twice: readers disagree on which of
+            // the two counts (the first here, the last in Python's json and jq)
+            std::unordered_set<std::string> seen;
             for (;;) {
                 skip_space();
                 if (object) {
                     if (peek() != '"')
                         fail("unexpected " + what_is_here() + "; expected a member name in quotes");
+                    const unsigned key_line = m_line, key_column = m_column;
                     std::string key = string();
+                    if (!seen.insert(key).second)
+                        throw Failed{{key_line, key_column,
+                                      "the member " + rtprov::quoted(key) + " is given twice"}};
                     skip_space();
                     if (peek() != ':')
                         fail("unexpected " + what_is_here() + "; expected ':' after a member name");

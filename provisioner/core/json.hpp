@@ -10,8 +10,9 @@
 
 // Reading JSON (RFC 8259): rtprov reads back only what it wrote itself (a kept self-test
 // report), but that file may have been edited or forged, so the reader is strict and
-// bounded: UTF-8 only, nesting at most k_max_json_depth, at most 'max_values' values,
-// numbers that fit a double, and every problem named by line and column. Pure.
+// bounded: UTF-8 only, nesting at most k_max_json_depth, at most 'max_values' values, no
+// member name twice in an object, numbers that fit a double, and every problem named by
+// line and column. Pure.
 //
 // Why not a library: Debian has JSON libraries (nlohmann-json, jsoncpp), but rtprov only
 // needs to read its own reports back, the limits above are what make that safe, and a
@@ -31,7 +32,7 @@ struct JsonValue {
     std::vector<std::string> names; // an object's member names: names[i] is items[i]'s
     unsigned line = 1, column = 1;  // where it starts
 
-    // The member 'key' of an object (the first, if repeated); null otherwise.
+    // The member 'key' of an object; null otherwise.
     const JsonValue* find(std::string_view key) const;
     // A number that is a whole number in [0, 2^53]: exactly what an integer key holds.
     std::optional<std::uint64_t> whole() const;

@@ -229,8 +229,8 @@ PiProbeResult run_pi_probe(const PiProbeOptions& options, const ProgressCallback
         watch_spec, [&probe, &options, &tids] { watch(probe, options, tids); });
     guard.watcher_started();
 
-    wait_with_progress(probe.start_ns, std::chrono::nanoseconds(options.duration).count(),
-                       progress);
+    wait_with_progress(probe.start_ns, std::chrono::nanoseconds(options.duration).count(), progress,
+                       options.interrupt);
     probe.stop.store(true);
     watcher->join();
     for (auto& thread : threads)

@@ -3,6 +3,7 @@
 #include "provisioner/selftest/pinned_thread.hpp"
 #include "provisioner/selftest/schedstat.hpp"
 
+#include <atomic>
 #include <chrono>
 #include <cstdint>
 #include <optional>
@@ -28,6 +29,7 @@ struct PiProbeOptions {
                           // runs at SCHED_FIFO one above
     std::string proc_root = "/proc"; // tests point it at a fixture tree
     StarvationRule rule;
+    const std::atomic<bool>* interrupt = nullptr; // set: the probe ends within a second
 };
 
 struct PiProbeResult {

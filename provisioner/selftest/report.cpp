@@ -2,10 +2,12 @@
 
 #include "provisioner/core/text.hpp"
 
+#include <algorithm>
 #include <charconv>
 #include <cmath>
 #include <cstdio>
 #include <sstream>
+#include <tuple>
 
 namespace rtprov::selftest {
 
@@ -43,15 +45,36 @@ CoreReport judge_core(CoreRole role, CoreLatency latency, const Thresholds& thre
     // Integer arithmetic: 'missed / planned > per_mille / 1000' without rounding.
     core.missed_too_many =
         latency.overruns * 1000 > std::uint64_t(core.max_missed_per_mille) * core.planned;
-    // A run without a single sample proves nothing, so it does not pass.
-    core.passed = latency.cycles > 0 && core.above == 0 && !core.missed_too_many;
-    for (std::size_t s = 0; s < latency.max_per_s_us.size(); ++s) {
-        const std::uint32_t missed = s < latency.missed_per_s.size() ? latency.missed_per_s[s] : 0;
-        if (latency.max_per_s_us[s] > core.threshold_us || missed > 0)
-            core.late_seconds.push_back({unsigned(s), latency.max_per_s_us[s], missed});
-    }
     core.latency = std::move(latency);
+    core.passed = core_passes(core);
+    const CoreLatency& l = core.latency;
+    for (std::size_t s = 0; s < l.max_per_s_us.size(); ++s) {
+        const std::uint32_t missed = s < l.missed_per_s.size() ? l.missed_per_s[s] : 0;
+        if (l.max_per_s_us[s] > core.threshold_us || missed > 0)
+            core.late_seconds.push_back({unsigned(s), l.max_per_s_us[s], missed});
+    }
+    core.late_seconds_total = core.late_seconds.size();
+    if (core.late_seconds.size() > k_max_late_seconds) { // the worst, in the run's order
+        auto worse = [](const LateSecond& a, const LateSecond& b) {
+            return std::tie(a.max_us, a.missed, b.at_s) > std::tie(b.max_us, b.missed, a.at_s);
+        };
+        auto keep = core.late_seconds.begin() + std::ptrdiff_t(k_max_late_seconds);
+        std::nth_element(core.late_seconds.begin(), keep, core.late_seconds.end(), worse);
+        core.late_seconds.erase(keep, core.late_seconds.end());
+        std::sort(core.late_seconds.begin(), core.late_seconds.end(),
+                  [](const LateSecond& a, const LateSecond& b) { return a.at_s < b.at_s; });
+    }
     return core;
+}
+
+bool core_passes(const CoreReport& core) {
+    // A run without a single sample proves nothing, so it does not pass.
+    return core.latency.cycles > 0 && core.above == 0 && !core.missed_too_many;
+}
+
+bool probe_passes(const PiProbeReport& probe) {
+    const PiProbeResult& r = probe.result;
+    return r.acquisitions > 0 && r.starved.empty() && r.worst_wait_us <= probe.limit_us;
 }
 
 double CoreReport::missed_percent() const {
@@ -61,9 +84,8 @@ double CoreReport::missed_percent() const {
 PiProbeReport judge_pi_probe(PiProbeResult result, const Thresholds& thresholds) {
     PiProbeReport probe;
     probe.limit_us = result.critical_section_us + thresholds.housekeeping_us;
-    probe.passed =
-        result.acquisitions > 0 && result.starved.empty() && result.worst_wait_us <= probe.limit_us;
     probe.result = std::move(result);
+    probe.passed = probe_passes(probe);
     return probe;
 }
 

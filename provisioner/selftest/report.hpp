@@ -54,7 +54,9 @@ struct CoreReport {
     unsigned max_missed_per_mille = 0;    // the most missed wake-ups that pass, per 1000 planned
     bool missed_too_many = false;         // latency.overruns above that
     bool passed = false;                  // nothing above the threshold, not too many missed
-    std::vector<LateSecond> late_seconds; // when in the run it went over or missed, in order
+    std::vector<LateSecond> late_seconds; // when in the run it went over or missed, in order:
+                                          // the k_max_late_seconds worst when there were more
+    std::uint64_t late_seconds_total = 0; // how many seconds went over or missed
 
     // Missed wake-ups in percent of the planned ones; 0 when none was planned.
     double missed_percent() const;
@@ -71,9 +73,10 @@ struct PiProbeReport {
 struct TraceReport {
     bool asked = false;
     bool traced = false;
-    std::string not_traced_because; // asked and not traced: why, and which kernels have it
-    std::uint64_t lost_events = 0;  // the kernel dropped these: the causes may be short
-    std::string kept_trace;         // the file holding the trace's last lines (a stopped run)
+    std::string not_traced_because;   // asked and not traced: why, and which kernels have it
+    std::uint64_t lost_events = 0;    // the kernel dropped these: the causes may be short
+    std::uint64_t unparsed_lines = 0; // trace lines rtprov could not read: the same
+    std::string kept_trace;           // the file holding the trace's last lines (a stopped run)
 };
 
 struct SelftestReport {
@@ -101,9 +104,17 @@ struct Thresholds {
     unsigned max_missed_per_mille = 10;
 };
 
+// The late seconds a report keeps per core: a week-long run on a bad box can have one in
+// every second, and a report is read back on a small board.
+inline constexpr std::size_t k_max_late_seconds = 3600;
+
 // Judges one core's result: it passes when it took samples, none is above its role's
 // limit and it missed at most 'max_missed_per_mille' of its planned wake-ups. Pure.
 CoreReport judge_core(CoreRole role, CoreLatency latency, const Thresholds& thresholds);
+
+// The rules judge_core() and judge_pi_probe() apply, for a report read back. Pure.
+bool core_passes(const CoreReport& core);
+bool probe_passes(const PiProbeReport& probe);
 
 // Judges the probe: a lock holder boosted by priority inheritance should run at once, so
 // the RT thread should wait at most one critical section plus the worst wake-up latency

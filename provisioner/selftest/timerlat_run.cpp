@@ -92,7 +92,7 @@ TracedRun run_traced_latency(const LatencyOptions& options, const std::string& t
     if (!options.load_cpus.empty())
         load.emplace(options.load_cpus);
 
-    TimerlatAnalysis analysis(period_us * 1000, seconds, options.histogram_limit_us);
+    TimerlatAnalysis analysis(period_us * 1000, seconds, options.histogram_limit_us, options.cpus);
     TracedRun run;
     std::string pending; // text after the last whole line
     std::string tail;    // the last lines, for a run that stops

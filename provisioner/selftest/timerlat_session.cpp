@@ -16,10 +16,13 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
+#include <charconv>
 #include <cstring>
 #include <fstream>
 #include <sstream>
+#include <string_view>
 
 namespace rtprov::selftest {
 
@@ -59,6 +62,58 @@ void write_setting(const std::string& path, const std::string& value) {
     if (!write_raw(path.c_str(), value.c_str()))
         throw Error("cannot write " + rtprov::quoted(value) + " to " + rtprov::quoted(path) + ": " +
                     std::strerror(errno) + "; run rtprov as root, or measure without --trace");
+}
+
+// The saved settings' file: lines '<setting> <value>', each setting one of
+// k_osnoise_settings, each value a CPU list or a number. Throws rtprov::Error naming the
+// line of anything else.
+std::vector<TimerlatSession::Undo>
+parse_saved_settings(const std::string& text, const std::string& file, const std::string& tracefs) {
+    std::vector<TimerlatSession::Undo> undo;
+    std::istringstream in(text);
+    std::string line;
+    for (unsigned number = 1; std::getline(in, line); ++number) {
+        const std::size_t space = line.find(' ');
+        const std::string setting = line.substr(0, space);
+        const std::string value = space == std::string::npos ? "" : line.substr(space + 1);
+        const bool known = std::any_of(std::begin(k_osnoise_settings), std::end(k_osnoise_settings),
+                                       [&](const char* s) { return setting == s; });
+        const bool plain = value.size() <= 4096 && // an empty CPU list reads as ""
+                           value.find_first_not_of("0123456789,-") == std::string::npos;
+        const bool again = std::any_of(undo.begin(), undo.end(), [&](const auto& u) {
+            return u.path == tracefs + "/osnoise/" + setting;
+        });
+        if (!known || !plain || again)
+            throw Error(file + ":" + std::to_string(number) +
+                        ": not an osnoise setting rtprov saved ('<setting> <number or CPU "
+                        "list>', each once); it holds the settings a killed 'rtprov selftest "
+                        "--trace' changed: check " +
+                        tracefs + "/osnoise/ and remove the file ('rm " + file + "')");
+        undo.push_back({tracefs + "/osnoise/" + setting, value});
+    }
+    return undo;
+}
+
+// Writes the saved settings' file atomically, its folder made if missing (0700: root's).
+void write_saved_settings(const std::string& file, const std::string& text) {
+    const std::string folder = file.substr(0, file.rfind('/'));
+    if (!folder.empty() && ::mkdir(folder.c_str(), 0700) != 0 && errno != EEXIST)
+        throw Error("cannot make " + rtprov::quoted(folder) + ": " + std::strerror(errno) +
+                    "; run rtprov as root, or measure without --trace");
+    const std::string temporary = file + ".new";
+    const int fd = ::open(temporary.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+    const bool ok = fd >= 0 &&
+                    ::write(fd, text.data(), text.size()) == static_cast<ssize_t>(text.size()) &&
+                    ::fsync(fd) == 0;
+    const int error = errno;
+    if (fd >= 0)
+        ::close(fd);
+    if (!ok || ::rename(temporary.c_str(), file.c_str()) != 0) {
+        ::unlink(temporary.c_str());
+        throw Error("cannot save the osnoise settings in " + rtprov::quoted(file) + ": " +
+                    std::strerror(ok ? errno : error) +
+                    "; run rtprov as root, or measure without --trace");
+    }
 }
 
 // Stops and removes an instance: it must not be recording or open to be removed. Async-
@@ -192,9 +247,13 @@ TimerlatSession::TimerlatSession(const TimerlatSetup& setup) : m_tracefs(setup.t
         users.push_back("the global tracer ('" + m_tracefs + "/current_tracer')");
     for (const std::string& name : folder_entries(instances)) {
         const std::string path = instances + "/" + name;
+        // only rtprov's own names, 'rtprov-<pid>', nothing more
         pid_t owner = 0;
-        if (name.rfind("rtprov-", 0) == 0 && (std::istringstream(name.substr(7)) >> owner) &&
-            owner > 0 && !alive(owner)) {
+        const std::string_view digits =
+            std::string_view(name).substr(std::min<std::size_t>(7, name.size()));
+        const auto [end, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), owner);
+        if (name.rfind("rtprov-", 0) == 0 && ec == std::errc() &&
+            end == digits.data() + digits.size() && owner > 0 && !alive(owner)) {
             remove_instance(path.c_str());
             continue;
         }
@@ -216,25 +275,57 @@ TimerlatSession::TimerlatSession(const TimerlatSetup& setup) : m_tracefs(setup.t
                     "would start no threads to measure; 'echo OSNOISE_WORKLOAD > " +
                     m_tracefs + "/osnoise/options' turns them back on");
 
-    // Save what will be changed, before changing anything.
-    for (const char* setting : k_osnoise_settings) {
-        const std::string path = m_tracefs + "/osnoise/" + setting;
-        if (auto old = read_text(path))
-            m_undo.push_back({path, *old});
-    }
+    // The instance first: a name taken (not by rtprov: its own are named by a live pid,
+    // this one) is refused before anything is changed.
     m_instance = instances + "/rtprov-" + std::to_string(::getpid());
+    if (::mkdir(m_instance.c_str(), 0700) != 0)
+        throw Error("cannot make the tracefs instance " + rtprov::quoted(m_instance) + ": " +
+                    std::strerror(errno) +
+                    (errno == EEXIST ? "; this run did not make it (another tool did, or a killed "
+                                       "run whose number this one has now): remove it "
+                                       "('rmdir " +
+                                           m_instance + "') or measure without --trace"
+                                     : "; run rtprov as root, or measure without --trace"));
+
+    // Save what will be changed, before changing anything; the settings a killed run left
+    // changed are put back from its saved file.
+    try {
+        m_saved_file = setup.saved_file;
+        if (auto saved = read_text(m_saved_file)) {
+            m_undo = parse_saved_settings(*saved, m_saved_file, m_tracefs);
+        } else {
+            std::string text;
+            for (const char* setting : k_osnoise_settings) {
+                const std::string path = m_tracefs + "/osnoise/" + setting;
+                if (auto old = read_text(path)) {
+                    m_undo.push_back({path, *old});
+                    text += std::string(setting) + " " + *old + "\n";
+                }
+            }
+            write_saved_settings(m_saved_file, text);
+        }
+    } catch (...) {
+        m_saved_file.clear(); // not ours to remove
+        remove_instance(m_instance.c_str());
+        throw;
+    }
 
     // The guard: a child that waits for this process to end (its end of the channel
     // closes, whatever ended it), and puts everything back unless told it was done.
     int channel[2];
-    if (::pipe2(channel, O_CLOEXEC) != 0)
+    if (::pipe2(channel, O_CLOEXEC) != 0) {
+        const int error = errno;
+        restore();
         throw Error(std::string("cannot make a pipe for the trace's guard: ") +
-                    std::strerror(errno));
+                    std::strerror(error));
+    }
     const pid_t guard = ::fork();
     if (guard < 0) {
+        const int error = errno;
         ::close(channel[0]);
         ::close(channel[1]);
-        throw Error(std::string("cannot start the trace's guard process: ") + std::strerror(errno));
+        restore();
+        throw Error(std::string("cannot start the trace's guard process: ") + std::strerror(error));
     }
     if (guard == 0) {
         // Only async-signal-safe calls from here: the parent may have threads.
@@ -268,9 +359,6 @@ TimerlatSession::TimerlatSession(const TimerlatSetup& setup) : m_tracefs(setup.t
     m_guard = guard;
 
     try {
-        if (::mkdir(m_instance.c_str(), 0700) != 0)
-            throw Error("cannot make the tracefs instance " + rtprov::quoted(m_instance) + ": " +
-                        std::strerror(errno) + "; run rtprov as root, or measure without --trace");
         write_setting(m_instance + "/tracing_on", "0");
         write_setting(m_instance + "/buffer_size_kb", std::to_string(setup.buffer_kb));
         write_setting(m_tracefs + "/osnoise/cpus", setup.cpus.to_string());
@@ -324,8 +412,11 @@ void TimerlatSession::restore() noexcept {
     // A reader keeps the instance busy: close it first (in the guard it is already gone).
     m_pipe.reset();
     remove_instance(m_instance.c_str());
+    bool all = true;
     for (const Undo& undo : m_undo)
-        write_raw(undo.path.c_str(), undo.value.c_str());
+        all = write_raw(undo.path.c_str(), undo.value.c_str()) && all;
+    if (all && !m_saved_file.empty())
+        ::unlink(m_saved_file.c_str());
 }
 
 void TimerlatSession::start() {

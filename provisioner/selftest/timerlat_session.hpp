@@ -32,12 +32,17 @@ struct TimerlatSetup {
     std::uint32_t print_stack_us = 0; // the kernel stack of wake-ups this late; 0: none
     std::uint32_t stop_above_us = 0;  // the kernel stops tracing at a wake-up this late
     std::uint32_t buffer_kb = 4096;   // the instance's ring buffer per CPU
+    // The osnoise settings as found, kept while they are changed: a run killed together
+    // with its guard (a whole cgroup killed) leaves it, and the next run puts them back.
+    std::string saved_file = "/run/rtprov/timerlat-osnoise.saved";
 };
 
 // One run of the tracer. The constructor checks that nothing else uses the tracer (a
 // second rtprov, rtla, a user's instance), removes instances a killed rtprov left behind,
-// saves the osnoise settings, starts a guard process, then makes the instance
-// 'rtprov-<pid>' with the tracer loaded and not yet recording. The destructor stops it,
+// makes the instance 'rtprov-<pid>', saves the osnoise settings (in memory and in
+// setup.saved_file; a saved file found there is what a killed run changed them from, and
+// those are the settings put back), starts a guard process, then loads the tracer, not
+// yet recording. The destructor stops it,
 // removes the instance and puts the settings back; if rtprov dies first (a kill), the
 // guard, which waits for rtprov's end, does the same. Throws rtprov::Error, leaving
 // everything as it found it, when the tracer is in use, a setting cannot be written, or
@@ -62,17 +67,19 @@ class TimerlatSession {
 
     const std::string& instance() const { return m_instance; }
 
-  private:
     // A file to write back at the end, with the value to write.
     struct Undo {
         std::string path;
         std::string value;
     };
+
+  private:
     void restore() noexcept;
 
     std::string m_tracefs;
     std::string m_instance;   // tracefs/instances/rtprov-<pid>
     std::vector<Undo> m_undo; // in the order to write; the instance is removed first
+    std::string m_saved_file; // removed once they are written back
     core::Fd m_lock;          // flock of tracefs/instances: one rtprov at a time
     core::Fd m_pipe;          // the instance's trace_pipe
     core::Fd m_guard_channel; // the guard reads until this closes

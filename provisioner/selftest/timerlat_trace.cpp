@@ -1,5 +1,7 @@
 #include "provisioner/selftest/timerlat_trace.hpp"
 
+#include "provisioner/core/cpu_list.hpp"
+
 #include <algorithm>
 #include <charconv>
 #include <cmath>
@@ -9,6 +11,9 @@
 namespace rtprov::selftest {
 
 namespace {
+
+// The longest name a task has: TASK_COMM_LEN (16) less the NUL (include/linux/sched.h).
+constexpr std::size_t k_max_comm_bytes = 15;
 
 using Kind = TraceLine::Kind;
 
@@ -158,28 +163,35 @@ std::optional<TraceLine> parse_trace_line(std::string_view s) {
     if (s.substr(0, 4) == "CPU:")
         return parse_lost(s);
     // "<task>-<pid> [<cpu>] <flags> <seconds>.<µs>: <body>": the task's name may hold
-    // spaces and dashes, so the CPU field is found first and the pid is the number after
-    // the last dash before it.
-    std::size_t open = 0;
-    for (;; ++open) {
-        open = s.find('[', open);
-        if (open == std::string_view::npos)
-            return std::nullopt;
-        std::size_t close = open + 1;
+    // spaces, dashes and brackets ("x [1]" is a name a thread may give itself), and the
+    // body names tasks too. A task's name is at most 15 bytes (TASK_COMM_LEN), so the CPU
+    // field is the last " [<digits>]" with at most 15 bytes of name before the "-<pid>"
+    // in front of it: one inside the name has a shorter name, one in the body a longer.
+    std::size_t open = std::string_view::npos;
+    std::size_t dash = std::string_view::npos;
+    for (std::size_t at = s.find(" ["); at != std::string_view::npos; at = s.find(" [", at + 1)) {
+        std::size_t close = at + 2;
         while (close < s.size() && is_digit(s[close]))
             ++close;
-        if (close > open + 1 && close < s.size() && s[close] == ']' && open > 0 &&
-            s[open - 1] == ' ')
-            break;
+        if (close == at + 2 || close >= s.size() || s[close] != ']')
+            continue;
+        const std::string_view task = trim(s.substr(0, at));
+        const std::size_t d = task.rfind('-');
+        if (d == std::string_view::npos || d > k_max_comm_bytes || d + 1 == task.size() ||
+            !std::all_of(task.begin() + std::ptrdiff_t(d + 1), task.end(), is_digit))
+            continue;
+        open = at + 1;
+        dash = d;
     }
+    if (open == std::string_view::npos)
+        return std::nullopt;
     TraceLine line;
     const std::size_t close = s.find(']', open);
-    if (!to_number(s.substr(open + 1, close - open - 1), line.cpu))
+    if (!to_number(s.substr(open + 1, close - open - 1), line.cpu) ||
+        line.cpu > core::CpuList::k_max_cpu)
         return std::nullopt;
-    std::string_view task = trim(s.substr(0, open));
-    const std::size_t dash = task.rfind('-');
-    if (dash == std::string_view::npos || !to_number(task.substr(dash + 1), line.pid) ||
-        line.pid < 0)
+    const std::string_view task = trim(s.substr(0, open));
+    if (!to_number(task.substr(dash + 1), line.pid) || line.pid < 0)
         return std::nullopt;
     line.task = std::string(task.substr(0, dash));
     std::string_view rest = s.substr(close + 1);
@@ -287,9 +299,9 @@ struct TimerlatAnalysis::Window {
 };
 
 TimerlatAnalysis::TimerlatAnalysis(std::int64_t period_ns, std::size_t seconds,
-                                   std::uint32_t histogram_limit_us)
+                                   std::uint32_t histogram_limit_us, core::CpuList cpus)
     : m_period_ns(std::max<std::int64_t>(period_ns, 1)), m_seconds(seconds),
-      m_limit_us(histogram_limit_us) {}
+      m_limit_us(histogram_limit_us), m_cpus(std::move(cpus)) {}
 
 void TimerlatAnalysis::add_text(std::string_view text) {
     while (!text.empty()) {
@@ -305,6 +317,10 @@ void TimerlatAnalysis::add_text(std::string_view text) {
 void TimerlatAnalysis::add(const TraceLine& line) {
     if (line.kind == Kind::lost) {
         m_lost += line.lost;
+        return;
+    }
+    if (line.kind != Kind::stack_frame && !m_cpus.empty() && !m_cpus.contains(line.cpu)) {
+        ++m_unparsed;
         return;
     }
     if (line.kind == Kind::stack_frame) {

@@ -1,5 +1,6 @@
 #pragma once
 
+#include "provisioner/core/cpu_list.hpp"
 #include "provisioner/selftest/latency_histogram.hpp"
 
 #include <cstdint>
@@ -113,11 +114,13 @@ struct TracedCore {
 
 // Reads trace lines one at a time and keeps, per CPU, every thread latency and the
 // split of the worst one. 'period_ns' is the tracer's period; 'seconds' the expected
-// length of the run (per-second slots, the last one also takes what comes later).
+// length of the run (per-second slots, the last one also takes what comes later);
+// 'cpus' the CPUs traced (empty: any), a line of another counted as unread.
 class TimerlatAnalysis {
   public:
     TimerlatAnalysis(std::int64_t period_ns, std::size_t seconds,
-                     std::uint32_t histogram_limit_us = LatencyHistogram::k_default_limit_us);
+                     std::uint32_t histogram_limit_us = LatencyHistogram::k_default_limit_us,
+                     core::CpuList cpus = {});
 
     void add(const TraceLine& line);
     // Each line of 'text' (whole lines; a last one without a newline is taken too).
@@ -135,6 +138,7 @@ class TimerlatAnalysis {
     std::int64_t m_period_ns;
     std::size_t m_seconds;
     std::uint32_t m_limit_us;
+    core::CpuList m_cpus;
     std::int64_t m_first_ns = -1;
     std::map<unsigned, std::shared_ptr<Window>> m_windows;
     std::map<unsigned, TracedCore> m_done;

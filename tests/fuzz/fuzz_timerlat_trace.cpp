@@ -9,7 +9,8 @@
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
     const std::string_view text(reinterpret_cast<const char*>(data), size);
-    rtprov::selftest::TimerlatAnalysis analysis(1'000'000, 4, 100);
+    rtprov::selftest::TimerlatAnalysis analysis(1'000'000, 4, 100,
+                                                rtprov::core::CpuList::range(0, 3));
     analysis.add_text(text);
     for (const auto& [cpu, core] : analysis.cores()) {
         if (core.histogram.empty())

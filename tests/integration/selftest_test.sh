@@ -105,6 +105,48 @@ else
     echo "SKIP: no w3m here"
 fi
 
+# rtprov report: the newest kept report shown again; names that are no report's (a
+# folder, a date that does not exist) shadow nothing; a link is followed; the page is
+# never written over the report it is made from; a changed verdict is refused.
+newest=$(find "$history" -name '2*.json' -type f | sort | tail -1)
+mkdir "$history/20991231T000000Z.json"
+echo '{}' >"$history/99999999T999999Z.json"
+"$rtprov" report --history "$history" >"$work/out-report" 2>&1
+check "report shows the newest real report, past a folder and an impossible date" \
+    grep -qxF "report read from $newest" "$work/out-report"
+check "with the same verdict as the run" \
+    grep -qxF "$(grep '^verdict: ' "$work/out2")" "$work/out-report"
+rmdir "$history/20991231T000000Z.json"
+rm "$history/99999999T999999Z.json"
+ln -s "$newest" "$work/link.json"
+"$rtprov" report --from "$work/link.json" --history "$history" --html "$work/from-link.html" \
+    >"$work/out-link" 2>&1
+check "report --from follows a link to the report" grep -qxF "report read from $newest" "$work/out-link"
+check "and writes the page" grep -q '<svg' "$work/from-link.html"
+cp "$newest" "$work/victim.json"
+"$rtprov" report --from "$work/victim.json" --html "$work/victim.json" >"$work/out-victim" 2>&1
+check "the page is not written over the report it is made from (exit 1)" [ $? -eq 1 ]
+check "the report is unchanged" cmp -s "$newest" "$work/victim.json"
+python3 -c 'import json,sys; r=json.load(open(sys.argv[1])); r["passed"]=not r["passed"]; json.dump(r,open(sys.argv[2],"w"),indent=1)' \
+    "$work/r1.json" "$work/forged.json"
+"$rtprov" report --from "$work/forged.json" >"$work/out-forged" 2>&1
+check "a report whose verdict was changed is refused at the place (exit 1)" \
+    grep -Eq "forged.json:[0-9]+:[0-9]+: 'passed' does not follow from" "$work/out-forged"
+# a small file that would make rtprov allocate gigabytes: 3000 cores at the largest limit
+python3 - "$work/r1.json" "$work/huge.json" <<'PY'
+import json, sys
+r = json.load(open(sys.argv[1]))
+core = r["cores"][0]
+core.update(cycles=0, above_threshold=0, passed=False, late_seconds=[], late_seconds_total=0)
+core["histogram"].update(limit_us=1000000, overflow=0, counts={})
+r["cores"] = [dict(core, cpu=n % 4096, idle=["default", "held"][n // 4096]) for n in range(3000)]
+r["passed"] = False
+json.dump(r, open(sys.argv[2], "w"))
+PY
+timeout 60 prlimit --as=1000000000 -- "$rtprov" report --from "$work/huge.json" >"$work/out-huge" 2>&1
+check "a report asking for gigabytes is refused (exit 1) within 1 GB, at the place" \
+    grep -Eq "huge.json:1:[0-9]+: the histograms' limits add up to more than 16777216 buckets" "$work/out-huge"
+
 "$rtprov" selftest --sysroot "$sys" --history "$history" --pi-probe 0 --cpus 1 \
     --interval 1000 --compare >"$work/out3" 2>&1
 check "another interval is not compared with runs at 100 µs" \
@@ -184,6 +226,20 @@ assert c["cycles"] > 0 and 0.5 < c["measured_s"] < 5, c["measured_s"]
 assert r["pi_probe"] is None
 PY
 check "the HTML page says it was interrupted" grep -q 'interrupted, 60 s per idle policy' "$work/int.html"
+
+# Ctrl-C during the PI-boost probe ends it too.
+"$rtprov" selftest --sysroot "$sys" --history "$history" --cpus 1 --duration 1 --pi-probe 60 \
+    --json "$work/int-probe.json" >"$work/out-int-probe" 2>&1 &
+run=$!
+sleep 4
+kill -INT "$run"
+started=$SECONDS
+wait "$run"
+rc=$?
+check "Ctrl-C in the probe ends the run (exit 3)" [ "$rc" -eq 3 ]
+check "within a few seconds" [ $((SECONDS - started)) -le 5 ]
+check "and the report says it was interrupted" \
+    python3 -c "import json,sys; r=json.load(open(sys.argv[1])); assert r['interrupted'] is True and r['passed'] is False" "$work/int-probe.json"
 check "the interrupted run is kept, but not in the history of comparable runs" \
     [ "$(wc -l <"$history/history.tsv")" = "$lines_before" ]
 check "and it says so" grep -q '(interrupted: not added to the history of comparable runs)' "$work/out-int"
@@ -195,6 +251,37 @@ check "an --html file in a missing folder is refused (exit 1), saying so" \
     grep -q "cannot write '/nonexistent/r.html': folder '/nonexistent' does not exist" "$work/out-html"
 check "it was refused before measuring: no report was kept" \
     [ "$(find "$history" -name '*.json' | wc -l)" = "$before_runs" ]
+
+mkdir "$work/a-folder.html"
+"$rtprov" selftest --sysroot "$sys" --history "$history" --pi-probe 0 \
+    --html "$work/a-folder.html" >"$work/out-html2" 2>&1
+check "an --html that names a folder is refused before measuring" \
+    grep -q "cannot write '$work/a-folder.html': it is a folder, which rtprov does not replace" "$work/out-html2"
+"$rtprov" selftest --sysroot "$sys" --history "$history" --pi-probe 0 --html - >"$work/out-html3" 2>&1
+check "--html - is refused: '-' is only for --json" \
+    grep -q "'-' (standard output) is only for --json" "$work/out-html3"
+"$rtprov" selftest --sysroot "$sys" --history "$history" --pi-probe 0 --duration 2 \
+    --summary 5 >"$work/out-sum" 2>&1
+check "a --summary that would never come is refused" grep -q -- "--summary 5 would never come" "$work/out-sum"
+check "none of them measured: no report was kept" \
+    [ "$(find "$history" -name '*.json' | wc -l)" = "$before_runs" ]
+
+# A file that cannot be written at the end loses no run: the table is printed, the report
+# kept, and then the error (exit 1) says where the report is. A file that is there keeps
+# its mode.
+mkdir "$work/goes"
+install -m 0600 /dev/null "$work/keep-mode.html"
+"$rtprov" selftest --sysroot "$sys" --history "$history" --pi-probe 0 --cpus 1 --duration 3 \
+    --json "$work/goes/r.json" --html "$work/keep-mode.html" >"$work/out-goes" 2>"$work/err-goes" &
+goes=$!
+sleep 1
+rm -r "$work/goes"
+wait "$goes"
+check "a --json whose folder went away during the run ends in exit 1" [ $? -eq 1 ]
+check "after the result was printed" grep -q '^result: ' "$work/out-goes"
+check "and the error says where the report is kept" \
+    grep -q "(the report is kept in $history/" "$work/err-goes"
+check "the page written over a file kept its mode" [ "$(stat -c %a "$work/keep-mode.html")" = 600 ]
 
 "$rtprov" selftest --sysroot "$sys" --history "$history" --cpus 7-5 >"$work/out5" 2>&1
 check "a bad --cpus is a usage error (exit 2) that says what to give" [ $? -eq 2 ]

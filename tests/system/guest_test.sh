@@ -354,6 +354,10 @@ PY
         bash -c "[[ '$(fact kill.during)' =~ ^rtprov-[0-9]+\ 2000$ ]]"
     check "rt: after it was killed (SIGKILL), its guard removed the instance and put the settings back" \
         is kill.after "|0-3|1000||0"
+    check "rt: killed together with its guard, it left its instance, its settings and their saved copy" \
+        bash -c "[[ '$(fact killboth.left)' =~ ^rtprov-[0-9]+\ \|2000\|saved$ ]]"
+    check "rt: the next traced run removed that instance and put the settings back from the copy" \
+        is killboth.after "|0-3|1000|"
 }
 
 # rt_scenario: sound_scenario on Debian 13's PREEMPT_RT kernel (its own root, with that

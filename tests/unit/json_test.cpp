@@ -58,6 +58,8 @@ TEST_CASE("malformed or hostile JSON is refused at its line and column") {
     CHECK(problem_of("[\"\\ud800\"]") == "1:9: a lone surrogate in a \\u escape");
     CHECK(problem_of("[\"\xff\"]") == "1:3: a byte that is not UTF-8 (255)");
     CHECK(problem_of("[\"abc") == "1:6: a string that does not end");
+    // readers differ on which of two same names counts: neither does here
+    CHECK(problem_of("{\"a\": 1,\n \"b\": 2, \"a\": 3}") == "2:10: the member 'a' is given twice");
     CHECK(problem_of("[tru]") == "1:2: unexpected 't'; expected a JSON value");
     CHECK(problem_of(std::string(33, '[') + std::string(33, ']')) ==
           "1:33: nesting deeper than 32 levels");

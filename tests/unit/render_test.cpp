@@ -92,4 +92,7 @@ TEST_CASE("a JSON string escapes every control byte, DEL included, and keeps val
                                        7)) == "\"a\\u007fb\\u0001\\\"\\\\\\n\"");
     CHECK(cli::json_string("µs") == "\"µs\"");
     CHECK(cli::json_string("\xff") == "\"\\u00ff\"");
+    // C1 controls (U+009B is a CSI to some terminals) are escaped too; U+00A0 on is text
+    CHECK(cli::json_string("a\xc2\x9b"
+                           "b\xc2\xa0") == "\"a\\u009bb\xc2\xa0\"");
 }

@@ -2,6 +2,7 @@
 
 #include "tests/unit/catch.hpp"
 
+#include <algorithm>
 #include <cmath>
 
 using namespace rtprov::selftest;
@@ -46,6 +47,24 @@ TEST_CASE("a core passes when no sample is above its role's limit") {
     CHECK(housekeeping.passed);
     // no sample at all proves nothing
     CHECK_FALSE(judge_core(CoreRole::reserved, latency(3, IdlePolicy::held, {}), t).passed);
+}
+
+TEST_CASE("a report keeps the worst late seconds of a long bad run, in the run's order") {
+    CoreLatency l = latency(1, IdlePolicy::system_default, {40'000});
+    const std::size_t seconds = k_max_late_seconds + 1400;
+    for (std::size_t s = 0; s < seconds; ++s) // all over the limit; every 7th is the worst
+        l.max_per_s_us.push_back(std::uint32_t(s % 7 == 0 ? 5000 : 600 + s % 5));
+    l.missed_per_s.assign(seconds, 0);
+    const CoreReport c = judge_core(CoreRole::reserved, l, {500, 10'000});
+    CHECK(c.late_seconds_total == seconds);
+    REQUIRE(c.late_seconds.size() == k_max_late_seconds);
+    CHECK(std::is_sorted(c.late_seconds.begin(), c.late_seconds.end(),
+                         [](const LateSecond& a, const LateSecond& b) { return a.at_s < b.at_s; }));
+    std::size_t worst = 0;
+    for (const LateSecond& s : c.late_seconds)
+        worst += s.max_us == 5000;
+    CHECK(worst == (seconds + 6) / 7); // every one of the worst is kept
+    CHECK(c.late_seconds.front().at_s == 0);
 }
 
 TEST_CASE("the PI probe passes without starvation and within one critical section plus the limit") {

@@ -306,7 +306,11 @@ TEST_CASE("an interrupted run says so, in the verdict, the table, JSON and Prome
     r.interrupted = false;
     r.complete = false;
     conclude(r);
-    CHECK(cli::verdict_text(r).ends_with("measured for 3723 s so far (the run goes on)"));
+    CHECK(cli::verdict_text(r).starts_with(
+        "not complete: written after 3723 s of 86400 s per idle policy while the run went on "
+        "(it may still be running, or it was killed), so it proves nothing about the whole "
+        "run; of what it measured: "));
+    CHECK(cli::verdict_text(r).ends_with("; measured for 3723 s"));
     CHECK(selftest_prometheus(r).find("\nrtprov_selftest_complete 0\n") != std::string::npos);
     CHECK(line_starting(selftest_text(r), "result: ") == "result: did not pass");
 }
@@ -362,7 +366,8 @@ TEST_CASE("the late seconds read as when in the run a core went over or missed")
           "µs) and 1 more");
     CHECK(line_starting(selftest_text(r), "CPU 1, idle default: over") ==
           cli::late_text(r.cores[0]));
-    CHECK(line_starting(cli::selftest_json(r), "     \"late_seconds\": [{\"at_s\": 1, ") != "");
+    CHECK(line_starting(cli::selftest_json(r),
+                        "     \"late_seconds_total\": 6, \"late_seconds\": [{\"at_s\": 1, ") != "");
 }
 
 TEST_CASE("a traced run names what held its worst wake-up up, in text, JSON and HTML") {
@@ -424,9 +429,10 @@ TEST_CASE("a trace asked for on a kernel without the tracer says why and names n
           "not traced: this kernel has no timerlat tracer; measured with rtprov's own "
           "threads, so no cause is named");
     CHECK(text.find("why CPU") == std::string::npos);
-    CHECK(selftest_json(r).find("\"trace\": {\"asked\": true, \"traced\": false, "
-                                "\"not_traced_because\": \"this kernel has no timerlat "
-                                "tracer\", \"lost_events\": 0, \"kept_trace\": null}") !=
+    CHECK(selftest_json(r).find(
+              "\"trace\": {\"asked\": true, \"traced\": false, "
+              "\"not_traced_because\": \"this kernel has no timerlat "
+              "tracer\", \"lost_events\": 0, \"unparsed_lines\": 0, \"kept_trace\": null}") !=
           std::string::npos);
 }
 

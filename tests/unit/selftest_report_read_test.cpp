@@ -23,7 +23,7 @@ SelftestReport full_report() {
     r.kernel.preempt_rt = true;
     r.kernel.push_ipi = PushIpiState::unknown;
     r.parameters = {4000, 1000, 30, "0-1", 0, "timerlat"};
-    r.trace = {true, true, "", 7, ""};
+    r.trace = {true, true, "", 7, 2, ""};
     for (unsigned cpu : {2u, 3u}) {
         CoreLatency l;
         l.cpu = cpu;
@@ -134,4 +134,18 @@ TEST_CASE("a report that is not one rtprov wrote is refused at the place, saying
               .ends_with("'started_at' is not a UTC time as rtprov writes it" + tail));
     CHECK(changed("\"passed\": false\n}", "\"passed\": \"no\"\n}")
               .ends_with("'passed' must be true or false, not a string" + tail));
+    // the verdicts are judged again, not taken from the file
+    CHECK(changed("\"passed\": false\n}", "\"passed\": true\n}")
+              .ends_with("'passed' does not follow from the cores and the probe" + tail));
+    CHECK(changed("\"above_threshold\": 1,", "\"above_threshold\": 0,")
+              .ends_with("'above_threshold' is 0, the histogram holds 1 above 500 µs" + tail));
+    CHECK(changed("\"late_seconds_total\": 1,", "\"late_seconds_total\": 0,")
+              .ends_with("'late_seconds' holds 1 seconds; rtprov keeps at most 3600 and no more "
+                         "than 'late_seconds_total'" +
+                         tail));
+    CHECK(changed("\"schema_version\": 1", "\"schema_version\": 1, \"schema_version\": 1")
+              .ends_with("the member 'schema_version' is given twice; this is not a report "
+                         "rtprov selftest wrote: run 'rtprov selftest' for a new one"));
+    CHECK(changed("{\"cpu\": 3", "{\"cpu\": 2")
+              .ends_with("CPU 2 is given twice for one idle policy" + tail));
 }

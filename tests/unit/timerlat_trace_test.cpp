@@ -133,6 +133,36 @@ TEST_CASE("a wake-up held up by a higher-priority thread: the thread by name (re
     CHECK(w.stack.front() == "timerlat_irq");
 }
 
+TEST_CASE("a thread cannot hide behind a name that looks like the CPU field") {
+    // A thread names itself (PR_SET_NAME, up to 15 bytes): brackets, digits, a whole fake
+    // header. The recorded burner, renamed so, is still the cause, and every line reads.
+    for (const std::string name : {"burn [1]", "a-1 [2] x 1.0:", "b-2 [003]", "[7]"}) {
+        std::string text = fixture("thread-blocked.txt");
+        for (std::size_t at = 0; (at = text.find("rtprov-burner", at)) != std::string::npos;
+             at += name.size())
+            text.replace(at, 13, name);
+        const TimerlatAnalysis a = analyse(text);
+        CHECK(a.unparsed_lines() == 0);
+        REQUIRE(a.cores().count(3) == 1);
+        REQUIRE(a.cores().at(3).worst);
+        CHECK(a.cores().at(3).worst->main_part() ==
+              std::pair<std::string, std::int64_t>{"thread '" + name + ":1233'", 99'786'275});
+        CHECK(a.cores().size() == 1);
+    }
+    CHECK(analyse(fixture("thread-blocked.txt")).unparsed_lines() == 0);
+    CHECK(analyse(fixture("irq-storm.txt")).unparsed_lines() == 0);
+    CHECK(analyse(fixture("idle-exit.txt")).unparsed_lines() == 0);
+    // lines of a CPU that was not traced are not read as a core's
+    TimerlatAnalysis only_2(1'000'000, 10, 10'000, rtprov::core::CpuList::range(2, 2));
+    only_2.add_text(fixture("thread-blocked.txt"));
+    CHECK(only_2.cores().empty());
+    CHECK(only_2.unparsed_lines() > 0);
+    // a CPU no kernel has is not a line rtprov reads (nor a core it keeps)
+    CHECK_FALSE(
+        parse_trace_line("  x-1 [4096] d.h1. 7.000001: #1 context irq timer_latency 12 ns"));
+    CHECK(parse_trace_line("  x-1 [4095] d.h1. 7.000001: #1 context irq timer_latency 12 ns"));
+}
+
 TEST_CASE("a wake-up held up by an interrupt storm: the IRQ and its thread by name (recorded)") {
     // the guest's second serial port storming CPU 2, its IRQ thread at FIFO 50 above
     // timerlat's 30; the middle 18025 lines of the worst activation are cut (the file's

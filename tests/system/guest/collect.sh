@@ -240,9 +240,27 @@ trace_bench() {
         [ -z "$(run_instances)" ] && ! pgrep -x rtprov-guard >/dev/null && break
         sleep 0.5
     done
+    fact kill.after "$(run_instances)|$(cat /sys/kernel/tracing/osnoise/cpus)|$(cat /sys/kernel/tracing/osnoise/timerlat_period_us)|$(pgrep -x rtprov-guard)|$(pgrep -c '^timerlat/')"
+    # killed together with its guard (as systemd kills a unit's cgroup): the next traced
+    # run removes the instance and puts back the settings from the saved file
+    local saved=/run/rtprov/timerlat-osnoise.saved
+    /usr/bin/rtprov selftest --trace --cpus 3 --duration 60 --interval 2000 --pi-probe 0 \
+        >"$out/trace-killboth.out" 2>&1 &
+    victim=$!
+    for i in $(seq 60); do
+        [ -n "$(run_instances)" ] && pgrep -x rtprov-guard >/dev/null && break
+        sleep 0.5
+    done
+    sleep 2
+    kill -9 "$(pgrep -x rtprov-guard)" "$victim"
+    wait "$victim" 2>/dev/null
+    sleep 1
+    fact killboth.left "$(run_instances)|$(cat /sys/kernel/tracing/osnoise/timerlat_period_us)|$([ -f $saved ] && echo saved)"
+    /usr/bin/rtprov selftest --trace --cpus 3 --duration 2 --pi-probe 0 \
+        >"$out/trace-after-killboth.out" 2>&1
+    fact killboth.after "$(run_instances)|$(cat /sys/kernel/tracing/osnoise/cpus)|$(cat /sys/kernel/tracing/osnoise/timerlat_period_us)|$([ -f $saved ] && echo saved)"
     hold_tracepoints off
     fact trace.instances "$(instances)"
-    fact kill.after "$(instances)|$(cat /sys/kernel/tracing/osnoise/cpus)|$(cat /sys/kernel/tracing/osnoise/timerlat_period_us)|$(pgrep -x rtprov-guard)|$(pgrep -c '^timerlat/')"
 }
 
 # Waits for the boot to finish (this unit is Type=exec, so it does not hold it up).
