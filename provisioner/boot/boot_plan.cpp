@@ -208,6 +208,55 @@ bool refuse_trial(Context& c) {
     return false;
 }
 
+// The page size of the PREEMPT_RT kernel beside the board's own, read from their configs
+// in /boot: a Pi 5's kernel (kernel_2712.img, bcm2712_defconfig) has 16 KB pages, and
+// Raspberry Pi OS's RT kernel kernel8_rt.img is built from bcm2711_rt_defconfig with the
+// default 4 KB (raspberrypi/linux, arch/arm64/configs/): software tuned to one page size
+// then runs with the other. Kernels are told apart by the flavour their packages name
+// (linux-image-rpi-2712 -> '-rpi-2712'). Says nothing when the sizes agree or cannot be
+// read.
+void rt_page_size_note(Context& c, const std::string& rt_image) {
+    auto flavour_of = [](const std::vector<std::string>& packages) -> std::string {
+        const std::string prefix = "linux-image-";
+        return packages.empty() || packages.front().rfind(prefix, 0) != 0
+                   ? std::string()
+                   : "-" + packages.front().substr(prefix.size());
+    };
+    auto pages_of = [](const InstalledKernel& k) -> std::string {
+        if (k.config)
+            for (const char* size : {"4K", "16K", "64K"})
+                if (auto it = k.config->find(std::string("CONFIG_ARM64_") + size + "_PAGES");
+                    it != k.config->end() && it->second == "y")
+                    return size;
+        return "";
+    };
+    const std::string standard = flavour_of(c.profile.board.kernel.packages);
+    const std::string rt = flavour_of(c.profile.board.kernel.rt_packages);
+    const InstalledKernel* board = nullptr;
+    const InstalledKernel* rt_kernel = nullptr;
+    for (const InstalledKernel& k : c.facts.kernels) {
+        if (!standard.empty() && k.version.ends_with(standard) && !pages_of(k).empty())
+            board = &k;
+        if (!rt.empty() && k.version.ends_with(rt) && !pages_of(k).empty())
+            rt_kernel = &k;
+    }
+    if (!board)
+        return;
+    if (rt_kernel && pages_of(*rt_kernel) != pages_of(*board))
+        info(c.plan, "rt-page-size",
+             rt_image + " (" + rt_kernel->version + ") has " + pages_of(*rt_kernel) +
+                 "B pages, the board's own kernel (" + board->version + ") " + pages_of(*board) +
+                 "B: software built for one page size runs with the other while the RT kernel "
+                 "boots (read from their /boot/config-*)");
+    else if (!rt_kernel && pages_of(*board) != "4K")
+        info(c.plan, "rt-page-size",
+             "the board's own kernel (" + board->version + ") has " + pages_of(*board) +
+                 "B pages; the RT kernel " + rt_image +
+                 " is not installed yet, so its page size cannot be read: Raspberry Pi OS builds "
+                 "kernel8_rt.img from bcm2711_rt_defconfig with 4 KB pages "
+                 "(raspberrypi/linux, arch/arm64/configs/)");
+}
+
 // Raspberry Pi trial: config.txt and cmdline.txt stay; tryboot.txt is config.txt as the
 // plain apply would make it, plus cmdline= naming the trial's command line (the merged
 // one with the trial's own parameters). Committing is a plain apply.
@@ -241,8 +290,8 @@ void plan_rpi_trial(Context& c, const std::string& dir, const std::string& confi
     line.content = merged_first_line + tokens + "\n" + owned_file_header(c.profile.name);
     add_file_change(c.plan, c.facts, cmdline_txt_path(dir, settings), std::move(line),
                     "the trial's kernel command line (tryboot.txt's cmdline=)");
-    std::string config =
-        edit_config_txt(content_of(c.facts, config_path), rt_image, c.profile.name);
+    std::string config = edit_config_txt(content_of(c.facts, config_path), rt_image, c.profile.name,
+                                         c.profile.board.boot.config_filter);
     if (!config.empty() && config.back() != '\n')
         config += "\n";
     FileState tryboot;
@@ -291,7 +340,8 @@ void plan_rpi(Context& c) {
     }
     const std::string config_path = fw->dir + "/config.txt";
     const bool has_config = c.facts.file(config_path) != nullptr;
-    FirmwareSettings settings = parse_config_txt(content_of(c.facts, config_path));
+    const std::string& filter = c.profile.board.boot.config_filter;
+    FirmwareSettings settings = parse_config_txt(content_of(c.facts, config_path), filter);
     // The firmware reads cmdline= and os_prefix= on the boot partition; the image's
     // config.txt must not make rtprov edit a file elsewhere (or config.txt itself).
     const std::string relative = settings.os_prefix + settings.cmdline_file;
@@ -381,10 +431,12 @@ void plan_rpi(Context& c) {
                         return p;
                     }() +
                     "; 'rtprov plan --packages' lists it) or pass --install-packages");
-        for (const std::string& line : foreign_kernel_lines(content_of(c.facts, config_path)))
+        for (const std::string& line :
+             foreign_kernel_lines(content_of(c.facts, config_path), filter))
             warning(c.plan, "foreign-kernel-line",
-                    config_path + " already has '" + line +
-                        "'; rtprov's [pi4] block comes after it, so the RT kernel wins");
+                    config_path + " already has '" + line + "'; rtprov's [" + filter +
+                        "] block comes after it, so the RT kernel wins");
+        rt_page_size_note(c, *rt_image);
     }
     if (c.options.trial) {
         plan_rpi_trial(c, fw->dir, config_path, settings, first_line, rt_image);
@@ -393,13 +445,13 @@ void plan_rpi(Context& c) {
     if (has_config || rt_image) {
         FileState config;
         config.content =
-            edit_config_txt(content_of(c.facts, config_path), rt_image, c.profile.name);
+            edit_config_txt(content_of(c.facts, config_path), rt_image, c.profile.name, filter);
         // Without the block, a file that had no final newline before rtprov gets none.
         if (auto original = c.facts.original_content(config_path);
             !rt_image && original && config.content == *original + "\n")
             config.content = *original;
         add_file_change(c.plan, c.facts, config_path, std::move(config),
-                        rt_image ? "boots the PREEMPT_RT kernel on a Pi 4"
+                        rt_image ? "boots the PREEMPT_RT kernel under [" + filter + "]"
                                  : "no rtprov kernel choice (PREEMPT_RT off)");
     }
 }

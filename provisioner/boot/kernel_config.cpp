@@ -20,7 +20,8 @@ std::map<std::string, std::string> parse_kernel_config(const std::string& text) 
             continue;
         std::string_view name = line.substr(0, equals);
         if (!name.starts_with("CONFIG_NO_HZ") && !name.starts_with("CONFIG_RCU_NOCB") &&
-            !name.starts_with("CONFIG_PREEMPT") && name != "CONFIG_IRQ_FORCED_THREADING")
+            !name.starts_with("CONFIG_PREEMPT") && name != "CONFIG_IRQ_FORCED_THREADING" &&
+            !(name.starts_with("CONFIG_ARM64_") && name.ends_with("K_PAGES")))
             continue;
         options.emplace(std::string(name), std::string(line.substr(equals + 1, 64)));
     }

@@ -13,9 +13,9 @@ constexpr const char* k_begin = "# >>> rtprov";
 constexpr const char* k_end = "# <<< rtprov";
 
 // Calls 'line_fn(line, applies, ours)' for each line of config.txt; 'applies' is whether
-// the section the line is in applies to a Pi 4 (conditional.adoc: [all] resets the
-// filters; [pi4] matches 4B, 400, CM4).
-template <typename LineFn> void walk_config(const std::string& text, LineFn line_fn) {
+// the section the line is in applies to the board of model filter 'filter'.
+template <typename LineFn>
+void walk_config(const std::string& text, const std::string& filter, LineFn line_fn) {
     std::istringstream in(text);
     std::string line;
     bool applies = true, ours = false;
@@ -24,7 +24,7 @@ template <typename LineFn> void walk_config(const std::string& text, LineFn line
         if (t.rfind(k_begin, 0) == 0)
             ours = true;
         if (!t.empty() && t.front() == '[' && t.back() == ']')
-            applies = t == "[all]" || t == "[pi4]";
+            applies = t == "[all]" || t == "[" + filter + "]";
         line_fn(t, applies, ours);
         if (t.rfind(k_end, 0) == 0)
             ours = false;
@@ -33,9 +33,9 @@ template <typename LineFn> void walk_config(const std::string& text, LineFn line
 
 } // namespace
 
-FirmwareSettings parse_config_txt(const std::string& text) {
+FirmwareSettings parse_config_txt(const std::string& text, const std::string& filter) {
     FirmwareSettings settings;
-    walk_config(text, [&](const std::string& t, bool applies, bool) {
+    walk_config(text, filter, [&](const std::string& t, bool applies, bool) {
         if (!applies)
             return;
         if (t.rfind("cmdline=", 0) == 0)
@@ -60,7 +60,7 @@ std::string initramfs_for(const std::string& kernel_image) {
 }
 
 std::string edit_config_txt(const std::string& text, const std::optional<std::string>& rt_image,
-                            const std::string& profile_name) {
+                            const std::string& profile_name, const std::string& filter) {
     std::string out;
     std::istringstream in(text);
     std::string line;
@@ -84,7 +84,7 @@ std::string edit_config_txt(const std::string& text, const std::optional<std::st
     // Every line stays under config.txt's 98-character limit (Raspberry Pi documentation,
     // computers/config_txt/what_is_config_txt.adoc).
     out += std::string(k_begin) + " (profile '" + profile_name + "'): boot the PREEMPT_RT kernel\n";
-    out += "[pi4]\n";
+    out += "[" + filter + "]\n";
     out += "kernel=" + *rt_image + "\n";
     out += "initramfs " + initramfs_for(*rt_image) + " followkernel\n";
     out += "[all]\n";
@@ -92,9 +92,9 @@ std::string edit_config_txt(const std::string& text, const std::optional<std::st
     return out;
 }
 
-std::vector<std::string> foreign_kernel_lines(const std::string& text) {
+std::vector<std::string> foreign_kernel_lines(const std::string& text, const std::string& filter) {
     std::vector<std::string> lines;
-    walk_config(text, [&](const std::string& t, bool applies, bool ours) {
+    walk_config(text, filter, [&](const std::string& t, bool applies, bool ours) {
         if (applies && !ours && t.rfind("kernel=", 0) == 0)
             lines.push_back(t);
     });

@@ -84,6 +84,15 @@ std::optional<std::string> file_name(const std::string& value) {
                   "'..'), at most 64 characters");
 }
 
+std::optional<std::string> rpi_model_filter(const std::string& value) {
+    static const char* const k_filters[] = {"pi0", "pi0w",  "pi02", "pi1",  "pi2", "pi3",   "pi3+",
+                                            "pi4", "pi400", "cm4",  "cm4s", "pi5", "pi500", "cm5"};
+    return broken(std::find(std::begin(k_filters), std::end(k_filters), value) !=
+                      std::end(k_filters),
+                  "a config.txt model filter is one of pi0, pi0w, pi02, pi1, pi2, pi3, pi3+, pi4, "
+                  "pi400, cm4, cm4s, pi5, pi500, cm5 (without brackets)");
+}
+
 std::optional<std::string> absolute_folder(const std::string& value) {
     bool ok = value.size() > 1 && value.size() <= 256 && value.front() == '/';
     for (std::size_t start = 1; ok && start < value.size();) {

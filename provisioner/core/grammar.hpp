@@ -37,6 +37,11 @@ std::optional<std::string> kernel_parameter(const std::string& value);
 // letters, digits, '.', '_', '+', '-'; not '.' or '..'; at most 64.
 std::optional<std::string> file_name(const std::string& value);
 
+// A model filter of the Raspberry Pi firmware's config.txt, without its brackets
+// (raspberrypi/documentation, computers/config_txt/conditional.adoc): pi0, pi0w, pi02,
+// pi1, pi2, pi3, pi3+, pi4, pi400, cm4, cm4s, pi5, pi500, cm5.
+std::optional<std::string> rpi_model_filter(const std::string& value);
+
 // An absolute folder inside the target (board.boot.firmware_dir): '/' and names that
 // follow file_name(), no '.' or '..' parts.
 std::optional<std::string> absolute_folder(const std::string& value);

@@ -40,6 +40,7 @@ struct BootConfig {
     BootLoader loader = BootLoader::grub;
     std::string firmware_dir = "/boot/firmware"; // rpi-firmware only
     std::string cmdline_file = "cmdline.txt";    // rpi-firmware only
+    std::string config_filter = "pi4"; // rpi-firmware only: config.txt's model filter, [pi4]
     friend bool operator==(const BootConfig&, const BootConfig&) = default;
 };
 

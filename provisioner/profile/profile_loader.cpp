@@ -265,6 +265,8 @@ const schema::Keys<core::Profile>& profile_keys() {
                 grammar::absolute_folder),
         text<P>("board.boot.cmdline_file", RTPROV_FIELD(P, board.boot.cmdline_file),
                 grammar::file_name),
+        text<P>("board.boot.config_filter", RTPROV_FIELD(P, board.boot.config_filter),
+                grammar::rpi_model_filter),
         strings<P>("board.kernel.packages", RTPROV_FIELD(P, board.kernel.packages),
                    grammar::debian_package),
         strings<P>("board.kernel.rt_packages", RTPROV_FIELD(P, board.kernel.rt_packages),

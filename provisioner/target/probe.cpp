@@ -102,7 +102,8 @@ void probe_firmware(const Root& root, const core::Profile& profile, core::Target
         std::string config = facts.files.count(fw.dir + "/config.txt")
                                  ? facts.files[fw.dir + "/config.txt"].content
                                  : "";
-        boot::FirmwareSettings settings = boot::parse_config_txt(config);
+        boot::FirmwareSettings settings =
+            boot::parse_config_txt(config, profile.board.boot.config_filter);
         read_into(root, facts, boot::cmdline_txt_path(fw.dir, settings), caps::k_cmdline);
         // The trial's files (apply --trial).
         read_into(root, facts, fw.dir + "/" + boot::k_rpi_tryboot);

@@ -14,16 +14,16 @@
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
     const std::string text(reinterpret_cast<const char*>(data), size);
-    const auto settings = rtprov::boot::parse_config_txt(text);
+    const auto settings = rtprov::boot::parse_config_txt(text, "pi4");
     (void)rtprov::boot::cmdline_txt_path("/boot/firmware", settings);
-    (void)rtprov::boot::foreign_kernel_lines(text);
+    (void)rtprov::boot::foreign_kernel_lines(text, "pi5");
 
     const std::optional<std::string> rt_image = "kernel8_rt.img";
-    const std::string with_block = rtprov::boot::edit_config_txt(text, rt_image, "pi4");
-    if (rtprov::boot::edit_config_txt(with_block, rt_image, "pi4") != with_block)
+    const std::string with_block = rtprov::boot::edit_config_txt(text, rt_image, "pi4", "pi4");
+    if (rtprov::boot::edit_config_txt(with_block, rt_image, "pi4", "pi4") != with_block)
         __builtin_trap();
     const std::string without_block =
-        rtprov::boot::edit_config_txt(with_block, std::nullopt, "pi4");
+        rtprov::boot::edit_config_txt(with_block, std::nullopt, "pi4", "pi4");
     const bool had_block = text.find("# >>> rtprov") != std::string::npos ||
                            text.find("# <<< rtprov") != std::string::npos;
     const bool ends_in_newline = text.empty() || text.back() == '\n';

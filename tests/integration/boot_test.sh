@@ -145,6 +145,58 @@ check "turning RT off removes the block again" bash -c "! grep -q kernel8_rt '$w
 run rollback --root "$work/pi"
 check "rollback restores the previous kernel choice byte for byte" [ "$(tree_sum "$work/pi")" = "$original" ]
 
+# -- Raspberry Pi 5 on Pi OS trixie ---------------------------------------------------------
+# The same Pi OS image as the Pi 4's (one config.txt for every board, with a [pi5]
+# section), plus the Pi 5's own kernel: kernel_2712.img, 16 KB pages, no NO_HZ_FULL.
+fresh pi5 pi5-trixie
+original=$(tree_sum "$work/pi5")
+config_before=$(sha256sum <"$work/pi5/boot/firmware/config.txt")
+run plan --root "$work/pi5" --profile pi5
+check "pi5 plan leaves nohz_full= out, naming the 2712 kernel and the v8 one" \
+    grep -qF "nohz_full= skipped: kernels '6.18.39+rpt-rpi-2712', '6.18.39+rpt-rpi-v8' have no CONFIG_NO_HZ_FULL" <<<"$out"
+run apply --root "$work/pi5" --profile pi5
+check "pi5 apply succeeds on the image" [ "$rc" -eq 0 ]
+check "pi5 cmdline.txt gains isolcpus, irqaffinity and threadirqs, keeping root=ROOTDEV" \
+    [ "$(cat "$work/pi5/boot/firmware/cmdline.txt")" = "$pigen_cmdline isolcpus=managed_irq,domain,3 irqaffinity=0-2 threadirqs" ]
+check "pi5 config.txt is untouched without the RT kernel" \
+    [ "$(sha256sum <"$work/pi5/boot/firmware/config.txt")" = "$config_before" ]
+run rollback --root "$work/pi5"
+check "pi5 rollback restores the image byte for byte" [ "$(tree_sum "$work/pi5")" = "$original" ]
+run plan --root "$work/pi5" --profile pi5 --set tuning.kernel.realtime=true --packages
+check "pi5 plan --packages lists the v8 RT kernel" [ "$out" = "linux-image-rpi-v8-rt" ]
+run plan --root "$work/pi5" --profile pi5 --set tuning.kernel.realtime=true --install-packages
+check "before the RT kernel is installed, plan says the 2712 kernel's 16 KB pages and what kernel8_rt.img has" \
+    grep -qF "the board's own kernel (6.18.39+rpt-rpi-2712) has 16KB pages; the RT kernel kernel8_rt.img is not installed yet" <<<"$out$err"
+# the RT kernel installed: its image on the boot partition, its config in /boot
+cp "$work/pi5/boot/firmware/kernel8.img" "$work/pi5/boot/firmware/kernel8_rt.img"
+sed -e 's/^CONFIG_LOCALVERSION=.*/CONFIG_LOCALVERSION="-v8-rt"/' -e 's/^CONFIG_PREEMPT=y/CONFIG_PREEMPT_RT=y/' \
+    "$work/pi5/boot/config-6.18.39+rpt-rpi-v8" >"$work/pi5/boot/config-6.18.39+rpt-rpi-v8-rt"
+printf '\nPackage: linux-image-rpi-v8-rt\nStatus: install ok installed\nArchitecture: arm64\nVersion: 1:6.18.39-1+rpt1\n' \
+    >>"$work/pi5/var/lib/dpkg/status"
+original_rt=$(tree_sum "$work/pi5")
+run plan --root "$work/pi5" --profile pi5 --set tuning.kernel.realtime=true
+check "plan says the RT kernel has 4 KB pages, the board's own 16 KB, read from their configs" \
+    grep -qF "kernel8_rt.img (6.18.39+rpt-rpi-v8-rt) has 4KB pages, the board's own kernel (6.18.39+rpt-rpi-2712) 16KB" <<<"$out"
+run apply --root "$work/pi5" --profile pi5 --set tuning.kernel.realtime=true
+check "pi5 RT applies with kernel8_rt.img in place" [ "$rc" -eq 0 ]
+check "config.txt boots kernel8_rt.img under [pi5], after the image's own [pi5] section" \
+    grep -Pzq '\[pi5\]\ndtoverlay=nospi10\n\n\[all\]\n# >>> rtprov [^\n]*\n\[pi5\]\nkernel=kernel8_rt.img\ninitramfs initramfs8_rt followkernel\n\[all\]\n# <<< rtprov\n$' "$work/pi5/boot/firmware/config.txt"
+check "and says nothing of a missing RT kernel" bash -c "! grep -q 'PREEMPT_RT kernel is not installed' <<<\"\$1\"" _ "$err"
+run rollback --root "$work/pi5"
+check "pi5 rollback restores the tree before the RT apply byte for byte" [ "$(tree_sum "$work/pi5")" = "$original_rt" ]
+# A foreign kernel= under [pi5] is named as such; one under [pi4] is not the Pi 5's.
+fresh pi5 pi5-trixie
+cp "$work/pi5/boot/firmware/kernel8.img" "$work/pi5/boot/firmware/kernel8_rt.img"
+printf '[pi4]\nkernel=kernel8.img\n[pi5]\nkernel=kernel_2712.img\n[all]\n' >>"$work/pi5/boot/firmware/config.txt"
+run plan --root "$work/pi5" --profile pi5 --set tuning.kernel.realtime=true
+check "a foreign kernel= under [pi5] is reported" \
+    grep -qF "already has 'kernel=kernel_2712.img'; rtprov's [pi5] block comes after it" <<<"$out$err"
+check "the one under [pi4] is not the Pi 5's" bash -c "! grep -qF 'kernel=kernel8.img' <<<\"\$1\"" _ "$out$err"
+
+run plan --root "$work/pi5" --profile pi5 --set 'board.boot.config_filter=pi5]\nkernel=evil.img\n[all'
+check "a config.txt filter that is not a model filter is refused by its rule" \
+    grep -qF "a config.txt model filter is one of pi0, pi0w, pi02" <<<"$err"
+
 # -- Debian 13 with GRUB -------------------------------------------------------------------
 fresh deb debian13
 original=$(tree_sum "$work/deb")
