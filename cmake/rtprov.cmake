@@ -1,12 +1,15 @@
 # Dependencies (Debian packages) and the warning set shared by every target.
-# All six are required from the start so that a build environment is proven complete
-# on Debian 12 and 13. yaml-cpp is linked; libmount (boot partition detection),
-# libarchive (the backup) and libsystemd (D-Bus, the journal) are loaded by the code
+# All seven are required from the start so that a build environment is proven complete
+# on Debian 12 and 13. yaml-cpp is linked; libmount (boot partition detection), libblkid
+# (disk images), libarchive (the backup) and libsystemd (D-Bus, the journal) are loaded by the code
 # that uses them when it first runs (core::SharedLibrary), so a run maps only what its
 # command needs: their headers are used, their libraries are not linked.
 find_package(PkgConfig REQUIRED)
 pkg_check_modules(YAMLCPP REQUIRED IMPORTED_TARGET yaml-cpp)
 pkg_check_modules(LIBMOUNT REQUIRED IMPORTED_TARGET mount)
+# libblkid: the partition table and file systems of a disk image (--image); util-linux's,
+# as libmount (whose -dev package depends on it), so no new source of code
+pkg_check_modules(LIBBLKID REQUIRED IMPORTED_TARGET blkid)
 pkg_check_modules(LIBARCHIVE REQUIRED IMPORTED_TARGET libarchive)
 pkg_check_modules(LIBSYSTEMD REQUIRED IMPORTED_TARGET libsystemd)
 find_package(CLI11 2.1 REQUIRED)
@@ -21,6 +24,7 @@ find_package(CLI11 2.1 REQUIRED)
 find_program(RTPROV_DPKG_QUERY dpkg-query)
 set(RTPROV_LOADED_PACKAGES "")
 foreach(spec "LIBMOUNT:libmount.so.1:provisioner/target/mounts.cpp"
+             "LIBBLKID:libblkid.so.1:provisioner/target/disk_image.cpp"
              "LIBARCHIVE:libarchive.so.13:provisioner/target/backup_archive.cpp"
              "LIBSYSTEMD:libsystemd.so.0:provisioner/systemd/libsystemd.hpp")
     string(REPLACE ":" ";" spec "${spec}")

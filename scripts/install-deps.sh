@@ -4,7 +4,7 @@
 # Usage: install-deps.sh [build|test]
 set -euo pipefail
 what=${1:-build}
-packages=(g++ cmake make pkg-config libmount-dev libarchive-dev libyaml-cpp-dev
+packages=(g++ cmake make pkg-config libmount-dev libblkid-dev libarchive-dev libyaml-cpp-dev
           libsystemd-dev libcli11-dev catch2)
 if [ "$what" = test ]; then
     # mmdebstrap builds the Debian 13 root; python3 checks JSON; shellcheck and
@@ -21,8 +21,9 @@ if [ "$what" = test ]; then
     # chroot under qemu-user (binfmt), pi-gen's own tools (rsync, capsh), 'file'.
     packages+=(arch-test qemu-user-static binfmt-support rsync libcap2-bin file)
     # The debos test: debos itself (never its recommends: systemd-resolved), parted for
-    # its image-partition action, dosfstools for FAT partitions.
-    packages+=(debos parted dosfstools fdisk)
+    # its image-partition action, dosfstools for FAT partitions; mtools fills a FAT
+    # partition of a disk image without mounting it (the --image test's Pi OS image).
+    packages+=(debos parted dosfstools fdisk mtools)
     # selftest_test.sh: promtool (Prometheus' linter) checks the textfile rtprov writes;
     # headless chromium, driven by Debian's selenium and chromedriver, loads the HTML
     # report (drawn charts, no console error, no request); w3m reads it as text

@@ -13,6 +13,7 @@
 #include "provisioner/profile/profile_loader.hpp"
 #include "provisioner/systemd/libsystemd.hpp"
 #include "provisioner/systemd/online.hpp"
+#include "provisioner/target/disk_image.hpp"
 #include "provisioner/target/journal.hpp"
 #include "provisioner/target/root_lock.hpp"
 
@@ -27,6 +28,8 @@
 #include <ctime>
 #include <filesystem>
 #include <iostream>
+#include <map>
+#include <optional>
 
 namespace fs = std::filesystem;
 using namespace rtprov;
@@ -58,6 +61,7 @@ See rtprov(1) and docs/profile-format.md for the profile format.)";
 
 struct Options {
     std::string root;
+    std::string image; // --image FILE: a disk image, opened for the command (target::ImageSession)
     bool live = false;
     std::string profile;
     std::vector<std::string> profile_dirs;
@@ -86,8 +90,50 @@ std::vector<profile::Override> overrides(const Options& o) {
     return out;
 }
 
-std::unique_ptr<target::Root> open_root(const Options& o, bool required) {
-    return pipeline::open_target(o.root, o.live, required);
+// The disk image a command works on (--image), open until the command ends.
+std::optional<target::ImageSession> g_image;
+
+// The target root: --root DIR, --live, or the root of --image FILE, opened writable for
+// 'writable' commands (apply, rollback) and read-only for the others.
+std::unique_ptr<target::Root> open_root(const Options& o, bool required, bool writable = false) {
+    if (o.image.empty())
+        return pipeline::open_target(o.root, o.live, required);
+    if (!o.root.empty() || o.live)
+        throw UsageError("--image", "--image FILE is the target; drop --root or --live");
+    g_image.emplace(o.image, writable);
+    std::cerr << "rtprov: opened " << g_image->image() << (writable ? "" : " read-only") << ": ";
+    for (std::size_t i = 0; i < g_image->mounted().size(); ++i)
+        std::cerr << (i ? ", " : "") << g_image->mounted()[i];
+    std::cerr << "\n";
+    return pipeline::open_target(g_image->root(), false, required);
+}
+
+// Refuses an apply the image's file systems have no room for, before anything is
+// written: each file rtprov writes takes whole 4 KiB blocks, twice while the new one
+// replaces the old, and its state and backups (/var/lib/rtprov) take more on the root.
+void check_image_space(const target::ImageSession& image, const core::Plan& plan) {
+    constexpr std::uint64_t k_block = 4096, k_state = 256 * 1024;
+    std::map<std::string, std::uint64_t> needed{{"/", k_state}};
+    for (const core::FileChange& change : plan.changes)
+        needed[image.mount_of(change.path)] +=
+            2 * ((change.next.content.size() + k_block - 1) / k_block + 1) * k_block;
+    for (const auto& [mount, bytes] : needed)
+        if (const std::uint64_t free = image.free_bytes(mount); free < bytes)
+            throw Error("the image's file system on " + mount + " has " + std::to_string(free) +
+                        " bytes free, and the changes need about " + std::to_string(bytes) +
+                        ": grow it first (the image file: 'truncate -s +64M " + image.image() +
+                        "', then the partition and its file system, e.g. with growpart and "
+                        "resize2fs); nothing was written");
+}
+
+// What a command calls its target: the image file, or the root folder.
+std::string target_name(const Options& o, const target::Root& root) {
+    return o.image.empty() ? root.path() : o.image;
+}
+
+// How a command names its target in what it prints: the image, or the root folder.
+std::string target_option(const Options& o, const target::Root& root) {
+    return o.live ? "--live" : !o.image.empty() ? "--image " + o.image : "--root " + root.path();
 }
 
 // Test hook (documented in docs/ARCHITECTURE.md): RTPROV_TEST_KILL_AT_STEP=N makes
@@ -178,7 +224,7 @@ int run_plan(const Options& o) {
             std::cout << package << "\n";
         return k_exit_ok;
     }
-    cli::PlanView view{p.profile.name, root->path(), o.live, &p.plan, {}};
+    cli::PlanView view{p.profile.name, target_name(o, *root), o.live, &p.plan, {}};
     if (auto state = target::read_state(*root))
         for (const target::ManagedFile& file : target::stale_entries(*root, *state, p.plan))
             view.retired.push_back(file.path);
@@ -187,13 +233,30 @@ int run_plan(const Options& o) {
 }
 
 int run_apply(const Options& o) {
-    auto root = open_root(o, true);
+    if (!o.image.empty()) {
+        // An image is planned read-only first: a refused plan, or one its file systems
+        // have no room for, leaves every byte of it as it was.
+        {
+            auto read_only = open_root(o, true, false);
+            target::check_is_system_root(*read_only);
+            pipeline::Planned p = make_plan(o, *read_only);
+            if (p.plan.refused()) {
+                cli::PlanView view{p.profile.name, o.image, false, &p.plan, {}};
+                std::cerr << cli::plan_text(view);
+                throw Error("apply refused: the plan has errors (above); nothing was written");
+            }
+            check_image_space(*g_image, p.plan);
+        } // the root and what was read through it let go of the mounts
+        g_image->close();
+        g_image.reset();
+    }
+    auto root = open_root(o, true, true);
     target::check_is_system_root(*root);
     // Planned under the lock too: what the plan read is what apply changes.
     target::RootLock lock(*root, inherited_lock_fd());
     pipeline::Planned p = make_plan(o, *root);
     if (p.plan.refused()) {
-        cli::PlanView view{p.profile.name, root->path(), o.live, &p.plan, {}};
+        cli::PlanView view{p.profile.name, target_name(o, *root), o.live, &p.plan, {}};
         std::cerr << cli::plan_text(view);
         throw Error("apply refused: the plan has errors (above); nothing was written");
     }
@@ -235,7 +298,9 @@ int run_apply(const Options& o) {
                   << " temporary file(s) left by an interrupted run\n";
     if (result.nothing_to_do) {
         std::cout << "nothing to change: "
-                  << (o.live ? "this machine" : "root '" + root->path() + "'")
+                  << (o.live
+                          ? "this machine"
+                          : (o.image.empty() ? "root '" : "image '") + target_name(o, *root) + "'")
                   << " already matches profile '" << p.profile.name << "'\n";
         return k_exit_ok;
     }
@@ -250,8 +315,7 @@ int run_apply(const Options& o) {
     if (!result.ran.empty())
         std::cout << ", " << result.ran.size()
                   << (result.ran.size() == 1 ? " command" : " commands") << " run";
-    std::cout << "; 'rtprov rollback " << (o.live ? "--live" : "--root " + root->path())
-              << "' undoes it\n";
+    std::cout << "; 'rtprov rollback " << target_option(o, *root) << "' undoes it\n";
     if (o.trial)
         std::cout << "trial armed: "
                   << (p.profile.board.boot.loader == core::BootLoader::rpi_firmware
@@ -267,13 +331,13 @@ int run_status(const Options& o) {
     target::Status status = target::read_status(*root);
     auto firstboot = target::read_firstboot_state(*root);
     cli::TrialView trial = cli::trial_view(*root, "/", o.live);
-    std::cout << (o.json ? cli::status_json(status, root->path(), firstboot, trial)
-                         : cli::status_text(status, root->path(), firstboot, trial));
+    std::cout << (o.json ? cli::status_json(status, target_name(o, *root), firstboot, trial)
+                         : cli::status_text(status, target_name(o, *root), firstboot, trial));
     return k_exit_ok;
 }
 
 int run_rollback(const Options& o) {
-    auto root = open_root(o, true);
+    auto root = open_root(o, true, true);
     target::RootLock lock(*root, inherited_lock_fd());
     install_kill_hook(*root);
     pipeline::SystemdBus systemd_bus;
@@ -288,7 +352,10 @@ int run_rollback(const Options& o) {
         throw Error(cli::unfinished_live_rollback(result, rolled.online));
     if (result.nothing_to_do) {
         std::cout << "nothing to roll back: rtprov has not applied anything to "
-                  << (o.live ? "this machine" : "root '" + root->path() + "'") << "\n";
+                  << (o.live
+                          ? "this machine"
+                          : (o.image.empty() ? "root '" : "image '") + target_name(o, *root) + "'")
+                  << "\n";
         return k_exit_ok;
     }
     for (const std::string& path : result.restored)
@@ -369,6 +436,11 @@ int run_cpuset_partition(const std::string& slice, const std::string& mode) {
 void add_target_options(CLI::App* cmd, Options& o) {
     cmd->add_option("--root", o.root, "Root of the target image (a mounted image or folder)")
         ->type_name("DIR");
+    cmd->add_option("--image", o.image,
+                    "A whole disk image (MBR or GPT, not compressed): rtprov mounts its root "
+                    "and boot partitions where its fstab says, in a mount namespace of its own, "
+                    "and unmounts them when done; read-only for plan and status")
+        ->type_name("FILE");
     cmd->add_flag("--live", o.live, "Work on this running machine ('/')");
 }
 
@@ -570,14 +642,21 @@ int main(int argc, char** argv) {
     try {
         if (*profiles)
             return run_profiles(o, bool(*show));
+        // a command on an image: unmounted before rtprov ends, and a failure to write the
+        // image back is the command's failure
+        auto on_image = [&](int rc) {
+            if (g_image)
+                g_image->close();
+            return rc;
+        };
         if (*plan)
-            return run_plan(o);
+            return on_image(run_plan(o));
         if (*apply)
-            return run_apply(o);
+            return on_image(run_apply(o));
         if (*status)
-            return run_status(o);
+            return on_image(run_status(o));
         if (*rollback)
-            return run_rollback(o);
+            return on_image(run_rollback(o));
         if (*sched)
             return run_sched_features();
         if (*dma)

@@ -4,6 +4,7 @@
 
 #include <optional>
 #include <string>
+#include <vector>
 
 // Mount facts through libmount: the target's fstab and the running system's mount table.
 namespace rtprov::target {
@@ -12,6 +13,14 @@ namespace rtprov::target {
 // regular file of bounded size) that mounts on 'mount_point' (as written in that fstab,
 // e.g. '/boot/firmware'); nullopt when there is none or the text does not parse.
 std::optional<std::string> fstab_source(const std::string& fstab, const std::string& mount_point);
+
+// Every entry of fstab text 'fstab', in order; empty when it does not parse.
+struct FstabEntry {
+    std::string source;
+    std::string target;
+    std::string fstype;
+};
+std::vector<FstabEntry> fstab_entries(const std::string& fstab);
 
 // Whether something is mounted exactly on 'host_path' now (/proc/self/mountinfo).
 bool is_mount_point(const std::string& host_path);

@@ -338,6 +338,17 @@ check "GRUB's linux lines all use root=UUID=" \
 # .ci/run's hour): trial boots (apply --trial) on this disk, booted from its own GRUB
 # (tests/system/trial_boots.sh).
 umount "$work/ov/root" "$work/mnt"
+
+# The same disk opened by rtprov itself (--image): the partition table read, the root
+# mounted read-only in rtprov's own namespace; status sees what the build applied, and
+# not a byte of the image changes.
+image_sum=$(sha256sum <"$img")
+image_status=$("$rtprov" status --image "$img" 2>"$work/image-status.err")
+check "status --image on the debos disk sees the profile the build applied" \
+    grep -q '^state:       applied' <<<"$image_status" || cat "$work/image-status.err" >&2
+check "and changes no byte of it" [ "$(sha256sum <"$img")" = "$image_sum" ]
+check "and leaves no loop device attached to it" [ -z "$(losetup -n -O NAME -j "$img")" ]
+
 if [ -z "${RTPROV_TRIAL_BOOTS:-}" ]; then
     echo "debos_test: trial boots not run (RTPROV_TRIAL_BOOTS=1 runs them)" >&2
 elif "$src/tests/system/trial_boots.sh" "$img" "$work/trial" >"$work/trial.out"; then

@@ -115,7 +115,7 @@ run_scenario() {
     mkdir -p "$work/$name"
     for f in facts.1 apply.out rollback.out status.out journal.1 selftest.out selftest.json \
         audit.json irq-tune.journal bench.out aplay.err bench-{tuned,untuned}-{1,2}.json \
-        trace-check.{out,json} trace.{out,json,html,err} rtla-{2,3}.out trace-kill.out \
+        trace-check.{out,json} trace.{out,json,html,err} rtla-{2,3}.out trace-kill.out image.{out,err} \
         stop-{burner,storm,idle}.{out,json,trace.txt} burner.log; do
         guest_cat "$img" "/var/lib/rtprov-guest/$f" >"$work/$name/$f"
     done
@@ -126,6 +126,28 @@ run_scenario() {
 fact() { guest_fact "$facts" "$1"; }
 is() { [ "$(fact "$1")" = "$2" ] || { echo "  $1='$(fact "$1")', expected '$2'" >&2; return 1; }; }
 has() { [[ "$(fact "$1")" == *"$2"* ]] || { echo "  $1='$(fact "$1")' lacks '$2'" >&2; return 1; }; }
+
+# pi_image FILE: the Raspberry Pi OS-shaped disk image of the pi4 fixture.
+pi_image() {
+    local img=$1 tree=$work/pi-image-root
+    export MTOOLS_SKIP_CHECK=1 # mtools' geometry check is for floppies
+    rm -rf "$tree" && cp -a "$src/tests/fixtures/roots/pi4-trixie" "$tree"
+    mkdir -p "$(dirname "$img")"
+    truncate -s 192M "$img"
+    printf 'label: dos\nlabel-id: 0x6c586e13\nstart=8192, size=163840, type=c\nstart=172032, size=200000, type=83\n' |
+        sfdisk -q "$img"
+    mkfs.vfat -F 32 -n bootfs --offset 8192 "$img" $((163840 / 2)) >/dev/null 2>&1
+    local fat="$img@@$((8192 * 512))"
+    (cd "$tree/boot/firmware" && find . -mindepth 1 -type d -printf '%P\n' | while read -r d; do
+        mmd -i "$fat" "::$d"; done && find . -type f -printf '%P\n' | while read -r f; do
+        mcopy -i "$fat" "$f" "::$f"; done)
+    rm -rf "${tree:?}/boot/firmware/"*
+    mcopy -o -i "$fat" <(sed 's|root=ROOTDEV|root=PARTUUID=6c586e13-02|' \
+        "$src/tests/fixtures/roots/pi4-trixie/boot/firmware/cmdline.txt") ::cmdline.txt
+    printf 'proc /proc proc defaults 0 0\nPARTUUID=6c586e13-01 /boot/firmware vfat defaults 0 2\nPARTUUID=6c586e13-02 / ext4 defaults,noatime 0 1\n' \
+        >"$tree/etc/fstab"
+    mkfs.ext4 -q -F -L rootfs -E offset=$((172032 * 512)) -d "$tree" "$img" 100000k
+}
 
 # sound_scenario NAME BASE: 'offline' (BASE: the stock kernel's root) and 'rt' (BASE: the
 # PREEMPT_RT kernel's root): apply --root before the first boot, boot with qemu's sound
@@ -387,6 +409,11 @@ live)
     root=$work/live-root
     cp -a "$base" "$root"
     mkdir -p "$root/etc/rtprov-guest" && echo live >"$root/etc/rtprov-guest/scenario"
+    # A disk image shaped like Raspberry Pi OS (MBR, FAT32 'bootfs' and ext4 'rootfs', fstab
+    # and cmdline.txt by PARTUUID), made here from the pi4 fixture without mounting it
+    # (mkfs.vfat --offset, mtools, mkfs.ext4 -d); this host's kernel has no vfat, the
+    # guest's has: 'rtprov --image' on it runs there (collect.sh, pi_image).
+    pi_image "$root/var/lib/rtprov-guest/pi.img"
     run_scenario live "root=/dev/vda rw $console"
     check "live: the boot finished without failed units" is boot.failed ""
     check "live: stock Debian 13 kernel runs NO_RT_PUSH_IPI before rtprov" is before.sched_features NO_RT_PUSH_IPI
@@ -415,6 +442,17 @@ live)
     check "live: after rollback /dev/cpu_dma_latency is released" is rolledback.dma_latency 2000000000
     check "live: after rollback status says nothing is applied" grep -q 'no rtprov profile is applied' "$work/live/status.out" ||
         cat "$work/live/status.out" >&2
+    check "live: plan --image on the Pi OS image mounts bootfs where its fstab says, read-only" \
+        has image.plan.err "partition 1 (vfat 'bootfs', 80 MiB) on /boot/firmware"
+    check "live: plan --image succeeds and changes no byte of the image" is image.plan "0 same"
+    check "live: apply --image succeeds" is image.apply.rc 0 || cat "$work/live/image.out" >&2
+    check "live: the image's cmdline.txt keeps root=PARTUUID and gains isolcpus" \
+        is image.cmdline "console=serial0,115200 console=tty1 root=PARTUUID=6c586e13-02 rootfstype=ext4 fsck.repair=yes rootwait resize isolcpus=managed_irq,domain,3 irqaffinity=0-2 threadirqs"
+    check "live: status --image says applied" is image.status applied
+    check "live: rollback --image succeeds" is image.rollback.rc 0
+    check "live: after rollback both partitions' trees are as before, byte for byte" \
+        is image.trees "boot same, root same"
+    check "live: no loop device is left attached" is image.loops ""
     ;;
 offline) sound_scenario offline "$base" ;;
 rt) rt_scenario ;;

@@ -263,6 +263,40 @@ trace_bench() {
     fact trace.instances "$(instances)"
 }
 
+# partition_tree IMAGE OFFSET: a digest of the file system's tree at OFFSET (names, types,
+# modes, owners, links and every file's bytes), mounted read-only for the look.
+partition_tree() {
+    local dir
+    dir=$(mktemp -d)
+    mount -o ro,loop,offset="$2" "$1" "$dir" || return 1
+    (cd "$dir" && find . -printf '%p %y %m %U %G %l\n' | LC_ALL=C sort &&
+        find . -type f -print0 | LC_ALL=C sort -z | xargs -0 -r sha256sum) | sha256sum | cut -c1-16
+    umount "$dir" && rmdir "$dir"
+}
+
+# pi_image_facts IMAGE: rtprov --image on the Raspberry Pi OS-shaped image guest_test.sh
+# made (bootfs at sector 8192, rootfs at 172032): plan, apply, status, rollback.
+pi_image_facts() {
+    local img=$1 boot=$((8192 * 512)) root=$((172032 * 512)) sum boot0 root0 dir
+    sum=$(sha256sum <"$img")
+    boot0=$(partition_tree "$img" $boot)
+    root0=$(partition_tree "$img" $root)
+    /usr/bin/rtprov plan --image "$img" --profile pi4 >"$out/image.out" 2>"$out/image.err"
+    fact image.plan "$? $([ "$(sha256sum <"$img")" = "$sum" ] && echo same || echo changed)"
+    fact image.plan.err "$(head -1 "$out/image.err")"
+    /usr/bin/rtprov apply --image "$img" --profile pi4 >>"$out/image.out" 2>&1
+    fact image.apply.rc $?
+    dir=$(mktemp -d)
+    mount -o ro,loop,offset=$boot "$img" "$dir" && fact image.cmdline "$(head -1 "$dir/cmdline.txt")"
+    umount "$dir"
+    rmdir "$dir"
+    fact image.status "$(/usr/bin/rtprov status --image "$img" 2>/dev/null | sed -n 's/^state: *//p')"
+    /usr/bin/rtprov rollback --image "$img" >>"$out/image.out" 2>&1
+    fact image.rollback.rc $?
+    fact image.trees "boot $([ "$(partition_tree "$img" $boot)" = "$boot0" ] && echo same || echo changed), root $([ "$(partition_tree "$img" $root)" = "$root0" ] && echo same || echo changed)"
+    fact image.loops "$(losetup -a | grep -F "$img")"
+}
+
 # Waits for the boot to finish (this unit is Type=exec, so it does not hold it up).
 systemctl is-system-running --wait >/dev/null
 # First boot asked for a reboot: nothing to collect on this boot.
@@ -290,6 +324,7 @@ live)
     system_facts rolledback
     /usr/bin/rtprov status --live >"$out/status.out" 2>&1
     fact status.rc $?
+    pi_image_facts /var/lib/rtprov-guest/pi.img
     ;;
 offline)
     system_facts boot

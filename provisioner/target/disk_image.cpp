@@ -1,0 +1,535 @@
+#include "provisioner/target/disk_image.hpp"
+
+#include "provisioner/core/error.hpp"
+#include "provisioner/core/shared_library.hpp"
+#include "provisioner/core/text.hpp"
+#include "provisioner/target/mounts.hpp"
+#include "provisioner/target/root.hpp"
+
+#include <blkid/blkid.h>
+#include <fcntl.h>
+#include <linux/loop.h>
+#include <sched.h>
+#include <signal.h>
+#include <sys/file.h>
+#include <sys/ioctl.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
+#include <sys/statvfs.h>
+#include <sys/sysmacros.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <memory>
+#include <sstream>
+
+namespace fs = std::filesystem;
+
+namespace rtprov::target {
+
+namespace {
+
+// The libblkid functions used here, loaded when an image is first opened
+// (core::SharedLibrary says why it is not linked).
+#define RTPROV_LIBBLKID_FUNCTIONS(X)                                                               \
+    X(blkid_do_safeprobe)                                                                          \
+    X(blkid_free_probe)                                                                            \
+    X(blkid_new_probe)                                                                             \
+    X(blkid_partition_get_name)                                                                    \
+    X(blkid_partition_get_partno)                                                                  \
+    X(blkid_partition_get_size)                                                                    \
+    X(blkid_partition_get_start)                                                                   \
+    X(blkid_partition_get_uuid)                                                                    \
+    X(blkid_partlist_get_partition)                                                                \
+    X(blkid_partlist_get_table)                                                                    \
+    X(blkid_partlist_numof_partitions)                                                             \
+    X(blkid_parttable_get_type)                                                                    \
+    X(blkid_probe_enable_partitions)                                                               \
+    X(blkid_probe_enable_superblocks)                                                              \
+    X(blkid_probe_get_partitions)                                                                  \
+    X(blkid_probe_lookup_value)                                                                    \
+    X(blkid_probe_set_device)                                                                      \
+    X(blkid_probe_set_partitions_flags)                                                            \
+    X(blkid_probe_set_superblocks_flags)
+
+RTPROV_DL_STRUCT(LibBlkid, RTPROV_LIBBLKID_FUNCTIONS)
+RTPROV_DL_LOADER(LibBlkid, libblkid, "libblkid.so.1", RTPROV_PACKAGE_LIBBLKID,
+                 RTPROV_LIBBLKID_FUNCTIONS)
+
+using Probe = std::unique_ptr<blkid_struct_probe, void (*)(blkid_probe)>;
+
+constexpr std::uint64_t k_sector = 512; // libblkid's partition start and size unit
+
+std::string lower(std::string s) {
+    std::transform(s.begin(), s.end(), s.begin(),
+                   [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+    return s;
+}
+
+std::string size_text(std::uint64_t bytes) {
+    char buffer[32];
+    if (bytes >= (std::uint64_t{1} << 30))
+        std::snprintf(buffer, sizeof buffer, "%.1f GiB", double(bytes) / double(1u << 30));
+    else
+        std::snprintf(buffer, sizeof buffer, "%.0f MiB", double(bytes) / double(1u << 20));
+    return buffer;
+}
+
+bool is_linux_root_fs(const std::string& fstype) {
+    for (const char* t : {"ext4", "ext3", "ext2", "btrfs", "xfs", "f2fs"})
+        if (fstype == t)
+            return true;
+    return false;
+}
+
+std::string partitions_text(const ImageLayout& layout) {
+    std::string out;
+    for (const ImagePartition& p : layout.partitions)
+        out += (out.empty() ? "" : ", ") + describe(p);
+    return out.empty() ? std::string("none") : out;
+}
+
+// A file system of a partition of the image: TYPE, LABEL, UUID.
+void probe_file_system(const LibBlkid& b, int fd, ImagePartition& p) {
+    Probe probe(b.blkid_new_probe(), b.blkid_free_probe);
+    if (!probe || b.blkid_probe_set_device(probe.get(), fd, static_cast<blkid_loff_t>(p.offset),
+                                           static_cast<blkid_loff_t>(p.size)) != 0)
+        return;
+    b.blkid_probe_enable_superblocks(probe.get(), 1);
+    b.blkid_probe_set_superblocks_flags(probe.get(),
+                                        BLKID_SUBLKS_TYPE | BLKID_SUBLKS_LABEL | BLKID_SUBLKS_UUID);
+    if (b.blkid_do_safeprobe(probe.get()) != 0)
+        return;
+    auto value = [&](const char* name) {
+        const char* data = nullptr;
+        return b.blkid_probe_lookup_value(probe.get(), name, &data, nullptr) == 0 && data
+                   ? std::string(data)
+                   : std::string();
+    };
+    p.fstype = value("TYPE");
+    p.label = value("LABEL");
+    p.uuid = value("UUID");
+}
+
+// The file systems the running kernel can mount (/proc/filesystems).
+bool kernel_mounts(const std::string& fstype) {
+    std::ifstream in("/proc/filesystems");
+    std::string line;
+    while (std::getline(in, line)) {
+        const std::size_t tab = line.rfind('\t');
+        if (core::trim(tab == std::string::npos ? line : line.substr(tab + 1)) == fstype)
+            return true;
+    }
+    return false;
+}
+
+// Loop devices that have 'image' attached (by device and inode of their backing file).
+std::vector<std::string> loops_holding(const struct stat& image) {
+    std::vector<std::string> found;
+    std::error_code ec;
+    for (const auto& entry : fs::directory_iterator("/sys/block", ec)) {
+        const std::string name = entry.path().filename().string();
+        if (name.rfind("loop", 0) != 0)
+            continue;
+        std::ifstream in(entry.path() / "loop" / "backing_file");
+        std::string backing;
+        if (!std::getline(in, backing))
+            continue;
+        if (backing.ends_with(" (deleted)"))
+            continue;
+        struct stat st {};
+        if (::stat(backing.c_str(), &st) == 0 && st.st_dev == image.st_dev &&
+            st.st_ino == image.st_ino)
+            found.push_back("/dev/" + name);
+    }
+    return found;
+}
+
+// Folders of earlier sessions whose rtprov is gone (its namespace, and the mounts in it,
+// went with it): removed when empty, as they are then.
+void remove_stale_mount_folders(const std::string& parent) {
+    std::error_code ec;
+    for (const auto& entry : fs::directory_iterator(parent, ec)) {
+        const std::string name = entry.path().filename().string();
+        if (name.rfind("image-", 0) != 0)
+            continue;
+        const std::string pid = name.substr(6);
+        if (pid.empty() || pid.find_first_not_of("0123456789") != std::string::npos)
+            continue;
+        if (::kill(std::stoi(pid), 0) != 0 && errno == ESRCH)
+            ::rmdir(entry.path().c_str()); // only an empty folder goes
+    }
+}
+
+// Attaches [offset, offset+size) of the image to a free loop device, with autoclear;
+// returns the device's descriptor (the caller closes it once mounted) and its path.
+std::pair<int, std::string> attach_loop(int image_fd, const std::string& image,
+                                        std::uint64_t offset, std::uint64_t size, bool writable) {
+    const int control = ::open("/dev/loop-control", O_RDWR | O_CLOEXEC);
+    if (control < 0)
+        throw Error("cannot open /dev/loop-control: " + std::string(std::strerror(errno)) +
+                    "; rtprov needs loop devices to open an image (modprobe loop)");
+    for (int attempt = 0; attempt < 16; ++attempt) {
+        const int number = ::ioctl(control, LOOP_CTL_GET_FREE);
+        if (number < 0) {
+            const int error = errno;
+            ::close(control);
+            throw Error("no free loop device: " + std::string(std::strerror(error)));
+        }
+        const std::string device = "/dev/loop" + std::to_string(number);
+        struct stat st {};
+        if (::stat(device.c_str(), &st) != 0) // no devtmpfs or udev made the node
+            ::mknod(device.c_str(), S_IFBLK | 0660, makedev(7, unsigned(number)));
+        const int fd = ::open(device.c_str(), (writable ? O_RDWR : O_RDONLY) | O_CLOEXEC);
+        if (fd < 0)
+            continue;
+        loop_config config{};
+        config.fd = static_cast<__u32>(image_fd);
+        config.info.lo_offset = offset;
+        config.info.lo_sizelimit = size;
+        config.info.lo_flags = LO_FLAGS_AUTOCLEAR | (writable ? 0 : LO_FLAGS_READ_ONLY);
+        std::snprintf(reinterpret_cast<char*>(config.info.lo_file_name), LO_NAME_SIZE, "%s",
+                      image.c_str());
+        if (::ioctl(fd, LOOP_CONFIGURE, &config) == 0) {
+            ::close(control);
+            return {fd, device};
+        }
+        const int error = errno;
+        ::close(fd);
+        if (error != EBUSY) {
+            ::close(control);
+            throw Error("cannot attach " + rtprov::quoted(image) + " to " + device + ": " +
+                        std::strerror(error));
+        }
+    }
+    ::close(control);
+    throw Error("cannot attach " + rtprov::quoted(image) +
+                " to a loop device: every free one was taken first");
+}
+
+} // namespace
+
+std::optional<Compression> compression_of(const std::string& head, const std::string& file) {
+    struct Magic {
+        const char* bytes;
+        std::size_t length;
+        const char* format;
+        const char* command;
+    };
+    static const Magic k_magic[] = {{"\xFD\x37\x7A\x58\x5A\x00", 6, "xz", "xz -dk"},
+                                    {"\x28\xB5\x2F\xFD", 4, "zstd", "zstd -d"},
+                                    {"\x1F\x8B", 2, "gzip", "gzip -dk"},
+                                    {"BZh", 3, "bzip2", "bzip2 -dk"}};
+    for (const Magic& m : k_magic)
+        if (head.size() >= m.length && head.compare(0, m.length, m.bytes, m.length) == 0)
+            return Compression{m.format, std::string(m.command) + " " + file};
+    return std::nullopt;
+}
+
+std::optional<std::size_t> partition_named(const ImageLayout& layout, const std::string& source,
+                                           bool& by_id) {
+    std::string kind, value;
+    for (const char* prefix : {"PARTUUID", "UUID", "LABEL", "PARTLABEL"}) {
+        const std::string tag = std::string(prefix) + "=";
+        const std::string dir = "/dev/disk/by-" + lower(prefix) + "/";
+        if (source.rfind(tag, 0) == 0) {
+            kind = prefix;
+            value = source.substr(tag.size());
+        } else if (source.rfind(dir, 0) == 0) {
+            kind = prefix;
+            value = source.substr(dir.size());
+        }
+        if (!kind.empty())
+            break;
+    }
+    by_id = !kind.empty();
+    if (!by_id)
+        return std::nullopt;
+    if (value.size() >= 2 && value.front() == '"' && value.back() == '"')
+        value = value.substr(1, value.size() - 2);
+    for (std::size_t i = 0; i < layout.partitions.size(); ++i) {
+        const ImagePartition& p = layout.partitions[i];
+        const bool match = kind == "PARTUUID" ? lower(p.partuuid) == lower(value)
+                           : kind == "UUID"   ? lower(p.uuid) == lower(value)
+                           : kind == "LABEL"  ? p.label == value
+                                              : p.partlabel == value;
+        if (match && !value.empty())
+            return i;
+    }
+    return std::nullopt;
+}
+
+std::size_t root_partition(const ImageLayout& layout, const std::string& image) {
+    std::vector<std::size_t> candidates;
+    for (std::size_t i = 0; i < layout.partitions.size(); ++i)
+        if (is_linux_root_fs(layout.partitions[i].fstype))
+            candidates.push_back(i);
+    if (candidates.size() == 1)
+        return candidates.front();
+    for (std::size_t i : candidates)
+        if (layout.partitions[i].label == "rootfs" || layout.partitions[i].label == "root")
+            return i;
+    throw Error(
+        "cannot tell which partition of " + rtprov::quoted(image) + " is the root: " +
+        (candidates.empty()
+             ? "none holds a Linux root file system (ext4, ext3, ext2, btrfs, xfs, f2fs)"
+             : std::to_string(candidates.size()) + " do, and none is labelled 'rootfs' or 'root'") +
+        " (its partitions: " + partitions_text(layout) +
+        "); mount the root yourself and pass --root DIR");
+}
+
+std::string describe(const ImagePartition& p) {
+    return "partition " + std::to_string(p.number) + " (" +
+           (p.fstype.empty() ? std::string("no file system") : p.fstype) +
+           (p.label.empty() ? "" : " " + rtprov::quoted(p.label)) + ", " + size_text(p.size) + ")";
+}
+
+ImageLayout read_image_layout(const std::string& image) {
+    const int fd = ::open(image.c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        throw Error("cannot open the image " + rtprov::quoted(image) + ": " + std::strerror(errno));
+    struct Closer {
+        int fd;
+        ~Closer() { ::close(fd); }
+    } closer{fd};
+    struct stat st {};
+    if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode))
+        throw Error(rtprov::quoted(image) +
+                    " is not a regular file; --image takes a disk image file (for a block "
+                    "device or a mounted tree, mount it and pass --root DIR)");
+    char head[8] = {};
+    const ssize_t n = ::pread(fd, head, sizeof head, 0);
+    if (auto c = compression_of(std::string(head, n > 0 ? std::size_t(n) : 0), image))
+        throw Error(rtprov::quoted(image) + " is " + c->format +
+                    "-compressed; rtprov works on the raw image: decompress it first ('" +
+                    c->command + "') and pass the file that makes");
+    const LibBlkid& b = libblkid();
+    Probe probe(b.blkid_new_probe(), b.blkid_free_probe);
+    if (!probe || b.blkid_probe_set_device(probe.get(), fd, 0, 0) != 0)
+        throw Error("cannot read " + rtprov::quoted(image) + " with libblkid");
+    b.blkid_probe_enable_superblocks(probe.get(), 0);
+    b.blkid_probe_enable_partitions(probe.get(), 1);
+    b.blkid_probe_set_partitions_flags(probe.get(), BLKID_PARTS_ENTRY_DETAILS);
+    blkid_partlist list = nullptr;
+    if (b.blkid_do_safeprobe(probe.get()) == 0)
+        list = b.blkid_probe_get_partitions(probe.get());
+    blkid_parttable table = list ? b.blkid_partlist_get_table(list) : nullptr;
+    if (!table)
+        throw Error(rtprov::quoted(image) +
+                    " has no partition table (MBR or GPT) rtprov can read; --image takes a "
+                    "whole disk image (for a file system image, mount it and pass --root DIR)");
+    ImageLayout layout;
+    const char* type = b.blkid_parttable_get_type(table);
+    layout.table = type ? type : "";
+    const int count = b.blkid_partlist_numof_partitions(list);
+    for (int i = 0; i < count; ++i) {
+        blkid_partition part = b.blkid_partlist_get_partition(list, i);
+        if (!part)
+            continue;
+        ImagePartition p;
+        p.number = unsigned(std::max(0, b.blkid_partition_get_partno(part)));
+        const auto start = b.blkid_partition_get_start(part);
+        const auto size = b.blkid_partition_get_size(part);
+        if (start < 0 || size <= 0)
+            continue;
+        p.offset = std::uint64_t(start) * k_sector;
+        p.size = std::uint64_t(size) * k_sector;
+        if (p.offset >= std::uint64_t(st.st_size) || p.size > std::uint64_t(st.st_size) - p.offset)
+            throw Error(rtprov::quoted(image) + ": partition " + std::to_string(p.number) +
+                        " reaches past the end of the file (" + std::to_string(st.st_size) +
+                        " bytes); the image is cut short or its table is wrong");
+        const char* uuid = b.blkid_partition_get_uuid(part);
+        const char* name = b.blkid_partition_get_name(part);
+        p.partuuid = uuid ? uuid : "";
+        p.partlabel = name ? name : "";
+        probe_file_system(b, fd, p);
+        layout.partitions.push_back(std::move(p));
+    }
+    return layout;
+}
+
+ImageSession::ImageSession(const std::string& image, bool writable)
+    : m_image(fs::absolute(image).string()), m_writable(writable) {
+    const ImageLayout layout = read_image_layout(m_image);
+    m_image_fd = ::open(m_image.c_str(), (writable ? O_RDWR : O_RDONLY) | O_CLOEXEC);
+    if (m_image_fd < 0)
+        throw Error("cannot open the image " + rtprov::quoted(m_image) +
+                    (writable ? " for writing: " : ": ") + std::strerror(errno));
+    try {
+        // One rtprov per image; and none while something else has it attached.
+        if (::flock(m_image_fd, LOCK_EX | LOCK_NB) != 0)
+            throw Error("another rtprov is working on " + rtprov::quoted(m_image) +
+                        "; wait for it to end (nothing was changed)");
+        struct stat st {};
+        ::fstat(m_image_fd, &st);
+        if (auto loops = loops_holding(st); !loops.empty())
+            throw Error(rtprov::quoted(m_image) + " is in use: attached to " +
+                        core::join(loops, ", ") +
+                        " (mounted, or set up by hand); unmount it and detach it ('losetup -d " +
+                        loops.front() + "') first (nothing was changed)");
+
+        // A mount namespace of its own: the mounts below are seen by no other process and
+        // end with this one, however it ends.
+        if (::unshare(CLONE_NEWNS) != 0)
+            throw Error(std::string("cannot make a mount namespace to open the image in: ") +
+                        std::strerror(errno) + "; --image needs root");
+        if (::mount(nullptr, "/", nullptr, MS_REC | MS_PRIVATE, nullptr) != 0)
+            throw Error(std::string("cannot make the mounts private: ") + std::strerror(errno));
+        const std::string parent = "/run/rtprov";
+        ::mkdir(parent.c_str(), 0700);
+        remove_stale_mount_folders(parent);
+        m_root = parent + "/image-" + std::to_string(::getpid());
+        if (::mkdir(m_root.c_str(), 0700) != 0 && errno != EEXIST)
+            throw Error("cannot make " + rtprov::quoted(m_root) + ": " + std::strerror(errno));
+
+        // Read-only first: every refusal below leaves the image as it was.
+        mount_all(layout, false);
+        if (writable) {
+            unmount_all(nullptr);
+            mount_all(layout, true);
+        }
+    } catch (...) {
+        if (!m_root.empty())
+            ::rmdir(m_root.c_str());
+        ::close(m_image_fd);
+        throw;
+    }
+}
+
+void ImageSession::mount_all(const ImageLayout& layout, bool writable) {
+    m_described.clear();
+    try {
+        auto mount_partition = [&](const ImagePartition& p, const std::string& in_root) {
+            if (!kernel_mounts(p.fstype))
+                throw Error("the running kernel cannot mount " + p.fstype + " (" + describe(p) +
+                            " of " + rtprov::quoted(m_image) +
+                            "; /proc/filesystems does not list it): load its module ('modprobe " +
+                            p.fstype + "') or open the image where the kernel has it");
+            const std::string at = in_root == "/" ? m_root : m_root + in_root;
+            auto [loop_fd, device] = attach_loop(m_image_fd, m_image, p.offset, p.size, writable);
+            // ext4 read-only: no journal replay either, so not a byte is written
+            const std::string data =
+                !writable && (p.fstype == "ext4" || p.fstype == "ext3") ? "noload" : "";
+            const int rc = ::mount(device.c_str(), at.c_str(), p.fstype.c_str(),
+                                   MS_NOSUID | MS_NODEV | (writable ? 0 : MS_RDONLY),
+                                   data.empty() ? nullptr : data.c_str());
+            const int error = errno;
+            ::close(loop_fd); // autoclear: the device goes with the mount
+            if (rc != 0)
+                throw Error("cannot mount " + describe(p) + " of " + rtprov::quoted(m_image) +
+                            " on " + in_root + ": " + std::strerror(error) +
+                            (error == EUCLEAN || error == EINVAL
+                                 ? "; check it with fsck first ('fsck' on the partition)"
+                                 : ""));
+            m_mount_points.push_back(in_root);
+            m_described.push_back(describe(p) + " on " + in_root);
+        };
+
+        const std::size_t root_index = root_partition(layout, m_image);
+        mount_partition(layout.partitions[root_index], "/");
+
+        // The boot partitions, where the image's fstab mounts them.
+        const Root root(m_root);
+        const auto fstab = root.read("/etc/fstab", caps::k_config);
+        std::vector<FstabEntry> boot;
+        for (FstabEntry& e : fstab_entries(fstab ? fstab->content : ""))
+            if (e.target == "/boot" || e.target.rfind("/boot/", 0) == 0)
+                boot.push_back(std::move(e));
+        std::sort(boot.begin(), boot.end(), [](const FstabEntry& a, const FstabEntry& b) {
+            return a.target.size() < b.target.size();
+        });
+        for (const FstabEntry& e : boot) {
+            bool by_id = false;
+            std::optional<std::size_t> index = partition_named(layout, e.source, by_id);
+            if (!index && by_id)
+                throw Error(rtprov::quoted(m_image) + "'s /etc/fstab mounts " + e.source + " on " +
+                            e.target + ", and the image has no such partition (" +
+                            partitions_text(layout) +
+                            "); is this fstab the image's own? (nothing was changed)");
+            if (!index) {
+                // a placeholder (pi-gen's BOOTDEV) or a device name: the one partition of
+                // the fstab's type other than the root
+                std::vector<std::size_t> of_type;
+                for (std::size_t i = 0; i < layout.partitions.size(); ++i)
+                    if (i != root_index && layout.partitions[i].fstype == e.fstype)
+                        of_type.push_back(i);
+                if (of_type.size() != 1)
+                    throw Error(rtprov::quoted(m_image) + "'s /etc/fstab mounts " + e.source +
+                                " (" + e.fstype + ") on " + e.target + ", and " +
+                                (of_type.empty() ? "no" : "more than one") +
+                                " partition other than the root holds " + e.fstype + " (" +
+                                partitions_text(layout) + "); nothing was changed");
+                index = of_type.front();
+            }
+            if (*index == root_index)
+                continue;
+            if (!root.is_directory(e.target))
+                throw Error(rtprov::quoted(m_image) + "'s /etc/fstab mounts " + e.source + " on " +
+                            e.target + ", which is not a folder in its root");
+            mount_partition(layout.partitions[*index], root.resolve(e.target));
+        }
+    } catch (...) {
+        unmount_all(nullptr);
+        throw;
+    }
+}
+
+void ImageSession::unmount_all(std::string* failed) {
+    while (!m_mount_points.empty()) {
+        const std::string& in_root = m_mount_points.back();
+        const std::string at = in_root == "/" ? m_root : m_root + in_root;
+        if (::umount(at.c_str()) != 0) {
+            if (failed)
+                *failed += (failed->empty() ? "" : "; ") + in_root + ": " + std::strerror(errno);
+            ::umount2(at.c_str(), MNT_DETACH);
+        }
+        m_mount_points.pop_back();
+    }
+}
+
+void ImageSession::close() {
+    std::string failed;
+    unmount_all(&failed);
+    if (!m_root.empty())
+        ::rmdir(m_root.c_str());
+    if (m_image_fd >= 0) {
+        if (m_writable && ::fsync(m_image_fd) != 0 && failed.empty())
+            failed = std::string("fsync: ") + std::strerror(errno);
+        ::close(m_image_fd);
+        m_image_fd = -1;
+    }
+    if (!failed.empty())
+        throw Error("closing the image " + rtprov::quoted(m_image) + " failed (" + failed +
+                    "); check it with fsck before using it");
+}
+
+ImageSession::~ImageSession() {
+    try {
+        close();
+    } catch (const std::exception&) {
+        // the error paths: what could be done was done
+    }
+}
+
+std::uint64_t ImageSession::free_bytes(const std::string& path) const {
+    struct statvfs st {};
+    const std::string mount = mount_of(path);
+    if (::statvfs((mount == "/" ? m_root : m_root + mount).c_str(), &st) != 0)
+        return 0;
+    return std::uint64_t(st.f_bavail) * st.f_frsize;
+}
+
+std::string ImageSession::mount_of(const std::string& path) const {
+    std::string best = "/";
+    for (const std::string& m : m_mount_points)
+        if (m != "/" && (path == m || path.rfind(m + "/", 0) == 0) && m.size() > best.size())
+            best = m;
+    return best;
+}
+
+} // namespace rtprov::target

@@ -1,0 +1,175 @@
+#!/usr/bin/env bash
+# --image FILE on this host: whole disk images made here from the fixture roots with
+# sfdisk and mkfs.ext4 -d (GPT with one ext4 root, as a Debian 13 disk; MBR with an ext4
+# /boot beside the root, mounted where the image's fstab says), through plan (not a byte
+# of the image changes), apply, status and rollback (the partitions' trees as they were),
+# and the refusals: compressed, no partition table, a boot partition the fstab names but
+# the image lacks, a file system the kernel cannot mount, an image in use, a second
+# rtprov, no room; after each run and after a kill, no loop device or mount is left.
+# The FAT boot partition of a Raspberry Pi OS image needs a kernel with vfat, which this
+# host's has not: tests/system/guest_test.sh runs that in a booted Debian 13 guest.
+# Usage: image_test.sh RTPROV SOURCE_DIR
+set -uo pipefail
+rtprov=$1
+src=$2
+# shellcheck source=tests/integration/lib.sh
+. "$src/tests/integration/lib.sh"
+TMPDIR=/var/tmp make_workdir
+
+if [ "$(id -u)" != 0 ] || ! [ -e /dev/loop-control ]; then
+    echo "SKIP: --image needs root and loop devices"
+    exit 0
+fi
+
+run() {
+    out=$("$rtprov" "$@" 2>"$work/stderr")
+    rc=$?
+    err=$(cat "$work/stderr")
+}
+leaks() { losetup -a | grep -F "$work" || grep -F "/run/rtprov/image-" /proc/mounts; }
+no_leaks() { ! leaks; }
+
+# partition_tree IMAGE OFFSET: the tree_sum of the file system at OFFSET, mounted here.
+partition_tree() {
+    local dir=$work/look
+    mkdir -p "$dir"
+    mount -o ro,loop,offset="$2" "$1" "$dir" || return 1
+    tree_sum "$dir"
+    umount "$dir"
+}
+
+# -- A Debian 13 disk: GPT, one ext4 root ------------------------------------------------
+root=$work/deb-root
+cp -a "$src/tests/fixtures/roots/debian13" "$root"
+img=$work/debian.img
+truncate -s 64M "$img"
+printf 'label: gpt\nstart=2048, size=120000, type=4F68BCE3-E8CD-4DB1-96E7-FBCAF984B709, name=root\n' |
+    sfdisk -q "$img"
+mkfs.ext4 -q -F -E offset=$((2048 * 512)) -L rootfs -d "$root" "$img" 60000k
+offset=$((2048 * 512))
+image_sum=$(sha256sum <"$img")
+tree_before=$(partition_tree "$img" $offset)
+
+run plan --image "$img" --profile x86-debian13 --set board.cpus=4
+check "plan --image reads the image's root" grep -q "^rtprov plan: profile 'x86-debian13' on root '$img'" <<<"$out"
+check "and says which partition it mounted where, read-only" \
+    grep -qF "opened $img read-only: partition 1 (ext4 'rootfs', 59 MiB) on /" <<<"$err"
+check "plan changed no byte of the image" [ "$(sha256sum <"$img")" = "$image_sum" ]
+check "no loop device or mount is left" no_leaks
+
+run apply --image "$img" --profile x86-debian13 --set board.cpus=4
+check "apply --image writes into the image" [ "$rc" -eq 0 ]
+check "and says how to undo it with --image" grep -qF "'rtprov rollback --image $img' undoes it" <<<"$out"
+check "no loop device or mount is left after apply" no_leaks
+look=$work/look
+mkdir -p "$look"
+mount -o ro,loop,offset=$offset "$img" "$look"
+check "the GRUB drop-in is in the image's root" grep -q "isolcpus=managed_irq,domain,2-3" "$look/etc/default/grub.d/90-rtprov.cfg"
+umount "$look"
+run status --image "$img"
+check "status --image says applied" grep -q '^state:       applied' <<<"$out"
+run apply --image "$img" --profile x86-debian13 --set board.cpus=4
+check "a second apply changes nothing" grep -qF "nothing to change: image '$img' already matches profile 'x86-debian13'" <<<"$out"
+
+# killed in the middle: nothing left attached or mounted, and the next run converges
+RTPROV_TEST_KILL_AT_STEP=2 "$rtprov" apply --image "$img" --profile x86-debian13 \
+    --set board.cpus=4 --set tuning.kernel.extra='[nosoftlockup]' >/dev/null 2>&1
+check "a SIGKILLed apply --image leaves no loop device or mount" no_leaks
+run apply --image "$img" --profile x86-debian13 --set board.cpus=4
+check "the next apply converges" [ "$rc" -eq 0 ]
+run rollback --image "$img"
+check "rollback --image succeeds" [ "$rc" -eq 0 ]
+check "the root partition's tree is as it was, byte for byte" \
+    [ "$(partition_tree "$img" $offset)" = "$tree_before" ]
+check "no loop device or mount is left after rollback" no_leaks
+check "no mount folder of a killed run is left" bash -c "! ls -d /run/rtprov/image-* 2>/dev/null | grep -q ."
+
+# -- MBR, ext4 /boot beside the root, mounted where the fstab says (by PARTUUID) ------------
+img2=$work/mbr.img
+truncate -s 96M "$img2"
+printf 'label: dos\nlabel-id: 0x6c586e13\nstart=2048, size=32768, type=83\nstart=34816, size=120000, type=83\n' |
+    sfdisk -q "$img2"
+root2=$work/mbr-root
+cp -a "$src/tests/fixtures/roots/debian13" "$root2"
+mkdir -p "$work/mbr-boot"
+mv "$root2"/boot/* "$work/mbr-boot/"
+printf 'PARTUUID=6c586e13-02 / ext4 defaults 0 1\nPARTUUID=6c586e13-01 /boot ext4 defaults 0 2\n' \
+    >"$root2/etc/fstab"
+mkfs.ext4 -q -F -E offset=$((2048 * 512)) -L boot -d "$work/mbr-boot" "$img2" 16384k
+mkfs.ext4 -q -F -E offset=$((34816 * 512)) -L rootfs -d "$root2" "$img2" 60000k
+boot_before=$(partition_tree "$img2" $((2048 * 512)))
+root_before=$(partition_tree "$img2" $((34816 * 512)))
+run apply --image "$img2" --profile x86-debian13 --set board.cpus=4
+check "apply on an MBR image mounts /boot from the fstab's PARTUUID" \
+    grep -qF "partition 1 (ext4 'boot', 16 MiB) on /boot" <<<"$err"
+# the kernel's config is on the /boot partition: nohz_full= is there only if it was read
+mount -o ro,loop,offset=$((34816 * 512)) "$img2" "$look"
+check "and applies with the kernel's config read from that /boot" \
+    grep -q "nohz_full=2-3" "$look/etc/default/grub.d/90-rtprov.cfg"
+umount "$look"
+run rollback --image "$img2"
+check "rollback puts the /boot partition's tree back" \
+    [ "$(partition_tree "$img2" $((2048 * 512)))" = "$boot_before" ]
+check "and the root partition's" [ "$(partition_tree "$img2" $((34816 * 512)))" = "$root_before" ]
+
+# -- refusals, each leaving the image as it was ---------------------------------------------
+gzip -c "$img" >"$work/debian.img.gz"
+run plan --image "$work/debian.img.gz" --profile x86-debian13
+check "a compressed image is refused with the command that decompresses it" \
+    grep -qF "is gzip-compressed; rtprov works on the raw image: decompress it first ('gzip -dk $work/debian.img.gz')" <<<"$err"
+mkfs.ext4 -q -F -d "$root" "$work/bare.img" 8M
+run plan --image "$work/bare.img" --profile x86-debian13
+check "a file system image without a partition table is refused, pointing at --root" \
+    grep -qF "has no partition table (MBR or GPT) rtprov can read" <<<"$err"
+
+mount -o loop,offset=$((34816 * 512)) "$img2" "$look"
+sed -i 's/6c586e13-01/6c586e13-07/' "$look/etc/fstab"
+umount "$look"
+sum=$(sha256sum <"$img2")
+run apply --image "$img2" --profile x86-debian13 --set board.cpus=4
+check "a boot partition the fstab names but the image lacks is refused (exit 1)" [ "$rc" -eq 1 ]
+check "naming the source, the mount point and the image's partitions" \
+    grep -qF "/etc/fstab mounts PARTUUID=6c586e13-07 on /boot, and the image has no such partition (partition 1 (ext4 'boot', 16 MiB), partition 2 (ext4 'rootfs', 59 MiB))" <<<"$err"
+check "and the image is unchanged" [ "$(sha256sum <"$img2")" = "$sum" ]
+check "no loop device or mount is left after a refusal" no_leaks
+
+if ! grep -qw vfat /proc/filesystems; then
+    img3=$work/pi.img
+    truncate -s 64M "$img3"
+    printf 'label: dos\nstart=8192, size=16384, type=c\nstart=24576, size=100000, type=83\n' | sfdisk -q "$img3"
+    mkfs.vfat -F 32 --offset 8192 -n bootfs "$img3" 8192 >/dev/null 2>&1 ||
+        mkfs.vfat -F 32 --offset 8192 "$img3" 8192 >/dev/null
+    mkfs.ext4 -q -F -E offset=$((24576 * 512)) -L rootfs -d "$src/tests/fixtures/roots/pi4-trixie" "$img3" 50000k
+    run plan --image "$img3" --profile pi4
+    check "a vfat boot partition on a kernel without vfat: says which module is missing" \
+        grep -qF "the running kernel cannot mount vfat" <<<"$err"
+    check "and what to do" grep -qF "load its module ('modprobe vfat')" <<<"$err"
+else
+    echo "SKIP: this kernel mounts vfat; the missing-module refusal is not reachable here"
+fi
+
+loop=$(losetup --find --show --read-only -o "$offset" "$img")
+run plan --image "$img" --profile x86-debian13
+check "an image attached to a loop device is refused, naming it" \
+    grep -qF "is in use: attached to $loop" <<<"$err"
+losetup -d "$loop"
+exec {held}<"$img" # an rtprov working on it holds this lock
+flock -x "$held"
+run plan --image "$img" --profile x86-debian13
+check "a second rtprov on the same image is refused" grep -qF "another rtprov is working on '$img'" <<<"$err"
+exec {held}<&-
+
+# no room: the root file system filled up to a few KiB
+mount -o loop,offset=$offset "$img" "$look"
+fallocate -l "$(($(stat -f -c '%a*%S' "$look") - 16384))" "$look/filler" 2>/dev/null ||
+    dd if=/dev/zero of="$look/filler" bs=4k status=none 2>/dev/null
+umount "$look"
+sum=$(sha256sum <"$img")
+run apply --image "$img" --profile x86-debian13 --set board.cpus=4
+check "an image without room for the changes is refused before writing" \
+    grep -qF "bytes free, and the changes need about" <<<"$err"
+check "saying how to grow it" grep -qF "truncate -s +64M $img" <<<"$err"
+check "and the image is unchanged" [ "$(sha256sum <"$img")" = "$sum" ]
+check "no loop device or mount is left at the end" no_leaks
+
+finish
