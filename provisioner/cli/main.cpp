@@ -114,9 +114,19 @@ std::unique_ptr<target::Root> open_root(const Options& o, bool required, bool wr
 void check_image_space(const target::ImageSession& image, const core::Plan& plan) {
     constexpr std::uint64_t k_block = 4096, k_state = 256 * 1024;
     std::map<std::string, std::uint64_t> needed{{"/", k_state}};
-    for (const core::FileChange& change : plan.changes)
+    std::map<std::string, std::uint64_t> files{{"/", 16}}; // the state, its backups, folders
+    for (const core::FileChange& change : plan.changes) {
         needed[image.mount_of(change.path)] +=
             2 * ((change.next.content.size() + k_block - 1) / k_block + 1) * k_block;
+        files[image.mount_of(change.path)] += 2;
+    }
+    for (const auto& [mount, count] : files)
+        if (const std::uint64_t free = image.free_inodes(mount); free < count)
+            throw Error("the image's file system on " + mount + " can make " +
+                        std::to_string(free) + " more files, and the changes need about " +
+                        std::to_string(count) +
+                        ": free some, or make the file system with more "
+                        "inodes; nothing was written");
     for (const auto& [mount, bytes] : needed)
         if (const std::uint64_t free = image.free_bytes(mount); free < bytes)
             throw Error("the image's file system on " + mount + " has " + std::to_string(free) +

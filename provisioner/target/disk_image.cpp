@@ -161,6 +161,8 @@ void remove_stale_mount_folders(const std::string& parent) {
         const std::string pid = name.substr(6);
         if (pid.empty() || pid.find_first_not_of("0123456789") != std::string::npos)
             continue;
+        if (pid.size() > 9)
+            continue; // no pid is this long
         if (::kill(std::stoi(pid), 0) != 0 && errno == ESRCH)
             ::rmdir(entry.path().c_str()); // only an empty folder goes
     }
@@ -252,16 +254,23 @@ std::optional<std::size_t> partition_named(const ImageLayout& layout, const std:
         return std::nullopt;
     if (value.size() >= 2 && value.front() == '"' && value.back() == '"')
         value = value.substr(1, value.size() - 2);
+    std::optional<std::size_t> found;
     for (std::size_t i = 0; i < layout.partitions.size(); ++i) {
         const ImagePartition& p = layout.partitions[i];
         const bool match = kind == "PARTUUID" ? lower(p.partuuid) == lower(value)
                            : kind == "UUID"   ? lower(p.uuid) == lower(value)
                            : kind == "LABEL"  ? p.label == value
                                               : p.partlabel == value;
-        if (match && !value.empty())
-            return i;
+        if (!match || value.empty())
+            continue;
+        if (found)
+            throw Error(source + " names partitions " +
+                        std::to_string(layout.partitions[*found].number) + " and " +
+                        std::to_string(p.number) +
+                        " alike; rtprov does not guess which one the system mounts");
+        found = i;
     }
-    return std::nullopt;
+    return found;
 }
 
 std::size_t root_partition(const ImageLayout& layout, const std::string& image) {
@@ -271,16 +280,19 @@ std::size_t root_partition(const ImageLayout& layout, const std::string& image) 
             candidates.push_back(i);
     if (candidates.size() == 1)
         return candidates.front();
+    std::vector<std::size_t> labelled;
     for (std::size_t i : candidates)
         if (layout.partitions[i].label == "rootfs" || layout.partitions[i].label == "root")
-            return i;
-    throw Error(
-        "cannot tell which partition of " + rtprov::quoted(image) + " is the root: " +
-        (candidates.empty()
-             ? "none holds a Linux root file system (ext4, ext3, ext2, btrfs, xfs, f2fs)"
-             : std::to_string(candidates.size()) + " do, and none is labelled 'rootfs' or 'root'") +
-        " (its partitions: " + partitions_text(layout) +
-        "); mount the root yourself and pass --root DIR");
+            labelled.push_back(i);
+    if (labelled.size() == 1)
+        return labelled.front();
+    throw Error("cannot tell which partition of " + rtprov::quoted(image) + " is the root: " +
+                (candidates.empty()
+                     ? "none holds a Linux root file system (ext4, ext3, ext2, btrfs, xfs, f2fs)"
+                     : std::to_string(candidates.size()) +
+                           " do, and not exactly one is labelled 'rootfs' or 'root'") +
+                " (its partitions: " + partitions_text(layout) +
+                "); mount the root yourself and pass --root DIR");
 }
 
 std::string describe(const ImagePartition& p) {
@@ -290,7 +302,16 @@ std::string describe(const ImagePartition& p) {
 }
 
 ImageLayout read_image_layout(const std::string& image) {
-    const int fd = ::open(image.c_str(), O_RDONLY | O_CLOEXEC);
+    // The type before opening for reading: a FIFO would block, and a device's driver runs
+    // when it is opened (a watchdog starts).
+    struct stat kind {};
+    if (::stat(image.c_str(), &kind) != 0)
+        throw Error("cannot open the image " + rtprov::quoted(image) + ": " + std::strerror(errno));
+    if (!S_ISREG(kind.st_mode))
+        throw Error(rtprov::quoted(image) +
+                    " is not a regular file; --image takes a disk image file (for a block "
+                    "device or a mounted tree, mount it and pass --root DIR)");
+    const int fd = ::open(image.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
     if (fd < 0)
         throw Error("cannot open the image " + rtprov::quoted(image) + ": " + std::strerror(errno));
     struct Closer {
@@ -350,6 +371,15 @@ ImageLayout read_image_layout(const std::string& image) {
         probe_file_system(b, fd, p);
         layout.partitions.push_back(std::move(p));
     }
+    // Two partitions over the same blocks would be two file systems' worth of writes to
+    // one: refused.
+    for (const ImagePartition& a : layout.partitions)
+        for (const ImagePartition& c : layout.partitions)
+            if (&a != &c && a.offset < c.offset + c.size && c.offset < a.offset + a.size)
+                throw Error(rtprov::quoted(image) + ": partitions " + std::to_string(a.number) +
+                            " and " + std::to_string(c.number) +
+                            " overlap; its partition table is wrong (check it with 'sfdisk -V " +
+                            image + "')");
     return layout;
 }
 
@@ -428,10 +458,19 @@ void ImageSession::mount_all(const ImageLayout& layout, bool writable) {
                                  : ""));
             m_mount_points.push_back(in_root);
             m_described.push_back(describe(p) + " on " + in_root);
+            // the kernel mounts read-only what it cannot write (a read-only feature flag):
+            // refused now, before a file is written
+            struct statvfs st {};
+            if (writable && (::statvfs(at.c_str(), &st) != 0 || (st.f_flag & ST_RDONLY)))
+                throw Error("the kernel mounted " + describe(p) + " of " + rtprov::quoted(m_image) +
+                            " read-only (its file system asks for that, or is damaged); "
+                            "nothing was written");
         };
+        std::vector<std::size_t> mounted;
 
         const std::size_t root_index = root_partition(layout, m_image);
         mount_partition(layout.partitions[root_index], "/");
+        mounted.push_back(root_index);
 
         // The boot partitions, where the image's fstab mounts them.
         const Root root(m_root);
@@ -466,12 +505,21 @@ void ImageSession::mount_all(const ImageLayout& layout, bool writable) {
                                 partitions_text(layout) + "); nothing was changed");
                 index = of_type.front();
             }
-            if (*index == root_index)
-                continue;
+            if (std::find(mounted.begin(), mounted.end(), *index) != mounted.end())
+                throw Error(rtprov::quoted(m_image) + "'s /etc/fstab mounts " + e.source + " on " +
+                            e.target + ", and " + describe(layout.partitions[*index]) +
+                            " is mounted already: one file system mounted twice would be "
+                            "written twice; nothing was changed");
             if (!root.is_directory(e.target))
                 throw Error(rtprov::quoted(m_image) + "'s /etc/fstab mounts " + e.source + " on " +
                             e.target + ", which is not a folder in its root");
-            mount_partition(layout.partitions[*index], root.resolve(e.target));
+            const std::string at = root.resolve(e.target);
+            if (at != "/boot" && at.rfind("/boot/", 0) != 0)
+                throw Error(rtprov::quoted(m_image) + "'s /etc/fstab mounts " + e.source + " on " +
+                            e.target + ", which leads to " + at +
+                            " in its root, outside /boot; nothing was changed");
+            mount_partition(layout.partitions[*index], at);
+            mounted.push_back(*index);
         }
     } catch (...) {
         unmount_all(nullptr);
@@ -522,6 +570,14 @@ std::uint64_t ImageSession::free_bytes(const std::string& path) const {
     if (::statvfs((mount == "/" ? m_root : m_root + mount).c_str(), &st) != 0)
         return 0;
     return std::uint64_t(st.f_bavail) * st.f_frsize;
+}
+
+std::uint64_t ImageSession::free_inodes(const std::string& path) const {
+    struct statvfs st {};
+    const std::string mount = mount_of(path);
+    if (::statvfs((mount == "/" ? m_root : m_root + mount).c_str(), &st) != 0)
+        return 0;
+    return std::uint64_t(st.f_favail);
 }
 
 std::string ImageSession::mount_of(const std::string& path) const {

@@ -81,6 +81,8 @@ class ImageSession {
     const std::vector<std::string>& mounted() const { return m_described; }
     // Free bytes of the file system that holds the in-root path 'path'.
     std::uint64_t free_bytes(const std::string& path) const;
+    // Free inodes (files that can still be made) there.
+    std::uint64_t free_inodes(const std::string& path) const;
     // The mount (in-root path) holding 'path': "/", "/boot/firmware".
     std::string mount_of(const std::string& path) const;
 

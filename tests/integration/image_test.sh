@@ -148,6 +148,34 @@ else
     echo "SKIP: this kernel mounts vfat; the missing-module refusal is not reachable here"
 fi
 
+# two partitions over the same blocks, and one partition mounted twice by the fstab
+img4=$work/overlap.img
+truncate -s 64M "$img4"
+printf 'label: dos\nstart=2048, size=60000, type=83\nstart=62048, size=60000, type=83\n' |
+    sfdisk -q "$img4"
+# sfdisk makes no overlap: partition 2's first sector (MBR entry 2, byte 470) moved to 30000
+printf '\x30\x75\x00\x00' | dd of="$img4" bs=1 seek=470 conv=notrunc status=none
+run plan --image "$img4" --profile x86-debian13
+check "overlapping partitions are refused" grep -qF "partitions 1 and 2 overlap; its partition table is wrong" <<<"$err"
+mount -o loop,offset=$((34816 * 512)) "$img2" "$look"
+printf 'PARTUUID=6c586e13-02 / ext4 defaults 0 1\nPARTUUID=6c586e13-01 /boot ext4 defaults 0 2\nLABEL=boot /boot/efi ext4 defaults 0 2\n' \
+    >"$look/etc/fstab"
+umount "$look"
+run plan --image "$img2" --profile x86-debian13
+check "a partition the fstab mounts twice is refused" \
+    grep -qF "is mounted already: one file system mounted twice would be written twice" <<<"$err"
+mount -o loop,offset=$((34816 * 512)) "$img2" "$look"
+printf 'PARTUUID=6c586e13-02 / ext4 defaults 0 1\nPARTUUID=6c586e13-01 /boot/../etc ext4 defaults 0 2\n' \
+    >"$look/etc/fstab"
+umount "$look"
+run plan --image "$img2" --profile x86-debian13
+check "an fstab target under /boot that leads elsewhere is refused" \
+    grep -qF "which leads to /etc in its root, outside /boot" <<<"$err"
+mkfifo "$work/fifo.img"
+err=$(timeout 10 "$rtprov" plan --image "$work/fifo.img" --profile x86-debian13 2>&1 >/dev/null)
+check "a FIFO given as the image is refused, not waited on" grep -qF "is not a regular file" <<<"$err"
+check "no loop device or mount is left after these refusals" no_leaks
+
 loop=$(losetup --find --show --read-only -o "$offset" "$img")
 run plan --image "$img" --profile x86-debian13
 check "an image attached to a loop device is refused, naming it" \

@@ -47,6 +47,12 @@ TEST_CASE("an fstab source names a partition by PARTUUID, UUID, LABEL or PARTLAB
     CHECK_FALSE(partition_named(l, "/dev/mmcblk0p1", by_id));
     CHECK_FALSE(by_id);
     CHECK_FALSE(partition_named(l, "PARTUUID=", by_id)); // empty matches nothing
+    // two partitions with one label: which one the system mounts is not guessed
+    ImageLayout twins = pi_os();
+    twins.partitions[1].label = "bootfs";
+    CHECK_THROWS_WITH(partition_named(twins, "LABEL=bootfs", by_id),
+                      "LABEL=bootfs names partitions 1 and 2 alike; rtprov does not guess which "
+                      "one the system mounts");
 }
 
 TEST_CASE("the root is the one Linux file system, or the one labelled rootfs") {
@@ -55,11 +61,12 @@ TEST_CASE("the root is the one Linux file system, or the one labelled rootfs") {
     l.partitions.push_back({3, 0, 1u << 30, "", "", "ext4", "data", ""});
     CHECK(root_partition(l, "pi.img") == 1u); // two ext4: the labelled one
     l.partitions[1].label = "system";
-    CHECK_THROWS_WITH(root_partition(l, "pi.img"),
-                      Catch::Matchers::StartsWith(
-                          "cannot tell which partition of 'pi.img' is the root: 2 do, and none "
-                          "is labelled 'rootfs' or 'root' (its partitions: partition 1 (vfat "
-                          "'bootfs', 512 MiB), partition 2 (ext4 'system', 2.0 GiB)"));
+    CHECK_THROWS_WITH(
+        root_partition(l, "pi.img"),
+        Catch::Matchers::StartsWith(
+            "cannot tell which partition of 'pi.img' is the root: 2 do, and not "
+            "exactly one is labelled 'rootfs' or 'root' (its partitions: partition 1 (vfat "
+            "'bootfs', 512 MiB), partition 2 (ext4 'system', 2.0 GiB)"));
     ImageLayout fat_only;
     fat_only.partitions.push_back({1, 0, 64u << 20, "", "", "vfat", "", ""});
     CHECK_THROWS_WITH(root_partition(fat_only, "x.img"),
