@@ -101,11 +101,20 @@ std::unique_ptr<target::Root> open_root(const Options& o, bool required, bool wr
     if (!o.root.empty() || o.live)
         throw UsageError("--image", "--image FILE is the target; drop --root or --live");
     g_image.emplace(o.image, writable);
-    std::cerr << "rtprov: opened " << g_image->image() << (writable ? "" : " read-only") << ": ";
+    std::cerr << "rtprov: opened " << g_image->image() << " read-only: ";
     for (std::size_t i = 0; i < g_image->mounted().size(); ++i)
         std::cerr << (i ? ", " : "") << g_image->mounted()[i];
     std::cerr << "\n";
     return pipeline::open_target(g_image->root(), false, required);
+}
+
+// An image's root, read so far, opened again with its file systems read-write. The lock
+// on the image is held throughout: what was read is what is written.
+std::unique_ptr<target::Root> reopen_writable(std::unique_ptr<target::Root> root) {
+    root.reset(); // lets go of the read-only mounts
+    g_image->make_writable();
+    std::cerr << "rtprov: writing to " << g_image->image() << "\n";
+    return pipeline::open_target(g_image->root(), false, true);
 }
 
 // Refuses an apply the image's file systems have no room for, before anything is
@@ -242,26 +251,35 @@ int run_plan(const Options& o) {
     return p.plan.refused() ? k_exit_failed : k_exit_ok;
 }
 
+// "nothing to change: image 'x.img' already matches profile 'pi4'"
+void print_nothing_to_change(const Options& o, const target::Root& root,
+                             const std::string& profile) {
+    std::cout << "nothing to change: "
+              << (o.live ? "this machine"
+                         : (o.image.empty() ? "root '" : "image '") + target_name(o, root) + "'")
+              << " already matches profile '" << profile << "'\n";
+}
+
 int run_apply(const Options& o) {
-    if (!o.image.empty()) {
-        // An image is planned read-only first: a refused plan, or one its file systems
-        // have no room for, leaves every byte of it as it was.
-        {
-            auto read_only = open_root(o, true, false);
-            target::check_is_system_root(*read_only);
-            pipeline::Planned p = make_plan(o, *read_only);
-            if (p.plan.refused()) {
-                cli::PlanView view{p.profile.name, o.image, false, &p.plan, {}};
-                std::cerr << cli::plan_text(view);
-                throw Error("apply refused: the plan has errors (above); nothing was written");
-            }
-            check_image_space(*g_image, p.plan);
-        } // the root and what was read through it let go of the mounts
-        g_image->close();
-        g_image.reset();
-    }
     auto root = open_root(o, true, true);
     target::check_is_system_root(*root);
+    if (g_image) {
+        // An image is planned read-only first: a refused plan, one its file systems have
+        // no room for, or one that changes nothing leaves every byte of it as it was.
+        pipeline::Planned p = make_plan(o, *root);
+        if (p.plan.refused()) {
+            cli::PlanView view{p.profile.name, o.image, false, &p.plan, {}};
+            std::cerr << cli::plan_text(view);
+            throw Error("apply refused: the plan has errors (above); nothing was written");
+        }
+        if (target::apply_changes_nothing(*root, p.plan)) {
+            print_nothing_to_change(o, *root, p.profile.name);
+            return k_exit_ok;
+        }
+        check_image_space(*g_image, p.plan);
+        root = reopen_writable(std::move(root));
+        target::check_is_system_root(*root);
+    }
     // Planned under the lock too: what the plan read is what apply changes.
     target::RootLock lock(*root, inherited_lock_fd());
     pipeline::Planned p = make_plan(o, *root);
@@ -307,11 +325,7 @@ int run_apply(const Options& o) {
         std::cerr << "rtprov: info: removed " << result.stale_temporaries_removed
                   << " temporary file(s) left by an interrupted run\n";
     if (result.nothing_to_do) {
-        std::cout << "nothing to change: "
-                  << (o.live
-                          ? "this machine"
-                          : (o.image.empty() ? "root '" : "image '") + target_name(o, *root) + "'")
-                  << " already matches profile '" << p.profile.name << "'\n";
+        print_nothing_to_change(o, *root, p.profile.name);
         return k_exit_ok;
     }
     for (const std::string& path : result.written)
@@ -348,6 +362,20 @@ int run_status(const Options& o) {
 
 int run_rollback(const Options& o) {
     auto root = open_root(o, true, true);
+    auto nothing = [&] {
+        std::cout << "nothing to roll back: rtprov has not applied anything to "
+                  << (o.live
+                          ? "this machine"
+                          : (o.image.empty() ? "root '" : "image '") + target_name(o, *root) + "'")
+                  << "\n";
+        return k_exit_ok;
+    };
+    // an image is written only when there is something to roll back
+    if (g_image) {
+        if (target::rollback_changes_nothing(*root))
+            return nothing();
+        root = reopen_writable(std::move(root));
+    }
     target::RootLock lock(*root, inherited_lock_fd());
     install_kill_hook(*root);
     pipeline::SystemdBus systemd_bus;
@@ -360,14 +388,8 @@ int run_rollback(const Options& o) {
     print_done(rolled.online);
     if (!rolled.online.complete())
         throw Error(cli::unfinished_live_rollback(result, rolled.online));
-    if (result.nothing_to_do) {
-        std::cout << "nothing to roll back: rtprov has not applied anything to "
-                  << (o.live
-                          ? "this machine"
-                          : (o.image.empty() ? "root '" : "image '") + target_name(o, *root) + "'")
-                  << "\n";
-        return k_exit_ok;
-    }
+    if (result.nothing_to_do)
+        return nothing();
     for (const std::string& path : result.restored)
         std::cout << "restored " << path << "\n";
     for (const auto& [path, edits] : result.kept_edits)

@@ -25,6 +25,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <memory>
 #include <sstream>
 
@@ -166,6 +167,70 @@ void remove_stale_mount_folders(const std::string& parent) {
         if (::kill(std::stoi(pid), 0) != 0 && errno == ESRCH)
             ::rmdir(entry.path().c_str()); // only an empty folder goes
     }
+}
+
+// The processes, other than this one, that have one of 'devices' mounted in their mount
+// namespace: those in this one, and those a command run in the image (in a namespace
+// of its own, run_in_root) left behind (a daemon an install script started), which would
+// keep the image's file systems, and with them its loop devices, after rtprov ends.
+// As "name (pid)".
+std::vector<std::pair<int, std::string>> holders(const std::vector<dev_t>& devices) {
+    std::vector<std::pair<int, std::string>> found;
+    struct stat self {};
+    if (::stat("/proc/self/ns/mnt", &self) != 0)
+        return found;
+    std::map<std::pair<dev_t, ino_t>, bool> holds; // per mount namespace
+    auto namespace_holds = [&](const std::string& pid, const struct stat& ns) {
+        if (ns.st_ino == self.st_ino && ns.st_dev == self.st_dev)
+            return true;
+        const auto key = std::make_pair(ns.st_dev, ns.st_ino);
+        if (auto it = holds.find(key); it != holds.end())
+            return it->second;
+        bool yes = false;
+        std::ifstream mountinfo("/proc/" + pid + "/mountinfo");
+        std::string id, parent, numbers;
+        std::string rest;
+        while (!yes && mountinfo >> id >> parent >> numbers && std::getline(mountinfo, rest)) {
+            unsigned major = 0, minor = 0;
+            if (std::sscanf(numbers.c_str(), "%u:%u", &major, &minor) == 2)
+                for (dev_t device : devices)
+                    yes = yes || (::major(device) == major && ::minor(device) == minor);
+        }
+        return holds[key] = yes;
+    };
+    std::error_code ec;
+    for (const auto& entry : fs::directory_iterator("/proc", ec)) {
+        const std::string pid = entry.path().filename().string();
+        if (pid.empty() || pid.size() > 9 ||
+            pid.find_first_not_of("0123456789") != std::string::npos ||
+            std::stoi(pid) == ::getpid())
+            continue;
+        struct stat ns {};
+        if (::stat(("/proc/" + pid + "/ns/mnt").c_str(), &ns) != 0 || !namespace_holds(pid, ns))
+            continue;
+        std::ifstream comm("/proc/" + pid + "/comm");
+        std::string command;
+        std::getline(comm, command);
+        found.emplace_back(std::stoi(pid), command + " (" + pid + ")");
+    }
+    return found;
+}
+
+// Ends them (SIGKILL: the image is not a running system) and waits up to 5 s; returns
+// those still there.
+std::vector<std::string> end_holders(const std::vector<dev_t>& devices) {
+    std::vector<std::string> left;
+    for (int round = 0; round < 50; ++round) {
+        left.clear();
+        for (const auto& [pid, what] : holders(devices)) {
+            ::kill(pid, SIGKILL);
+            left.push_back(what);
+        }
+        if (left.empty())
+            break;
+        ::usleep(100'000);
+    }
+    return left;
 }
 
 // Attaches [offset, offset+size) of the image to a free loop device, with autoclear;
@@ -384,8 +449,8 @@ ImageLayout read_image_layout(const std::string& image) {
 }
 
 ImageSession::ImageSession(const std::string& image, bool writable)
-    : m_image(fs::absolute(image).string()), m_writable(writable) {
-    const ImageLayout layout = read_image_layout(m_image);
+    : m_image(fs::absolute(image).string()) {
+    m_layout = read_image_layout(m_image);
     m_image_fd = ::open(m_image.c_str(), (writable ? O_RDWR : O_RDONLY) | O_CLOEXEC);
     if (m_image_fd < 0)
         throw Error("cannot open the image " + rtprov::quoted(m_image) +
@@ -418,17 +483,24 @@ ImageSession::ImageSession(const std::string& image, bool writable)
             throw Error("cannot make " + rtprov::quoted(m_root) + ": " + std::strerror(errno));
 
         // Read-only first: every refusal below leaves the image as it was.
-        mount_all(layout, false);
-        if (writable) {
-            unmount_all(nullptr);
-            mount_all(layout, true);
-        }
+        mount_all(m_layout, false);
     } catch (...) {
         if (!m_root.empty())
             ::rmdir(m_root.c_str());
         ::close(m_image_fd);
         throw;
     }
+}
+
+void ImageSession::make_writable() {
+    if (m_writable)
+        return;
+    int flags = ::fcntl(m_image_fd, F_GETFL);
+    if (flags < 0 || (flags & O_ACCMODE) != O_RDWR)
+        throw Error("the image " + rtprov::quoted(m_image) + " was opened read-only");
+    unmount_all(nullptr);
+    mount_all(m_layout, true);
+    m_writable = true;
 }
 
 void ImageSession::mount_all(const ImageLayout& layout, bool writable) {
@@ -458,6 +530,8 @@ void ImageSession::mount_all(const ImageLayout& layout, bool writable) {
                                  : ""));
             m_mount_points.push_back(in_root);
             m_described.push_back(describe(p) + " on " + in_root);
+            if (struct stat mounted{}; ::stat(at.c_str(), &mounted) == 0)
+                m_devices.push_back(mounted.st_dev);
             // the kernel mounts read-only what it cannot write (a read-only feature flag):
             // refused now, before a file is written
             struct statvfs st {};
@@ -538,10 +612,14 @@ void ImageSession::unmount_all(std::string* failed) {
         }
         m_mount_points.pop_back();
     }
+    m_devices.clear();
 }
 
 void ImageSession::close() {
     std::string failed;
+    if (!m_devices.empty())
+        if (const auto left = end_holders(m_devices); !left.empty())
+            failed = "processes started in the image would not end: " + core::join(left, ", ");
     unmount_all(&failed);
     if (!m_root.empty())
         ::rmdir(m_root.c_str());

@@ -3,6 +3,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <sys/types.h>
 #include <vector>
 
 // A whole disk image (--image FILE) opened as a target root: its partition table read with
@@ -67,8 +68,9 @@ class ImageSession {
     // Throws rtprov::Error, having undone whatever it did: the image in use (another
     // rtprov holds it, or a loop device has it attached), compressed, without a
     // partition table or a root, a boot partition its fstab names that it lacks, a file
-    // system the running kernel cannot mount, not root. A writable session is opened
-    // read-only first, so that each of these refusals leaves every byte of the image.
+    // system the running kernel cannot mount, not root. Everything is mounted read-only;
+    // 'writable' opens the image for make_writable() and holds it (one rtprov per image)
+    // from the first read to the last write.
     ImageSession(const std::string& image, bool writable);
     ~ImageSession();
     ImageSession(const ImageSession&) = delete;
@@ -86,7 +88,14 @@ class ImageSession {
     // The mount (in-root path) holding 'path': "/", "/boot/firmware".
     std::string mount_of(const std::string& path) const;
 
-    // Writes everything back and unmounts; throws rtprov::Error when the image could not
+    // Mounts the same partitions again read-write (only a session opened 'writable'),
+    // with the same checks; throws rtprov::Error having mounted nothing. The root()
+    // path stays; what was opened through it before must be let go first.
+    void make_writable();
+    bool writable() const { return m_writable; }
+
+    // Ends what commands run in the image left running there, writes everything back and
+    // unmounts; throws rtprov::Error when the image could not
     // be written (the destructor, on the error paths, only tries).
     void close();
 
@@ -96,7 +105,9 @@ class ImageSession {
     void unmount_all(std::string* failed);
 
     std::string m_image;
-    bool m_writable = false;
+    ImageLayout m_layout;
+    bool m_writable = false;      // mounted read-write
+    std::vector<dev_t> m_devices; // the mounted partitions' devices (for holders at the end)
     int m_image_fd = -1;
     std::string m_root;                      // host path of the mounted root
     std::vector<std::string> m_mount_points; // in-root paths, in mount order ("/" first)

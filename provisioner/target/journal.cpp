@@ -29,15 +29,27 @@ core::FileState private_file(std::string content) {
 }
 
 // Temporaries left by a killed run sit next to the files it was writing.
-int remove_stale_temporaries(Root& root, const std::vector<std::string>& paths) {
+std::set<std::string> temporary_dirs(const Root& root, const std::vector<std::string>& paths) {
     std::set<std::string> dirs = {"/var/lib", k_state_dir};
     for (const std::string& path : paths)
         dirs.insert(split_parent(root.resolve(path)).first);
+    std::erase_if(dirs, [&](const std::string& dir) { return !root.is_directory(dir); });
+    return dirs;
+}
+
+int remove_stale_temporaries(Root& root, const std::vector<std::string>& paths) {
     int removed = 0;
-    for (const std::string& dir : dirs)
-        if (root.is_directory(dir))
-            removed += root.remove_stale_temporaries(dir);
+    for (const std::string& dir : temporary_dirs(root, paths))
+        removed += root.remove_stale_temporaries(dir);
     return removed;
+}
+
+bool has_stale_temporaries(const Root& root, const std::vector<std::string>& paths) {
+    for (const std::string& dir : temporary_dirs(root, paths))
+        for (const std::string& name : root.list(dir))
+            if (name.starts_with(Root::k_temp_prefix))
+                return true;
+    return false;
 }
 
 // Checksum of a file's bytes, or of a symlink's target (marked, so a file holding the
@@ -317,6 +329,26 @@ std::optional<State> read_state(const Root& root) {
             throw Error(root.host_path(k_state_file) + " lists " + quoted(f.path) +
                         " as written by a command, but no command it names writes it" + forged);
     return state;
+}
+
+bool apply_changes_nothing(const Root& root, const core::Plan& plan) {
+    if (!plan.changes.empty() || !plan.commands.empty())
+        return false;
+    const std::optional<State> state = read_state(root);
+    if (!state || state->status != ApplyStatus::applied ||
+        !stale_entries(root, *state, plan).empty())
+        return false;
+    std::vector<std::string> paths;
+    for (const ManagedFile& file : state->files) {
+        if (!file.previous_sha256.empty())
+            return false; // a run killed after its last write: apply records its end
+        paths.push_back(file.path);
+    }
+    return !has_stale_temporaries(root, paths);
+}
+
+bool rollback_changes_nothing(const Root& root) {
+    return !read_state(root) && !has_stale_temporaries(root, {});
 }
 
 ApplyResult apply_plan(Root& root, const RootLock&, const core::Plan& plan, const ApplyInfo& info,

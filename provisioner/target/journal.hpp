@@ -55,6 +55,12 @@ ApplyResult apply_plan(Root& root, const RootLock& lock, const core::Plan& plan,
 std::vector<ManagedFile> stale_entries(const Root& root, const State& state,
                                        const core::Plan& plan);
 
+// Whether apply_plan() (with 'plan') or rollback() would leave every file of 'root' as it
+// is: read-only, so that a disk image is not opened for writing only to find that out.
+// When unsure (a killed run's traces), false.
+bool apply_changes_nothing(const Root& root, const core::Plan& plan);
+bool rollback_changes_nothing(const Root& root);
+
 enum class DriftPolicy { refuse, overwrite };
 
 struct RollbackResult {

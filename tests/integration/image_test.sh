@@ -68,8 +68,11 @@ check "the GRUB drop-in is in the image's root" grep -q "isolcpus=managed_irq,do
 umount "$look"
 run status --image "$img"
 check "status --image says applied" grep -q '^state:       applied' <<<"$out"
+sum=$(sha256sum <"$img")
 run apply --image "$img" --profile x86-debian13 --set board.cpus=4
 check "a second apply changes nothing" grep -qF "nothing to change: image '$img' already matches profile 'x86-debian13'" <<<"$out"
+check "and, found read-only, writes no byte of the image (not even a mount count)" \
+    [ "$(sha256sum <"$img")" = "$sum" ]
 
 # killed in the middle: nothing left attached or mounted, and the next run converges
 RTPROV_TEST_KILL_AT_STEP=2 "$rtprov" apply --image "$img" --profile x86-debian13 \
@@ -83,6 +86,33 @@ check "the root partition's tree is as it was, byte for byte" \
     [ "$(partition_tree "$img" $offset)" = "$tree_before" ]
 check "no loop device or mount is left after rollback" no_leaks
 check "no mount folder of a killed run is left" bash -c "! ls -d /run/rtprov/image-* 2>/dev/null | grep -q ."
+sum=$(sha256sum <"$img")
+run rollback --image "$img"
+check "a rollback with nothing to roll back says so" \
+    grep -qF "nothing to roll back: rtprov has not applied anything to image '$img'" <<<"$out"
+check "and writes no byte of the image" [ "$(sha256sum <"$img")" = "$sum" ]
+
+# A command run in the image (update-grub, --regenerate-boot=now) that leaves a daemon
+# behind: it is ended, so that no mount or loop device outlives rtprov.
+daemon_root=$work/daemon-root
+cp -a "$src/tests/fixtures/roots/debian13" "$daemon_root"
+mkdir -p "$daemon_root"/{dev,sys,proc,lib64,lib/x86_64-linux-gnu,bin,usr/sbin}
+cp /lib64/ld-linux-x86-64.so.2 "$daemon_root/lib64/"
+cp /lib/x86_64-linux-gnu/{libc.so.6,libresolv.so.2} "$daemon_root/lib/x86_64-linux-gnu/"
+cp /bin/busybox "$daemon_root/bin/"
+ln -s busybox "$daemon_root/bin/sh"
+printf '#!/bin/sh\n/bin/busybox setsid /bin/busybox sleep 600 </dev/null >/dev/null 2>&1 &\n' \
+    >"$daemon_root/usr/sbin/update-grub"
+chmod +x "$daemon_root/usr/sbin/update-grub"
+img3=$work/daemon.img
+truncate -s 64M "$img3"
+printf 'label: gpt\nstart=2048, size=120000, type=4F68BCE3-E8CD-4DB1-96E7-FBCAF984B709, name=root\n' |
+    sfdisk -q "$img3"
+mkfs.ext4 -q -F -E offset=$offset -L rootfs -d "$daemon_root" "$img3" 60000k
+run apply --image "$img3" --profile x86-debian13 --set board.cpus=4 --regenerate-boot=now
+check "apply --image runs update-grub in the image" grep -qF "ran update-grub" <<<"$out"
+check "the daemon it left was ended: no loop device or mount is left" no_leaks
+check "and no process of the image runs on" bash -c "! pgrep -f '/bin/busybox [s]leep 600'"
 
 # -- MBR, ext4 /boot beside the root, mounted where the fstab says (by PARTUUID) ------------
 img2=$work/mbr.img
