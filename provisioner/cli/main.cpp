@@ -105,6 +105,8 @@ std::unique_ptr<target::Root> open_root(const Options& o, bool required, bool wr
     for (std::size_t i = 0; i < g_image->mounted().size(); ++i)
         std::cerr << (i ? ", " : "") << g_image->mounted()[i];
     std::cerr << "\n";
+    for (const std::string& warning : g_image->warnings())
+        std::cerr << "rtprov: warning: " << warning << "\n";
     return pipeline::open_target(g_image->root(), false, required);
 }
 
@@ -272,7 +274,8 @@ int run_apply(const Options& o) {
             std::cerr << cli::plan_text(view);
             throw Error("apply refused: the plan has errors (above); nothing was written");
         }
-        if (target::apply_changes_nothing(*root, p.plan)) {
+        // (what a journal not yet replayed holds is seen only read-write)
+        if (g_image->warnings().empty() && target::apply_changes_nothing(*root, p.plan)) {
             print_nothing_to_change(o, *root, p.profile.name);
             return k_exit_ok;
         }
@@ -372,7 +375,7 @@ int run_rollback(const Options& o) {
     };
     // an image is written only when there is something to roll back
     if (g_image) {
-        if (target::rollback_changes_nothing(*root))
+        if (g_image->warnings().empty() && target::rollback_changes_nothing(*root))
             return nothing();
         root = reopen_writable(std::move(root));
     }

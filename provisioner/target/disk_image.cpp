@@ -89,9 +89,12 @@ bool is_linux_root_fs(const std::string& fstype) {
 }
 
 std::string partitions_text(const ImageLayout& layout) {
+    constexpr std::size_t k_shown = 8;
     std::string out;
-    for (const ImagePartition& p : layout.partitions)
-        out += (out.empty() ? "" : ", ") + describe(p);
+    for (std::size_t i = 0; i < std::min(layout.partitions.size(), k_shown); ++i)
+        out += (out.empty() ? "" : ", ") + describe(layout.partitions[i]);
+    if (layout.partitions.size() > k_shown)
+        out += " and " + std::to_string(layout.partitions.size() - k_shown) + " more";
     return out.empty() ? std::string("none") : out;
 }
 
@@ -233,6 +236,16 @@ std::vector<std::string> end_holders(const std::vector<dev_t>& devices) {
     return left;
 }
 
+// Whether the ext3/ext4 file system at 'offset' has a journal to replay: the superblock
+// (at 1024 bytes) has the RECOVER incompatible feature (0x4 in s_feature_incompat, at
+// 0x60 in it; the kernel's Documentation/filesystems/ext4/super.rst).
+bool needs_recovery(int fd, std::uint64_t offset) {
+    unsigned char incompat[4] = {};
+    if (::pread(fd, incompat, sizeof incompat, off_t(offset + 1024 + 0x60)) != sizeof incompat)
+        return false;
+    return (incompat[0] & 0x4) != 0; // little-endian
+}
+
 // Attaches [offset, offset+size) of the image to a free loop device, with autoclear;
 // returns the device's descriptor (the caller closes it once mounted) and its path.
 std::pair<int, std::string> attach_loop(int image_fd, const std::string& image,
@@ -286,15 +299,39 @@ std::optional<Compression> compression_of(const std::string& head, const std::st
         const char* bytes;
         std::size_t length;
         const char* format;
-        const char* command;
+        const char* tool; // decompresses: 'tool -dk FILE.suffix', 'tool -dc FILE > OUT'
+        const char* suffix;
     };
-    static const Magic k_magic[] = {{"\xFD\x37\x7A\x58\x5A\x00", 6, "xz", "xz -dk"},
-                                    {"\x28\xB5\x2F\xFD", 4, "zstd", "zstd -d"},
-                                    {"\x1F\x8B", 2, "gzip", "gzip -dk"},
-                                    {"BZh", 3, "bzip2", "bzip2 -dk"}};
-    for (const Magic& m : k_magic)
-        if (head.size() >= m.length && head.compare(0, m.length, m.bytes, m.length) == 0)
-            return Compression{m.format, std::string(m.command) + " " + file};
+    static const Magic k_magic[] = {
+        {"\xFD\x37\x7A\x58\x5A\x00", 6, "xz", "xz", ".xz"},
+        {"\x28\xB5\x2F\xFD", 4, "zstd", "zstd", ".zst"},
+        {"\x1F\x8B", 2, "gzip", "gzip", ".gz"},
+        {"BZh", 3, "bzip2", "bzip2", ".bz2"},
+        // virtual machines' disk formats: qemu-img makes a raw image of them
+        {"QFI\xFB", 4, "qcow2", nullptr, nullptr},
+        {"KDMV", 4, "vmdk", nullptr, nullptr},
+        {"vhdxfile", 8, "vhdx", nullptr, nullptr},
+        {"<<< Oracle VM VirtualBox Disk Image >>>", 39, "vdi", nullptr, nullptr}};
+    for (const Magic& m : k_magic) {
+        if (head.size() < m.length || head.compare(0, m.length, m.bytes, m.length) != 0)
+            continue;
+        Compression c;
+        c.format = m.format;
+        c.disk_format = m.tool == nullptr;
+        const std::string suffix = m.suffix ? m.suffix : "";
+        if (!suffix.empty() && file.size() > suffix.size() && file.ends_with(suffix)) {
+            c.output = file.substr(0, file.size() - suffix.size());
+            c.command = core::shell_command({m.tool, "-dk", file});
+        } else {
+            c.output = file + ".raw";
+            c.command =
+                c.disk_format
+                    ? core::shell_command({"qemu-img", "convert", "-O", "raw", file, c.output})
+                    : core::shell_command({m.tool, "-dc", file}) + " > " +
+                          core::shell_command({c.output});
+        }
+        return c;
+    }
     return std::nullopt;
 }
 
@@ -391,9 +428,11 @@ ImageLayout read_image_layout(const std::string& image) {
     char head[8] = {};
     const ssize_t n = ::pread(fd, head, sizeof head, 0);
     if (auto c = compression_of(std::string(head, n > 0 ? std::size_t(n) : 0), image))
-        throw Error(rtprov::quoted(image) + " is " + c->format +
-                    "-compressed; rtprov works on the raw image: decompress it first ('" +
-                    c->command + "') and pass the file that makes");
+        throw Error(
+            rtprov::quoted(image) + " is " +
+            (c->disk_format ? "a " + c->format + " disk image" : c->format + "-compressed") +
+            "; rtprov works on the raw image: " + (c->disk_format ? "convert" : "decompress") +
+            " it first (" + c->command + ") and pass " + rtprov::quoted(c->output));
     const LibBlkid& b = libblkid();
     Probe probe(b.blkid_new_probe(), b.blkid_free_probe);
     if (!probe || b.blkid_probe_set_device(probe.get(), fd, 0, 0) != 0)
@@ -505,6 +544,7 @@ void ImageSession::make_writable() {
 
 void ImageSession::mount_all(const ImageLayout& layout, bool writable) {
     m_described.clear();
+    m_warnings.clear();
     try {
         auto mount_partition = [&](const ImagePartition& p, const std::string& in_root) {
             if (!kernel_mounts(p.fstype))
@@ -514,9 +554,15 @@ void ImageSession::mount_all(const ImageLayout& layout, bool writable) {
                             p.fstype + "') or open the image where the kernel has it");
             const std::string at = in_root == "/" ? m_root : m_root + in_root;
             auto [loop_fd, device] = attach_loop(m_image_fd, m_image, p.offset, p.size, writable);
-            // ext4 read-only: no journal replay either, so not a byte is written
-            const std::string data =
-                !writable && (p.fstype == "ext4" || p.fstype == "ext3") ? "noload" : "";
+            // ext4 read-only: no journal replay either, so not a byte is written; what a
+            // journal not yet replayed holds is then not seen (said)
+            const bool journal = p.fstype == "ext4" || p.fstype == "ext3";
+            const std::string data = !writable && journal ? "noload" : "";
+            if (!writable && journal && needs_recovery(m_image_fd, p.offset))
+                m_warnings.push_back(describe(p) +
+                                     " was not cleanly unmounted: its journal holds changes "
+                                     "not yet written in place, which a read-only look does "
+                                     "not see (apply replays the journal before planning)");
             const int rc = ::mount(device.c_str(), at.c_str(), p.fstype.c_str(),
                                    MS_NOSUID | MS_NODEV | (writable ? 0 : MS_RDONLY),
                                    data.empty() ? nullptr : data.c_str());
@@ -525,7 +571,7 @@ void ImageSession::mount_all(const ImageLayout& layout, bool writable) {
             if (rc != 0)
                 throw Error("cannot mount " + describe(p) + " of " + rtprov::quoted(m_image) +
                             " on " + in_root + ": " + std::strerror(error) +
-                            (error == EUCLEAN || error == EINVAL
+                            (error == EUCLEAN || error == EINVAL || error == EBADMSG
                                  ? "; check it with fsck first ('fsck' on the partition)"
                                  : ""));
             m_mount_points.push_back(in_root);
@@ -553,6 +599,12 @@ void ImageSession::mount_all(const ImageLayout& layout, bool writable) {
         for (FstabEntry& e : fstab_entries(fstab ? fstab->content : ""))
             if (e.target == "/boot" || e.target.rfind("/boot/", 0) == 0)
                 boot.push_back(std::move(e));
+        constexpr std::size_t k_max_boot_mounts = 8;
+        if (boot.size() > k_max_boot_mounts)
+            throw Error(rtprov::quoted(m_image) + "'s /etc/fstab mounts " +
+                        std::to_string(boot.size()) + " file systems under /boot; rtprov mounts " +
+                        "at most " + std::to_string(k_max_boot_mounts) +
+                        " (is this fstab the image's own?); nothing was changed");
         std::sort(boot.begin(), boot.end(), [](const FstabEntry& a, const FstabEntry& b) {
             return a.target.size() < b.target.size();
         });

@@ -30,11 +30,15 @@ struct ImageLayout {
     std::vector<ImagePartition> partitions;
 };
 
-// The compression whose magic bytes 'head' starts with ("xz", "zstd", "gzip", "bzip2"),
-// with the command that decompresses 'file' next to it; nullopt for anything else. Pure.
+// What 'head', the first bytes of 'file', says it is when not a raw disk: compressed
+// ("xz", "zstd", "gzip", "bzip2") or a virtual machine's disk format ("qcow2", "vmdk",
+// "vhdx", "vdi"), with the shell command (quoted) that makes the raw image and the file it
+// makes; nullopt for anything else. Pure.
 struct Compression {
     std::string format;
+    bool disk_format = false; // qemu-img converts it, rather than a decompressor
     std::string command;
+    std::string output;
 };
 std::optional<Compression> compression_of(const std::string& head, const std::string& file);
 
@@ -81,6 +85,8 @@ class ImageSession {
     const std::string& image() const { return m_image; }
     // One line per mounted partition: "partition 2 (ext4 'rootfs', 1.9 GiB) on /".
     const std::vector<std::string>& mounted() const { return m_described; }
+    // What the read-only look may miss: "partition 2 (...) was not cleanly unmounted: ...".
+    const std::vector<std::string>& warnings() const { return m_warnings; }
     // Free bytes of the file system that holds the in-root path 'path'.
     std::uint64_t free_bytes(const std::string& path) const;
     // Free inodes (files that can still be made) there.
@@ -112,6 +118,7 @@ class ImageSession {
     std::string m_root;                      // host path of the mounted root
     std::vector<std::string> m_mount_points; // in-root paths, in mount order ("/" first)
     std::vector<std::string> m_described;
+    std::vector<std::string> m_warnings;
 };
 
 } // namespace rtprov::target

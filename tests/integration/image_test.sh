@@ -85,6 +85,13 @@ check "rollback --image succeeds" [ "$rc" -eq 0 ]
 check "the root partition's tree is as it was, byte for byte" \
     [ "$(partition_tree "$img" $offset)" = "$tree_before" ]
 check "no loop device or mount is left after rollback" no_leaks
+# a root not cleanly unmounted (the journal's RECOVER flag): read-only, rtprov says what it
+# cannot see
+cp "$img" "$work/unclean.img"
+debugfs -w -R "feature needs_recovery" "$work/unclean.img?offset=$offset" >/dev/null 2>&1
+run status --image "$work/unclean.img"
+check "a root with a journal not yet replayed is shown with a warning that says so" \
+    grep -qF "was not cleanly unmounted: its journal holds changes not yet written in place" <<<"$err"
 check "no mount folder of a killed run is left" bash -c "! ls -d /run/rtprov/image-* 2>/dev/null | grep -q ."
 sum=$(sha256sum <"$img")
 run rollback --image "$img"
@@ -146,7 +153,12 @@ check "and the root partition's" [ "$(partition_tree "$img2" $((34816 * 512)))" 
 gzip -c "$img" >"$work/debian.img.gz"
 run plan --image "$work/debian.img.gz" --profile x86-debian13
 check "a compressed image is refused with the command that decompresses it" \
-    grep -qF "is gzip-compressed; rtprov works on the raw image: decompress it first ('gzip -dk $work/debian.img.gz')" <<<"$err"
+    grep -qF "is gzip-compressed; rtprov works on the raw image: decompress it first (gzip -dk $work/debian.img.gz) and pass '$work/debian.img'" <<<"$err"
+printf 'QFI\373\0\0\0\3' >"$work/vm disk.qcow2"
+truncate -s 1M "$work/vm disk.qcow2"
+run plan --image "$work/vm disk.qcow2" --profile x86-debian13
+check "a qcow2 disk is refused with the quoted command that converts it" \
+    grep -qF "is a qcow2 disk image; rtprov works on the raw image: convert it first (qemu-img convert -O raw '$work/vm disk.qcow2' '$work/vm disk.qcow2.raw')" <<<"$err"
 mkfs.ext4 -q -F -d "$root" "$work/bare.img" 8M
 run plan --image "$work/bare.img" --profile x86-debian13
 check "a file system image without a partition table is refused, pointing at --root" \

@@ -26,6 +26,17 @@ TEST_CASE("a compressed image is told by its first bytes, with the command that 
         "xz -dk a.img.xz");
     CHECK(compression_of("\x28\xB5\x2F\xFD....", "a.img.zst")->format == "zstd");
     CHECK(compression_of("\x1F\x8B\x08", "a.img.gz")->format == "gzip");
+    CHECK(compression_of("BZh91AY", "a.img.bz2")->output == "a.img");
+    // without the suffix the tool wants: decompressed to a named file
+    CHECK(compression_of("\x1F\x8B\x08", "my image")->command ==
+          "gzip -dc 'my image' > 'my image.raw'");
+    CHECK(compression_of("\x1F\x8B\x08", "my image")->output == "my image.raw");
+    // a virtual machine's disk: converted with qemu-img
+    const auto qcow2 = compression_of("QFI\xFB\x00\x00\x00\x03", "vm.qcow2");
+    REQUIRE(qcow2);
+    CHECK(qcow2->disk_format);
+    CHECK(qcow2->command == "qemu-img convert -O raw vm.qcow2 vm.qcow2.raw");
+    CHECK(compression_of("vhdxfile....", "d.vhdx")->format == "vhdx");
     CHECK_FALSE(compression_of(std::string(8, '\0'), "a.img")); // an MBR starts with code
     CHECK_FALSE(compression_of("", "a.img"));
 }
