@@ -154,6 +154,68 @@ std::vector<std::string> loops_holding(const struct stat& image) {
     return found;
 }
 
+// "qemu-system-x86 (1234)"
+std::string process_name(const std::string& pid) {
+    std::ifstream comm("/proc/" + pid + "/comm");
+    std::string name;
+    std::getline(comm, name);
+    return (name.empty() ? "process" : name) + " (" + pid + ")";
+}
+
+// The processes other than this one that have the file 'image' open.
+std::vector<std::string> openers(const struct stat& image) {
+    std::vector<std::string> found;
+    std::error_code ec;
+    for (const auto& process : fs::directory_iterator("/proc", ec)) {
+        const std::string pid = process.path().filename().string();
+        if (pid.empty() || pid.find_first_not_of("0123456789") != std::string::npos ||
+            pid == std::to_string(::getpid()))
+            continue;
+        std::error_code fd_ec;
+        for (const auto& fd : fs::directory_iterator(process.path() / "fd", fd_ec)) {
+            struct stat st {};
+            if (::stat(fd.path().c_str(), &st) == 0 && st.st_dev == image.st_dev &&
+                st.st_ino == image.st_ino) {
+                found.push_back(process_name(pid));
+                break;
+            }
+        }
+    }
+    return found;
+}
+
+// Other processes' locks on the image (/proc/locks, proc(5)): a virtual machine running
+// from it (qemu takes OFD locks on its disk), another tool. This process's own flock is
+// not counted. As "qemu-system-x86 (1234)".
+std::vector<std::string> lockers(const struct stat& image) {
+    std::vector<std::string> found;
+    std::ifstream locks("/proc/locks");
+    std::string line;
+    char device[32];
+    std::snprintf(device, sizeof device, "%02x:%02x:%llu", ::major(image.st_dev),
+                  ::minor(image.st_dev), static_cast<unsigned long long>(image.st_ino));
+    while (std::getline(locks, line)) {
+        // "1: OFDLCK ADVISORY READ -1 08:01:1234 100 100"; a waiter has "->" after "1:"
+        std::istringstream in(line);
+        std::string id, kind, mode, access, pid, where;
+        in >> id >> kind;
+        if (kind == "->")
+            in >> kind;
+        if (!(in >> mode >> access >> pid >> where) || where != device)
+            continue;
+        if (kind == "FLOCK" && pid == std::to_string(::getpid()))
+            continue;
+        // an OFD lock has no pid (-1): the processes that have the image open
+        for (const std::string& who :
+             pid == "-1" ? openers(image) : std::vector<std::string>{process_name(pid)})
+            if (std::find(found.begin(), found.end(), who) == found.end())
+                found.push_back(who);
+        if (found.empty())
+            found.push_back("a process (" + kind + ")");
+    }
+    return found;
+}
+
 // Folders of earlier sessions whose rtprov is gone (its namespace, and the mounts in it,
 // went with it): removed when empty, as they are then.
 void remove_stale_mount_folders(const std::string& parent) {
@@ -506,6 +568,10 @@ ImageSession::ImageSession(const std::string& image, bool writable)
                         core::join(loops, ", ") +
                         " (mounted, or set up by hand); unmount it and detach it ('losetup -d " +
                         loops.front() + "') first (nothing was changed)");
+        if (auto who = lockers(st); !who.empty())
+            throw Error(rtprov::quoted(m_image) + " is in use: " + core::join(who, ", ") +
+                        " holds a lock on it (a virtual machine running from it?); stop it "
+                        "first (nothing was changed)");
 
         // A mount namespace of its own: the mounts below are seen by no other process and
         // end with this one, however it ends.

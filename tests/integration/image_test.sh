@@ -228,6 +228,21 @@ flock -x "$held"
 run plan --image "$img" --profile x86-debian13
 check "a second rtprov on the same image is refused" grep -qF "another rtprov is working on '$img'" <<<"$err"
 exec {held}<&-
+# a virtual machine running from the image: qemu holds OFD locks on it
+/usr/bin/python3 - "$img" "$work/vm-ready" <<'PY' &
+import fcntl, os, struct, sys, time
+fd = os.open(sys.argv[1], os.O_RDWR)
+fcntl.fcntl(fd, 37, struct.pack("hhqqi", fcntl.F_RDLCK, 0, 100, 1, 0))  # F_OFD_SETLK
+open(sys.argv[2], "w").close()
+time.sleep(60)
+PY
+vm=$!
+for _ in $(seq 50); do [ -e "$work/vm-ready" ] && break; sleep 0.1; done
+run plan --image "$img" --profile x86-debian13
+check "an image another process holds a lock on (qemu's OFD locks) is refused, naming it" \
+    grep -qF "is in use: python3 ($vm) holds a lock on it" <<<"$err"
+kill "$vm"
+wait "$vm" 2>/dev/null
 
 # no room: the root file system filled up to a few KiB
 mount -o loop,offset=$offset "$img" "$look"
