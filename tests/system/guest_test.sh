@@ -115,7 +115,7 @@ run_scenario() {
     mkdir -p "$work/$name"
     for f in facts.1 apply.out rollback.out status.out journal.1 selftest.out selftest.json \
         audit.json irq-tune.journal bench.out aplay.err bench-{tuned,untuned}-{1,2}.json \
-        trace-check.{out,json} trace.{out,json,html,err} rtla-{2,3}.out trace-kill.out image.{out,err} \
+        trace-check.{out,json} trace.{out,json,html,err} rtla-{2,3}.out trace-kill.out image.{out,err} image5.{out,err} \
         stop-{burner,storm,idle}.{out,json,trace.txt} burner.log; do
         guest_cat "$img" "/var/lib/rtprov-guest/$f" >"$work/$name/$f"
     done
@@ -127,11 +127,11 @@ fact() { guest_fact "$facts" "$1"; }
 is() { [ "$(fact "$1")" = "$2" ] || { echo "  $1='$(fact "$1")', expected '$2'" >&2; return 1; }; }
 has() { [[ "$(fact "$1")" == *"$2"* ]] || { echo "  $1='$(fact "$1")' lacks '$2'" >&2; return 1; }; }
 
-# pi_image FILE: the Raspberry Pi OS-shaped disk image of the pi4 fixture.
+# pi_image FILE FIXTURE: a Raspberry Pi OS-shaped disk image of a fixture root.
 pi_image() {
-    local img=$1 tree=$work/pi-image-root
+    local img=$1 fixture=$src/tests/fixtures/roots/$2 tree=$work/pi-image-root
     export MTOOLS_SKIP_CHECK=1 # mtools' geometry check is for floppies
-    rm -rf "$tree" && cp -a "$src/tests/fixtures/roots/pi4-trixie" "$tree"
+    rm -rf "$tree" && cp -a "$fixture" "$tree"
     mkdir -p "$(dirname "$img")"
     truncate -s 192M "$img"
     printf 'label: dos\nlabel-id: 0x6c586e13\nstart=8192, size=163840, type=c\nstart=172032, size=200000, type=83\n' |
@@ -143,7 +143,7 @@ pi_image() {
         mcopy -i "$fat" "$f" "::$f"; done)
     rm -rf "${tree:?}/boot/firmware/"*
     mcopy -o -i "$fat" <(sed 's|root=ROOTDEV|root=PARTUUID=6c586e13-02|' \
-        "$src/tests/fixtures/roots/pi4-trixie/boot/firmware/cmdline.txt") ::cmdline.txt
+        "$fixture/boot/firmware/cmdline.txt") ::cmdline.txt
     printf 'proc /proc proc defaults 0 0\nPARTUUID=6c586e13-01 /boot/firmware vfat defaults 0 2\nPARTUUID=6c586e13-02 / ext4 defaults,noatime 0 1\n' \
         >"$tree/etc/fstab"
     mkfs.ext4 -q -F -L rootfs -E offset=$((172032 * 512)) -d "$tree" "$img" 100000k
@@ -413,7 +413,8 @@ live)
     # and cmdline.txt by PARTUUID), made here from the pi4 fixture without mounting it
     # (mkfs.vfat --offset, mtools, mkfs.ext4 -d); this host's kernel has no vfat, the
     # guest's has: 'rtprov --image' on it runs there (collect.sh, pi_image).
-    pi_image "$root/var/lib/rtprov-guest/pi.img"
+    pi_image "$root/var/lib/rtprov-guest/pi.img" pi4-trixie
+    pi_image "$root/var/lib/rtprov-guest/pi5.img" pi5-trixie
     run_scenario live "root=/dev/vda rw $console"
     check "live: the boot finished without failed units" is boot.failed ""
     check "live: stock Debian 13 kernel runs NO_RT_PUSH_IPI before rtprov" is before.sched_features NO_RT_PUSH_IPI
@@ -453,6 +454,15 @@ live)
     check "live: after rollback both partitions' trees are as before, byte for byte" \
         is image.trees "boot same, root same"
     check "live: no loop device is left attached" is image.loops ""
+    # the Pi 5's image (Pi OS trixie: one config.txt for every board, kernel_2712.img)
+    check "live: plan --image --profile pi5 changes no byte of the Pi 5 image" is image5.plan "0 same"
+    check "live: apply --image --profile pi5 succeeds" is image5.apply.rc 0 || cat "$work/live/image5.out" >&2
+    check "live: the Pi 5 image's cmdline.txt keeps root=PARTUUID and gains isolcpus" \
+        is image5.cmdline "console=serial0,115200 console=tty1 root=PARTUUID=6c586e13-02 rootfstype=ext4 fsck.repair=yes rootwait resize isolcpus=managed_irq,domain,3 irqaffinity=0-2 threadirqs"
+    check "live: status --image on the Pi 5 image says applied" is image5.status applied
+    check "live: rollback --image puts both of the Pi 5 image's partitions back, byte for byte" \
+        is image5.trees "boot same, root same"
+    check "live: no loop device of the Pi 5 image is left" is image5.loops ""
     ;;
 offline) sound_scenario offline "$base" ;;
 rt) rt_scenario ;;

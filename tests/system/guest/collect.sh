@@ -274,27 +274,28 @@ partition_tree() {
     umount "$dir" && rmdir "$dir"
 }
 
-# pi_image_facts IMAGE: rtprov --image on the Raspberry Pi OS-shaped image guest_test.sh
-# made (bootfs at sector 8192, rootfs at 172032): plan, apply, status, rollback.
+# pi_image_facts IMAGE PROFILE NAME: rtprov --image on a Raspberry Pi OS-shaped image
+# guest_test.sh made (bootfs at sector 8192, rootfs at 172032): plan, apply, status,
+# rollback; the facts are NAME.*.
 pi_image_facts() {
-    local img=$1 boot=$((8192 * 512)) root=$((172032 * 512)) sum boot0 root0 dir
+    local img=$1 profile=$2 n=$3 boot=$((8192 * 512)) root=$((172032 * 512)) sum boot0 root0 dir
     sum=$(sha256sum <"$img")
     boot0=$(partition_tree "$img" $boot)
     root0=$(partition_tree "$img" $root)
-    /usr/bin/rtprov plan --image "$img" --profile pi4 >"$out/image.out" 2>"$out/image.err"
-    fact image.plan "$? $([ "$(sha256sum <"$img")" = "$sum" ] && echo same || echo changed)"
-    fact image.plan.err "$(head -1 "$out/image.err")"
-    /usr/bin/rtprov apply --image "$img" --profile pi4 >>"$out/image.out" 2>&1
-    fact image.apply.rc $?
+    /usr/bin/rtprov plan --image "$img" --profile "$profile" >"$out/$n.out" 2>"$out/$n.err"
+    fact "$n.plan" "$? $([ "$(sha256sum <"$img")" = "$sum" ] && echo same || echo changed)"
+    fact "$n.plan.err" "$(head -1 "$out/$n.err")"
+    /usr/bin/rtprov apply --image "$img" --profile "$profile" >>"$out/$n.out" 2>&1
+    fact "$n.apply.rc" $?
     dir=$(mktemp -d)
-    mount -o ro,loop,offset=$boot "$img" "$dir" && fact image.cmdline "$(head -1 "$dir/cmdline.txt")"
+    mount -o ro,loop,offset=$boot "$img" "$dir" && fact "$n.cmdline" "$(head -1 "$dir/cmdline.txt")"
     umount "$dir"
     rmdir "$dir"
-    fact image.status "$(/usr/bin/rtprov status --image "$img" 2>/dev/null | sed -n 's/^state: *//p')"
-    /usr/bin/rtprov rollback --image "$img" >>"$out/image.out" 2>&1
-    fact image.rollback.rc $?
-    fact image.trees "boot $([ "$(partition_tree "$img" $boot)" = "$boot0" ] && echo same || echo changed), root $([ "$(partition_tree "$img" $root)" = "$root0" ] && echo same || echo changed)"
-    fact image.loops "$(losetup -a | grep -F "$img")"
+    fact "$n.status" "$(/usr/bin/rtprov status --image "$img" 2>/dev/null | sed -n 's/^state: *//p')"
+    /usr/bin/rtprov rollback --image "$img" >>"$out/$n.out" 2>&1
+    fact "$n.rollback.rc" $?
+    fact "$n.trees" "boot $([ "$(partition_tree "$img" $boot)" = "$boot0" ] && echo same || echo changed), root $([ "$(partition_tree "$img" $root)" = "$root0" ] && echo same || echo changed)"
+    fact "$n.loops" "$(losetup -a | grep -F "$img")"
 }
 
 # Waits for the boot to finish (this unit is Type=exec, so it does not hold it up).
@@ -324,7 +325,8 @@ live)
     system_facts rolledback
     /usr/bin/rtprov status --live >"$out/status.out" 2>&1
     fact status.rc $?
-    pi_image_facts /var/lib/rtprov-guest/pi.img
+    pi_image_facts /var/lib/rtprov-guest/pi.img pi4 image
+    pi_image_facts /var/lib/rtprov-guest/pi5.img pi5 image5
     ;;
 offline)
     system_facts boot
