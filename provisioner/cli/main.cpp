@@ -718,6 +718,20 @@ int main(int argc, char** argv) {
         return k_exit_usage;
     } catch (const Error& e) {
         std::string message = e.what();
+        // a path under the image's private mount folder, which no one else can see, as
+        // the image's: '/run/rtprov/image-PID/etc/fstab' → 'pi.img:/etc/fstab'
+        if (g_image)
+            for (std::size_t at = 0;
+                 (at = message.find(g_image->root(), at)) != std::string::npos;) {
+                const std::size_t end = at + g_image->root().size();
+                const bool whole = end == message.size() || message[end] == '/' ||
+                                   message[end] == '\'' || message[end] == ' ';
+                const std::string as =
+                    o.image + ":" + (end < message.size() && message[end] == '/' ? "" : "/");
+                if (whole)
+                    message.replace(at, g_image->root().size(), as);
+                at += whole ? as.size() : 1;
+            }
         std::size_t start = 0;
         while (start < message.size()) {
             std::size_t nl = message.find('\n', start);

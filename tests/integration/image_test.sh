@@ -80,6 +80,18 @@ RTPROV_TEST_KILL_AT_STEP=2 "$rtprov" apply --image "$img" --profile x86-debian13
 check "a SIGKILLed apply --image leaves no loop device or mount" no_leaks
 run apply --image "$img" --profile x86-debian13 --set board.cpus=4
 check "the next apply converges" [ "$rc" -eq 0 ]
+# a file rtprov wrote, edited since: the refusal names it in the image, not in rtprov's
+# private mount folder
+mount -o loop,offset=$offset "$img" "$look"
+cp "$look/etc/default/grub.d/90-rtprov.cfg" "$work/drop-in"
+echo '# edited' >>"$look/etc/default/grub.d/90-rtprov.cfg"
+umount "$look"
+run rollback --image "$img"
+check "a refusal names the file as the image's ('IMAGE:/etc/...'), not under /run/rtprov" \
+    bash -c "grep -qF \"'$img:/etc/default/grub.d/90-rtprov.cfg'\" <<<\"\$1\" && ! grep -q /run/rtprov <<<\"\$1\"" _ "$err"
+mount -o loop,offset=$offset "$img" "$look"
+cp "$work/drop-in" "$look/etc/default/grub.d/90-rtprov.cfg"
+umount "$look"
 run rollback --image "$img"
 check "rollback --image succeeds" [ "$rc" -eq 0 ]
 check "the root partition's tree is as it was, byte for byte" \
