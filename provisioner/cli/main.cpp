@@ -132,14 +132,14 @@ void check_image_space(const target::ImageSession& image, const core::Plan& plan
         files[image.mount_of(change.path)] += 2;
     }
     for (const auto& [mount, count] : files)
-        if (const std::uint64_t free = image.free_inodes(mount); free < count)
+        if (const std::uint64_t free = image.room(mount).inodes; free < count)
             throw Error("the image's file system on " + mount + " can make " +
                         std::to_string(free) + " more files, and the changes need about " +
                         std::to_string(count) +
                         ": free some, or make the file system with more "
                         "inodes; nothing was written");
     for (const auto& [mount, bytes] : needed)
-        if (const std::uint64_t free = image.free_bytes(mount); free < bytes)
+        if (const std::uint64_t free = image.room(mount).bytes; free < bytes)
             throw Error("the image's file system on " + mount + " has " + std::to_string(free) +
                         " bytes free, and the changes need about " + std::to_string(bytes) +
                         ": grow it first (the image file: 'truncate -s +64M " + image.image() +

@@ -25,6 +25,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <limits>
 #include <map>
 #include <memory>
 #include <sstream>
@@ -760,20 +761,16 @@ ImageSession::~ImageSession() {
     }
 }
 
-std::uint64_t ImageSession::free_bytes(const std::string& path) const {
+ImageSession::Room ImageSession::room(const std::string& path) const {
     struct statvfs st {};
     const std::string mount = mount_of(path);
     if (::statvfs((mount == "/" ? m_root : m_root + mount).c_str(), &st) != 0)
-        return 0;
-    return std::uint64_t(st.f_bavail) * st.f_frsize;
-}
-
-std::uint64_t ImageSession::free_inodes(const std::string& path) const {
-    struct statvfs st {};
-    const std::string mount = mount_of(path);
-    if (::statvfs((mount == "/" ? m_root : m_root + mount).c_str(), &st) != 0)
-        return 0;
-    return std::uint64_t(st.f_favail);
+        return {};
+    // a file system without a count of inodes (FAT makes directory entries as needed)
+    // says 0 of 0
+    return {std::uint64_t(st.f_bavail) * st.f_frsize,
+            st.f_files == 0 ? std::numeric_limits<std::uint64_t>::max()
+                            : std::uint64_t(st.f_favail)};
 }
 
 std::string ImageSession::mount_of(const std::string& path) const {

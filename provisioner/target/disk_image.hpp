@@ -87,10 +87,14 @@ class ImageSession {
     const std::vector<std::string>& mounted() const { return m_described; }
     // What the read-only look may miss: "partition 2 (...) was not cleanly unmounted: ...".
     const std::vector<std::string>& warnings() const { return m_warnings; }
-    // Free bytes of the file system that holds the in-root path 'path'.
-    std::uint64_t free_bytes(const std::string& path) const;
-    // Free inodes (files that can still be made) there.
-    std::uint64_t free_inodes(const std::string& path) const;
+    // What is free on the file system that holds the in-root path 'path': bytes, and
+    // inodes (files that can still be made; the largest number on a file system that
+    // does not count them, FAT); 0 and 0 when it cannot be read.
+    struct Room {
+        std::uint64_t bytes = 0;
+        std::uint64_t inodes = 0;
+    };
+    Room room(const std::string& path) const;
     // The mount (in-root path) holding 'path': "/", "/boot/firmware".
     std::string mount_of(const std::string& path) const;
 
