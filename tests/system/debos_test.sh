@@ -348,6 +348,26 @@ check "status --image on the debos disk sees the profile the build applied" \
     grep -q '^state:       applied' <<<"$image_status" || cat "$work/image-status.err" >&2
 check "and changes no byte of it" [ "$(sha256sum <"$img")" = "$image_sum" ]
 check "and leaves no loop device attached to it" [ -z "$(losetup -n -O NAME -j "$img")" ]
+# On a copy (sparse, as the image is): plan changes no byte; rollback --image takes the
+# build's apply out, and apply --image puts the profile back.
+copy=$work/copy.img
+cp --sparse=always "$img" "$copy"
+copy_sum=$(sha256sum <"$copy")
+"$rtprov" plan --image "$copy" --profile x86-debian13 --set board.cpus=4 >"$work/image-plan.out" 2>&1
+rc=$?
+check "plan --image on the debos disk succeeds and changes no byte of it" \
+    bash -c "[ $rc -eq 0 ] && [ \"\$(sha256sum <'$copy')\" = '$copy_sum' ]" || cat "$work/image-plan.out" >&2
+"$rtprov" rollback --image "$copy" --regenerate-boot=never >"$work/image-rollback.out" 2>&1
+rc=$?
+check "rollback --image on the debos disk takes the build's apply out" \
+    bash -c "[ $rc -eq 0 ] && '$rtprov' status --image '$copy' 2>/dev/null | grep -q 'no rtprov profile is applied'" ||
+    cat "$work/image-rollback.out" >&2
+"$rtprov" apply --image "$copy" --profile x86-debian13 --set board.cpus=4 \
+    --regenerate-boot=never >"$work/image-apply.out" 2>&1
+check "apply --image puts it back" grep -q "^applied profile 'x86-debian13'" "$work/image-apply.out" ||
+    cat "$work/image-apply.out" >&2
+check "and leaves no loop device attached to the copy" [ -z "$(losetup -n -O NAME -j "$copy")" ]
+rm -f "$copy"
 
 if [ -z "${RTPROV_TRIAL_BOOTS:-}" ]; then
     echo "debos_test: trial boots not run (RTPROV_TRIAL_BOOTS=1 runs them)" >&2
