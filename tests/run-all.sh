@@ -43,7 +43,7 @@ cmake -S . -B build/asan -DCMAKE_CXX_COMPILER=clang++ -DRTPROV_FUZZ=ON -DRTPROV_
 cmake --build build/asan -j "$jobs" -- --no-print-directory >/dev/null
 (cd build/asan && ctest --output-on-failure -R '^(unit|cli|boot)$') || failed+=("sanitizers")
 
-step "libFuzzer: every parser for 20 s (tests/fuzz/run.sh)"
+step "libFuzzer: every parser for 20 s, one per CPU at a time (tests/fuzz/run.sh)"
 tests/fuzz/run.sh 20 || failed+=("fuzz")
 
 if [ -z "${RTPROV_SKIP_TRIXIE:-}" ]; then

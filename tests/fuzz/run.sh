@@ -44,8 +44,9 @@ cmake --build "$build" --target rtprov_fuzz -j "$(nproc)" -- --no-print-director
 asan_options=${ASAN_OPTIONS:+$ASAN_OPTIONS:}max_allocation_size_mb=64:hard_rss_limit_mb=512
 asan_options+=:quarantine_size_mb=32
 work=$(mktemp -d "${TMPDIR:-/tmp}/rtprov-fuzz-XXXXXX")
-failed=()
-for target in "${targets[@]}"; do
+# One target: its report on stdout, and $work/TARGET.failed when it failed.
+fuzz_one() {
+    local target=$1 corpus artifacts log options reproducer
     corpus=$work/corpus/$target
     artifacts=$work/artifacts/$target
     log=$work/$target.log
@@ -73,7 +74,7 @@ for target in "${targets[@]}"; do
         grep -E '^stat::(number_of_executed_units|average_exec_per_sec|peak_rss_mb)' "$log" |
             tr '\n' ' ' && echo
     else
-        failed+=("$target")
+        touch "$work/$target.failed"
         grep -m 1 -E 'ERROR: |runtime error: |deadly signal|hard rss limit' "$log" || tail -n 5 "$log"
         # The stack down to the fuzz target, without libFuzzer's, the sanitizers' and the
         # standard library's frames.
@@ -92,6 +93,18 @@ for target in "${targets[@]}"; do
         fi
         echo "log:        $log"
     fi
+}
+
+# As many targets at a time as there are CPUs, each on one; the reports in order after.
+for target in "${targets[@]}"; do
+    while [ "$(jobs -rp | wc -l)" -ge "$(nproc)" ]; do wait -n || true; done
+    fuzz_one "$target" >"$work/$target.report" 2>&1 &
+done
+wait
+failed=()
+for target in "${targets[@]}"; do
+    cat "$work/$target.report"
+    [ -e "$work/$target.failed" ] && failed+=("$target")
 done
 
 printf '\n'
