@@ -720,16 +720,17 @@ int main(int argc, char** argv) {
         std::string message = e.what();
         // a path under the image's private mount folder, which no one else can see, as
         // the image's: '/run/rtprov/image-PID/etc/fstab' → 'pi.img:/etc/fstab'
-        if (g_image)
-            for (std::size_t at = 0;
-                 (at = message.find(g_image->root(), at)) != std::string::npos;) {
-                const std::size_t end = at + g_image->root().size();
+        // (also when the image failed to open, and g_image is not set)
+        const std::string folder = target::ImageSession::mount_folder();
+        if (!o.image.empty())
+            for (std::size_t at = 0; (at = message.find(folder, at)) != std::string::npos;) {
+                const std::size_t end = at + folder.size();
                 const bool whole = end == message.size() || message[end] == '/' ||
                                    message[end] == '\'' || message[end] == ' ';
                 const std::string as =
                     o.image + ":" + (end < message.size() && message[end] == '/' ? "" : "/");
                 if (whole)
-                    message.replace(at, g_image->root().size(), as);
+                    message.replace(at, folder.size(), as);
                 at += whole ? as.size() : 1;
             }
         std::size_t start = 0;

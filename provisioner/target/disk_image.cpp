@@ -14,9 +14,11 @@
 #include <sys/file.h>
 #include <sys/ioctl.h>
 #include <sys/mount.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/statvfs.h>
 #include <sys/sysmacros.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -47,6 +49,7 @@ namespace {
     X(blkid_partition_get_size)                                                                    \
     X(blkid_partition_get_start)                                                                   \
     X(blkid_partition_get_uuid)                                                                    \
+    X(blkid_partition_is_extended)                                                                 \
     X(blkid_partlist_get_partition)                                                                \
     X(blkid_partlist_get_table)                                                                    \
     X(blkid_partlist_numof_partitions)                                                             \
@@ -236,19 +239,11 @@ void remove_stale_mount_folders(const std::string& parent) {
 }
 
 // The processes, other than this one, that have one of 'devices' mounted in their mount
-// namespace: those in this one, and those a command run in the image (in a namespace
-// of its own, run_in_root) left behind (a daemon an install script started), which would
-// keep the image's file systems, and with them its loop devices, after rtprov ends.
-// As "name (pid)".
-std::vector<std::pair<int, std::string>> holders(const std::vector<dev_t>& devices) {
-    std::vector<std::pair<int, std::string>> found;
-    struct stat self {};
-    if (::stat("/proc/self/ns/mnt", &self) != 0)
-        return found;
+// namespace, as "name (pid)": what keeps the image attached. Only named, never ended.
+std::vector<std::string> holders(const std::vector<dev_t>& devices) {
+    std::vector<std::string> found;
     std::map<std::pair<dev_t, ino_t>, bool> holds; // per mount namespace
     auto namespace_holds = [&](const std::string& pid, const struct stat& ns) {
-        if (ns.st_ino == self.st_ino && ns.st_dev == self.st_dev)
-            return true;
         const auto key = std::make_pair(ns.st_dev, ns.st_ino);
         if (auto it = holds.find(key); it != holds.end())
             return it->second;
@@ -272,25 +267,60 @@ std::vector<std::pair<int, std::string>> holders(const std::vector<dev_t>& devic
             std::stoi(pid) == ::getpid())
             continue;
         struct stat ns {};
-        if (::stat(("/proc/" + pid + "/ns/mnt").c_str(), &ns) != 0 || !namespace_holds(pid, ns))
-            continue;
-        std::ifstream comm("/proc/" + pid + "/comm");
-        std::string command;
-        std::getline(comm, command);
-        found.emplace_back(std::stoi(pid), command + " (" + pid + ")");
+        if (::stat(("/proc/" + pid + "/ns/mnt").c_str(), &ns) == 0 && namespace_holds(pid, ns))
+            found.push_back(process_name(pid));
     }
     return found;
 }
 
-// Ends them (SIGKILL: the image is not a running system) and waits up to 5 s; returns
-// those still there.
-std::vector<std::string> end_holders(const std::vector<dev_t>& devices) {
+// This process's living descendants (its children, theirs, and the orphans it adopted
+// as their subreaper), from each process's parent in /proc/PID/stat (proc(5)).
+std::vector<int> descendants() {
+    std::map<int, int> parent_of;
+    std::error_code ec;
+    for (const auto& entry : fs::directory_iterator("/proc", ec)) {
+        const std::string pid = entry.path().filename().string();
+        if (pid.empty() || pid.size() > 9 ||
+            pid.find_first_not_of("0123456789") != std::string::npos)
+            continue;
+        std::ifstream in("/proc/" + pid + "/stat");
+        std::string stat;
+        std::getline(in, stat);
+        // "pid (comm) state ppid ...": the name may hold anything, ')' included
+        const std::size_t close = stat.rfind(')');
+        char state = 0;
+        int ppid = 0;
+        if (close == std::string::npos ||
+            std::sscanf(stat.c_str() + close + 1, " %c %d", &state, &ppid) != 2 || state == 'Z')
+            continue;
+        parent_of[std::stoi(pid)] = ppid;
+    }
+    std::vector<int> found;
+    for (const auto& [pid, parent] : parent_of) {
+        int up = parent;
+        for (int depth = 0; depth < 4096 && up > 1 && up != ::getpid(); ++depth) {
+            auto it = parent_of.find(up);
+            up = it == parent_of.end() ? 0 : it->second;
+        }
+        if (up == ::getpid())
+            found.push_back(pid);
+    }
+    return found;
+}
+
+// Ends what commands run in the image left running (a daemon an install script started,
+// in run_in_root's own mount namespace, where it keeps the image's file systems and with
+// them its loop devices): this process's descendants, SIGKILLed (the image is not a
+// running system), reaped, waited for up to 5 s. Returns those still there.
+std::vector<std::string> end_descendants() {
     std::vector<std::string> left;
     for (int round = 0; round < 50; ++round) {
         left.clear();
-        for (const auto& [pid, what] : holders(devices)) {
+        for (int pid : descendants()) {
+            left.push_back(process_name(std::to_string(pid)));
             ::kill(pid, SIGKILL);
-            left.push_back(what);
+        }
+        while (::waitpid(-1, nullptr, WNOHANG) > 0) {
         }
         if (left.empty())
             break;
@@ -523,7 +553,8 @@ ImageLayout read_image_layout(const std::string& image) {
         p.number = unsigned(std::max(0, b.blkid_partition_get_partno(part)));
         const auto start = b.blkid_partition_get_start(part);
         const auto size = b.blkid_partition_get_size(part);
-        if (start < 0 || size <= 0)
+        // an MBR's extended partition holds the logical ones: a container, not a file system
+        if (start < 0 || size <= 0 || b.blkid_partition_is_extended(part))
             continue;
         p.offset = std::uint64_t(start) * k_sector;
         p.size = std::uint64_t(size) * k_sector;
@@ -576,6 +607,8 @@ ImageSession::ImageSession(const std::string& image, bool writable)
 
         // A mount namespace of its own: the mounts below are seen by no other process and
         // end with this one, however it ends.
+        // what commands run in the image leave running becomes this process's to end
+        ::prctl(PR_SET_CHILD_SUBREAPER, 1);
         if (::unshare(CLONE_NEWNS) != 0)
             throw Error(std::string("cannot make a mount namespace to open the image in: ") +
                         std::strerror(errno) + "; --image needs root");
@@ -584,7 +617,7 @@ ImageSession::ImageSession(const std::string& image, bool writable)
         const std::string parent = "/run/rtprov";
         ::mkdir(parent.c_str(), 0700);
         remove_stale_mount_folders(parent);
-        m_root = parent + "/image-" + std::to_string(::getpid());
+        m_root = mount_folder();
         if (::mkdir(m_root.c_str(), 0700) != 0 && errno != EEXIST)
             throw Error("cannot make " + rtprov::quoted(m_root) + ": " + std::strerror(errno));
 
@@ -596,6 +629,10 @@ ImageSession::ImageSession(const std::string& image, bool writable)
         ::close(m_image_fd);
         throw;
     }
+}
+
+std::string ImageSession::mount_folder() {
+    return "/run/rtprov/image-" + std::to_string(::getpid());
 }
 
 void ImageSession::make_writable() {
@@ -736,10 +773,16 @@ void ImageSession::unmount_all(std::string* failed) {
 
 void ImageSession::close() {
     std::string failed;
-    if (!m_devices.empty())
-        if (const auto left = end_holders(m_devices); !left.empty())
+    const std::vector<dev_t> devices = m_devices;
+    if (!m_mount_points.empty())
+        if (const auto left = end_descendants(); !left.empty())
             failed = "processes started in the image would not end: " + core::join(left, ", ");
     unmount_all(&failed);
+    // something else mounted the image's loop devices: they stay attached while it has them
+    if (const auto others = devices.empty() ? std::vector<std::string>{} : holders(devices);
+        !others.empty())
+        failed += (failed.empty() ? "" : "; ") + std::string("its loop devices stay attached: ") +
+                  core::join(others, ", ") + " has them mounted";
     if (!m_root.empty())
         ::rmdir(m_root.c_str());
     if (m_image_fd >= 0) {

@@ -80,6 +80,8 @@ class ImageSession {
     ImageSession(const ImageSession&) = delete;
     ImageSession& operator=(const ImageSession&) = delete;
 
+    // The folder this process mounts an image's root on: /run/rtprov/image-PID.
+    static std::string mount_folder();
     // Where the image's root is mounted (the --root the commands work on).
     const std::string& root() const { return m_root; }
     const std::string& image() const { return m_image; }

@@ -132,6 +132,28 @@ run apply --image "$img3" --profile x86-debian13 --set board.cpus=4 --regenerate
 check "apply --image runs update-grub in the image" grep -qF "ran update-grub" <<<"$out"
 check "the daemon it left was ended: no loop device or mount is left" no_leaks
 check "and no process of the image runs on" bash -c "! pgrep -f '/bin/busybox [s]leep 600'"
+# Someone else mounts the image's loop device while rtprov works: never ended by rtprov
+# (only its own descendants are), named, and the run fails saying the image stays attached.
+printf '#!/bin/sh\n/bin/busybox sleep 4\n' >"$daemon_root/usr/sbin/update-grub"
+mkfs.ext4 -q -F -E offset=$offset -L rootfs -d "$daemon_root" "$img3" 60000k
+"$rtprov" apply --image "$img3" --profile x86-debian13 --set board.cpus=4 --regenerate-boot=now \
+    >"$work/other.out" 2>&1 &
+apply_pid=$!
+# (the read-write pass's loop device, once update-grub runs)
+for _ in $(seq 100); do pgrep -f '/bin/busybox [s]leep 4' >/dev/null && break; sleep 0.1; done
+loop=$(losetup -n -O NAME -j "$img3" | head -1)
+mkdir -p "$work/other-mnt"
+unshare -m --propagation private sh -c "mount $loop '$work/other-mnt' && exec sleep 300" &
+other=$!
+wait "$apply_pid"
+rc=$?
+check "a process of someone else's that mounted the image's loop device is not ended" kill -0 "$other"
+check "and the run fails, naming it: the image stays attached" \
+    bash -c "[ $rc -ne 0 ] && grep -qF 'its loop devices stay attached: sleep ($other) has them mounted' '$work/other.out'" ||
+    cat "$work/other.out" >&2
+kill "$other"
+wait "$other" 2>/dev/null
+for _ in $(seq 20); do no_leaks && break; sleep 0.1; done
 
 # -- MBR, ext4 /boot beside the root, mounted where the fstab says (by PARTUUID) ------------
 img2=$work/mbr.img
@@ -160,6 +182,30 @@ run rollback --image "$img2"
 check "rollback puts the /boot partition's tree back" \
     [ "$(partition_tree "$img2" $((2048 * 512)))" = "$boot_before" ]
 check "and the root partition's" [ "$(partition_tree "$img2" $((34816 * 512)))" = "$root_before" ]
+
+# an fstab that is no regular file, found while the image is opened: named in the image
+fifo_root=$work/fifo-root
+cp -a "$root" "$fifo_root"
+rm "$fifo_root/etc/fstab"
+mkfifo "$fifo_root/etc/fstab"
+img5=$work/fifo-fstab.img
+truncate -s 64M "$img5"
+printf 'label: gpt\nstart=2048, size=120000, type=4F68BCE3-E8CD-4DB1-96E7-FBCAF984B709, name=root\n' |
+    sfdisk -q "$img5"
+mkfs.ext4 -q -F -E offset=$offset -L rootfs -d "$fifo_root" "$img5" 60000k
+run plan --image "$img5" --profile x86-debian13
+check "an error while the image is opened names its file in the image, not under /run/rtprov" \
+    bash -c "grep -qF \"'$img5:/etc/fstab'\" <<<\"\$1\" && ! grep -q /run/rtprov <<<\"\$1\"" _ "$err"
+
+# -- MBR with an extended partition: the logical partition 5 holds the root ---------------
+img4=$work/logical.img
+truncate -s 128M "$img4"
+printf 'label: dos\nstart=2048, size=32768, type=83\nstart=36864, size=200000, type=5\nstart=38912, size=120000, type=83\n' |
+    sfdisk -q "$img4"
+mkfs.ext4 -q -F -L rootfs -E offset=$((38912 * 512)) -d "$root" "$img4" 60000k
+run plan --image "$img4" --profile x86-debian13 --set board.cpus=4
+check "an MBR's extended partition is a container, not a partition overlapping its logical ones" \
+    grep -qF "partition 5 (ext4 'rootfs'" <<<"$err"
 
 # -- refusals, each leaving the image as it was ---------------------------------------------
 gzip -c "$img" >"$work/debian.img.gz"
