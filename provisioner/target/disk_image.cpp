@@ -166,8 +166,9 @@ std::string process_name(const std::string& pid) {
     return (name.empty() ? "process" : name) + " (" + pid + ")";
 }
 
-// The processes other than this one that have the file 'image' open.
-std::vector<std::string> openers(const struct stat& image) {
+// The processes other than this one that have the file 'image' open (only for writing:
+// 'writers'; from the flags in /proc/PID/fdinfo/FD, proc(5)).
+std::vector<std::string> openers(const struct stat& image, bool writers = false) {
     std::vector<std::string> found;
     std::error_code ec;
     for (const auto& process : fs::directory_iterator("/proc", ec)) {
@@ -178,11 +179,20 @@ std::vector<std::string> openers(const struct stat& image) {
         std::error_code fd_ec;
         for (const auto& fd : fs::directory_iterator(process.path() / "fd", fd_ec)) {
             struct stat st {};
-            if (::stat(fd.path().c_str(), &st) == 0 && st.st_dev == image.st_dev &&
-                st.st_ino == image.st_ino) {
-                found.push_back(process_name(pid));
-                break;
+            if (::stat(fd.path().c_str(), &st) != 0 || st.st_dev != image.st_dev ||
+                st.st_ino != image.st_ino)
+                continue;
+            if (writers) {
+                std::ifstream info(process.path() / "fdinfo" / fd.path().filename());
+                std::string key;
+                unsigned long flags = 0;
+                while (info >> key && key != "flags:")
+                    info.ignore(std::numeric_limits<std::streamsize>::max(), '\n');
+                if (!(info >> std::oct >> flags) || (flags & O_ACCMODE) == O_RDONLY)
+                    continue;
             }
+            found.push_back(process_name(pid));
+            break;
         }
     }
     return found;
@@ -537,10 +547,19 @@ ImageLayout read_image_layout(const std::string& image) {
     if (b.blkid_do_safeprobe(probe.get()) == 0)
         list = b.blkid_probe_get_partitions(probe.get());
     blkid_parttable table = list ? b.blkid_partlist_get_table(list) : nullptr;
-    if (!table)
+    if (!table) {
+        // a GPT's header is in the second sector; its table unread: the file is cut short
+        // (a download not finished) or damaged
+        char gpt[8] = {};
+        if (::pread(fd, gpt, sizeof gpt, 512) == sizeof gpt && std::memcmp(gpt, "EFI PART", 8) == 0)
+            throw Error(rtprov::quoted(image) + " has a GPT header whose partition table " +
+                        "cannot be read (the file has " + std::to_string(st.st_size) +
+                        " bytes): is it cut short, a download not finished? Get it again, or "
+                        "check it with 'sfdisk -V'");
         throw Error(rtprov::quoted(image) +
                     " has no partition table (MBR or GPT) rtprov can read; --image takes a "
                     "whole disk image (for a file system image, mount it and pass --root DIR)");
+    }
     ImageLayout layout;
     const char* type = b.blkid_parttable_get_type(table);
     layout.table = type ? type : "";
@@ -604,6 +623,9 @@ ImageSession::ImageSession(const std::string& image, bool writable)
             throw Error(rtprov::quoted(m_image) + " is in use: " + core::join(who, ", ") +
                         " holds a lock on it (a virtual machine running from it?); stop it "
                         "first (nothing was changed)");
+        if (auto who = openers(st, true); !who.empty())
+            throw Error(rtprov::quoted(m_image) + " is in use: " + core::join(who, ", ") +
+                        " has it open for writing; let it finish first (nothing was changed)");
 
         // A mount namespace of its own: the mounts below are seen by no other process and
         // end with this one, however it ends.

@@ -286,6 +286,21 @@ flock -x "$held"
 run plan --image "$img" --profile x86-debian13
 check "a second rtprov on the same image is refused" grep -qF "another rtprov is working on '$img'" <<<"$err"
 exec {held}<&-
+# a process writing to the image, without a lock
+/usr/bin/python3 -c 'import os, sys, time; fd = os.open(sys.argv[1], os.O_RDWR); open(sys.argv[2], "w").close(); time.sleep(60)' \
+    "$img" "$work/writer-ready" &
+writer=$!
+for _ in $(seq 50); do [ -e "$work/writer-ready" ] && break; sleep 0.1; done
+run plan --image "$img" --profile x86-debian13
+check "an image another process has open for writing is refused, naming it" \
+    grep -qF "is in use: python3 ($writer) has it open for writing" <<<"$err"
+kill "$writer"
+wait "$writer" 2>/dev/null
+# cut short, as a download not finished: its GPT's table is past the end
+head -c $((34 * 512 - 100)) "$img" >"$work/cut.img"
+run plan --image "$work/cut.img" --profile x86-debian13
+check "a GPT image cut short is called that, not 'no partition table'" \
+    grep -qF "has a GPT header whose partition table cannot be read" <<<"$err"
 # a virtual machine running from the image: qemu holds OFD locks on it
 /usr/bin/python3 - "$img" "$work/vm-ready" <<'PY' &
 import fcntl, os, struct, sys, time
