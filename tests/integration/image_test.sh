@@ -29,6 +29,14 @@ run() {
 leaks() { losetup -a | grep -F "$work" || grep -F "/run/rtprov/image-" /proc/mounts; }
 no_leaks() { ! leaks; }
 
+# mbr_fstab TEXT: the MBR image's root partition gets /etc/fstab TEXT (printf format).
+mbr_fstab() {
+    mount -o loop,offset=$((34816 * 512)) "$img2" "$look"
+    # shellcheck disable=SC2059 # the fstab text is the format
+    printf "$1" >"$look/etc/fstab"
+    umount "$look"
+}
+
 # partition_tree IMAGE OFFSET: the tree_sum of the file system at OFFSET, mounted here.
 partition_tree() {
     local dir=$work/look
@@ -257,17 +265,11 @@ printf 'label: dos\nstart=2048, size=60000, type=83\nstart=62048, size=60000, ty
 printf '\x30\x75\x00\x00' | dd of="$img4" bs=1 seek=470 conv=notrunc status=none
 run plan --image "$img4" --profile x86-debian13
 check "overlapping partitions are refused" grep -qF "partitions 1 and 2 overlap; its partition table is wrong" <<<"$err"
-mount -o loop,offset=$((34816 * 512)) "$img2" "$look"
-printf 'PARTUUID=6c586e13-02 / ext4 defaults 0 1\nPARTUUID=6c586e13-01 /boot ext4 defaults 0 2\nLABEL=boot /boot/efi ext4 defaults 0 2\n' \
-    >"$look/etc/fstab"
-umount "$look"
+mbr_fstab 'PARTUUID=6c586e13-02 / ext4 defaults 0 1\nPARTUUID=6c586e13-01 /boot ext4 defaults 0 2\nLABEL=boot /boot/efi ext4 defaults 0 2\n'
 run plan --image "$img2" --profile x86-debian13
 check "a partition the fstab mounts twice is refused" \
     grep -qF "is mounted already: one file system mounted twice would be written twice" <<<"$err"
-mount -o loop,offset=$((34816 * 512)) "$img2" "$look"
-printf 'PARTUUID=6c586e13-02 / ext4 defaults 0 1\nPARTUUID=6c586e13-01 /boot/../etc ext4 defaults 0 2\n' \
-    >"$look/etc/fstab"
-umount "$look"
+mbr_fstab 'PARTUUID=6c586e13-02 / ext4 defaults 0 1\nPARTUUID=6c586e13-01 /boot/../etc ext4 defaults 0 2\n'
 run plan --image "$img2" --profile x86-debian13
 check "an fstab target under /boot that leads elsewhere is refused" \
     grep -qF "which leads to /etc in its root, outside /boot" <<<"$err"
