@@ -67,6 +67,21 @@ struct AuditCommand {
 void add_audit_command(CLI::App& parent, AuditCommand& c);
 int run_audit(const AuditCommand& c);
 
+// 'rtprov status': what is applied to a root and what changed since. main.cpp opens the
+// root (--root, --live, --image) and passes it.
+struct StatusCommand {
+    bool json = false;
+    bool diff = false;           // --diff: what changed, as unified diffs
+    std::string prometheus_file; // --prometheus FILE
+    bool live = false;
+};
+void add_status_options(CLI::App& status, StatusCommand& c);
+// Prints the status of 'root' ('name': how to call it). Returns 0 when a profile is
+// applied and every file is as rtprov wrote it (or nothing is applied), 3 when a managed
+// file changed or went missing or an apply or rollback was interrupted, 1 for a state
+// that is not this root's; a damaged state throws rtprov::Error.
+int run_status(const target::Root& root, const std::string& name, const StatusCommand& c);
+
 // 'rtprov firstboot': the first-boot flow of rtprov-firstboot.service.
 struct FirstbootCommand {
     CLI::App* app = nullptr;

@@ -55,9 +55,13 @@ const char* const k_exit_codes = R"(Exit codes:
   0  success (for plan: the plan was made, whether or not it changes anything)
   1  failure, or a plan with refusals; the message says why and what to do
   2  wrong usage (unknown option, missing --root)
-  3  selftest or audit ran and did not pass (the report says which part and why)
+  3  selftest or audit ran and did not pass (the report says which part and why);
+     status found drift: a managed file changed by hand or missing, or an apply or
+     rollback that stopped half way (status --diff shows what changed)
 
-See rtprov(1) and docs/profile-format.md for the profile format.)";
+See rtprov(1) for every command and option; the profile format, the JSON outputs, first
+boot and the image-builder and Ansible plugins are described in )" RTPROV_INSTALL_DOCDIR
+                                 R"( (profile-format.md, json.md, firstboot.md, plugin-*.md).)";
 
 struct Options {
     std::string root;
@@ -353,14 +357,15 @@ int run_apply(const Options& o) {
     return k_exit_ok;
 }
 
-int run_status(const Options& o) {
+// 'rtprov status' (cli/status_cmd.cpp) on the target of --root, --live or --image.
+int run_status(const Options& o, cli::StatusCommand c) {
     auto root = open_root(o, true);
-    target::Status status = target::read_status(*root);
-    auto firstboot = target::read_firstboot_state(*root);
-    cli::TrialView trial = cli::trial_view(*root, "/", o.live);
-    std::cout << (o.json ? cli::status_json(status, target_name(o, *root), firstboot, trial)
-                         : cli::status_text(status, target_name(o, *root), firstboot, trial));
-    return k_exit_ok;
+    c.live = o.live;
+    return cli::run_status(*root, target_name(o, *root), c);
+}
+
+target::DriftPolicy drift_policy(const Options& o) {
+    return o.force ? target::DriftPolicy::overwrite : target::DriftPolicy::refuse;
 }
 
 int run_rollback(const Options& o) {
@@ -618,7 +623,8 @@ int main(int argc, char** argv) {
 
     auto* status = app.add_subcommand("status", "Which profile is applied, when, and drift since");
     add_target_options(status, o);
-    status->add_flag("--json", o.json, "Print JSON");
+    cli::StatusCommand status_cmd;
+    cli::add_status_options(*status, status_cmd);
 
     auto* rollback = app.add_subcommand(
         "rollback", "Restore every file rtprov changed and remove what it created");
@@ -689,7 +695,7 @@ int main(int argc, char** argv) {
         if (*apply)
             return on_image(run_apply(o));
         if (*status)
-            return on_image(run_status(o));
+            return on_image(run_status(o, status_cmd));
         if (*rollback)
             return on_image(run_rollback(o));
         if (*sched)

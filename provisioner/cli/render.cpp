@@ -251,16 +251,23 @@ std::string trial_json(const TrialView& trial) {
            ", \"updated_at\": " + json_string(r.updated_at) + "}";
 }
 
+namespace {
+
+// A label value in the exposition format: backslash, double quote and newline escaped
+// (https://prometheus.io/docs/instrumenting/exposition_formats/).
+std::string label(const std::string& value) {
+    std::string out;
+    for (char c : value) {
+        if (c == '\\' || c == '"')
+            out += '\\';
+        out += c == '\n' ? std::string("\\n") : std::string(1, c);
+    }
+    return "\"" + out + "\"";
+}
+
+} // namespace
+
 std::string trial_prometheus(const TrialView& trial) {
-    auto label = [](const std::string& value) {
-        std::string out;
-        for (char c : value) {
-            if (c == '\\' || c == '"')
-                out += '\\';
-            out += c == '\n' ? ' ' : c;
-        }
-        return "\"" + out + "\"";
-    };
     std::string out = "# HELP rtprov_trial_info The trial of a boot configuration (rtprov trial "
                       "status): 1, its phase in the labels (none: no trial).\n"
                       "# TYPE rtprov_trial_info gauge\n";
@@ -307,13 +314,13 @@ std::string status_text(const target::Status& status, const std::string& root,
                                       : "") +
                               "\n"
                         : plural(drifted, "managed file differs", "managed files differ") +
-                              " from what rtprov wrote; 'rtprov plan' shows how\n";
+                              " from what rtprov wrote; 'rtprov status --diff' shows how\n";
     return out + first;
 }
 
 std::string status_json(const target::Status& status, const std::string& root,
                         const std::optional<target::FirstbootState>& firstboot,
-                        const TrialView& trial) {
+                        const TrialView& trial, const std::vector<pipeline::DriftDiff>* diffs) {
     std::string out = "{\n  " + json_schema("status") + ",\n  \"root\": " + json_string(root) +
                       ",\n  \"applied\": " + (status.state ? "true" : "false");
     if (status.state) {
@@ -331,9 +338,20 @@ std::string status_json(const target::Status& status, const std::string& root,
                    ", \"created\": " + (f.file.created ? "true" : "false") +
                    ", \"sha256\": " + json_string(f.file.sha256) +
                    ", \"drift\": " + json_string(drift_code(f.drift)) +
-                   ", \"detail\": " + json_string(f.detail) + "}";
+                   ", \"detail\": " + json_string(f.detail);
+            if (diffs) {
+                std::string diff, note;
+                for (const pipeline::DriftDiff& d : *diffs)
+                    if (d.path == f.file.path) {
+                        diff = d.diff;
+                        note = d.note;
+                    }
+                out += ", \"diff\": " + json_string(diff) + ", \"diff_note\": " + json_string(note);
+            }
+            out += "}";
         }
         out += std::string(status.files.empty() ? "" : "\n  ") + "]";
+        out += ",\n  \"drifted\": " + std::to_string(drifted_files(status));
         out +=
             ",\n  \"foreign\": " + (status.foreign.empty() ? "null" : json_string(status.foreign));
     }
@@ -341,6 +359,65 @@ std::string status_json(const target::Status& status, const std::string& root,
         out += firstboot_json(*firstboot);
     out += ",\n  \"trial\": " + trial_json(trial);
     return out + "\n}\n";
+}
+
+std::size_t drifted_files(const target::Status& status) {
+    std::size_t drifted = 0;
+    for (const target::FileStatus& f : status.files)
+        drifted += f.drift == target::Drift::modified || f.drift == target::Drift::missing;
+    return drifted;
+}
+
+std::string status_diff_text(const std::vector<pipeline::DriftDiff>& diffs) {
+    if (diffs.empty())
+        return "diff: every file rtprov manages holds what rtprov wrote\n";
+    std::string out;
+    for (const pipeline::DriftDiff& d : diffs) {
+        out += "\n" + d.path + ": " + drift_text(d.drift) + "\n  " + d.note + "\n";
+        out += d.diff;
+    }
+    return out;
+}
+
+std::string status_prometheus(const target::Status& status, const StatusMetrics& metrics) {
+    std::string out;
+    auto metric = [&](const std::string& name, const std::string& help) {
+        out += "# HELP " + name + " " + help + "\n# TYPE " + name + " gauge\n";
+    };
+    metric("rtprov_profile_info",
+           "The profile rtprov applied here (rtprov status): 1, with the profile, its board, "
+           "the SHA-256 of the resolved profile and rtprov's version in labels; absent when "
+           "none is applied.");
+    if (status.state)
+        out += "rtprov_profile_info{profile=" + label(status.state->profile) +
+               ",board=" + label(metrics.board) + ",sha256=" + label(status.state->profile_sha256) +
+               ",version=" + label(metrics.version) + "} 1\n";
+    metric("rtprov_profile_applied",
+           "1 when rtprov has applied a profile here and the apply finished, 0 when none is "
+           "applied or an apply or rollback was interrupted.");
+    out += std::string("rtprov_profile_applied ") +
+           (status.state && status.state->status == target::ApplyStatus::applied ? "1" : "0") +
+           "\n";
+    metric("rtprov_managed_files", "Files rtprov wrote here and keeps track of.");
+    out += "rtprov_managed_files " + std::to_string(status.files.size()) + "\n";
+    metric("rtprov_drifted_files",
+           "Managed files changed by hand or missing since rtprov wrote them "
+           "('rtprov status --diff' shows how).");
+    out += "rtprov_drifted_files " + std::to_string(drifted_files(status)) + "\n";
+    metric("rtprov_file_drift",
+           "Per managed file: 1 when it was changed by hand or is missing, else 0; the label "
+           "drift says which (none, foreign-edit, modified, missing).");
+    for (const target::FileStatus& f : status.files)
+        out +=
+            "rtprov_file_drift{path=" + label(f.file.path) +
+            ",drift=" + label(drift_code(f.drift)) + "} " +
+            (f.drift == target::Drift::modified || f.drift == target::Drift::missing ? "1" : "0") +
+            "\n";
+    metric("rtprov_status_last_check_timestamp_seconds",
+           "When rtprov status last looked at the managed files, in seconds since the epoch.");
+    out +=
+        "rtprov_status_last_check_timestamp_seconds " + std::to_string(metrics.checked_at) + "\n";
+    return out;
 }
 
 namespace {

@@ -1,6 +1,7 @@
 #pragma once
 
 #include "provisioner/core/plan.hpp"
+#include "provisioner/pipeline/drift_diff.hpp"
 #include "provisioner/profile/profile_loader.hpp"
 #include "provisioner/systemd/online.hpp"
 #include "provisioner/target/firstboot_state.hpp"
@@ -45,9 +46,30 @@ std::string trial_prometheus(const TrialView& trial);
 std::string status_text(const target::Status& status, const std::string& root,
                         const std::optional<target::FirstbootState>& firstboot = {},
                         const TrialView& trial = {});
+// With 'diffs' (status --diff), each drifted file's entry also has "diff" and
+// "diff_note" (pipeline::drift_diffs).
 std::string status_json(const target::Status& status, const std::string& root,
                         const std::optional<target::FirstbootState>& firstboot = {},
-                        const TrialView& trial = {});
+                        const TrialView& trial = {},
+                        const std::vector<pipeline::DriftDiff>* diffs = nullptr);
+
+// Managed files changed by hand or missing since rtprov wrote them: the drift 'status'
+// exits 3 for (edits beside rtprov's part of a command line are not counted).
+std::size_t drifted_files(const target::Status& status);
+
+// 'status --diff': for each drifted file, a heading, then its diff or why there is none.
+std::string status_diff_text(const std::vector<pipeline::DriftDiff>& diffs);
+
+// What 'status --prometheus' writes for node-exporter's textfile collector.
+struct StatusMetrics {
+    std::string board;           // the applied profile's board model; "" when unknown
+    std::string version;         // rtprov's version
+    std::int64_t checked_at = 0; // seconds since the epoch
+};
+// rtprov_profile_info (1, the profile, board, rtprov version and the profile's SHA-256
+// in labels; only when a profile is applied), rtprov_profile_applied, the managed and
+// drifted file counts, rtprov_file_drift per managed file, and when status looked.
+std::string status_prometheus(const target::Status& status, const StatusMetrics& metrics);
 
 // The message 'apply --live' fails with when systemd was not told everything: what was
 // written and recorded, what systemd was told and what not, and how to finish

@@ -56,6 +56,7 @@ printf '%s\n' phase=done profile=x86-debian13 reboots=1 'reboot_cause=isolcpus= 
     'cmdline=BOOT_IMAGE=/vmlinuz root=/dev/vda ro' selftest=passed audit=passed \
     updated_at=2026-12-01T00:00:00Z >"$t/var/lib/rtprov/firstboot/state"
 keep status trial status --root "$t"
+keep status diff status --root "$t" --diff
 # rtprov's state copied onto a root it was not made on
 fresh foreign debian13
 cp -a "$t/var/lib/rtprov" "$work/foreign/var/lib/"

@@ -67,6 +67,21 @@ done
 check "every file it names as written is in the root" [ "$all_there" = yes ] || echo "$all_there" >&2
 check "the state records the apply as applied" grep -qx 'status applied' "$root/var/lib/rtprov/state"
 
+# status --live: a hand edit of a file rtprov wrote is drift (exit 3), shown as the diff
+dropin=/etc/default/grub.d/90-rtprov.cfg
+cp "$root$dropin" "$work/dropin.before"
+echo 'GRUB_TIMEOUT=1' >>"$root$dropin"
+in_root status --live --diff >"$work/status.out" 2>"$work/status.err"
+check "status --live exits 3 for a file changed by hand" [ $? -eq 3 ] || cat "$work/status.err" >&2
+diff -u --label "$dropin (as rtprov wrote it)" --label "$dropin (now)" "$work/dropin.before" \
+    "$root$dropin" >"$work/expected.diff"
+check "status --live --diff shows exactly that edit" \
+    diff "$work/expected.diff" <(sed -n "\|^--- $dropin |,\$p" "$work/status.out") ||
+    cat "$work/status.out" >&2
+cp "$work/dropin.before" "$root$dropin"
+in_root status --live >/dev/null 2>&1
+check "with the edit undone, status --live exits 0" [ $? -eq 0 ]
+
 in_root rollback --live >"$work/rollback.out" 2>"$work/rollback.err"
 check "rollback --live without systemd fails too (exit 1)" [ $? -eq 1 ] || cat "$work/rollback.err" >&2
 check "it says what it removed and how to tell systemd" diff - <(grep '^rtprov: error: ' "$work/rollback.err") <<'EOF'

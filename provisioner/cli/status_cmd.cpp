@@ -1,0 +1,79 @@
+// rtprov status: which profile is applied, when, and what changed since; with --diff the
+// changes themselves, with --prometheus the same for node-exporter's textfile collector.
+#include "provisioner/cli/commands.hpp"
+#include "provisioner/core/error.hpp"
+#include "provisioner/core/plan.hpp"
+#include "provisioner/pipeline/drift_diff.hpp"
+#include "provisioner/profile/profile_loader.hpp"
+#include "provisioner/target/firstboot_state.hpp"
+
+#include <algorithm>
+#include <iostream>
+
+namespace rtprov::cli {
+
+namespace {
+
+// The applied profile's board, for the info metric; "" when it cannot be read.
+std::string applied_board(const target::Root& root) {
+    try {
+        auto applied = root.read(core::k_applied_profile_path, target::caps::k_config);
+        if (applied)
+            return profile::parse_profile(applied->content,
+                                          root.host_path(core::k_applied_profile_path))
+                .board.model;
+    } catch (const Error&) {
+    }
+    return "";
+}
+
+} // namespace
+
+void add_status_options(CLI::App& status, StatusCommand& c) {
+    status.add_flag("--json", c.json, "Print JSON");
+    status.add_flag("--diff", c.diff,
+                    "For each managed file changed since rtprov wrote it, show a unified diff "
+                    "from what rtprov wrote to what is there now (or say why it cannot)");
+    status
+        .add_option("--prometheus", c.prometheus_file,
+                    "Also write the applied profile and the drift as a Prometheus textfile "
+                    "(node-exporter's textfile collector; Debian's reads "
+                    "/var/lib/prometheus/node-exporter/*.prom), atomically")
+        ->type_name("FILE");
+}
+
+int run_status(const target::Root& root, const std::string& name, const StatusCommand& c) {
+    if (!c.prometheus_file.empty())
+        check_output_file(c.prometheus_file);
+    target::Status status = target::read_status(root);
+    auto firstboot = target::read_firstboot_state(root);
+    TrialView trial = trial_view(root, "/", c.live);
+    std::optional<std::vector<pipeline::DriftDiff>> diffs;
+    if (c.diff && status.state) {
+        // planning again reads the whole target: only when something is to be shown
+        pipeline::WrittenCandidates candidates;
+        if (std::any_of(status.files.begin(), status.files.end(),
+                        [](const target::FileStatus& f) { return f.drift != target::Drift::none; }))
+            candidates = pipeline::replan_applied(root, *status.state, c.live, data_dir("apps"));
+        diffs = pipeline::drift_diffs(root, status, candidates);
+    }
+    if (c.json)
+        std::cout << status_json(status, name, firstboot, trial, diffs ? &*diffs : nullptr);
+    else
+        std::cout << status_text(status, name, firstboot, trial)
+                  << (diffs ? status_diff_text(*diffs) : "");
+    if (!c.prometheus_file.empty())
+        write_file(c.prometheus_file,
+                   status_prometheus(status, {status.state ? applied_board(root) : "",
+                                              RTPROV_VERSION, std::int64_t(now_unix())}));
+    // 1: a state that is not this root's; 3: drift, or an apply or rollback that stopped
+    // half way; 0: as rtprov wrote it, or nothing applied (rtprov(1), EXIT STATUS).
+    if (!status.foreign.empty())
+        return k_exit_failed;
+    if (status.state &&
+        (status.state->status != target::ApplyStatus::applied || drifted_files(status) > 0))
+        return k_exit_not_passed;
+    return k_exit_ok;
+}
+
+} // namespace rtprov::cli

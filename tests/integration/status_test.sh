@@ -1,0 +1,150 @@
+#!/usr/bin/env bash
+# rtprov status for fleets: its exit code for drift, --diff (what was changed by hand
+# since rtprov wrote a file, as a unified diff) and --prometheus (node-exporter's
+# textfile collector), on a fixture root: apply, edit by hand, look, undo.
+# Usage: status_test.sh RTPROV SOURCE_DIR
+set -uo pipefail
+rtprov=$1
+src=$2
+# shellcheck source=tests/integration/lib.sh
+. "$src/tests/integration/lib.sh"
+make_workdir
+
+# diff_of PATH: the diff 'status --diff' printed for PATH (from its '---' line to the
+# next blank line)
+diff_of() {
+    awk -v start="--- $1 (as rtprov wrote it)" '$0 == start { on = 1 } on && $0 == "" { exit }
+        on { print }' <<<"$out"
+}
+
+# json_file_key PATH KEY: files[].KEY of 'status --json' for PATH
+json_file_key() {
+    python3 -c 'import json, sys
+doc = json.load(sys.stdin)
+print(next(f[sys.argv[2]] for f in doc["files"] if f["path"] == sys.argv[1]), end="")' "$1" "$2" \
+        <<<"$out"
+}
+
+prom=$work/rtprov.prom
+r=$work/r
+fresh r pi4-trixie
+
+# -- nothing applied: nothing to drift from ----------------------------------------------
+run status --root "$r" --prometheus "$prom"
+check "status with nothing applied exits 0" [ "$rc" -eq 0 ] || echo "$err" >&2
+check "the textfile says nothing is applied" grep -qx 'rtprov_profile_applied 0' "$prom"
+check "and has no profile info sample" [ "$(grep -c '^rtprov_profile_info{' "$prom")" -eq 0 ]
+lint_textfile "$prom"
+
+# -- applied, as written ------------------------------------------------------------------
+run apply --root "$r" --profile pi4
+check "apply succeeds" [ "$rc" -eq 0 ] || echo "$err" >&2
+dropin=$(sed -n 's|^wrote \(/etc/systemd/system/.*\.conf\)$|\1|p' <<<"$out" | head -n1)
+check "apply wrote a systemd drop-in ('$dropin')" [ -n "$dropin" ] && [ -f "$r$dropin" ]
+run status --root "$r" --diff --prometheus "$prom"
+check "status of a root as rtprov wrote it exits 0" [ "$rc" -eq 0 ] || echo "$out$err" >&2
+check "status --diff says every file holds what rtprov wrote" \
+    grep -qx 'diff: every file rtprov manages holds what rtprov wrote' <<<"$out"
+check "the textfile names the profile and board" \
+    grep -q '^rtprov_profile_info{profile="pi4",board="Raspberry Pi 4[^"]*",sha256="[0-9a-f]\{64\}",version="[^"]\+"} 1$' "$prom"
+check "the textfile has drift 0" grep -qx 'rtprov_drifted_files 0' "$prom"
+check "the textfile has a last-check time in seconds" \
+    grep -qx 'rtprov_status_last_check_timestamp_seconds [0-9]\{10\}' "$prom"
+lint_textfile "$prom"
+
+# -- a drop-in rtprov created, edited by hand ----------------------------------------------
+cp "$r$dropin" "$work/dropin.before"
+echo "Nice=-5" >>"$r$dropin"
+expected=$(diff -u --label "$dropin (as rtprov wrote it)" --label "$dropin (now)" \
+    "$work/dropin.before" "$r$dropin")
+run status --root "$r"
+check "status exits 3 for a file changed by hand" [ "$rc" -eq 3 ] || echo "rc $rc: $err" >&2
+check "status says 'status --diff' shows how" grep -q "'rtprov status --diff' shows how" <<<"$out"
+run status --root "$r" --diff --prometheus "$prom"
+check "status --diff exits 3 too" [ "$rc" -eq 3 ]
+check "status --diff shows exactly the hand edit, as diff -u does" \
+    [ "$(diff_of "$dropin")" = "$expected" ] || { echo "$out"; echo "expected: $expected"; } >&2
+check "status --diff says how it knows what rtprov wrote" \
+    grep -qx '  rebuilt by planning the applied profile again; its sha256 is the one recorded' <<<"$out"
+check "the textfile has drift 1" grep -qx 'rtprov_drifted_files 1' "$prom"
+check "the textfile names the drifted file" \
+    grep -qx "rtprov_file_drift{path=\"$dropin\",drift=\"modified\"} 1" "$prom"
+lint_textfile "$prom"
+run status --root "$r" --diff --json
+check "status --diff --json exits 3" [ "$rc" -eq 3 ]
+check "status --diff --json carries the same diff" \
+    [ "$(json_file_key "$dropin" diff)" = "$expected" ] || echo "$out" >&2
+check "status --json counts one drifted file" \
+    [ "$(python3 -c 'import json,sys; print(json.load(sys.stdin)["drifted"])' <<<"$out")" = 1 ]
+cp "$work/dropin.before" "$r$dropin"
+run status --root "$r"
+check "with the edit undone, status exits 0 again" [ "$rc" -eq 0 ]
+
+# -- rtprov's part of cmdline.txt changed: rebuilt from the original ------------------------
+cmdline=/boot/firmware/cmdline.txt
+cp "$r$cmdline" "$work/cmdline.before"
+sed -i 's/isolcpus=[^ ]*/isolcpus=1/' "$r$cmdline"
+check "the fixture's command line had isolcpus= to change" \
+    test "$(cat "$work/cmdline.before")" != "$(cat "$r$cmdline")"
+expected=$(diff -u --label "$cmdline (as rtprov wrote it)" --label "$cmdline (now)" \
+    "$work/cmdline.before" "$r$cmdline")
+run status --root "$r" --diff
+check "a changed rtprov parameter is drift (exit 3)" [ "$rc" -eq 3 ]
+check "status --diff shows the command line's change" \
+    [ "$(diff_of "$cmdline")" = "$expected" ] || echo "$out" >&2
+cp "$work/cmdline.before" "$r$cmdline"
+
+# -- the applied profile itself edited: nothing can be rebuilt, and status says so ----------
+echo "# edited by hand" >>"$r/etc/rtprov/profile.yaml"
+echo "Nice=-5" >>"$r$dropin"
+run status --root "$r" --diff --json
+check "two files changed by hand: exit 3" [ "$rc" -eq 3 ]
+note=$(json_file_key "$dropin" diff_note)
+check "the drop-in's note says rtprov keeps only its sha256, and why it could not rebuild it" \
+    grep -qx "changed; rtprov keeps no copy of what it wrote, only its sha256 ([0-9a-f]\{64\}), and could not rebuild it: the applied profile /etc/rtprov/profile.yaml is not the one the state recorded" <<<"$note" ||
+    echo "note: $note" >&2
+check "and no diff is invented for it" [ -z "$(json_file_key "$dropin" diff)" ]
+cp "$work/dropin.before" "$r$dropin"
+sed -i '$d' "$r/etc/rtprov/profile.yaml"
+run status --root "$r"
+check "with both edits undone, status exits 0" [ "$rc" -eq 0 ]
+
+# -- a state copied from another root: status shows it, exits 1 ----------------------------
+fresh other pi4-trixie
+cp -a "$r/var/lib/rtprov" "$work/other/var/lib/"
+run status --root "$work/other" --prometheus "$prom"
+check "status of a foreign state exits 1" [ "$rc" -eq 1 ]
+check "and shows it as foreign" grep -q '^FOREIGN STATE: ' <<<"$out"
+
+# -- rolled back: nothing applied, 0 -------------------------------------------------------
+run rollback --root "$r" --force
+check "rollback succeeds" [ "$rc" -eq 0 ] || echo "$err" >&2
+run status --root "$r" --diff --prometheus "$prom"
+check "status after rollback exits 0" [ "$rc" -eq 0 ]
+check "and says nothing is applied" grep -q '^no rtprov profile is applied' <<<"$out"
+check "the textfile after rollback has applied 0" grep -qx 'rtprov_profile_applied 0' "$prom"
+lint_textfile "$prom"
+
+# -- an apply killed half way: exit 3, not applied in the textfile --------------------------
+fresh k pi4-trixie
+# (bash's own "Killed" line goes to /dev/null too)
+for step in 6 8 10 12; do
+    RTPROV_TEST_KILL_AT_STEP=$step "$rtprov" apply --root "$work/k" --profile pi4 >/dev/null 2>&1
+    grep -qx 'status applying' "$work/k/var/lib/rtprov/state" 2>/dev/null && break
+done 2>/dev/null
+check "a killed apply left its state 'applying'" grep -qx 'status applying' "$work/k/var/lib/rtprov/state"
+run status --root "$work/k" --prometheus "$prom"
+check "status of an interrupted apply exits 3" [ "$rc" -eq 3 ] || echo "rc $rc: $out$err" >&2
+check "and the textfile says not applied" grep -qx 'rtprov_profile_applied 0' "$prom"
+# a damaged state: refused (exit 1), the textfile left as it was
+sed -i 's/^status applying$/status applyinG/' "$work/k/var/lib/rtprov/state"
+cp "$prom" "$work/prom.before"
+run status --root "$work/k" --prometheus "$prom"
+check "status of a damaged state exits 1" [ "$rc" -eq 1 ]
+check "and leaves the textfile as it was" cmp -s "$prom" "$work/prom.before"
+
+# -- a textfile that cannot be written is refused before anything is read ------------------
+run status --root "$r" --prometheus "$work/no/such/folder/rtprov.prom"
+check "a --prometheus FILE in a missing folder fails (exit 1)" [ "$rc" -eq 1 ]
+
+finish
