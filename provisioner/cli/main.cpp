@@ -4,6 +4,7 @@
 #include "provisioner/cli/render.hpp"
 #include "provisioner/core/error.hpp"
 #include "provisioner/core/sha256.hpp"
+#include "provisioner/core/text.hpp"
 #include "provisioner/live/cpu_dma_latency.hpp"
 #include "provisioner/live/cpuset_partition.hpp"
 #include "provisioner/live/sched_features.hpp"
@@ -146,7 +147,8 @@ void check_image_space(const target::ImageSession& image, const core::Plan& plan
         if (const std::uint64_t free = image.room(mount).bytes; free < bytes)
             throw Error("the image's file system on " + mount + " has " + std::to_string(free) +
                         " bytes free, and the changes need about " + std::to_string(bytes) +
-                        ": grow it first (the image file: 'truncate -s +64M " + image.image() +
+                        ": grow it first (the image file: '" +
+                        core::shell_command({"truncate", "-s", "+64M", image.image()}) +
                         "', then the partition and its file system, e.g. with growpart and "
                         "resize2fs); nothing was written");
 }
@@ -283,6 +285,7 @@ int run_apply(const Options& o) {
             print_nothing_to_change(o, *root, p.profile.name);
             return k_exit_ok;
         }
+        target::check_apply(*root, p.plan);
         check_image_space(*g_image, p.plan);
         root = reopen_writable(std::move(root));
         target::check_is_system_root(*root);
@@ -382,13 +385,14 @@ int run_rollback(const Options& o) {
     if (g_image) {
         if (g_image->warnings().empty() && target::rollback_changes_nothing(*root))
             return nothing();
+        target::check_rollback(*root, drift_policy(o));
         root = reopen_writable(std::move(root));
     }
     target::RootLock lock(*root, inherited_lock_fd());
     install_kill_hook(*root);
     pipeline::SystemdBus systemd_bus;
     pipeline::RolledBack rolled = pipeline::rollback(
-        *root, lock, o.force ? target::DriftPolicy::overwrite : target::DriftPolicy::refuse,
+        *root, lock, drift_policy(o),
         o.regenerate == "never" ? target::CommandRunner{} : command_runner(o, *root), o.live,
         systemd_bus);
     const target::RollbackResult& result = rolled.result;

@@ -137,6 +137,11 @@ bool kernel_mounts(const std::string& fstype) {
 }
 
 // Loop devices that have 'image' attached (by device and inode of their backing file).
+// The loop devices attached to the file 'image'. Each device is asked which file it holds
+// by device and inode (LOOP_GET_STATUS64, loop(4)), as losetup does: the path in sysfs is
+// the one the process that attached it saw, which in another mount namespace (a
+// container, a bind mount gone) names another file or none here. The path is the
+// fallback where the device node cannot be opened.
 std::vector<std::string> loops_holding(const struct stat& image) {
     std::vector<std::string> found;
     std::error_code ec;
@@ -147,12 +152,18 @@ std::vector<std::string> loops_holding(const struct stat& image) {
         std::ifstream in(entry.path() / "loop" / "backing_file");
         std::string backing;
         if (!std::getline(in, backing))
-            continue;
-        if (backing.ends_with(" (deleted)"))
-            continue;
+            continue; // not attached
+        struct loop_info64 info {};
+        const int fd = ::open(("/dev/" + name).c_str(), O_RDONLY | O_CLOEXEC);
+        const bool asked = fd >= 0 && ::ioctl(fd, LOOP_GET_STATUS64, &info) == 0;
+        if (fd >= 0)
+            ::close(fd);
         struct stat st {};
-        if (::stat(backing.c_str(), &st) == 0 && st.st_dev == image.st_dev &&
-            st.st_ino == image.st_ino)
+        const bool holds = asked ? info.lo_device == image.st_dev && info.lo_inode == image.st_ino
+                                 : !backing.ends_with(" (deleted)") &&
+                                       ::stat(backing.c_str(), &st) == 0 &&
+                                       st.st_dev == image.st_dev && st.st_ino == image.st_ino;
+        if (holds)
             found.push_back("/dev/" + name);
     }
     return found;
@@ -555,7 +566,8 @@ ImageLayout read_image_layout(const std::string& image) {
             throw Error(rtprov::quoted(image) + " has a GPT header whose partition table " +
                         "cannot be read (the file has " + std::to_string(st.st_size) +
                         " bytes): is it cut short, a download not finished? Get it again, or "
-                        "check it with 'sfdisk -V'");
+                        "check it with '" +
+                        core::shell_command({"sfdisk", "-V", image}) + "'");
         throw Error(rtprov::quoted(image) +
                     " has no partition table (MBR or GPT) rtprov can read; --image takes a "
                     "whole disk image (for a file system image, mount it and pass --root DIR)");
@@ -595,8 +607,8 @@ ImageLayout read_image_layout(const std::string& image) {
             if (&a != &c && a.offset < c.offset + c.size && c.offset < a.offset + a.size)
                 throw Error(rtprov::quoted(image) + ": partitions " + std::to_string(a.number) +
                             " and " + std::to_string(c.number) +
-                            " overlap; its partition table is wrong (check it with 'sfdisk -V " +
-                            image + "')");
+                            " overlap; its partition table is wrong (check it with '" +
+                            core::shell_command({"sfdisk", "-V", image}) + "')");
     return layout;
 }
 
@@ -604,16 +616,32 @@ ImageSession::ImageSession(const std::string& image, bool writable)
     : m_image(fs::absolute(image).string()) {
     m_layout = read_image_layout(m_image);
     m_image_fd = ::open(m_image.c_str(), (writable ? O_RDWR : O_RDONLY) | O_CLOEXEC);
+    // A file that cannot be written (its mode, a read-only file system) is still opened
+    // for an apply or rollback that finds nothing to change; make_writable() says why.
+    if (m_image_fd < 0 && writable && (errno == EACCES || errno == EROFS || errno == EPERM)) {
+        m_read_only_why = std::strerror(errno);
+        m_image_fd = ::open(m_image.c_str(), O_RDONLY | O_CLOEXEC);
+    }
     if (m_image_fd < 0)
-        throw Error("cannot open the image " + rtprov::quoted(m_image) +
-                    (writable ? " for writing: " : ": ") + std::strerror(errno));
+        throw Error("cannot open the image " + rtprov::quoted(m_image) + ": " +
+                    std::strerror(errno));
     try {
         // One rtprov per image; and none while something else has it attached.
-        if (::flock(m_image_fd, LOCK_EX | LOCK_NB) != 0)
-            throw Error("another rtprov is working on " + rtprov::quoted(m_image) +
-                        "; wait for it to end (nothing was changed)");
         struct stat st {};
         ::fstat(m_image_fd, &st);
+        // (a loop device attached with rtprov's open file holds its lock too, after rtprov)
+        if (::flock(m_image_fd, LOCK_EX | LOCK_NB) != 0) {
+            const auto loops = loops_holding(st);
+            throw Error("another rtprov is working on " + rtprov::quoted(m_image) +
+                        (loops.empty() ? std::string()
+                                       : ", or a loop device an earlier run left holds it (" +
+                                             core::join(loops, ", ") + ")") +
+                        "; wait for it to end" +
+                        (loops.empty() ? std::string()
+                                       : ", or when no rtprov runs, detach it ('losetup -d " +
+                                             loops.front() + "')") +
+                        " (nothing was changed)");
+        }
         if (auto loops = loops_holding(st); !loops.empty())
             throw Error(rtprov::quoted(m_image) + " is in use: attached to " +
                         core::join(loops, ", ") +
@@ -660,6 +688,9 @@ std::string ImageSession::mount_folder() {
 void ImageSession::make_writable() {
     if (m_writable)
         return;
+    if (!m_read_only_why.empty())
+        throw Error("cannot open the image " + rtprov::quoted(m_image) + " for writing: " +
+                    m_read_only_why + " (nothing was changed); make it writable or work on a copy");
     int flags = ::fcntl(m_image_fd, F_GETFL);
     if (flags < 0 || (flags & O_ACCMODE) != O_RDWR)
         throw Error("the image " + rtprov::quoted(m_image) + " was opened read-only");

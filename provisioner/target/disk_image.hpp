@@ -121,7 +121,8 @@ class ImageSession {
     bool m_writable = false;      // mounted read-write
     std::vector<dev_t> m_devices; // the mounted partitions' devices (for holders at the end)
     int m_image_fd = -1;
-    std::string m_root;                      // host path of the mounted root
+    std::string m_read_only_why; // why an image opened for apply or rollback cannot be written
+    std::string m_root;          // host path of the mounted root
     std::vector<std::string> m_mount_points; // in-root paths, in mount order ("/" first)
     std::vector<std::string> m_described;
     std::vector<std::string> m_warnings;

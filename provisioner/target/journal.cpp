@@ -331,6 +331,35 @@ std::optional<State> read_state(const Root& root) {
     return state;
 }
 
+namespace {
+
+// Everything that could stop apply_plan() on a root with a 'previous' state, before its
+// first change: the state must be this root's, and a file the profile no longer needs is
+// retired only if not changed by hand since. Returns the previous state's file checks.
+std::vector<FileCheck> apply_checks(const Root& root, const std::optional<State>& previous,
+                                    const core::Plan& plan) {
+    if (!previous)
+        return {};
+    std::optional<Backups> cache;
+    std::vector<FileCheck> checks = check_files(root, *previous, lazy_backups(root, cache));
+    refuse_foreign(root, *previous, checks);
+    refuse_unmarked(root, *previous, checks);
+    // Retiring a file removes it or puts its original back: never over a hand edit.
+    for (const ManagedFile& file : stale_entries(root, *previous, plan))
+        for (std::size_t i = 0; i < previous->files.size(); ++i)
+            if (previous->files[i].path == file.path &&
+                (checks[i].drift == Drift::modified || checks[i].drift == Drift::missing) &&
+                !checks[i].lossless)
+                throw Error(quoted(root.host_path(file.path)) +
+                            ", which the profile no longer needs, was changed by hand since "
+                            "rtprov wrote it, and retiring it would lose that change; save it, "
+                            "then run 'rtprov rollback --force' on the same target, or restore "
+                            "it. Nothing was changed");
+    return checks;
+}
+
+} // namespace
+
 bool apply_changes_nothing(const Root& root, const core::Plan& plan) {
     if (!plan.changes.empty() || !plan.commands.empty())
         return false;
@@ -365,14 +394,7 @@ ApplyResult apply_plan(Root& root, const RootLock&, const core::Plan& plan, cons
         paths.push_back(change.path);
     result.stale_temporaries_removed = remove_stale_temporaries(root, paths);
 
-    std::vector<FileCheck> previous_checks;
-    if (previous) {
-        std::optional<Backups> cache;
-        previous_checks = check_files(root, *previous, lazy_backups(root, cache));
-        refuse_foreign(root, *previous, previous_checks);
-        refuse_unmarked(root, *previous, previous_checks);
-    }
-
+    const std::vector<FileCheck> previous_checks = apply_checks(root, previous, plan);
     State next = previous.value_or(State{});
     next.profile = info.profile;
     next.profile_sha256 = info.profile_sha256;
@@ -401,17 +423,6 @@ ApplyResult apply_plan(Root& root, const RootLock&, const core::Plan& plan, cons
 
     const std::vector<ManagedFile> stale =
         previous ? stale_entries(root, *previous, plan) : std::vector<ManagedFile>{};
-    // Retiring a file removes it or puts its original back: never over a hand edit.
-    for (const ManagedFile& file : stale)
-        for (std::size_t i = 0; i < previous->files.size(); ++i)
-            if (previous->files[i].path == file.path &&
-                (previous_checks[i].drift == Drift::modified ||
-                 previous_checks[i].drift == Drift::missing) &&
-                !previous_checks[i].lossless)
-                throw Error(quoted(root.host_path(file.path)) +
-                            ", which the profile no longer needs, was changed by hand since "
-                            "rtprov wrote it, and retiring it would lose that change; save it, "
-                            "then 'rtprov rollback --force' or restore it. Nothing was changed");
     if (plan.changes.empty() && plan.commands.empty() && stale.empty()) {
         result.nothing_to_do = true;
         // A run killed after its last write still has to record that it finished.
@@ -605,6 +616,75 @@ std::string command_text(const std::vector<std::string>& argv) {
     return core::shell_command(argv);
 }
 
+namespace {
+
+struct RollbackInputs {
+    State state;
+    Backups backups;
+    std::vector<FileCheck> checks;
+};
+
+// Everything that could stop a rollback of 'state', checked before the first change
+// (and read-only, before a disk image is opened for writing), so a refusal leaves every
+// file as it was.
+RollbackInputs rollback_inputs(const Root& root, State of, DriftPolicy drift) {
+    // The archive is read whole, the state must be this root's, hand edits are named, and
+    // each original rtprov needs is there.
+    RollbackInputs in{std::move(of), read_backups(root), {}};
+    in.checks = check_files(root, in.state, [&]() -> const Backups& { return in.backups; });
+    const std::vector<FileCheck>& checks = in.checks;
+    const State* state = &in.state;
+    refuse_foreign(root, *state, checks);
+    std::vector<std::string> drifted;
+    for (std::size_t i = 0; i < state->files.size(); ++i)
+        if ((checks[i].drift == Drift::modified || checks[i].drift == Drift::missing) &&
+            !checks[i].lossless)
+            drifted.push_back(quoted(root.host_path(state->files[i].path)) +
+                              (checks[i].detail.empty() ? "" : " (" + checks[i].detail + ")"));
+    if (!drifted.empty() && drift == DriftPolicy::refuse) {
+        throw Error("rollback refused: " + core::join(drifted, ", ") +
+                    (drifted.size() == 1 ? " was" : " were") +
+                    " changed by hand since rtprov wrote " + (drifted.size() == 1 ? "it" : "them") +
+                    ", and rolling back would lose those changes; save them, then run "
+                    "'rtprov rollback --force' on the same target. Nothing was changed");
+    }
+    refuse_unmarked(root, *state, checks);
+    std::vector<std::string> unrestorable;
+    for (const ManagedFile& file : state->files) {
+        if (file.created)
+            continue;
+        auto original = in.backups.find(file.path);
+        bool usable =
+            original != in.backups.end() && state_sha(original->second) == file.original_sha256;
+        // Still the original (a run killed before writing it): nothing to restore.
+        if (!usable && current_sha(root, file.path) != file.original_sha256)
+            unrestorable.push_back(quoted(root.host_path(file.path)));
+    }
+    if (!unrestorable.empty()) {
+        throw Error(root.host_path(k_backup_file) + ": the original" +
+                    (unrestorable.size() == 1 ? " of " : "s of ") + core::join(unrestorable, ", ") +
+                    (unrestorable.size() == 1 ? " is" : " are") +
+                    " missing or damaged, so rollback cannot restore " +
+                    (unrestorable.size() == 1 ? "it" : "them") + ". Nothing was changed; restore " +
+                    (unrestorable.size() == 1 ? "that file" : "those files") +
+                    " from a copy of the image, then move " + quoted(root.host_path(k_state_dir)) +
+                    " away");
+    }
+
+    return in;
+}
+
+} // namespace
+
+void check_apply(const Root& root, const core::Plan& plan) {
+    apply_checks(root, read_state(root), plan);
+}
+
+void check_rollback(const Root& root, DriftPolicy drift) {
+    if (std::optional<State> state = read_state(root))
+        rollback_inputs(root, std::move(*state), drift);
+}
+
 RollbackResult rollback(Root& root, const RootLock&, DriftPolicy drift, const CommandRunner& run) {
     require_backup_library(); // before the first change, not halfway
     RollbackResult result;
@@ -620,48 +700,9 @@ RollbackResult rollback(Root& root, const RootLock&, DriftPolicy drift, const Co
         return result;
     }
 
-    // Everything that could stop the rollback is checked before the first change, so a
-    // refusal leaves every file as it was: the archive is read whole, the state must be
-    // this root's, hand edits are named, and each original rtprov needs is there.
-    Backups backups = read_backups(root);
-    const std::vector<FileCheck> checks =
-        check_files(root, *state, [&]() -> const Backups& { return backups; });
-    refuse_foreign(root, *state, checks);
-    std::vector<std::string> drifted;
-    for (std::size_t i = 0; i < state->files.size(); ++i)
-        if ((checks[i].drift == Drift::modified || checks[i].drift == Drift::missing) &&
-            !checks[i].lossless)
-            drifted.push_back(quoted(root.host_path(state->files[i].path)) +
-                              (checks[i].detail.empty() ? "" : " (" + checks[i].detail + ")"));
-    if (!drifted.empty() && drift == DriftPolicy::refuse) {
-        throw Error("rollback refused: " + core::join(drifted, ", ") +
-                    (drifted.size() == 1 ? " was" : " were") +
-                    " changed by hand since rtprov wrote " + (drifted.size() == 1 ? "it" : "them") +
-                    ", and rolling back would lose those changes; save them, then run "
-                    "'rtprov rollback --force'. Nothing was changed");
-    }
-    refuse_unmarked(root, *state, checks);
-    std::vector<std::string> unrestorable;
-    for (const ManagedFile& file : state->files) {
-        if (file.created)
-            continue;
-        auto original = backups.find(file.path);
-        bool usable =
-            original != backups.end() && state_sha(original->second) == file.original_sha256;
-        // Still the original (a run killed before writing it): nothing to restore.
-        if (!usable && current_sha(root, file.path) != file.original_sha256)
-            unrestorable.push_back(quoted(root.host_path(file.path)));
-    }
-    if (!unrestorable.empty()) {
-        throw Error(root.host_path(k_backup_file) + ": the original" +
-                    (unrestorable.size() == 1 ? " of " : "s of ") + core::join(unrestorable, ", ") +
-                    (unrestorable.size() == 1 ? " is" : " are") +
-                    " missing or damaged, so rollback cannot restore " +
-                    (unrestorable.size() == 1 ? "it" : "them") + ". Nothing was changed; restore " +
-                    (unrestorable.size() == 1 ? "that file" : "those files") +
-                    " from a copy of the image, then move " + quoted(root.host_path(k_state_dir)) +
-                    " away");
-    }
+    const RollbackInputs in = rollback_inputs(root, *state, drift);
+    const Backups& backups = in.backups;
+    const std::vector<FileCheck>& checks = in.checks;
 
     // From here on files change: a rollback killed now is finished by the next one,
     // which must not take the originals it finds for a state of another root.

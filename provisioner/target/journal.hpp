@@ -63,6 +63,13 @@ bool rollback_changes_nothing(const Root& root);
 
 enum class DriftPolicy { refuse, overwrite };
 
+// What would make apply_plan() with 'plan', or rollback(), refuse (a state not this
+// root's or forged, a hand edit it would lose, a missing original), checked read-only:
+// they check it again themselves, but a disk image is opened for writing only when they
+// would not refuse, so a refusal changes no byte of it. Throws Error as they do.
+void check_apply(const Root& root, const core::Plan& plan);
+void check_rollback(const Root& root, DriftPolicy drift);
+
 struct RollbackResult {
     std::vector<std::string> restored;  // changed files put back
     std::vector<std::string> removed;   // created files and folders removed

@@ -6,11 +6,13 @@
 #include <fcntl.h>
 #include <sched.h>
 #include <sys/mount.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <cerrno>
+#include <csignal>
 #include <cstdio>
 #include <cstring>
 
@@ -21,6 +23,60 @@ namespace {
 [[noreturn]] void child_fail(const char* what, const std::string& path) {
     std::fprintf(stderr, "rtprov: error: %s %s: %s\n", what, path.c_str(), std::strerror(errno));
     _exit(127);
+}
+
+// Waits for 'pid' and exits with its status (128 + the signal that ended it); as a PID
+// namespace's init it also reaps the orphans it inherits.
+[[noreturn]] void exit_with(pid_t pid) {
+    int status = 0;
+    for (;;) {
+        const pid_t ended = ::waitpid(-1, &status, 0);
+        if (ended == pid)
+            _exit(WIFSIGNALED(status) ? 128 + WTERMSIG(status) : WEXITSTATUS(status));
+        if (ended < 0 && errno != EINTR)
+            _exit(127);
+    }
+}
+
+// In the child, before anything else in chroot mode: the command runs in a PID namespace
+// of its own (pid_namespaces(7)) whose init is rtprov's code, not the command: a process
+// outside waits for the init, the init (left in the host's root, so in the target
+// /proc/1/root is not '/' and the command still knows it runs in a chroot, as ischroot
+// and systemd check) waits for the command. Both die with their parent
+// (PR_SET_PDEATHSIG, prctl(2)), which the command cannot clear for them, and when a
+// namespace's init ends the kernel ends every process in it: whatever the command starts
+// (a daemon an install script or update-grub leaves) ends with it, and all of it ends if
+// rtprov is killed, so nothing keeps the target's mounts, and a disk image's loop
+// devices, alive after rtprov. Returns in the command's process.
+void own_pid_namespace(pid_t rtprov, const std::string& root_path) {
+    if (::prctl(PR_SET_PDEATHSIG, SIGKILL) != 0 || ::getppid() != rtprov)
+        _exit(127); // rtprov has already ended
+    if (::unshare(CLONE_NEWPID) != 0)
+        child_fail("cannot make a PID namespace to run a command in", root_path);
+    // The init cannot see its parent outside the namespace (getppid() is 0 there): a pipe
+    // whose write end only the waiting process holds tells it that one still lives.
+    int alive[2];
+    if (::pipe2(alive, O_CLOEXEC | O_NONBLOCK) != 0)
+        child_fail("cannot make a pipe to run a command in", root_path);
+    const pid_t init = ::fork();
+    if (init < 0)
+        child_fail("cannot fork to run a command in", root_path);
+    if (init > 0) {
+        ::close(alive[0]);
+        exit_with(init);
+    }
+    ::close(alive[1]);
+    char byte = 0;
+    if (::prctl(PR_SET_PDEATHSIG, SIGKILL) != 0 || ::read(alive[0], &byte, 1) == 0)
+        _exit(127); // the waiting process has already ended (end of file)
+    ::close(alive[0]);
+    const pid_t command = ::fork();
+    if (command < 0)
+        child_fail("cannot fork to run a command in", root_path);
+    if (command > 0)
+        exit_with(command);
+    // the command: ends if the init does (a kill of the init ends the namespace anyway)
+    ::prctl(PR_SET_PDEATHSIG, SIGKILL);
 }
 
 } // namespace
@@ -47,12 +103,14 @@ int run_in_root(const Root& root, const std::vector<std::string>& argv, RunMode 
         throw Error("cannot look up the target root " + quoted(root_path) + ": " +
                     std::strerror(errno));
     std::fflush(nullptr);
+    const pid_t self = ::getpid();
     pid_t pid = fork();
     if (pid < 0)
         throw Error(std::string("cannot fork: ") + std::strerror(errno));
     if (pid == 0) {
         dup2(STDERR_FILENO, STDOUT_FILENO);
         if (mode == RunMode::chroot) {
+            own_pid_namespace(self, root_path);
             if (unshare(CLONE_NEWNS) != 0)
                 child_fail("cannot make a mount namespace for", root_path);
             if (mount(nullptr, "/", nullptr, MS_REC | MS_PRIVATE, nullptr) != 0)

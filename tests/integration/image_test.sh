@@ -21,11 +21,6 @@ if [ "$(id -u)" != 0 ] || ! [ -e /dev/loop-control ]; then
     exit 0
 fi
 
-run() {
-    out=$("$rtprov" "$@" 2>"$work/stderr")
-    rc=$?
-    err=$(cat "$work/stderr")
-}
 leaks() { losetup -a | grep -F "$work" || grep -F "/run/rtprov/image-" /proc/mounts; }
 no_leaks() { ! leaks; }
 
@@ -81,6 +76,25 @@ run apply --image "$img" --profile x86-debian13 --set board.cpus=4
 check "a second apply changes nothing" grep -qF "nothing to change: image '$img' already matches profile 'x86-debian13'" <<<"$out"
 check "and, found read-only, writes no byte of the image (not even a mount count)" \
     [ "$(sha256sum <"$img")" = "$sum" ]
+# the image on a read-only file system: an apply that changes nothing still answers, a
+# rollback says it cannot write and why
+mkdir -p "$work/ro"
+cp --sparse=always "$img" "$work/ro/"
+ro_run() {
+    # shellcheck disable=SC2016 # expanded by the inner shell
+    out=$(unshare -m --propagation private sh -c 'mount --bind "$1" "$1" && mount -o remount,bind,ro "$1" && shift && exec "$@"' \
+        _ "$work/ro" "$rtprov" "$@" 2>"$work/ro.err")
+    rc=$?
+    err=$(cat "$work/ro.err")
+}
+ro_run apply --image "$work/ro/$(basename "$img")" --profile x86-debian13 --set board.cpus=4
+# shellcheck disable=SC2016 # expanded by the inner shell
+check "an apply with nothing to change works on an image the file system will not let be written" \
+    bash -c '[ "$1" -eq 0 ] && grep -qF "nothing to change" <<<"$2"' _ "$rc" "$out" || echo "$err" >&2
+ro_run rollback --image "$work/ro/$(basename "$img")"
+check "a rollback there says it cannot write the image, and why" \
+    grep -qF "for writing: Read-only file system (nothing was changed)" <<<"$err" || echo "$err" >&2
+rm -rf "$work/ro"
 
 # killed in the middle: nothing left attached or mounted, and the next run converges
 RTPROV_TEST_KILL_AT_STEP=2 "$rtprov" apply --image "$img" --profile x86-debian13 \
@@ -94,9 +108,19 @@ mount -o loop,offset=$offset "$img" "$look"
 cp "$look/etc/default/grub.d/90-rtprov.cfg" "$work/drop-in"
 echo '# edited' >>"$look/etc/default/grub.d/90-rtprov.cfg"
 umount "$look"
+run status --image "$img" --diff
+check "status --image exits 3 for the hand edit (drift)" [ "$rc" -eq 3 ]
+p=/etc/default/grub.d/90-rtprov.cfg
+expected=$(diff -u --label "$p (as rtprov wrote it)" --label "$p (now)" "$work/drop-in" \
+    <(cat "$work/drop-in"; echo '# edited'))
+contains() { [[ $1 == *"$2"* ]]; }
+check "and status --image --diff shows exactly it" contains "$out" "$expected"
+sum=$(sha256sum <"$img")
 run rollback --image "$img"
 check "a refusal names the file as the image's ('IMAGE:/etc/...'), not under /run/rtprov" \
     bash -c "grep -qF \"'$img:/etc/default/grub.d/90-rtprov.cfg'\" <<<\"\$1\" && ! grep -q /run/rtprov <<<\"\$1\"" _ "$err"
+check "the refusal is found read-only: no byte of the image changed (not even a mount count)" \
+    [ "$(sha256sum <"$img")" = "$sum" ]
 mount -o loop,offset=$offset "$img" "$look"
 cp "$work/drop-in" "$look/etc/default/grub.d/90-rtprov.cfg"
 umount "$look"
@@ -162,6 +186,36 @@ check "and the run fails, naming it: the image stays attached" \
 kill "$other"
 wait "$other" 2>/dev/null
 for _ in $(seq 20); do no_leaks && break; sleep 0.1; done
+# rtprov killed while a command runs in the image: the command and what it started end
+# with it (their own PID namespace, the parent-death signal), and with them the mounts
+# and loop devices; the next run opens the image.
+all_ended() { ! pgrep -f '/bin/busybox [s]leep 4' >/dev/null && no_leaks; }
+for sig in KILL TERM; do
+    "$rtprov" apply --image "$img3" --profile x86-debian13 --set board.cpus=4 \
+        --set tuning.kernel.extra="[nosoftlockup$sig]" --regenerate-boot=now >/dev/null 2>&1 &
+    apply_pid=$!
+    for _ in $(seq 100); do pgrep -f '/bin/busybox [s]leep 4' >/dev/null && break; sleep 0.1; done
+    kill -"$sig" "$apply_pid"
+    wait "$apply_pid" 2>/dev/null
+    for _ in $(seq 30); do all_ended && break; sleep 0.1; done
+    check "SIG$sig to apply --image while update-grub runs in the image: no process, loop device or mount of it is left" all_ended
+    run status --image "$img3"
+    check "and the next run opens the image (SIG$sig)" [ "$rc" -eq 0 ] || echo "$out" >&2
+done
+# The command still sees a chroot (its PID namespace's init is rtprov's, outside the
+# image's root: ischroot and systemd compare /proc/1/root with /), and it is not PID 1,
+# which ignores the signals it sends itself ('kill -TERM $$' would do nothing).
+cat >"$daemon_root/usr/sbin/update-grub" <<'EOF'
+#!/bin/sh
+[ "$(/bin/busybox stat -L -c %d:%i /proc/1/root)" != "$(/bin/busybox stat -L -c %d:%i /)" ] &&
+    echo "update-grub: in a chroot"
+echo "update-grub: pid $$"
+EOF
+mkfs.ext4 -q -F -E offset=$offset -L rootfs -d "$daemon_root" "$img3" 60000k
+run apply --image "$img3" --profile x86-debian13 --set board.cpus=4 --regenerate-boot=now
+check "a command run in the image sees a chroot (/proc/1/root is not its /)" grep -qF "update-grub: in a chroot" <<<"$out$err"
+# shellcheck disable=SC2016 # expanded by the inner shell
+check "and the command is not PID 1 there" bash -c 'grep -q "update-grub: pid [0-9]" <<<"$1" && ! grep -q "update-grub: pid 1$" <<<"$1"' _ "$out$err"
 
 # -- MBR, ext4 /boot beside the root, mounted where the fstab says (by PARTUUID) ------------
 img2=$work/mbr.img
@@ -283,6 +337,19 @@ run plan --image "$img" --profile x86-debian13
 check "an image attached to a loop device is refused, naming it" \
     grep -qF "is in use: attached to $loop" <<<"$err"
 losetup -d "$loop"
+# attached in another mount namespace, by a path that does not exist in this one
+mkdir -p "$work/elsewhere"
+unshare -m --propagation private sh -c "mount --bind '$work' '$work/elsewhere' &&
+    losetup --find --read-only '$work/elsewhere/$(basename "$img")' && exec sleep 300" &
+other=$!
+for _ in $(seq 50); do losetup -a | grep -qF "$work/elsewhere/" && break; sleep 0.1; done
+loop=$(losetup -a | grep -F "$work/elsewhere/" | cut -d: -f1)
+run status --image "$img"
+check "an image attached from another mount namespace (its path unknown here) is refused, naming the device" \
+    grep -qF "is in use: attached to $loop" <<<"$err" || echo "loop '$loop': $err" >&2
+kill "$other"
+wait "$other" 2>/dev/null
+[ -n "$loop" ] && losetup -d "$loop"
 exec {held}<"$img" # an rtprov working on it holds this lock
 flock -x "$held"
 run plan --image "$img" --profile x86-debian13

@@ -133,7 +133,7 @@ TEST_CASE("rollback refuses to lose hand edits unless forced") {
               "rollback refused: '" + dir.path() +
                   "/etc/rtprov/sub/owned.conf' was changed by hand since rtprov wrote it, and "
                   "rolling back would lose those changes; save them, then run 'rtprov rollback "
-                  "--force'. Nothing was changed");
+                  "--force' on the same target. Nothing was changed");
     }
     CHECK(snapshot(dir.path()) == edited);
     rollback(root, RootLock(root), DriftPolicy::overwrite);
