@@ -11,11 +11,6 @@ src=$2
 . "$src/tests/integration/lib.sh"
 make_workdir
 
-run() {
-    out=$("$rtprov" "$@" 2>"$work/stderr")
-    rc=$?
-    err=$(cat "$work/stderr")
-}
 pigen_cmdline='console=serial0,115200 console=tty1 root=ROOTDEV rootfstype=ext4 fsck.repair=yes rootwait resize'
 
 # -- Raspberry Pi 4 on a pi-gen build ------------------------------------------------------

@@ -9,13 +9,6 @@ src=$2
 . "$src/tests/integration/lib.sh"
 make_workdir
 
-# run: rtprov with output captured in $out, $err and exit code in $rc
-run() {
-    out=$("$rtprov" "$@" 2>"$work/stderr")
-    rc=$?
-    err=$(cat "$work/stderr")
-}
-
 # -- plan writes nothing ---------------------------------------------------------------
 for fixture in pi4-trixie debian13; do
     fresh r "$fixture"

@@ -328,7 +328,13 @@ fd = os.open(sys.argv[1], os.O_RDWR | os.O_CREAT, 0o600)
 fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
 time.sleep(30)' "$lockfile" &
 holder=$!
-for _ in $(seq 50); do grep -q FLOCK /proc/locks && break; sleep 0.1; done
+# (this lock file's: other processes hold flocks too, CI's root builders among them)
+held_lock() {
+    [ -e "$lockfile" ] && grep -qF " $(printf '%02x:%02x' "$(stat -c %Hd "$lockfile")" \
+        "$(stat -c %Ld "$lockfile")"):$(stat -c %i "$lockfile") " /proc/locks
+}
+for _ in $(seq 50); do held_lock && break; sleep 0.1; done
+check "the holder has its flock on the lock file" held_lock
 bounded apply --root "$work/r" --profile pi4
 check "apply on a locked root is refused" [ "$rc" -eq 1 ]
 check "the refusal names the holder" grep -Eq "^rtprov: error: another process \('python3', pid [0-9]+\) is working on '$work/r'; wait for it to finish, then run this again \(nothing was changed\)$" <<<"$err"

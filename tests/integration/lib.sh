@@ -65,7 +65,7 @@ copy_trixie_root() {
 
 # install_trixie_deb SOURCE_DIR ROOT: installs rtprov into the Debian 13 root ROOT from
 # the amd64 package RTPROV_DEB, or one scripts/build-deb.sh builds (minutes) when it is
-# unset; run-all.sh passes the package tests/system/build-in-trixie.sh made.
+# unset; run-all.sh passes the package 'scripts/build-deb.sh --test amd64' made.
 install_trixie_deb() {
     local deb=${RTPROV_DEB:-}
     if [ -z "$deb" ]; then
@@ -114,4 +114,13 @@ tryboot_flag() {
     mkdir -p "$1/proc/device-tree/chosen/bootloader"
     printf '%b' "$2" >"$1/proc/device-tree/chosen/bootloader/tryboot"
     echo "console=serial0,115200 root=PARTUUID=0b3e-02 rootwait" >"$1/proc/cmdline"
+}
+
+# run ARGS...: the test's rtprov ($rtprov) with ARGS, its output in $out, what it printed
+# on stderr in $err and its exit code in $rc
+# shellcheck disable=SC2034,SC2154 # rtprov is the test's; out, err and rc are for it
+run() {
+    out=$("$rtprov" "$@" 2>"$work/stderr")
+    rc=$?
+    err=$(cat "$work/stderr")
 }

@@ -108,7 +108,10 @@ fi
 # rtprov report: the newest kept report shown again; names that are no report's (a
 # folder, a date that does not exist) shadow nothing; a link is followed; the page is
 # never written over the report it is made from; a changed verdict is refused.
-newest=$(find "$history" -name '2*.json' -type f | sort | tail -1)
+# (two reports of the same second are NAME.json, then NAME-2.json: by time, then number)
+newest=$history/$(find "$history" -name '2*.json' -type f -printf '%f\n' |
+    sed -E 's/^([0-9T]+Z)(-([0-9]+))?\.json$/\1 \3 &/; s/^([0-9T]+Z)  /\1 1 /' |
+    sort -k1,1 -k2,2n | tail -1 | cut -d' ' -f3)
 mkdir "$history/20991231T000000Z.json"
 echo '{}' >"$history/99999999T999999Z.json"
 "$rtprov" report --history "$history" >"$work/out-report" 2>&1
