@@ -1,16 +1,29 @@
 # The Debian package: 'cpack -G DEB' in a build tree configured with
 # CMAKE_INSTALL_PREFIX=/usr (scripts/build-deb.sh does both, for amd64 and arm64).
 # Depends: comes from dpkg-shlibdeps, so it names the libraries of the Debian release the
-# package was built on (Debian 13: libarchive13t64, libyaml-cpp0.8, ...).
+# package was built on (Debian 13: libarchive13t64, libyaml-cpp0.8, ...; Debian 12:
+# libarchive13, libyaml-cpp0.7, ...).
 set(CPACK_PACKAGE_NAME rtprov)
+# Appended to the project's version in the package's Version: (scripts/build-deb.sh):
+# '~deb12' for the Debian 12 build, which sorts before the Debian 13 package's plain
+# version (deb-version(7): '~' sorts before anything, even the end), so a host upgraded
+# from 12 to 13 gets Debian 13's package, and the two never carry the same version.
+set(RTPROV_DEB_VERSION_SUFFIX "" CACHE STRING "appended to the Debian package's version")
+set(CPACK_DEBIAN_PACKAGE_VERSION "${PROJECT_VERSION}${RTPROV_DEB_VERSION_SUFFIX}")
 set(CPACK_PACKAGE_VENDOR rtprov)
-set(CPACK_PACKAGE_CONTACT "rtprov developers <rtprov@invalid>")
+# Maintainer: lintian wants a mail host it can take for real (bogus-mail-host: 'invalid'
+# alone is not a domain); example.org is reserved for examples (RFC 2606), so this says
+# plainly that the project has no mail address yet. packaging/changelog names the same.
+set(CPACK_PACKAGE_CONTACT "rtprov developers <rtprov@example.org>")
 set(CPACK_PACKAGE_DESCRIPTION_SUMMARY
     "makes Linux audio machines real-time ready and proves it")
+# Lines of at most 80 characters with the space CPack puts in front of each (lintian's
+# extended-description-line-too-long).
 set(CPACK_PACKAGE_DESCRIPTION
-    "Reserves cores, pins the audio services there, keeps interrupts and housekeeping off
-them and gives their threads real-time limits, from a board profile; offline on an image
-root, at first boot or live; then self-tests and audits the running system.")
+    "rtprov applies a board profile to an image root, at first boot or live: it
+reserves cores, pins the audio services there, keeps interrupts and
+housekeeping off them and gives their threads real-time limits. Then it
+self-tests and audits the running system.")
 set(CPACK_DEBIAN_FILE_NAME DEB-DEFAULT)
 set(CPACK_DEBIAN_PACKAGE_SECTION admin)
 set(CPACK_DEBIAN_PACKAGE_SHLIBDEPS ON)

@@ -105,3 +105,15 @@ if(RTPROV_FUZZ)
                         -fno-sanitize-recover=all)
     add_link_options(-fsanitize=address,undefined)
 endif()
+
+# rtprov_gzip(SOURCE OUTPUT): OUTPUT (in this build folder) is SOURCE compressed with
+# gzip -9n, as Debian policy 12.1 and 12.7 want manual pages and changelogs: the best
+# compression, and -n leaves out the file's name and time, so that two builds make the
+# same bytes (reproducible builds).
+find_program(RTPROV_GZIP gzip REQUIRED)
+function(rtprov_gzip source output)
+    add_custom_command(OUTPUT ${CMAKE_CURRENT_BINARY_DIR}/${output}
+        COMMAND sh -c "\"$1\" -9n -c \"$2\" >\"$3\"" sh ${RTPROV_GZIP}
+                ${CMAKE_CURRENT_SOURCE_DIR}/${source} ${CMAKE_CURRENT_BINARY_DIR}/${output}
+        DEPENDS ${source} VERBATIM)
+endfunction()

@@ -20,6 +20,8 @@ if [ "$what" = test ]; then
     # The pi-gen stage test: an arm64 root (arch-test lets mmdebstrap make it), its
     # chroot under qemu-user (binfmt), pi-gen's own tools (rsync, capsh), 'file'.
     packages+=(arch-test qemu-user-static binfmt-support rsync libcap2-bin file)
+    # The rpi-image-gen layer test reads the layer's hooks with Debian's python3-yaml.
+    packages+=(python3-yaml)
     # The debos test: debos itself (never its recommends: systemd-resolved), parted for
     # its image-partition action, dosfstools for FAT partitions; mtools fills a FAT
     # partition of a disk image without mounting it (the --image test's Pi OS image).
@@ -28,6 +30,12 @@ if [ "$what" = test ]; then
     # headless chromium, driven by Debian's selenium and chromedriver, loads the HTML
     # report (drawn charts, no console error, no request); w3m reads it as text
     packages+=(prometheus chromium chromium-driver python3-selenium w3m)
+    # tests/system/package_test.sh: lintian judges the Debian package; bash-completion
+    # loads the package's completion as it would on a Debian system
+    packages+=(lintian bash-completion)
+    # tests/system/ansible_test.sh: Debian's ansible (ansible-core and the community
+    # collections, community.general's chroot connection among them)
+    packages+=(ansible)
 fi
 missing=()
 for p in "${packages[@]}"; do

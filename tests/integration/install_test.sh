@@ -11,7 +11,7 @@ make_workdir
 prefix="$work/usr"
 check "cmake --install succeeds" cmake --install "$build" --prefix "$prefix" >/dev/null
 for file in bin/rtprov share/rtprov/profiles/pi4.yaml share/rtprov/profiles/x86-debian13.yaml \
-    share/man/man1/rtprov.1 share/doc/rtprov/ARCHITECTURE.md share/doc/rtprov/profile-format.md \
+    share/man/man1/rtprov.1.gz share/doc/rtprov/ARCHITECTURE.md share/doc/rtprov/profile-format.md \
     share/doc/rtprov/firstboot.md lib/systemd/system/rtprov-firstboot.service; do
     check "installed $file" [ -f "$prefix/$file" ]
 done

@@ -4,7 +4,11 @@
 # tests boot (systemd, Debian's kernel, mpd, rt-tests) and what it takes to build
 # rtprov inside it against Debian 13's libraries. Cached by date under
 # $RTPROV_CACHE (default /var/tmp/rtprov-cache); older copies are removed.
-# Usage: trixie-root.sh [amd64|arm64|rt|build]
+# Usage: trixie-root.sh [--suite trixie|bookworm] [amd64|arm64|rt|build|lintian|plain|plain-arm64]
+#   --suite bookworm: the same from Debian 12 (bookworm), for scripts/build-deb.sh --suite
+#   bookworm and tests/system/deb12_test.sh, cached as bookworm-*: amd64 and build are
+#   what building rtprov needs there (GCC 12, Catch2 2, yaml-cpp 0.7, CLI11 2.1,
+#   libarchive13); the other flavours are trixie's only, but plain and plain-arm64.
 #   amd64 (default): the above.
 #   arm64: what a Raspberry Pi OS trixie lite image has of it (systemd, mpd, apt), for the
 #   pi-gen stage test; its maintainer scripts run under qemu-user (binfmt), so it takes
@@ -16,7 +20,20 @@
 #   build: amd64 with arm64 as a foreign architecture, the cross (aarch64) toolchain and
 #   the arm64 libraries, for scripts/build-deb.sh. (Not the amd64 ones too: libext2fs-dev,
 #   which libarchive-dev needs, cannot be installed for two architectures at once.)
+#   lintian: Debian 13's lintian (amd64), which tests/system/package_test.sh runs on the
+#   package beside this machine's.
+#   plain, plain-arm64: a minimal root (mmdebstrap's minbase: apt, no more), the host an
+#   image builder starts from, for installing the package with apt.
 set -euo pipefail
+suite=trixie
+if [ "${1:-}" = --suite ]; then
+  suite=${2:?usage: trixie-root.sh [--suite trixie|bookworm] [FLAVOUR]}
+  shift 2
+fi
+case $suite in
+trixie | bookworm) ;;
+*) echo "trixie-root: unknown suite '$suite'; give trixie or bookworm" >&2; exit 2 ;;
+esac
 arch=${1:-amd64}
 
 cache=${RTPROV_CACHE:-/var/tmp/rtprov-cache}
@@ -26,6 +43,15 @@ if [ "$arch" = arm64 ]; then
 elif [ "$arch" = rt ]; then
   packages=(systemd systemd-sysv udev dbus linux-image-rt-amd64 mpd rt-tests procps util-linux
             alsa-utils rtla grub-pc python3 libmount1 libarchive13t64 libyaml-cpp0.8 libsystemd0)
+elif [ "$arch" = lintian ]; then
+  packages=(lintian)
+elif [ "$arch" = plain ] || [ "$arch" = plain-arm64 ]; then
+  packages=()
+elif [ "$suite" = bookworm ] && [ "$arch" = amd64 ]; then
+  # what building and testing rtprov needs (Debian 12: GCC 12, Catch2 2, yaml-cpp 0.7,
+  # CLI11 2.1); the appliance's packages (kernel, GRUB, mpd) are trixie's only
+  packages=(g++ cmake make pkgconf libmount-dev libarchive-dev libyaml-cpp-dev libsystemd-dev
+            libcli11-dev catch2 python3 dpkg-dev file)
 elif [ "$arch" = build ]; then
   packages=(cmake make pkgconf dpkg-dev file libcli11-dev crossbuild-essential-arm64
             libmount-dev:arm64 libarchive-dev:arm64 libyaml-cpp-dev:arm64 libsystemd-dev:arm64)
@@ -42,10 +68,16 @@ packages=(
   python3 dpkg-dev file
 )
 fi
+if [ "$suite" = bookworm ]; then
+  case $arch in
+  amd64 | build | plain | plain-arm64) ;;
+  *) echo "trixie-root: flavour '$arch' is trixie's only" >&2; exit 2 ;;
+  esac
+fi
 # A new day or a new package list makes a new root.
 stamp=$(date -u +%Y%m%d)-$(printf '%s\n' "${packages[@]}" | sha256sum | cut -c1-8)
-name=trixie-$stamp
-[ "$arch" = amd64 ] || name=trixie-$arch-$stamp
+name=$suite-$stamp
+[ "$arch" = amd64 ] || name=$suite-$arch-$stamp
 root="$cache/$name"
 
 if [ -f "$root/.rtprov-complete" ]; then
@@ -68,19 +100,24 @@ if ! command -v mmdebstrap >/dev/null; then
   exit 1
 fi
 
-pattern='trixie-[0-9]*'
-[ "$arch" = amd64 ] || pattern="trixie-$arch-*"
+pattern="$suite-[0-9]*"
+[ "$arch" = amd64 ] || pattern="$suite-$arch-*"
 find "$cache" -maxdepth 1 -name "$pattern" ! -name "$name" ! -name "$name.tmp" -exec rm -rf {} + 2>/dev/null || true
 rm -rf "$root" "$root.tmp"
-echo "trixie-root: building $root with mmdebstrap ($arch; amd64 about a minute)" >&2
+echo "trixie-root: building $root with mmdebstrap ($suite $arch; amd64 about a minute)" >&2
 # --skip=check/empty: the target directory may exist from an interrupted run.
 architectures=$arch
 [ "$arch" = build ] && architectures=amd64,arm64
 [ "$arch" = rt ] && architectures=amd64
-mmdebstrap --variant=minbase --architectures="$architectures" --include="$(IFS=,; echo "${packages[*]}")" \
+[ "$arch" = lintian ] && architectures=amd64
+[ "$arch" = plain ] && architectures=amd64
+[ "$arch" = plain-arm64 ] && architectures=arm64
+include=()
+[ ${#packages[@]} = 0 ] || include=(--include="$(IFS=,; echo "${packages[*]}")")
+mmdebstrap --variant=minbase --architectures="$architectures" "${include[@]}" \
   --dpkgopt='path-exclude=/usr/share/doc/*' --dpkgopt='path-exclude=/usr/share/man/*' \
   --aptopt='APT::Install-Recommends "false"' \
-  trixie "$root.tmp" "$mirror" >&2
+  "$suite" "$root.tmp" "$mirror" >&2
 mv "$root.tmp" "$root"
 touch "$root/.rtprov-complete"
 echo "$root"

@@ -1,10 +1,13 @@
 #include "provisioner/core/error.hpp"
 #include "provisioner/profile/firstboot_config.hpp"
+#include "provisioner/profile/profile_loader.hpp"
 #include "provisioner/target/firstboot_state.hpp"
 #include "tests/unit/catch.hpp"
 #include "tests/unit/temp_dir.hpp"
 
+#include <algorithm>
 #include <fstream>
+#include <sstream>
 
 using namespace rtprov;
 
@@ -146,4 +149,43 @@ TEST_CASE("docs/firstboot.md shows exactly the keys of firstboot.yaml, in order"
             documented.push_back(line.substr(0, line.find(':')));
     }
     CHECK(documented == profile::firstboot_key_names());
+}
+
+TEST_CASE("the example firstboot.yaml the package ships is accepted and shows every key") {
+    // firstboot/firstboot.yaml, installed as /usr/share/doc/rtprov/examples/firstboot.yaml
+    // (tests/system/package_test.sh checks that the package has these bytes).
+    const std::string path = std::string(RTPROV_SOURCE_DIR) + "/firstboot/firstboot.yaml";
+    std::ifstream file(path);
+    REQUIRE(file);
+    std::stringstream text;
+    text << file.rdbuf();
+    auto config = profile::parse_firstboot_config(text.str(), path);
+    CHECK(config.profile == "x86-debian13");
+    CHECK(config.sets == std::vector<std::string>{"tuning.services.mpd.limit_rtprio=50"});
+    // Its comment says the other values shown are the defaults.
+    const profile::FirstbootConfig defaults;
+    CHECK(config.install_packages == defaults.install_packages);
+    CHECK(config.reboot == defaults.reboot);
+    CHECK(config.trial == defaults.trial);
+    CHECK(config.selftest_s == defaults.selftest_s);
+    CHECK(config.pi_probe_s == defaults.pi_probe_s);
+    // Every key, in the order docs/firstboot.md lists them.
+    text.clear();
+    text.seekg(0);
+    std::vector<std::string> shown;
+    for (std::string line; std::getline(text, line);)
+        if (!line.empty() && line[0] != '#' && line[0] != ' ' && line.find(':') != line.npos)
+            shown.push_back(line.substr(0, line.find(':')));
+    CHECK(shown == profile::firstboot_key_names());
+    // Its override is one the profile it names takes, as first boot's apply would.
+    std::vector<profile::Override> overrides;
+    for (const std::string& set : config.sets)
+        overrides.push_back({set});
+    core::Profile p = profile::load_profile(
+        config.profile, {{std::string(RTPROV_SOURCE_DIR) + "/board-profiles", "built-in"}},
+        overrides);
+    auto mpd = std::find_if(p.tuning.services.begin(), p.tuning.services.end(),
+                            [](const core::ServiceTuning& s) { return s.name == "mpd"; });
+    REQUIRE(mpd != p.tuning.services.end());
+    CHECK(mpd->limit_rtprio == 50);
 }
