@@ -1,0 +1,68 @@
+# -*- coding: utf-8 -*-
+# Copyright: rtprov contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Running the rtprov binary on the managed host and reading its --json outputs.
+
+The outputs and their exit codes are documented in rtprov's docs/json.md: every one is
+a JSON object whose 'schema' and 'schema_version' say what it is. Within a
+schema_version keys are only added, so a reader checks both and ignores keys it does
+not know."""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+import json
+
+SCHEMA_VERSION = 1
+
+# Exit codes from 'rtprov --help': 0 success, 1 failure (or a refused plan),
+# 2 wrong usage, 3 a self-test or audit ran and did not pass.
+EXIT_NOT_PASSED = 3
+
+
+def run(module, rtprov, args, accept=(0,)):
+    """Runs rtprov with ARGS; returns (rc, stdout, stderr). An exit code outside
+    ACCEPT fails the task with rtprov's own message and exit code."""
+    cmd = [rtprov] + args
+    rc, out, err = module.run_command(cmd)
+    if rc not in accept:
+        fail(module, cmd, rc, out, err)
+    return rc, out, err
+
+
+def fail(module, cmd, rc, out, err, msg=None, **extra):
+    """Fails the task with MSG, by default what rtprov said on stderr (its
+    'rtprov: error: ...' lines), and rtprov's exit code as rc."""
+    message = msg or err.strip() or out.strip() or "rtprov exited with code %d" % rc
+    module.fail_json(msg=message, rc=rc, cmd=cmd, stdout=out, stderr=err, **extra)
+
+
+def parse(module, cmd, rc, out, err, schema):
+    """The JSON object rtprov printed, checked to be SCHEMA at schema_version 1."""
+    try:
+        doc = json.loads(out)
+    except ValueError as e:
+        module.fail_json(msg="rtprov printed no JSON for '%s': %s" % (" ".join(cmd), e),
+                         rc=rc, cmd=cmd, stdout=out, stderr=err)
+    if not isinstance(doc, dict) or doc.get("schema") != schema or \
+            doc.get("schema_version") != SCHEMA_VERSION:
+        module.fail_json(msg="expected rtprov's %s output at schema_version %d; this module "
+                             "does not know what rtprov printed" % (schema, SCHEMA_VERSION),
+                         rc=rc, cmd=cmd, stdout=out, stderr=err)
+    return doc
+
+
+def run_json(module, rtprov, args, schema, accept=(0,)):
+    """Runs rtprov ARGS (which ask for JSON) and returns (rc, the parsed object)."""
+    rc, out, err = run(module, rtprov, args, accept)
+    return rc, parse(module, [rtprov] + args, rc, out, err, schema)
+
+
+def reboot_required(audit):
+    """Whether the running kernel lacks what the applied profile put into the boot
+    configuration: the audit's 'cmdline' check (parameters not in /proc/cmdline) or its
+    'kernel-preemption' check (the PREEMPT_RT kernel the profile asks for is not
+    running) failed. These are the two things rtprov's own first boot reboots for."""
+    return any(c.get("id") in ("cmdline", "kernel-preemption") and c.get("status") == "fail"
+               for c in audit.get("checks", []))

@@ -1,0 +1,290 @@
+#!/usr/bin/python
+# -*- coding: utf-8 -*-
+# Copyright: rtprov contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+DOCUMENTATION = r"""
+---
+module: rtprov
+short_description: Apply or roll back an rtprov board profile on the managed host
+description:
+  - Runs the C(rtprov) binary on the managed host to make it real-time ready from a board
+    profile (reserved cores, pinning, real-time priorities, boot parameters), or to undo
+    that byte for byte.
+  - The module first runs C(rtprov plan --json); it runs C(rtprov apply) only when the plan
+    changes or retires a file, so C(changed) is true only when files changed.
+  - In check mode it runs only C(rtprov plan --json) (or C(rtprov status --json) to roll
+    back) and reports what would change. In diff mode it shows the plan's unified diffs.
+  - Failures carry the message rtprov printed and its exit code.
+version_added: "0.1.0"
+author: rtprov maintainers (!UNKNOWN)
+requirements:
+  - rtprov on the managed host's PATH (the Debian package installs C(/usr/bin/rtprov))
+options:
+  profile:
+    description:
+      - The profile's name (see C(rtprov profiles)) or a C(.yaml) file on the managed host.
+      - Required when I(state=applied).
+    type: str
+  set:
+    description:
+      - Profile keys to override, each passed to rtprov as C(--set KEY=VALUE), such as
+        C(tuning.cores.reserved=2-3). rtprov reads VALUE as YAML; strings are passed as
+        they are, other values (C(true), C(45), C([domain])) as JSON, and a null value
+        removes the key.
+      - Only with I(state=applied).
+    type: dict
+    default: {}
+  state:
+    description:
+      - C(applied) applies the profile; a second run changes nothing.
+      - C(rolled_back) restores every file rtprov changed and removes what it created
+        (C(rtprov rollback)); nothing to do when no profile is applied.
+    type: str
+    choices: [applied, rolled_back]
+    default: applied
+  trial:
+    description:
+      - Write the boot configuration as a trial (C(rtprov apply --trial)); only the next
+        boot uses the new kernel and parameters, and rtprov-trial.service makes them the
+        default when that boot passes the self-test and audit, else the host boots the
+        previous configuration again. GRUB, and the Raspberry Pi with I(live=true);
+        C(rtprov trial status) shows where it stands.
+      - Only with I(state=applied).
+    type: bool
+    default: false
+  live:
+    description:
+      - Work on the running managed host (C(rtprov --live)); the boot configuration is
+        regenerated now, and I(reboot_required) says whether a reboot is still needed.
+      - When false, work offline on the image root I(root) on the managed host.
+    type: bool
+    default: false
+  root:
+    description:
+      - The image root on the managed host to work on offline (C(rtprov --root)).
+      - Only with I(live=false).
+    type: path
+    default: /
+notes:
+  - Supports check mode and diff mode.
+  - The JSON rtprov prints is documented in rtprov's C(docs/json.md); the module checks
+    its C(schema) and C(schema_version).
+seealso:
+  - module: rtprov.rtprov.rtprov_facts
+"""
+
+EXAMPLES = r"""
+- name: Apply the x86 Debian 13 profile to the running host
+  rtprov.rtprov.rtprov:
+    profile: x86-debian13
+    set:
+      tuning.cores.reserved: "2-3"
+    live: true
+  register: rt
+
+- name: Reboot when boot parameters or the kernel changed
+  ansible.builtin.reboot:
+  when: rt.reboot_required
+
+- name: Try the new boot configuration for one boot only
+  rtprov.rtprov.rtprov:
+    profile: x86-debian13
+    live: true
+    trial: true
+
+- name: Apply offline to an image root mounted on the build host
+  rtprov.rtprov.rtprov:
+    profile: pi4
+    root: /mnt/image
+
+- name: Undo it
+  rtprov.rtprov.rtprov:
+    state: rolled_back
+    live: true
+"""
+
+RETURN = r"""
+changes:
+  description:
+    - The files rtprov wrote (or in check mode would write), as in the C(changes) of
+      C(rtprov plan --json), without their diffs. Empty when nothing changed.
+    - For I(state=rolled_back), the files the rollback restored or removed, as in the
+      C(files) of C(rtprov status --json).
+  returned: always
+  type: list
+  elements: dict
+  sample: [{"path": "/etc/default/grub.d/90-rtprov.cfg", "action": "create",
+            "reason": "the kernel parameters", "mode": "0644", "uid": 0, "gid": 0,
+            "sha256": "da7b..."}]
+retired:
+  description: Files an earlier apply wrote that the profile no longer wants (restored or removed).
+  returned: when I(state=applied)
+  type: list
+  elements: str
+commands:
+  description: The commands rtprov ran (or would run) afterwards in the target, such as C(update-grub).
+  returned: when I(state=applied)
+  type: list
+  elements: list
+findings:
+  description: What rtprov's planner noticed (C(findings) of C(rtprov plan --json)).
+  returned: when I(state=applied)
+  type: list
+  elements: dict
+  sample: [{"severity": "warning", "code": "reserved-idle", "message": "..."}]
+packages:
+  description: Debian packages the profile needs that the target lacks (the PREEMPT_RT kernel).
+  returned: when I(state=applied)
+  type: list
+  elements: str
+reboot_required:
+  description:
+    - With I(live=true) and I(state=applied), true when the running kernel lacks what the
+      applied profile put into the boot configuration, according to C(rtprov audit --json)
+      (its C(cmdline) or C(kernel-preemption) check failed); this holds until the host has
+      booted it, also on a later run that changes nothing.
+    - With I(state=rolled_back), true when a live rollback changed files (rtprov does not
+      say whether the running command line still carries the removed parameters).
+    - Always false offline (I(live=false)) and in check mode.
+  returned: always
+  type: bool
+status:
+  description: C(rtprov status --json) after the run (not in check mode).
+  returned: success, when not in check mode
+  type: dict
+rc:
+  description: rtprov's exit code (0 success, 1 failure or a refused plan, 2 wrong usage).
+  returned: failure
+  type: int
+stderr:
+  description: What rtprov printed on standard error; C(msg) holds its message.
+  returned: failure
+  type: str
+"""
+
+import json
+
+from ansible.module_utils.basic import AnsibleModule
+from ansible_collections.rtprov.rtprov.plugins.module_utils import rtprov_cli
+
+
+def target_args(params):
+    return ["--live"] if params["live"] else ["--root", params["root"]]
+
+
+def set_args(values):
+    # rtprov reads VALUE as YAML: strings go as they are ("2-3"), null as "~" (which
+    # removes the key), everything else as JSON, which YAML reads the same way
+    args = []
+    for key in sorted(values):
+        value = values[key]
+        if value is None:
+            value = "~"
+        elif not isinstance(value, str):
+            value = json.dumps(value)
+        args += ["--set", "%s=%s" % (key, value)]
+    return args
+
+
+def live_reboot_required(module, rtprov):
+    # 3: the audit ran and a check failed, which is the answer being looked for
+    dummy, audit = rtprov_cli.run_json(module, rtprov, ["audit", "--json"], "rtprov.audit",
+                                       accept=(0, rtprov_cli.EXIT_NOT_PASSED))
+    return rtprov_cli.reboot_required(audit)
+
+
+def status(module, rtprov, target):
+    dummy, doc = rtprov_cli.run_json(module, rtprov, ["status", "--json"] + target,
+                                     "rtprov.status")
+    return doc
+
+
+def applied(module, rtprov, target):
+    p = module.params
+    profile_args = ["--profile", p["profile"]] + set_args(p["set"])
+    if p["trial"]:
+        profile_args.append("--trial")
+    cmd = [rtprov, "plan", "--json"] + target + profile_args
+    rc, out, err = module.run_command(cmd)
+    # 1 with a plan: refused (below); without one: no plan at all (a bad profile, ...)
+    if rc not in (0, 1) or not out.lstrip().startswith("{"):
+        rtprov_cli.fail(module, cmd, rc, out, err)
+    plan = rtprov_cli.parse(module, cmd, rc, out, err, "rtprov.plan")
+    result = dict(changed=False, reboot_required=False, findings=plan["findings"],
+                  changes=[dict((k, v) for k, v in c.items() if k != "diff")
+                           for c in plan["changes"]],
+                  retired=plan["retired"], commands=plan["commands"],
+                  packages=plan["packages"])
+    if plan["refused"] or rc != 0:
+        errors = [f["message"] for f in plan["findings"] if f["severity"] == "error"]
+        message = "rtprov refused the plan: " + "; ".join(errors) if errors else None
+        rtprov_cli.fail(module, cmd, rc, out, err, msg=message, **result)
+    if plan["changes"] or plan["retired"]:
+        result["changed"] = True
+        if module._diff:
+            result["diff"] = [dict(prepared=c["diff"]) for c in plan["changes"]]
+    else:
+        result["commands"] = []
+    if module.check_mode:
+        return result
+    if result["changed"]:
+        rtprov_cli.run(module, rtprov, ["apply"] + target + profile_args)
+    result["status"] = status(module, rtprov, target)
+    if p["live"]:
+        result["reboot_required"] = live_reboot_required(module, rtprov)
+    return result
+
+
+def rolled_back(module, rtprov, target):
+    before = status(module, rtprov, target)
+    result = dict(changed=False, reboot_required=False, changes=[])
+    if not before["applied"]:
+        return result
+    result["changed"] = True
+    result["changes"] = before["files"]
+    if module.check_mode:
+        return result
+    rtprov_cli.run(module, rtprov, ["rollback"] + target)
+    result["status"] = status(module, rtprov, target)
+    result["reboot_required"] = module.params["live"]
+    return result
+
+
+def main():
+    module = AnsibleModule(
+        argument_spec=dict(
+            profile=dict(type="str"),
+            set=dict(type="dict", default={}),
+            state=dict(type="str", default="applied", choices=["applied", "rolled_back"]),
+            trial=dict(type="bool", default=False),
+            live=dict(type="bool", default=False),
+            root=dict(type="path", default="/"),
+        ),
+        required_if=[("state", "applied", ["profile"])],
+        supports_check_mode=True,
+    )
+    p = module.params
+    if p["state"] == "rolled_back":
+        given = [name for name in ("profile", "set", "trial") if p[name]]
+        if given:
+            module.fail_json(msg="state=rolled_back takes no %s: rtprov rolls back what it "
+                                 "applied" % ", ".join(given))
+    if p["live"] and p["root"] != "/":
+        module.fail_json(msg="live=true works on '/': leave root out, or set live=false to "
+                             "work offline on %s" % p["root"])
+    rtprov = module.get_bin_path("rtprov", required=True)
+    target = target_args(p)
+    if p["state"] == "applied":
+        result = applied(module, rtprov, target)
+    else:
+        result = rolled_back(module, rtprov, target)
+    module.exit_json(**result)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,164 @@
+#!/usr/bin/env bash
+# The Ansible collection plugins/ansible/ (rtprov.rtprov) against a Debian 13 root through
+# Ansible's chroot connection (community.general.chroot), with rtprov's Debian 13 package
+# installed in it (RTPROV_DEB, or one scripts/build-deb.sh builds). Ansible runs in a
+# mount namespace of its own with /proc, /sys and /dev mounted in the root, so rtprov
+# --live there sees this machine's CPUs and kernel: the root is "the running host"
+# whose kernel was not booted with the profile's parameters. The profile leaves out the
+# systemd units (no systemd runs as PID 1 in a chroot), as tests/system/live_test.sh does.
+#   - check mode (with diff) writes nothing (tree checksum) and reports the plan's diffs,
+#     a trial's too;
+#   - a real run reports changed and reboot_required, a second one changed=false;
+#   - rolled_back returns the tree to its checksum from before, byte for byte;
+#   - a bad profile fails with rtprov's message and exit code, a refused plan with its
+#     finding;
+#   - the example playbook applies, self-tests and audits, and fails the host, whose
+#     running kernel lacks the parameters (it cannot be rebooted here); its second run
+#     does not change the apply; rtprov_facts returns the audit and the last self-test.
+# Needs root, ansible (Debian's package: ansible-core and community.general) and the
+# Debian archive for the root (tests/system/trixie-root.sh). Usage: ansible_test.sh SOURCE_DIR
+set -uo pipefail
+src=$(realpath "${1:?usage: ansible_test.sh SOURCE_DIR}")
+# shellcheck source=tests/integration/lib.sh
+. "$src/tests/integration/lib.sh"
+command -v ansible-playbook >/dev/null || { echo "ansible_test: no ansible-playbook; apt-get install ansible" >&2; exit 2; }
+TMPDIR=/var/tmp make_workdir
+copy_trixie_root "$src"
+install_trixie_deb "$src" "$root"
+check "the Debian 13 root has the python3 Ansible's modules run with" [ -x "$root/usr/bin/python3" ]
+
+cat >"$work/inventory" <<EOF
+[audio]
+trixie ansible_host=$root ansible_connection=community.general.chroot ansible_python_interpreter=/usr/bin/python3
+EOF
+# no units that need a running systemd: no guard, no service, no IRQ tuning
+overrides='{"tuning.rt_push_ipi_guard": false, "tuning.services.mpd": null,
+  "tuning.irqs.sound_priority": "off", "tuning.housekeeping_workqueues": false}'
+set_json="{\"rtprov_set\": $overrides}"
+apply_args="{\"profile\": \"x86-debian13\", \"live\": true, \"set\": $overrides}"
+export ANSIBLE_COLLECTIONS_PATH=$src/plugins/ansible ANSIBLE_LOAD_CALLBACK_PLUGINS=1 \
+    ANSIBLE_STDOUT_CALLBACK=ansible.posix.json ANSIBLE_NOCOLOR=1 ANSIBLE_HOST_KEY_CHECKING=0 \
+    ANSIBLE_LOCAL_TEMP=$work/ansible-local ANSIBLE_REMOTE_TMP=/tmp/ansible
+
+# in_ns OUT COMMAND...: COMMAND (ansible or ansible-playbook) with the root's /proc, /sys,
+# /dev and a tmpfs /tmp mounted, in a private mount namespace; its JSON output in OUT,
+# its exit code in OUT.rc
+in_ns() {
+    local out=$1
+    shift
+    # shellcheck disable=SC2016 # expanded inside the namespace
+    unshare --mount --propagation private -- sh -c '
+        root=$1; shift
+        mount -t proc proc "$root/proc" && mount --rbind /dev "$root/dev" &&
+            mount --rbind /sys "$root/sys" && mount -t tmpfs tmpfs "$root/tmp" && exec "$@"
+    ' sh "$root" "$@" >"$out" 2>"$out.err"
+    echo $? >"$out.rc"
+}
+# task_result OUT TASK PY_EXPR: PY_EXPR on the host's result of task number TASK (0: the
+# first) in OUT; prints the value
+task_result() {
+    python3 - "$1" "$2" "$3" <<'EOF'
+import json, sys
+doc = json.load(open(sys.argv[1]))
+r = doc["plays"][0]["tasks"][int(sys.argv[2])]["hosts"]["trixie"]
+print(eval(sys.argv[3], {"r": r}))
+EOF
+}
+# is OUT TASK PY_EXPR EXPECTED: the value of PY_EXPR is EXPECTED
+is() {
+    local got
+    got=$(task_result "$1" "$2" "$3" 2>&1)
+    [ "$got" = "$4" ] || { echo "  $3 is '$got', expected '$4' ($1)" >&2; return 1; }
+}
+module() { in_ns "$work/$1" ansible -i "$work/inventory" trixie -m rtprov.rtprov.rtprov "${@:2}"; }
+playbook() {
+    in_ns "$work/$1" ansible-playbook -i "$work/inventory" -e "$set_json" \
+        -e rtprov_reboot=false -e rtprov_selftest_duration=1 "${@:2}" \
+        "$src/plugins/ansible/ansible_collections/rtprov/rtprov/playbooks/provision.yml"
+}
+# What Ansible's chroot connection leaves of its own: its remote temporary folder
+# (on the tmpfs /tmp here) and root's ~/.ansible, which it creates; and the lock files
+# 'rtprov apply' and 'rollback' take in /run/rtprov (a tmpfs on a booted system). Lines
+# of find start with the path, those of sha256sum have it after two spaces.
+excl='(^|  )\./(root/\.ansible|tmp|run/rtprov)/'
+sum0=$(tree_sum "$root" "$excl")
+# tree_list: what tree_sum sums, to show what differs
+tree_list() {
+    (cd "$root" && find . -printf '%p %y %m %U %G %l\n' | LC_ALL=C sort | grep -Ev "$excl")
+}
+tree_list >"$work/tree-before"
+
+# 1. Check mode, with diff: the plan, nothing written
+playbook check --check --diff
+check "check mode: the apply task would change files" is "$work/check" 0 "r['changed']" True
+check "check mode: its diff is the plan's unified diff of the GRUB drop-in" \
+    is "$work/check" 0 "any('+++ b/etc/default/grub.d/90-rtprov.cfg' in d['prepared'] for d in r['diff'])" True
+check "check mode: no reboot_required before anything is applied" is "$work/check" 0 "r['reboot_required']" False
+check "check mode writes nothing in the root (tree checksum)" [ "$(tree_sum "$root" "$excl")" = "$sum0" ]
+
+# A trial, in check mode (applied, its units would need a running systemd to reload)
+module trial --check -a "${apply_args%\}}, \"trial\": true}"
+check "trial: the plan arms a GRUB trial entry" \
+    is "$work/trial" 0 "(r['changed'], '/etc/grub.d/11_rtprov_trial' in [c['path'] for c in r['changes']])" "(True, True)"
+check "trial in check mode writes nothing either" [ "$(tree_sum "$root" "$excl")" = "$sum0" ]
+
+# 2. The module, live: a real run, a second one
+module apply1 -a "$apply_args"
+check "a real run succeeds" grep -qx 0 "$work/apply1.rc" || cat "$work/apply1" "$work/apply1.err" >&2
+check "a real run reports changed" is "$work/apply1" 0 "r['changed']" True
+check "it lists the files rtprov wrote" is "$work/apply1" 0 "sorted(c['path'] for c in r['changes'])" \
+    "['/etc/default/grub.d/90-rtprov.cfg', '/etc/rtprov/profile.yaml']"
+check "it ran update-grub" is "$work/apply1" 0 "r['commands']" "[['update-grub']]"
+check "reboot_required: the running kernel lacks the new parameters" is "$work/apply1" 0 "r['reboot_required']" True
+check "the findings are rtprov's (its warning about the idle reserved core)" \
+    is "$work/apply1" 0 "'reserved-idle' in [f['code'] for f in r['findings']]" True
+check "the status after it: the profile is applied, without drift" \
+    is "$work/apply1" 0 "(r['status']['applied'], {f['drift'] for f in r['status']['files']})" "(True, {'none'})"
+check "rtprov wrote the drop-in in the root" [ -f "$root/etc/default/grub.d/90-rtprov.cfg" ]
+module apply2 -a "$apply_args"
+check "a second run reports changed=false" is "$work/apply2" 0 "r['changed']" False
+check "and still reboot_required, until the host has booted them" is "$work/apply2" 0 "r['reboot_required']" True
+
+# 3. The facts: the audit and the last self-test (none yet)
+in_ns "$work/facts" ansible -i "$work/inventory" trixie -m rtprov.rtprov.rtprov_facts
+check "rtprov_facts returns the audit as a fact" \
+    is "$work/facts" 0 "(r['ansible_facts']['rtprov']['audit']['schema'], r['ansible_facts']['rtprov']['audit']['profile'])" \
+    "('rtprov.audit', 'x86-debian13')"
+check "it does not pass: the audit's cmdline check fails, and no self-test was run" \
+    is "$work/facts" 0 "(r['ansible_facts']['rtprov']['passed'], r['ansible_facts']['rtprov']['selftest'], [p.split(':')[1] for p in r['ansible_facts']['rtprov']['problems'] if p.startswith('audit: cmdline')])" \
+    "(False, None, [' cmdline'])"
+
+# 4. Roll back: byte for byte
+module rollback1 -a "state=rolled_back live=true"
+check "rolled_back reports changed" is "$work/rollback1" 0 "r['changed']" True
+check "rolled_back returns the root to its checksum from before" [ "$(tree_sum "$root" "$excl")" = "$sum0" ] ||
+    diff "$work/tree-before" <(tree_list) >&2
+module rollback2 -a "state=rolled_back live=true"
+check "a second rollback reports changed=false" is "$work/rollback2" 0 "r['changed']" False
+
+# 5. A bad profile: rtprov's message and exit code
+module bad -a "profile=no-such-board live=true"
+check "a bad profile fails the task" is "$work/bad" 0 "r.get('failed')" True
+check "with rtprov's message" is "$work/bad" 0 "r['msg']" \
+    "rtprov: error: no profile 'no-such-board' in '/usr/share/rtprov/profiles'; 'rtprov profiles' lists the known ones"
+check "and its exit code, 1" is "$work/bad" 0 "r['rc']" 1
+module refused --check -a "{\"profile\": \"x86-debian13\", \"live\": true, \"set\": {\"tuning.services.mpd.policy\": \"fifo\", \"tuning.services.mpd.priority\": 45}}"
+check "a plan rtprov refuses fails the task, in check mode too, with rtprov's exit code 1" \
+    is "$work/refused" 0 "(r.get('failed'), r['rc'], r['msg'].startswith('rtprov refused the plan: '))" "(True, 1, True)"
+check "its findings carry the refusal's code" \
+    is "$work/refused" 0 "[f['code'] for f in r['findings'] if f['severity'] == 'error']" "['priority-inversion']"
+module bad-state -a "state=rolled_back profile=x86-debian13"
+check "rolled_back with a profile is refused, not ignored" is "$work/bad-state" 0 "r.get('failed')" True
+
+# 6. The example playbook: apply, (no reboot here), self-test, audit, fail the host
+playbook play1
+check "the playbook fails for the host that does not pass" grep -qx 2 "$work/play1.rc" || cat "$work/play1.err" >&2
+check "its apply changed the root" is "$work/play1" 0 "r['changed']" True
+check "its reboot is skipped here (rtprov_reboot=false)" is "$work/play1" 1 "r.get('skipped')" True
+check "rtprov_facts ran a self-test and returns its report" \
+    is "$work/play1" 2 "(r['changed'], r['ansible_facts']['rtprov']['selftest']['schema'])" "(True, 'rtprov.selftest')"
+check "the assert fails with the audit's reason: the parameters are not in effect" \
+    is "$work/play1" 3 "r['failed'] and 'audit: cmdline: the running kernel was not booted with' in r['msg']" True
+playbook play2
+check "the playbook's second run does not change the apply" is "$work/play2" 0 "r['changed']" False
+finish
