@@ -6,19 +6,27 @@
 #      build)
 #   3. build and test inside a Debian 13 root made with mmdebstrap (cached by date), and
 #      make the amd64 package from that build; system tests in copies of the root with
-#      that package installed, and such a copy booted under qemu
+#      that package installed (the package judged by lintian and built again to compare
+#      its bytes; the Ansible collection through a chroot), and such a copy booted under qemu
 #   4. the image-builder plugins as their tools run them: the arm64 package (cross-built),
 #      the pi-gen stage under pi-gen's stage contract on an arm64 root (qemu-user), the
-#      debos example built with debos (amd64 package) and booted from its GRUB
+#      rpi-image-gen layer's hook as bdebstrap runs it on such a root, the debos example
+#      built with debos (amd64 package) and booted from its GRUB
 #   5. shellcheck and clang-format over the tree
 # Set RTPROV_SKIP_TRIXIE=1 to leave out steps 3 and 4 (they need the Debian archive).
-# Set RTPROV_TRIAL_BOOTS=1 to add the booted trial scenarios to the debos test
-# (tests/system/trial_boots.sh: eleven TCG boots, 25-40 minutes more).
+# Set RTPROV_LONG=1 for the long tests CI's hour has no room for (README, 'Long tests'):
+# the package built a second time to compare its bytes (package_test.sh), the Debian 12
+# packages built and installed on Debian 12 roots (deb12_test.sh), and the booted trial
+# scenarios in the debos test (RTPROV_TRIAL_BOOTS, tests/system/trial_boots.sh: eleven
+# TCG boots). About 70 minutes more on a 2-core machine.
 set -euo pipefail
 src=$(dirname "$(dirname "$(realpath "$0")")")
 cd "$src"
 jobs=$(nproc)
 failed=()
+if [ -n "${RTPROV_LONG:-}" ]; then
+    export RTPROV_LONG RTPROV_TRIAL_BOOTS=1
+fi
 
 # Each stage's heading, with the minutes and seconds since the start (the cold-run budget).
 started=$SECONDS
@@ -26,6 +34,16 @@ step() { printf '\n==== %s  [%d:%02d]\n' "$*" $(((SECONDS - started) / 60)) $(((
 
 step "dependencies"
 scripts/install-deps.sh test
+
+# The Debian 13 roots the later stages use are made meanwhile, under the builds of steps 1
+# and 2: mostly downloads and unpacking (trixie-root.sh makes each once; a stage that
+# needs one still being made waits for it).
+if [ -z "${RTPROV_SKIP_TRIXIE:-}" ]; then
+    mkdir -p build
+    for flavour in amd64 build lintian rt arm64; do
+        nice -n 10 tests/system/trixie-root.sh "$flavour" >"build/root-$flavour.log" 2>&1 &
+    done
+fi
 
 step "build (-Werror) and test on $(grep -h ^PRETTY_NAME= /etc/os-release | cut -d= -f2)"
 cmake -S . -B build/ci -DRTPROV_WERROR=ON >/dev/null
@@ -49,18 +67,22 @@ tests/fuzz/run.sh 20 || failed+=("fuzz")
 if [ -z "${RTPROV_SKIP_TRIXIE:-}" ]; then
     # One Debian 13 build: tested there, and its amd64 package is what the system tests
     # and the debos image install (RTPROV_DEB).
-    step "Debian 13 build and tests (mmdebstrap root), and its amd64 package"
+    step "Debian 13 build and tests (mmdebstrap root): its amd64 package, as Debian builds it"
     rm -rf build/deb
-    tests/system/build-in-trixie.sh "$src" build/deb || failed+=("debian13")
+    scripts/build-deb.sh --test amd64 build/deb || failed+=("debian13")
     # Given to each test that installs it, not exported: the pi-gen stage reads a
     # RTPROV_DEB of its own (docs/plugin-pi-gen.md), which must stay the arm64 one.
     deb_amd64=$(echo "$src"/build/deb/rtprov_*_amd64.deb)
+    step "the amd64 package as Debian judges it: built again, byte for byte; lintian 12 and 13"
+    RTPROV_DEB=$deb_amd64 tests/system/package_test.sh "$src" || failed+=("package")
     step "GRUB drop-in through update-grub in the Debian 13 root"
     tests/system/grub_test.sh build/ci/bin/rtprov "$src" || failed+=("grub")
     step "systemd-boot entries through kernel-install in the Debian 13 root"
     tests/system/systemd_boot_test.sh build/ci/bin/rtprov "$src" || failed+=("systemd-boot")
     step "--live inside the Debian 13 root (its package installed there, update-grub run directly)"
     RTPROV_DEB=$deb_amd64 tests/system/live_test.sh "$src" || failed+=("live")
+    step "the Ansible collection through Ansible's chroot connection (Debian 13 root)"
+    RTPROV_DEB=$deb_amd64 tests/system/ansible_test.sh "$src" || failed+=("ansible")
     step "systemd units checked by Debian 13's systemd"
     tests/system/systemd_test.sh build/ci/bin/rtprov "$src" || failed+=("systemd")
     step "booted Debian 13 guests under qemu (live D-Bus path, offline apply)"
@@ -75,12 +97,20 @@ if [ -z "${RTPROV_SKIP_TRIXIE:-}" ]; then
         step "pi-gen stage under pi-gen's stage contract (arm64 Debian 13 root, qemu-user)"
         RTPROV_DEB_ARM64=$(echo "$src"/build/deb/rtprov_*_arm64.deb) \
             tests/system/pigen_test.sh build/ci/bin/rtprov "$src" || failed+=("pi-gen")
+        step "rpi-image-gen layer, its hook run as bdebstrap runs it (arm64 Debian 13 root, qemu-user)"
+        RTPROV_DEB_ARM64=$(echo "$src"/build/deb/rtprov_*_arm64.deb) \
+            tests/system/rpi_image_gen_test.sh build/ci/bin/rtprov "$src" || failed+=("rpi-image-gen")
         step "debos example recipe built with debos and booted from its own GRUB"
         RTPROV_DEB=$deb_amd64 tests/system/debos_test.sh build/ci/bin/rtprov "$src" ||
             failed+=("debos")
     fi
+    if [ -n "${RTPROV_LONG:-}" ]; then
+        step "Debian 12 packages (amd64, arm64) built, installed and run on Debian 12 roots"
+        RTPROV_DEB13=$deb_amd64 tests/system/deb12_test.sh "$src" || failed+=("deb12")
+    fi
 fi
 
+wait # (the roots, all taken by now)
 step "shellcheck and clang-format"
 mapfile -t shell_files < <(git ls-files '*.sh' .ci/run)
 shellcheck "${shell_files[@]}" && echo "shellcheck: ${#shell_files[@]} files clean" || failed+=("shellcheck")

@@ -14,10 +14,12 @@
 #     package, completes exactly the commands and options the packaged program's --help
 #     lists, profile names from the packaged program, and the values of --idle and
 #     --regenerate-boot.
-# Two package builds: 10-20 minutes on a 2-core machine (one, given RTPROV_DEB). Needs
-# root, the Debian archive and what 'scripts/install-deps.sh test' installs (lintian,
-# bash-completion).
-# Usage: [RTPROV_DEB=FIRST_BUILD.deb] package_test.sh SOURCE_DIR
+# Two package builds: 10-20 minutes on a 2-core machine. Given RTPROV_DEB (the first
+# build), the second is made only with RTPROV_LONG=1 (README, 'Long tests'; run-all.sh
+# passes it on): CI's hour has no room for it, and the test says that it left it out.
+# Needs root, the Debian archive and what 'scripts/install-deps.sh test' installs
+# (lintian, bash-completion).
+# Usage: [RTPROV_DEB=FIRST_BUILD.deb] [RTPROV_LONG=1] package_test.sh SOURCE_DIR
 set -uo pipefail
 src=$(realpath "${1:?usage: package_test.sh SOURCE_DIR}")
 # shellcheck source=tests/integration/lib.sh
@@ -33,14 +35,15 @@ done
 
 # --- Two builds of the same commit ----------------------------------------------------
 # RTPROV_DEB: the first build is given ('scripts/build-deb.sh --test amd64', as run-all.sh
-# makes it: with -Werror and the tests built and run beside the program), this test makes
-# the second one without them.
+# makes it: with -Werror and the tests built and run beside the program); the second one
+# is made without them.
 builds=(1 2)
 if [ -n "${RTPROV_DEB:-}" ]; then
     [ -f "$RTPROV_DEB" ] || { echo "package_test: RTPROV_DEB '$RTPROV_DEB' is not a file" >&2; exit 2; }
     mkdir -p "$work/build1" && cp "$RTPROV_DEB" "$work/build1/"
     echo "$work/build1/$(basename "$RTPROV_DEB")" >"$work/build1.out"
     builds=(2)
+    [ -n "${RTPROV_LONG:-}" ] || builds=()
 fi
 for n in "${builds[@]}"; do
     started=$SECONDS
@@ -53,12 +56,16 @@ for n in "${builds[@]}"; do
     echo "package_test: build $n took $((SECONDS - started)) s" >&2
 done
 deb=$(cat "$work/build1.out")
-deb2=$(cat "$work/build2.out")
 sum1=$(sha256sum "$deb" | cut -d' ' -f1)
-sum2=$(sha256sum "$deb2" | cut -d' ' -f1)
 echo "package_test: sha256 $sum1 $(basename "$deb") (build 1)" >&2
-echo "package_test: sha256 $sum2 $(basename "$deb2") (build 2)" >&2
-if ! check "two builds of the same commit are byte-identical" [ "$sum1" = "$sum2" ]; then
+if [ ! -f "$work/build2.out" ]; then
+    echo "package_test: NOT CHECKED: reproducibility (no second build; RTPROV_LONG=1 makes one)" >&2
+else
+    deb2=$(cat "$work/build2.out")
+    sum2=$(sha256sum "$deb2" | cut -d' ' -f1)
+    echo "package_test: sha256 $sum2 $(basename "$deb2") (build 2)" >&2
+fi
+if [ -f "$work/build2.out" ] && ! check "two builds of the same commit are byte-identical" [ "$sum1" = "$sum2" ]; then
     # which member differs, and within data.tar which files
     for n in 1 2; do
         mkdir -p "$work/cmp$n" && (cd "$work/cmp$n" && ar x "$(cat "$work/build$n.out")")
