@@ -136,14 +136,20 @@ bool kernel_mounts(const std::string& fstype) {
     return false;
 }
 
-// Loop devices that have 'image' attached (by device and inode of their backing file).
-// The loop devices attached to the file 'image'. Each device is asked which file it holds
-// by device and inode (LOOP_GET_STATUS64, loop(4)), as losetup does: the path in sysfs is
-// the one the process that attached it saw, which in another mount namespace (a
-// container, a bind mount gone) names another file or none here. The path is the
-// fallback where the device node cannot be opened.
-std::vector<std::string> loops_holding(const struct stat& image) {
-    std::vector<std::string> found;
+// An attached loop device: its name and the device and inode of its backing file.
+struct AttachedLoop {
+    std::string device; // "/dev/loop3"
+    dev_t file_device = 0;
+    ino_t file_inode = 0;
+};
+
+// The attached loop devices. Each is asked which file it holds by device and inode
+// (LOOP_GET_STATUS64, loop(4)), as losetup does: the path in sysfs is the one the process
+// that attached it saw, which in another mount namespace (a container, a bind mount gone)
+// names another file or none here. The path is the fallback where the device node cannot
+// be opened.
+std::vector<AttachedLoop> attached_loops() {
+    std::vector<AttachedLoop> found;
     std::error_code ec;
     for (const auto& entry : fs::directory_iterator("/sys/block", ec)) {
         const std::string name = entry.path().filename().string();
@@ -159,13 +165,31 @@ std::vector<std::string> loops_holding(const struct stat& image) {
         if (fd >= 0)
             ::close(fd);
         struct stat st {};
-        const bool holds = asked ? info.lo_device == image.st_dev && info.lo_inode == image.st_ino
-                                 : !backing.ends_with(" (deleted)") &&
-                                       ::stat(backing.c_str(), &st) == 0 &&
-                                       st.st_dev == image.st_dev && st.st_ino == image.st_ino;
-        if (holds)
-            found.push_back("/dev/" + name);
+        if (asked)
+            found.push_back({"/dev/" + name, dev_t(info.lo_device), ino_t(info.lo_inode)});
+        else if (!backing.ends_with(" (deleted)") && ::stat(backing.c_str(), &st) == 0)
+            found.push_back({"/dev/" + name, st.st_dev, st.st_ino});
     }
+    return found;
+}
+
+// The loop devices that have the file 'image' attached.
+std::vector<std::string> loops_holding(const struct stat& image) {
+    std::vector<std::string> found;
+    for (const AttachedLoop& loop : attached_loops())
+        if (loop.file_device == image.st_dev && loop.file_inode == image.st_ino)
+            found.push_back(loop.device);
+    return found;
+}
+
+// The loop devices that have a file on one of 'devices' (the image's file systems)
+// attached: such a device keeps the file system, and with it the image, in use after
+// the unmount.
+std::vector<std::string> loops_on(const std::vector<dev_t>& devices) {
+    std::vector<std::string> found;
+    for (const AttachedLoop& loop : attached_loops())
+        if (std::find(devices.begin(), devices.end(), loop.file_device) != devices.end())
+            found.push_back(loop.device);
     return found;
 }
 
@@ -836,6 +860,25 @@ void ImageSession::close() {
         !others.empty())
         failed += (failed.empty() ? "" : "; ") + std::string("its loop devices stay attached: ") +
                   core::join(others, ", ") + " has them mounted";
+    // A loop device (or swap) a command in the image set up on a file in it keeps that
+    // file system alive after every mount of it is gone, and with it rtprov's loop device
+    // (autoclear frees it only when nothing uses it). Seen here and said.
+    struct stat image {};
+    if (failed.empty() && !devices.empty() && m_image_fd >= 0 && ::fstat(m_image_fd, &image) == 0) {
+        std::vector<std::string> left;
+        for (int i = 0; i < 20 && !(left = loops_holding(image)).empty(); ++i)
+            ::usleep(100'000); // the kernel frees an autoclear device after its last close
+        if (!left.empty()) {
+            const auto inner = loops_on(devices);
+            failed =
+                "its loop devices stay attached: " + core::join(left, ", ") +
+                (inner.empty()
+                     ? std::string(" (in use after the unmount: a swap file in "
+                                   "the image? 'swapon --show')")
+                     : " (" + core::join(inner, ", ") + " has a file in the image attached: '" +
+                           core::shell_command({"losetup", "-d", inner.front()}) + "' frees it)");
+        }
+    }
     if (!m_root.empty())
         ::rmdir(m_root.c_str());
     if (m_image_fd >= 0) {

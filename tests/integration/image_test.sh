@@ -216,6 +216,22 @@ run apply --image "$img3" --profile x86-debian13 --set board.cpus=4 --regenerate
 check "a command run in the image sees a chroot (/proc/1/root is not its /)" grep -qF "update-grub: in a chroot" <<<"$out$err"
 # shellcheck disable=SC2016 # expanded by the inner shell
 check "and the command is not PID 1 there" bash -c 'grep -q "update-grub: pid [0-9]" <<<"$1" && ! grep -q "update-grub: pid 1$" <<<"$1"' _ "$out$err"
+# A command in the image that attaches a file of the image to a loop device of its own:
+# that device keeps the file system, and with it the image's loop device, in use after
+# the unmount. The run fails saying so and naming the device to detach.
+printf '#!/bin/sh\n/bin/busybox dd if=/dev/zero of=/loop.disk bs=1024 count=64 2>/dev/null\n/bin/busybox losetup -f /loop.disk\n' \
+    >"$daemon_root/usr/sbin/update-grub"
+mkfs.ext4 -q -F -E offset=$offset -L rootfs -d "$daemon_root" "$img3" 60000k
+run apply --image "$img3" --profile x86-debian13 --set board.cpus=4 --regenerate-boot=now
+inner=$(grep -o "(/dev/loop[0-9]* has a file in the image attached: 'losetup -d /dev/loop[0-9]*' frees it)" <<<"$err" |
+    grep -o '^(/dev/loop[0-9]*' | tr -d '(')
+# shellcheck disable=SC2016 # expanded by the inner shell
+check "a loop device a command in the image attached to a file in it fails the run, naming it" \
+    bash -c '[ "$1" -ne 0 ] && [ -n "$2" ] && grep -qF "its loop devices stay attached: /dev/loop" <<<"$3"' _ "$rc" "$inner" "$err" ||
+    echo "$err" >&2
+[ -n "$inner" ] && losetup -d "$inner"
+for _ in $(seq 30); do no_leaks && break; sleep 0.1; done
+check "once that device is detached, nothing of the image is left" no_leaks
 
 # -- MBR, ext4 /boot beside the root, mounted where the fstab says (by PARTUUID) ------------
 img2=$work/mbr.img
