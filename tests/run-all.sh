@@ -73,7 +73,7 @@ if [ -z "${RTPROV_SKIP_TRIXIE:-}" ]; then
     # Given to each test that installs it, not exported: the pi-gen stage reads a
     # RTPROV_DEB of its own (docs/plugin-pi-gen.md), which must stay the arm64 one.
     deb_amd64=$(echo "$src"/build/deb/rtprov_*_amd64.deb)
-    step "the amd64 package as Debian judges it: built again, byte for byte; lintian 12 and 13"
+    step "the amd64 package as Debian judges it: lintian 12 and 13 (RTPROV_LONG=1: built again, byte for byte)"
     RTPROV_DEB=$deb_amd64 tests/system/package_test.sh "$src" || failed+=("package")
     step "GRUB drop-in through update-grub in the Debian 13 root"
     tests/system/grub_test.sh build/ci/bin/rtprov "$src" || failed+=("grub")

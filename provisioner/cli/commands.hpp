@@ -147,6 +147,8 @@ namespace rtprov::cli {
 // Now in UTC, ISO 8601 ('2026-11-30T01:00:00Z'), for reports and state: rtprov's one
 // clock. SOURCE_DATE_EPOCH, where set, is the time (reproducible image builds).
 std::time_t now_unix(); // now, or SOURCE_DATE_EPOCH when it is set
+// SOURCE_DATE_EPOCH when it is set; rtprov::Error when it is not a time.
+std::optional<std::time_t> source_date_epoch();
 // ISO 8601, UTC; the default is the extended format (2026-12-03T14:26:38Z)
 std::string utc_text(std::time_t t, const char* format = "%Y-%m-%dT%H:%M:%SZ");
 std::string utc_now();

@@ -163,10 +163,13 @@ std::string target_option(const Options& o, const target::Root& root) {
     return o.live ? "--live" : !o.image.empty() ? "--image " + o.image : "--root " + root.path();
 }
 
-// Test hook (documented in docs/ARCHITECTURE.md): RTPROV_TEST_KILL_AT_STEP=N makes
-// rtprov SIGKILL itself before its Nth durable step, to prove that an interrupted run
-// converges.
-void install_kill_hook(target::Root& root) {
+// What apply and rollback write takes SOURCE_DATE_EPOCH's time when it is set (an image
+// built twice is the same). Test hook (documented in docs/ARCHITECTURE.md):
+// RTPROV_TEST_KILL_AT_STEP=N makes rtprov SIGKILL itself before its Nth durable step, to
+// prove that an interrupted run converges.
+void prepare_writes(target::Root& root) {
+    if (const auto epoch = cli::source_date_epoch())
+        root.set_source_date_epoch(*epoch);
     const char* at = std::getenv("RTPROV_TEST_KILL_AT_STEP");
     if (!at)
         return;
@@ -299,7 +302,7 @@ int run_apply(const Options& o) {
         throw Error("apply refused: the plan has errors (above); nothing was written");
     }
     print_findings_to_stderr(p.plan);
-    install_kill_hook(*root);
+    prepare_writes(*root);
     target::ApplyInfo info{p.profile.name, core::sha256_hex(p.profile_yaml), cli::utc_now(),
                            core::to_string(p.profile.board.boot.loader)};
     if (o.runtime && !o.live)
@@ -389,7 +392,7 @@ int run_rollback(const Options& o) {
         root = reopen_writable(std::move(root));
     }
     target::RootLock lock(*root, inherited_lock_fd());
-    install_kill_hook(*root);
+    prepare_writes(*root);
     pipeline::SystemdBus systemd_bus;
     pipeline::RolledBack rolled = pipeline::rollback(
         *root, lock, drift_policy(o),

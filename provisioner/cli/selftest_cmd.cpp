@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <cerrno>
 #include <csignal>
 #include <cstdlib>
 #include <ctime>
@@ -140,20 +141,25 @@ selftest::CoreRole role_of(const Measured& m, unsigned cpu) {
 
 } // namespace
 
-std::time_t now_unix() {
+std::optional<std::time_t> source_date_epoch() {
     // SOURCE_DATE_EPOCH makes image builds reproducible
     // (https://reproducible-builds.org/specs/source-date-epoch/); it is set only where
     // an image is built, so the running system's reports keep the real time.
-    std::time_t t = std::time(nullptr);
-    if (const char* epoch = std::getenv("SOURCE_DATE_EPOCH")) {
-        char* end = nullptr;
-        long long value = std::strtoll(epoch, &end, 10);
-        if (*epoch == '\0' || *end != '\0' || value < 0)
-            throw Error("SOURCE_DATE_EPOCH=" + quoted(epoch) +
-                        " is not a number of seconds since 1970; unset it or fix it");
-        t = std::time_t(value);
-    }
-    return t;
+    const char* epoch = std::getenv("SOURCE_DATE_EPOCH");
+    if (!epoch)
+        return std::nullopt;
+    errno = 0;
+    char* end = nullptr;
+    const long long value = std::strtoll(epoch, &end, 10);
+    if (*epoch == '\0' || *end != '\0' || value < 0 || errno == ERANGE ||
+        value > 253402300799) // 9999-12-31T23:59:59Z
+        throw Error("SOURCE_DATE_EPOCH=" + quoted(epoch) +
+                    " is not a number of seconds since 1970; unset it or fix it");
+    return std::time_t(value);
+}
+
+std::time_t now_unix() {
+    return source_date_epoch().value_or(std::time(nullptr));
 }
 
 std::string utc_text(std::time_t t, const char* format) {

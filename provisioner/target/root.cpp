@@ -208,6 +208,15 @@ core::Fd Root::open_directory(const std::string& resolved) const {
 }
 
 void Root::sync_directory(const core::Fd& dir_fd, const std::string& resolved_dir) const {
+    // a folder whose entries changed: its time no later than SOURCE_DATE_EPOCH
+    struct stat st {};
+    if (m_source_date_epoch && ::fstat(dir_fd.get(), &st) == 0 &&
+        st.st_mtim.tv_sec >= *m_source_date_epoch) {
+        const timespec times[2] = {{0, UTIME_OMIT}, {*m_source_date_epoch, 0}};
+        if (::futimens(dir_fd.get(), times) != 0)
+            throw Error("cannot set the modification time of folder " +
+                        quoted(host_path(resolved_dir)) + ": " + errno_text(errno));
+    }
     // EINVAL: the file system cannot sync a folder at all (fsync(2); VirtualBox shared
     // folders, for one): nothing more is to be had there, as PostgreSQL also decides.
     if (::fsync(dir_fd.get()) != 0 && errno != EINVAL)
@@ -484,6 +493,13 @@ void Root::write(const std::string& path, const core::FileState& state) {
                         errno_text(errno));
         if (::fchownat(dir_fd.get(), temp.c_str(), state.uid, state.gid, AT_SYMLINK_NOFOLLOW) != 0)
             throw fail("cannot set owner of symlink");
+        if (const std::int64_t mtime =
+                state.mtime != 0 ? state.mtime : m_source_date_epoch.value_or(0);
+            mtime != 0) {
+            const timespec times[2] = {{0, UTIME_OMIT}, {mtime, 0}};
+            if (::utimensat(dir_fd.get(), temp.c_str(), times, AT_SYMLINK_NOFOLLOW) != 0)
+                throw fail("cannot set the modification time of symlink");
+        }
         step();
         if (::renameat(dir_fd.get(), temp.c_str(), dir_fd.get(), name.c_str()) != 0)
             throw fail("cannot make symlink");
@@ -507,8 +523,9 @@ void Root::write(const std::string& path, const core::FileState& state) {
         throw fail("cannot set owner of");
     if (::fchmod(fd.get(), state.mode) != 0)
         throw fail("cannot set mode of");
-    if (state.mtime != 0) {
-        timespec times[2] = {{0, UTIME_OMIT}, {state.mtime, 0}};
+    if (const std::int64_t mtime = state.mtime != 0 ? state.mtime : m_source_date_epoch.value_or(0);
+        mtime != 0) {
+        timespec times[2] = {{0, UTIME_OMIT}, {mtime, 0}};
         if (::futimens(fd.get(), times) != 0)
             throw fail("cannot set the modification time of");
     }
@@ -544,6 +561,12 @@ std::vector<std::string> Root::make_directories(const std::string& path) {
         if (::mkdirat(dir_fd.get(), name.c_str(), 0755) != 0 && errno != EEXIST)
             throw Error("cannot create folder " + quoted(host_path(dir)) + ": " +
                         errno_text(errno));
+        if (m_source_date_epoch) {
+            const timespec times[2] = {{0, UTIME_OMIT}, {*m_source_date_epoch, 0}};
+            if (::utimensat(dir_fd.get(), name.c_str(), times, AT_SYMLINK_NOFOLLOW) != 0)
+                throw Error("cannot set the modification time of folder " + quoted(host_path(dir)) +
+                            ": " + errno_text(errno));
+        }
         sync_directory(dir_fd, parent);
     }
     return created;

@@ -4,6 +4,7 @@
 #include "provisioner/core/file_state.hpp"
 
 #include <cstddef>
+#include <cstdint>
 #include <functional>
 #include <optional>
 #include <string>
@@ -135,6 +136,11 @@ class Root {
     // kill rtprov between any two steps; it does nothing otherwise.
     void set_step_hook(std::function<void()> hook) { m_step_hook = std::move(hook); }
 
+    // SOURCE_DATE_EPOCH (reproducible builds): from now on a file written with no mtime
+    // of its own and a folder created get this time as theirs, and a folder whose
+    // entries change keeps a time no later than it, so an image built twice is the same.
+    void set_source_date_epoch(std::int64_t seconds) { m_source_date_epoch = seconds; }
+
     static constexpr const char* k_temp_prefix = ".rtprov-tmp-";
 
   private:
@@ -151,6 +157,7 @@ class Root {
     std::string m_path;
     core::Fd m_fd; // O_PATH of the root folder
     std::function<void()> m_step_hook;
+    std::optional<std::int64_t> m_source_date_epoch;
 };
 
 // True when 'root' is this machine's '/' (the same device and inode as this process's
