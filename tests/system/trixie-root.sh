@@ -95,6 +95,14 @@ if [ -f "$root/.rtprov-complete" ]; then
   exit 0
 fi
 
+# An arm64 root on an amd64 machine: mmdebstrap runs its programs under qemu-user, which
+# binfmt_misc must know (a fresh machine has it neither mounted nor registered; run-all.sh
+# makes this root in the background before the tests that would register it run).
+if [ "$(uname -m)" != aarch64 ] && { [ "$arch" = arm64 ] || [ "$arch" = plain-arm64 ]; }; then
+  mountpoint -q /proc/sys/fs/binfmt_misc || mount -t binfmt_misc binfmt_misc /proc/sys/fs/binfmt_misc
+  update-binfmts --enable qemu-aarch64 2>/dev/null || true
+fi
+
 if ! command -v mmdebstrap >/dev/null; then
   echo "trixie-root: mmdebstrap is missing; run: apt-get install --no-install-recommends mmdebstrap" >&2
   exit 1
