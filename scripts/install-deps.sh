@@ -34,8 +34,9 @@ if [ "$what" = test ]; then
     # loads the package's completion as it would on a Debian system
     packages+=(lintian bash-completion)
     # tests/system/ansible_test.sh: Debian's ansible (ansible-core and the community
-    # collections, community.general's chroot connection among them)
-    packages+=(ansible)
+    # collections, community.general's chroot connection among them); fleet_test.sh (the
+    # long tests) drives a booted guest with it over ssh
+    packages+=(ansible openssh-client)
 fi
 missing=()
 for p in "${packages[@]}"; do

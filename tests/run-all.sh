@@ -16,9 +16,10 @@
 # Set RTPROV_SKIP_TRIXIE=1 to leave out steps 3 and 4 (they need the Debian archive).
 # Set RTPROV_LONG=1 for the long tests CI's hour has no room for (README, 'Long tests'):
 # the package built a second time to compare its bytes (package_test.sh), the Debian 12
-# packages built and installed on Debian 12 roots (deb12_test.sh), and the booted trial
+# packages built and installed on Debian 12 roots (deb12_test.sh), a guest a fleet manages,
+# reached over ssh only (fleet_test.sh: apt, Ansible with a reboot, node-exporter), and the booted trial
 # scenarios in the debos test (RTPROV_TRIAL_BOOTS, tests/system/trial_boots.sh: eleven
-# TCG boots). About 70 minutes more on a 2-core machine.
+# TCG boots). About 80 minutes more on a 2-core machine.
 set -euo pipefail
 src=$(dirname "$(dirname "$(realpath "$0")")")
 cd "$src"
@@ -40,7 +41,9 @@ scripts/install-deps.sh test
 # needs one still being made waits for it).
 if [ -z "${RTPROV_SKIP_TRIXIE:-}" ]; then
     mkdir -p build
-    for flavour in amd64 build lintian rt arm64; do
+    long_roots=()
+    [ -z "${RTPROV_LONG:-}" ] || long_roots=(fleet)
+    for flavour in amd64 build lintian rt "${long_roots[@]}" arm64; do
         nice -n 10 tests/system/trixie-root.sh "$flavour" >"build/root-$flavour.log" 2>&1 &
     done
 fi
@@ -87,6 +90,10 @@ if [ -z "${RTPROV_SKIP_TRIXIE:-}" ]; then
     tests/system/systemd_test.sh build/ci/bin/rtprov "$src" || failed+=("systemd")
     step "booted Debian 13 guests under qemu (live D-Bus path, offline apply)"
     RTPROV_DEB=$deb_amd64 tests/system/guest_test.sh build/ci/bin/rtprov "$src" || failed+=("guest")
+    if [ -n "${RTPROV_LONG:-}" ]; then
+        step "a fleet's view of a booted Debian 13 guest, over ssh only: apt install and purge, the Ansible playbook with its reboot, node-exporter scraped"
+        RTPROV_DEB=$deb_amd64 tests/system/fleet_test.sh "$src" || failed+=("fleet")
+    fi
 
     step "Debian package for arm64 with the cross toolchain (Debian 13 root)"
     debs_ok=1

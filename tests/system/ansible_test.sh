@@ -73,7 +73,7 @@ is() {
 module() { in_ns "$work/$1" ansible -i "$work/inventory" trixie -m rtprov.rtprov.rtprov "${@:2}"; }
 playbook() {
     in_ns "$work/$1" ansible-playbook -i "$work/inventory" -e "$set_json" \
-        -e rtprov_reboot=false -e rtprov_selftest_duration=1 "${@:2}" \
+        -e rtprov_reboot=false -e rtprov_status_timer=false -e rtprov_selftest_duration=1 "${@:2}" \
         "$src/plugins/ansible/ansible_collections/rtprov/rtprov/playbooks/provision.yml"
 }
 # What Ansible's chroot connection leaves of its own: its remote temporary folder
@@ -155,10 +155,11 @@ playbook play1
 check "the playbook fails for the host that does not pass" grep -qx 2 "$work/play1.rc" || cat "$work/play1.err" >&2
 check "its apply changed the root" is "$work/play1" 0 "r['changed']" True
 check "its reboot is skipped here (rtprov_reboot=false)" is "$work/play1" 1 "r.get('skipped')" True
+check "the status timer is left alone here (rtprov_status_timer=false)" is "$work/play1" 2 "r.get('skipped')" True
 check "rtprov_facts ran a self-test and returns its report" \
-    is "$work/play1" 2 "(r['changed'], r['ansible_facts']['rtprov']['selftest']['schema'])" "(True, 'rtprov.selftest')"
+    is "$work/play1" 3 "(r['changed'], r['ansible_facts']['rtprov']['selftest']['schema'])" "(True, 'rtprov.selftest')"
 check "the assert fails with the audit's reason: the parameters are not in effect" \
-    is "$work/play1" 3 "r['failed'] and 'audit: cmdline: the running kernel was not booted with' in r['msg']" True
+    is "$work/play1" 4 "r['failed'] and 'audit: cmdline: the running kernel was not booted with' in r['msg']" True
 playbook play2
 check "the playbook's second run does not change the apply" is "$work/play2" 0 "r['changed']" False
 finish

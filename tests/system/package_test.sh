@@ -120,7 +120,8 @@ fi
 dpkg-deb -c "$deb" | awk '{print $6}' >"$work/contents"
 for path in ./usr/bin/rtprov ./usr/share/doc/rtprov/copyright ./usr/share/doc/rtprov/changelog.gz \
     ./usr/share/man/man1/rtprov.1.gz ./usr/share/bash-completion/completions/rtprov \
-    ./usr/share/doc/rtprov/examples/firstboot.yaml ./usr/share/lintian/overrides/rtprov; do
+    ./usr/share/doc/rtprov/examples/firstboot.yaml ./usr/share/lintian/overrides/rtprov \
+    ./usr/lib/systemd/system/rtprov-status.service ./usr/lib/systemd/system/rtprov-status.timer; do
     check "the package has $path" grep -qx "$path" "$work/contents"
 done
 check "the package has no uncompressed manual page" [ -z "$(grep -E '^\./usr/share/man/.*[^z]$' "$work/contents" | grep -v '/$')" ]

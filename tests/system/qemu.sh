@@ -14,15 +14,17 @@ guest_image() {
 # guest_boot IMG KERNEL INITRD CMDLINE LOG [TIMEOUT]: boots IMG until the guest powers
 # off or reboots (-no-reboot makes qemu exit either way), console to LOG. Fails when the
 # guest was still running after TIMEOUT seconds (default 600). More qemu options (devices,
-# a monitor) in the array guest_qemu_args, when the caller sets it.
+# a monitor, a network: no network unless they give one) in the array guest_qemu_args,
+# when the caller sets it.
 guest_boot() {
     local img=$1 kernel=$2 initrd=$3 cmdline=$4 log=$5 limit=${6:-600}
-    local monitor_opt=(-monitor none)
+    local monitor_opt=(-monitor none) nic_opt=(-nic none)
     [[ " ${guest_qemu_args[*]:-} " == *" -monitor "* ]] && monitor_opt=()
+    [[ " ${guest_qemu_args[*]:-} " == *" -nic "* ]] && nic_opt=()
     timeout --foreground "$limit" qemu-system-x86_64 -accel tcg,thread=multi -cpu max \
         -smp 4 -m 2048 -nographic -no-reboot "${monitor_opt[@]}" -serial "file:$log" \
         -kernel "$kernel" -initrd "$initrd" \
-        -drive "file=$img,format=raw,if=virtio" -nic none "${guest_qemu_args[@]}" \
+        -drive "file=$img,format=raw,if=virtio" "${nic_opt[@]}" "${guest_qemu_args[@]}" \
         -append "$cmdline" </dev/null >/dev/null 2>&1
 }
 

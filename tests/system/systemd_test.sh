@@ -14,7 +14,8 @@ TMPDIR=/var/tmp make_workdir
 copy_trixie_root "$src"
 # The unit runs /usr/bin/rtprov; verify checks that it is there and executable.
 install -m 0755 "$rtprov" "$root/usr/bin/rtprov"
-install -m 0644 "$src/firstboot/rtprov-firstboot.service" "$root/usr/lib/systemd/system/"
+install -m 0644 "$src/firstboot/rtprov-firstboot.service" "$src/packaging/rtprov-status.service" \
+    "$src/packaging/rtprov-status.timer" "$root/usr/lib/systemd/system/"
 
 "$rtprov" apply --root "$root" --profile x86-debian13 --set board.cpus=4 \
     --set tuning.reserve_method=cpuset --set tuning.hold_cpu_dma_latency=true \
@@ -22,7 +23,7 @@ install -m 0644 "$src/firstboot/rtprov-firstboot.service" "$root/usr/lib/systemd
 check "apply with the cpuset method and the optional units succeeds" [ $? -eq 0 ]
 for unit in rtprov-sched-features.service rtprov-cpu-dma-latency.service \
     rtprov-cpu-governor.service rtprov-cpuset-partition.service mpd.service rtprov.slice \
-    system.slice user.slice rtprov-firstboot.service; do
+    system.slice user.slice rtprov-firstboot.service rtprov-status.service rtprov-status.timer; do
     chroot "$root" systemd-analyze verify --man=no "$unit" >"$work/verify" 2>&1
     check "systemd-analyze verify $unit reports nothing" [ ! -s "$work/verify" ]
     [ -s "$work/verify" ] && cat "$work/verify" >&2

@@ -4,7 +4,7 @@
 # tests boot (systemd, Debian's kernel, mpd, rt-tests) and what it takes to build
 # rtprov inside it against Debian 13's libraries. Cached by date under
 # $RTPROV_CACHE (default /var/tmp/rtprov-cache); older copies are removed.
-# Usage: trixie-root.sh [--suite trixie|bookworm] [amd64|arm64|rt|build|lintian|plain|plain-arm64]
+# Usage: trixie-root.sh [--suite trixie|bookworm] [amd64|arm64|rt|fleet|build|lintian|plain|plain-arm64]
 #   --suite bookworm: the same from Debian 12 (bookworm), for scripts/build-deb.sh --suite
 #   bookworm and tests/system/deb12_test.sh, cached as bookworm-*: amd64 and build are
 #   what building rtprov needs there (GCC 12, Catch2 2, yaml-cpp 0.7, CLI11 2.1,
@@ -17,6 +17,9 @@
 #   rt: what the booted PREEMPT_RT guest runs: systemd, Debian's linux-image-rt-amd64 (and
 #   no other kernel), mpd, rt-tests, alsa-utils (aplay feeds a USB DAC while the
 #   self-test measures), GRUB's defaults, and rtprov's runtime libraries.
+#   fleet: an appliance a fleet manages, for tests/system/fleet_test.sh: systemd, Debian's
+#   kernel and GRUB, mpd, an ssh server and python3 (Ansible over ssh), node-exporter, and
+#   rtprov's runtime libraries (its package installs with apt offline), not rtprov.
 #   build: amd64 with arm64 as a foreign architecture, the cross (aarch64) toolchain and
 #   the arm64 libraries, for scripts/build-deb.sh. (Not the amd64 ones too: libext2fs-dev,
 #   which libarchive-dev needs, cannot be installed for two architectures at once.)
@@ -43,6 +46,10 @@ if [ "$arch" = arm64 ]; then
 elif [ "$arch" = rt ]; then
   packages=(systemd systemd-sysv udev dbus linux-image-rt-amd64 mpd rt-tests procps util-linux
             alsa-utils rtla grub-pc python3 libmount1 libarchive13t64 libyaml-cpp0.8 libsystemd0)
+elif [ "$arch" = fleet ]; then
+  packages=(systemd systemd-sysv udev dbus linux-image-amd64 grub-pc mpd procps util-linux kmod
+            python3 openssh-server prometheus-node-exporter
+            libmount1 libblkid1 libarchive13t64 libyaml-cpp0.8 libsystemd0)
 elif [ "$arch" = lintian ]; then
   packages=(lintian)
 elif [ "$arch" = plain ] || [ "$arch" = plain-arm64 ]; then
@@ -118,6 +125,7 @@ architectures=$arch
 [ "$arch" = build ] && architectures=amd64,arm64
 [ "$arch" = rt ] && architectures=amd64
 [ "$arch" = lintian ] && architectures=amd64
+[ "$arch" = fleet ] && architectures=amd64
 [ "$arch" = plain ] && architectures=amd64
 [ "$arch" = plain-arm64 ] && architectures=arm64
 include=()
