@@ -30,7 +30,7 @@ _rtprov_options()
             --sysroot
         ;;
     report) echo --help --history --from --html ;;
-    audit) echo --help --json --sysroot ;;
+    audit) echo --help --json --prometheus --sysroot ;;
     'trial status') echo --help --json --prometheus --root --sysroot ;;
     'trial check') echo --help --prometheus --root --sysroot ;;
     'trial commit' | 'trial abort') echo --help --root --sysroot ;;

@@ -8,6 +8,7 @@
 
 #include <filesystem>
 #include <iostream>
+#include <map>
 
 namespace fs = std::filesystem;
 
@@ -91,6 +92,43 @@ std::string audit_json(const audit::AuditReport& report, const std::string& prof
     return out;
 }
 
+// The audit for node-exporter's textfile collector: whether it passed, each check's
+// status as a number (the labels name the check) and when it ran.
+std::string audit_prometheus(const audit::AuditReport& report, const std::string& profile) {
+    auto metric = [](const char* name, const char* help) {
+        return std::string("# HELP ") + name + " " + help + "\n# TYPE " + name + " gauge\n";
+    };
+    auto level = [](audit::Status s) {
+        return s == audit::Status::ok ? "0" : s == audit::Status::warn ? "1" : "2";
+    };
+    std::string out = metric("rtprov_audit_passed",
+                             "1 when rtprov audit passed (warnings allowed), 0 when a check "
+                             "failed; the label profile names the applied profile.");
+    out += "rtprov_audit_passed{profile=" + prometheus_label(profile) + "} " +
+           (report.overall() == audit::Status::fail ? "0" : "1") + "\n";
+    out += metric("rtprov_audit_check_status",
+                  "Each check of rtprov audit: 0 ok, 1 warn, 2 fail ('rtprov audit' says why "
+                  "and what to do).");
+    // one sample per check and subject (a check that repeats shows its worst status), as
+    // the exposition format allows a label set once
+    std::map<std::pair<std::string, std::string>, audit::Status> worst;
+    std::vector<std::pair<std::string, std::string>> order;
+    for (const audit::Check& c : report.checks) {
+        auto [it, fresh] = worst.try_emplace({c.id, c.subject}, c.status);
+        if (fresh)
+            order.push_back(it->first);
+        else
+            it->second = audit::worst(it->second, c.status);
+    }
+    for (const auto& key : order)
+        out += "rtprov_audit_check_status{check=" + prometheus_label(key.first) +
+               ",subject=" + prometheus_label(key.second) + "} " + level(worst[key]) + "\n";
+    out += metric("rtprov_audit_last_run_timestamp_seconds",
+                  "When rtprov audit last ran, in seconds since the epoch.");
+    return out + "rtprov_audit_last_run_timestamp_seconds " +
+           std::to_string(std::int64_t(now_unix())) + "\n";
+}
+
 } // namespace
 
 void add_audit_command(CLI::App& parent, AuditCommand& c) {
@@ -99,6 +137,12 @@ void add_audit_command(CLI::App& parent, AuditCommand& c) {
                  "and CPUs, boot parameters, isolation, IRQs, RT_PUSH_IPI; changes nothing");
     c.app->add_flag("--json", c.json, "Print JSON");
     c.app
+        ->add_option("--prometheus", c.prometheus_file,
+                     "Also write the outcome as a Prometheus textfile (node-exporter's textfile "
+                     "collector; Debian's reads /var/lib/prometheus/node-exporter/*.prom), "
+                     "atomically")
+        ->type_name("FILE");
+    c.app
         ->add_option("--sysroot", c.sysroot,
                      "Read /proc, /sys, /boot, /dev and /etc (rtprov's profile, group, "
                      "security/limits.conf) from DIR instead of '/' (a copied tree)")
@@ -106,6 +150,8 @@ void add_audit_command(CLI::App& parent, AuditCommand& c) {
 }
 
 int run_audit(const AuditCommand& c) {
+    if (!c.prometheus_file.empty())
+        check_output_file(c.prometheus_file);
     // The files every audit reads first; a tree without them would pass on warnings.
     if (c.app->count("--sysroot") > 0)
         check_sysroot(c.sysroot, {"proc/cmdline", "sys/devices/system/cpu/online"},
@@ -117,6 +163,8 @@ int run_audit(const AuditCommand& c) {
     audit::AuditReport report = audit::run_audit(view, expectation);
     std::string name = applied ? applied->profile.name : "";
     std::cout << (c.json ? audit_json(report, name) : audit_text(report, name));
+    if (!c.prometheus_file.empty())
+        write_file(c.prometheus_file, audit_prometheus(report, name));
     return report.overall() == audit::Status::fail ? k_exit_not_passed : k_exit_ok;
 }
 

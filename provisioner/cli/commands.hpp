@@ -21,6 +21,13 @@ inline constexpr int k_exit_not_passed = 3; // selftest, audit: ran, and did not
 // The environment variable that hands the root lock's descriptor to a child rtprov.
 inline constexpr const char* k_lock_fd_variable = "RTPROV_ROOT_LOCK_FD";
 
+// Where selftest keeps its reports and history (--history); report and status read them.
+inline constexpr const char* k_selftest_history = "/var/lib/rtprov/selftest";
+// The newest self-test report kept in ROOT's history folder as 'selftest --prometheus'
+// writes it (for 'status --prometheus'); "" when there is no such folder or no report in
+// it. Throws rtprov::Error naming the folder or file it cannot read.
+std::string newest_selftest_prometheus(const target::Root& root);
+
 // 'rtprov selftest': latency run and PI-boost probe on this machine.
 struct SelftestCommand {
     CLI::App* app = nullptr;
@@ -47,7 +54,7 @@ int run_selftest(const SelftestCommand& c);
 // 'rtprov report': a kept self-test report shown again, and as an HTML page.
 struct ReportCommand {
     CLI::App* app = nullptr;
-    std::string history_dir = "/var/lib/rtprov/selftest";
+    std::string history_dir = k_selftest_history;
     std::string from; // a report file; "" for the newest in history_dir
     std::string html_file;
 };
@@ -62,6 +69,7 @@ void check_output_file(const std::string& path);
 struct AuditCommand {
     CLI::App* app = nullptr;
     bool json = false;
+    std::string prometheus_file; // --prometheus FILE
     std::string sysroot = "/";
 };
 void add_audit_command(CLI::App& parent, AuditCommand& c);

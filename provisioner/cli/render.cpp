@@ -251,11 +251,7 @@ std::string trial_json(const TrialView& trial) {
            ", \"updated_at\": " + json_string(r.updated_at) + "}";
 }
 
-namespace {
-
-// A label value in the exposition format: backslash, double quote and newline escaped
-// (https://prometheus.io/docs/instrumenting/exposition_formats/).
-std::string label(const std::string& value) {
+std::string prometheus_label(const std::string& value) {
     std::string out;
     for (char c : value) {
         if (c == '\\' || c == '"')
@@ -265,6 +261,8 @@ std::string label(const std::string& value) {
     return "\"" + out + "\"";
 }
 
+namespace {
+const auto& label = prometheus_label;
 } // namespace
 
 std::string trial_prometheus(const TrialView& trial) {
@@ -379,7 +377,9 @@ std::string status_diff_text(const std::vector<pipeline::DriftDiff>& diffs) {
     return out;
 }
 
-std::string status_prometheus(const target::Status& status, const StatusMetrics& metrics) {
+std::string status_prometheus(const target::Status& status, const StatusMetrics& metrics,
+                              const std::optional<target::FirstbootState>& firstboot,
+                              const TrialView& trial) {
     std::string out;
     auto metric = [&](const std::string& name, const std::string& help) {
         out += "# HELP " + name + " " + help + "\n# TYPE " + name + " gauge\n";
@@ -417,7 +417,20 @@ std::string status_prometheus(const target::Status& status, const StatusMetrics&
            "When rtprov status last looked at the managed files, in seconds since the epoch.");
     out +=
         "rtprov_status_last_check_timestamp_seconds " + std::to_string(metrics.checked_at) + "\n";
-    return out;
+    metric("rtprov_firstboot_info",
+           "The appliance's first boot (rtprov firstboot): 1, its phase (none: it never ran; "
+           "started, rebooting, done, failed), the profile it applied, its reboots and the "
+           "self-test's and audit's outcomes in labels.");
+    if (!firstboot)
+        out += "rtprov_firstboot_info{phase=\"none\"} 1\n";
+    else
+        out += "rtprov_firstboot_info{phase=" +
+               label(firstboot->phase.empty() ? "started" : firstboot->phase) +
+               ",profile=" + label(firstboot->profile) +
+               ",reboots=" + label(std::to_string(firstboot->reboots)) +
+               ",selftest=" + label(firstboot->selftest) + ",audit=" + label(firstboot->audit) +
+               "} 1\n";
+    return out + trial_prometheus(trial);
 }
 
 namespace {

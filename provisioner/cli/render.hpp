@@ -60,6 +60,10 @@ std::size_t drifted_files(const target::Status& status);
 // 'status --diff': for each drifted file, a heading, then its diff or why there is none.
 std::string status_diff_text(const std::vector<pipeline::DriftDiff>& diffs);
 
+// A label value in the Prometheus exposition format, quoted: backslash, double quote and
+// newline escaped (https://prometheus.io/docs/instrumenting/exposition_formats/).
+std::string prometheus_label(const std::string& value);
+
 // What 'status --prometheus' writes for node-exporter's textfile collector.
 struct StatusMetrics {
     std::string board;           // the applied profile's board model; "" when unknown
@@ -68,8 +72,11 @@ struct StatusMetrics {
 };
 // rtprov_profile_info (1, the profile, board, rtprov version and the profile's SHA-256
 // in labels; only when a profile is applied), rtprov_profile_applied, the managed and
-// drifted file counts, rtprov_file_drift per managed file, and when status looked.
-std::string status_prometheus(const target::Status& status, const StatusMetrics& metrics);
+// drifted file counts, rtprov_file_drift per managed file, when status looked, first
+// boot's outcome (rtprov_firstboot_info) and the trial's (trial_prometheus).
+std::string status_prometheus(const target::Status& status, const StatusMetrics& metrics,
+                              const std::optional<target::FirstbootState>& firstboot = {},
+                              const TrialView& trial = {});
 
 // The message 'apply --live' fails with when systemd was not told everything: what was
 // written and recorded, what systemd was told and what not, and how to finish

@@ -22,7 +22,7 @@ constexpr target::SizeCap k_report_cap{"self-test report", 64u << 20};
 // The newest report the history folder holds: its names sort by time
 // (20261203T142638Z.json, then -2, -3 for more in the same second). Only regular files
 // with a real date and time count: a folder, a link or a name like 99999999T999999Z.json
-// shadows nothing.
+// shadows nothing. "" when there is none.
 std::string newest_report(const std::string& dir) {
     static const std::regex name(
         R"(([0-9]{4}(0[1-9]|1[0-2])(0[1-9]|[12][0-9]|3[01])T([01][0-9]|2[0-3])[0-5][0-9])"
@@ -46,13 +46,25 @@ std::string newest_report(const std::string& dir) {
     if (ec)
         throw Error("cannot read the history folder " + rtprov::quoted(dir) + ": " + ec.message() +
                     "; pass --history DIR, or --from FILE");
-    if (newest.empty())
-        throw Error("no self-test report in " + rtprov::quoted(dir) +
-                    "; run 'rtprov selftest' first, or pass --from FILE");
-    return newest;
+    return newest; // "" when there is none
 }
 
 } // namespace
+
+std::string newest_selftest_prometheus(const target::Root& root) {
+    const std::string dir = root.host_path(k_selftest_history);
+    std::error_code ec;
+    if (fs::symlink_status(dir, ec).type() != fs::file_type::directory)
+        return "";
+    const std::string newest = newest_report(dir);
+    if (newest.empty())
+        return "";
+    const std::string file = std::string(k_selftest_history) + "/" + newest;
+    const auto kept = root.read(file, k_report_cap);
+    if (!kept)
+        return "";
+    return selftest_prometheus(read_selftest_json(kept->content, root.host_path(file)));
+}
 
 void add_report_command(CLI::App& parent, ReportCommand& c) {
     c.app = parent.add_subcommand(
@@ -77,9 +89,12 @@ int run_report(const ReportCommand& c) {
     if (!c.html_file.empty())
         check_output_file(c.html_file);
     // a link is followed to the file it names, which must be a regular file
-    fs::path file =
-        fs::weakly_canonical(c.from.empty() ? fs::path(c.history_dir) / newest_report(c.history_dir)
-                                            : fs::absolute(c.from));
+    std::string newest;
+    if (c.from.empty() && (newest = newest_report(c.history_dir)).empty())
+        throw Error("no self-test report in " + rtprov::quoted(c.history_dir) +
+                    "; run 'rtprov selftest' first, or pass --from FILE");
+    fs::path file = fs::weakly_canonical(c.from.empty() ? fs::path(c.history_dir) / newest
+                                                        : fs::absolute(c.from));
     if (!c.html_file.empty() && fs::weakly_canonical(fs::absolute(c.html_file)) == file)
         throw Error("--html " + rtprov::quoted(c.html_file) +
                     " is the report it would be made from; name another file for the page");

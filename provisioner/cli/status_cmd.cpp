@@ -36,9 +36,10 @@ void add_status_options(CLI::App& status, StatusCommand& c) {
                     "from what rtprov wrote to what is there now (or say why it cannot)");
     status
         .add_option("--prometheus", c.prometheus_file,
-                    "Also write the applied profile and the drift as a Prometheus textfile "
-                    "(node-exporter's textfile collector; Debian's reads "
-                    "/var/lib/prometheus/node-exporter/*.prom), atomically")
+                    "Also write the applied profile, the drift, first boot, the trial and the "
+                    "newest kept self-test as a Prometheus textfile (node-exporter's textfile "
+                    "collector; Debian's reads /var/lib/prometheus/node-exporter/*.prom), "
+                    "atomically")
         ->type_name("FILE");
 }
 
@@ -48,6 +49,10 @@ int run_status(const target::Root& root, const std::string& name, const StatusCo
     target::Status status = target::read_status(root);
     auto firstboot = target::read_firstboot_state(root);
     TrialView trial = trial_view(root, "/", c.live);
+    // the newest kept self-test, read before anything is printed: a report that cannot be
+    // read fails status (exit 1) and leaves the textfile as it was
+    const std::string selftest_metrics =
+        c.prometheus_file.empty() ? "" : newest_selftest_prometheus(root);
     std::optional<std::vector<pipeline::DriftDiff>> diffs;
     if (c.diff && status.state) {
         // planning again reads the whole target: only when something is to be shown
@@ -63,9 +68,11 @@ int run_status(const target::Root& root, const std::string& name, const StatusCo
         std::cout << status_text(status, name, firstboot, trial)
                   << (diffs ? status_diff_text(*diffs) : "");
     if (!c.prometheus_file.empty())
-        write_file(c.prometheus_file,
-                   status_prometheus(status, {status.state ? applied_board(root) : "",
-                                              RTPROV_VERSION, std::int64_t(now_unix())}));
+        write_file(c.prometheus_file, status_prometheus(status,
+                                                        {status.state ? applied_board(root) : "",
+                                                         RTPROV_VERSION, std::int64_t(now_unix())},
+                                                        firstboot, trial) +
+                                          selftest_metrics);
     // 1: a state that is not this root's; 3: drift, or an apply or rollback that stopped
     // half way; 0: as rtprov wrote it, or nothing applied (rtprov(1), EXIT STATUS).
     if (!status.foreign.empty())

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # rtprov status for fleets: its exit code for drift, --diff (what was changed by hand
 # since rtprov wrote a file, as a unified diff) and --prometheus (node-exporter's
-# textfile collector), on a fixture root: apply, edit by hand, look, undo.
+# textfile collector; with the newest kept self-test, first boot and the trial), on a
+# fixture root: apply, edit by hand, look, undo; and audit --prometheus.
 # Usage: status_test.sh RTPROV SOURCE_DIR
 set -uo pipefail
 rtprov=$1
@@ -142,6 +143,34 @@ cp "$prom" "$work/prom.before"
 run status --root "$work/k" --prometheus "$prom"
 check "status of a damaged state exits 1" [ "$rc" -eq 1 ]
 check "and leaves the textfile as it was" cmp -s "$prom" "$work/prom.before"
+
+# -- the same textfile carries the newest kept self-test, first boot and the trial ---------
+hist=$r/var/lib/rtprov/selftest
+"$rtprov" selftest --cpus 0 --duration 1 --interval 1000 --pi-probe 0 --history "$hist" \
+    >/dev/null 2>"$work/selftest.err"
+report=$(find "$hist" -name '2*.json' 2>/dev/null | head -n1)
+check "a self-test kept its report in the root's history" [ -n "$report" ] || cat "$work/selftest.err" >&2
+run status --root "$r" --prometheus "$prom"
+check "status --prometheus carries the newest kept self-test" \
+    grep -q '^rtprov_selftest_latency_seconds{cpu="0",' "$prom"
+check "and says first boot and a trial never ran" \
+    grep -qx 'rtprov_firstboot_info{phase="none"} 1' "$prom" && grep -qx 'rtprov_trial_info{phase="none"} 1' "$prom"
+lint_textfile "$prom"
+cp "$prom" "$work/prom.before"
+echo '{"schema": "rtprov.selftest", "schema_version": 99}' >"$report"
+run status --root "$r" --prometheus "$prom"
+check "a kept report it cannot read fails status (exit 1), naming the file" \
+    [ "$rc" -eq 1 ] && grep -qF "$(basename "$report")" <<<"$err" || echo "rc $rc: $err" >&2
+check "and leaves the textfile as it was" cmp -s "$prom" "$work/prom.before"
+rm -rf "$hist"
+
+# -- audit --prometheus, beside it ---------------------------------------------------------
+run audit --prometheus "$work/audit.prom"
+check "audit --prometheus writes whether the audit passed" \
+    grep -Eq '^rtprov_audit_passed\{profile=""\} [01]$' "$work/audit.prom" || echo "$err" >&2
+check "and each check's status" \
+    grep -Eq '^rtprov_audit_check_status\{check="rt-push-ipi",subject=""\} [012]$' "$work/audit.prom"
+lint_textfile "$work/audit.prom"
 
 # -- a textfile that cannot be written is refused before anything is read ------------------
 run status --root "$r" --prometheus "$work/no/such/folder/rtprov.prom"

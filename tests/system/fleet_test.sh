@@ -13,8 +13,9 @@
 #      profile, reboots the guest because its boot parameters changed, waits for it,
 #      self-tests and audits it, and turns on rtprov-status.timer; a second run changes
 #      nothing and does not reboot.
-#   3. node-exporter: the timer's textfile is scraped from here (rtprov_profile_info, the
-#      drift gauge, also after a file was changed by hand) and passes promtool.
+#   3. node-exporter: the timer's textfiles are scraped from here (rtprov_profile_info, the
+#      drift gauge, also after a file was changed by hand; the playbook's self-test and
+#      the audit) and pass promtool.
 # Booted with -kernel, so this script plays GRUB's part: the first boot takes the command
 # line grub-mkconfig would make from the root's /etc/default/grub, every later boot the
 # default entry of the guest's own grub.cfg (update-grub in the guest wrote it).
@@ -229,6 +230,13 @@ check "a file changed by hand shows as drift in the scrape" grep -qx 'rtprov_dri
 check "the drifted file is named" \
     grep -Eq '^rtprov_file_drift\{(drift="modified",path="/etc/default/grub.d/90-rtprov.cfg"|path="/etc/default/grub.d/90-rtprov.cfg",drift="modified")\} 1$' \
     "$work/metrics.2" || grep '^rtprov_file_drift.* 1$' "$work/metrics.2" >&2
+check "the scrape has the playbook's self-test, kept in the guest's history" \
+    grep -Eq '^rtprov_selftest_latency_seconds\{cpu="2",.*role="reserved"' "$work/metrics.2"
+check "the scrape has the audit, passed, for the applied profile" \
+    grep -qx 'rtprov_audit_passed{profile="x86-debian13"} 1' "$work/metrics.2"
+check "the scrape says first boot never ran here" grep -qx 'rtprov_firstboot_info{phase="none"} 1' "$work/metrics.2"
+grep -E '^(# (HELP|TYPE) )?rtprov_' "$work/metrics.2" >"$work/rtprov.2.prom"
+check "all of rtprov's metrics as scraped pass promtool check metrics" lint_textfile "$work/rtprov.2.prom"
 gssh 'cp -p /root/90-rtprov.cfg.kept /etc/default/grub.d/90-rtprov.cfg && systemctl start rtprov-status.service'
 
 # --- the second run: nothing to do --------------------------------------------------------

@@ -107,34 +107,63 @@ TEST_CASE("the status textfile has HELP and TYPE for every metric and escapes la
     a.path = "/etc/a\\b";
     b.path = "/boot/firmware/cmdline.txt";
     status.files = {{a, target::Drift::modified, ""}, {b, target::Drift::none, ""}};
-    CHECK(cli::status_prometheus(status, {"Raspberry Pi 4\nModel B", "1.2.3", 1764806400}) ==
-          "# HELP rtprov_profile_info The profile rtprov applied here (rtprov status): 1, with "
-          "the profile, its board, the SHA-256 of the resolved profile and rtprov's version in "
-          "labels; absent when none is applied.\n"
-          "# TYPE rtprov_profile_info gauge\n"
-          "rtprov_profile_info{profile=\"pi\\\"4\",board=\"Raspberry Pi 4\\nModel "
-          "B\",sha256=\"abc\",version=\"1.2.3\"} 1\n"
-          "# HELP rtprov_profile_applied 1 when rtprov has applied a profile here and the apply "
-          "finished, 0 when none is applied or an apply or rollback was interrupted.\n"
-          "# TYPE rtprov_profile_applied gauge\n"
-          "rtprov_profile_applied 1\n"
-          "# HELP rtprov_managed_files Files rtprov wrote here and keeps track of.\n"
-          "# TYPE rtprov_managed_files gauge\n"
-          "rtprov_managed_files 2\n"
-          "# HELP rtprov_drifted_files Managed files changed by hand or missing since rtprov "
-          "wrote them ('rtprov status --diff' shows how).\n"
-          "# TYPE rtprov_drifted_files gauge\n"
-          "rtprov_drifted_files 1\n"
-          "# HELP rtprov_file_drift Per managed file: 1 when it was changed by hand or is "
-          "missing, else 0; the label drift says which (none, foreign-edit, modified, "
-          "missing).\n"
-          "# TYPE rtprov_file_drift gauge\n"
-          "rtprov_file_drift{path=\"/etc/a\\\\b\",drift=\"modified\"} 1\n"
-          "rtprov_file_drift{path=\"/boot/firmware/cmdline.txt\",drift=\"none\"} 0\n"
-          "# HELP rtprov_status_last_check_timestamp_seconds When rtprov status last looked at "
-          "the managed files, in seconds since the epoch.\n"
-          "# TYPE rtprov_status_last_check_timestamp_seconds gauge\n"
-          "rtprov_status_last_check_timestamp_seconds 1764806400\n");
+    const std::string text =
+        cli::status_prometheus(status, {"Raspberry Pi 4\nModel B", "1.2.3", 1764806400});
+    const std::string head =
+        "# HELP rtprov_profile_info The profile rtprov applied here (rtprov status): 1, with "
+        "the profile, its board, the SHA-256 of the resolved profile and rtprov's version in "
+        "labels; absent when none is applied.\n"
+        "# TYPE rtprov_profile_info gauge\n"
+        "rtprov_profile_info{profile=\"pi\\\"4\",board=\"Raspberry Pi 4\\nModel "
+        "B\",sha256=\"abc\",version=\"1.2.3\"} 1\n"
+        "# HELP rtprov_profile_applied 1 when rtprov has applied a profile here and the apply "
+        "finished, 0 when none is applied or an apply or rollback was interrupted.\n"
+        "# TYPE rtprov_profile_applied gauge\n"
+        "rtprov_profile_applied 1\n"
+        "# HELP rtprov_managed_files Files rtprov wrote here and keeps track of.\n"
+        "# TYPE rtprov_managed_files gauge\n"
+        "rtprov_managed_files 2\n"
+        "# HELP rtprov_drifted_files Managed files changed by hand or missing since rtprov "
+        "wrote them ('rtprov status --diff' shows how).\n"
+        "# TYPE rtprov_drifted_files gauge\n"
+        "rtprov_drifted_files 1\n"
+        "# HELP rtprov_file_drift Per managed file: 1 when it was changed by hand or is "
+        "missing, else 0; the label drift says which (none, foreign-edit, modified, "
+        "missing).\n"
+        "# TYPE rtprov_file_drift gauge\n"
+        "rtprov_file_drift{path=\"/etc/a\\\\b\",drift=\"modified\"} 1\n"
+        "rtprov_file_drift{path=\"/boot/firmware/cmdline.txt\",drift=\"none\"} 0\n"
+        "# HELP rtprov_status_last_check_timestamp_seconds When rtprov status last looked at "
+        "the managed files, in seconds since the epoch.\n"
+        "# TYPE rtprov_status_last_check_timestamp_seconds gauge\n"
+        "rtprov_status_last_check_timestamp_seconds 1764806400\n";
+    CHECK(text.substr(0, head.size()) == head);
+    // first boot never ran, no trial: said, not left out
+    CHECK(text.substr(head.size()) ==
+          "# HELP rtprov_firstboot_info The appliance's first boot (rtprov firstboot): 1, its "
+          "phase (none: it never ran; started, rebooting, done, failed), the profile it "
+          "applied, its reboots and the self-test's and audit's outcomes in labels.\n"
+          "# TYPE rtprov_firstboot_info gauge\n"
+          "rtprov_firstboot_info{phase=\"none\"} 1\n"
+          "# HELP rtprov_trial_info The trial of a boot configuration (rtprov trial status): 1, "
+          "its phase in the labels (none: no trial).\n"
+          "# TYPE rtprov_trial_info gauge\n"
+          "rtprov_trial_info{phase=\"none\"} 1\n");
+}
+
+TEST_CASE("the status textfile carries first boot's outcome") {
+    target::FirstbootState firstboot;
+    firstboot.phase = "done";
+    firstboot.profile = "pi5";
+    firstboot.reboots = 1;
+    firstboot.selftest = "passed";
+    firstboot.audit = "did not pass";
+    const std::string text = cli::status_prometheus(target::Status{}, {"", "1.2.3", 5}, firstboot);
+    CHECK(text.find("\nrtprov_firstboot_info{phase=\"done\",profile=\"pi5\",reboots=\"1\","
+                    "selftest=\"passed\",audit=\"did not pass\"} 1\n") != std::string::npos);
+    firstboot.phase = "";
+    CHECK(cli::status_prometheus(target::Status{}, {"", "1.2.3", 5}, firstboot)
+              .find("\nrtprov_firstboot_info{phase=\"started\",") != std::string::npos);
 }
 
 TEST_CASE("the status textfile without an applied profile has no info sample and applied 0") {
