@@ -319,25 +319,28 @@ trace_checks() {
     check "rt: selftest --trace under the burner and the storm ran (exit 0 or 3)" \
         bash -c "[ '$(fact trace.rc)' = 0 ] || [ '$(fact trace.rc)' = 3 ]" || cat "$d/trace.out" >&2
     check "rt: the storm's IRQ thread ran at FIFO 50" bash -c "[[ '$(fact trace.storm_thread)' =~ FF\ +50 ]]"
-    check "rt: CPU 3's worst wake-up is blamed on the burner thread, by name" \
-        python3 - "$d/trace.json" 3 rtprov-burner <<'PY'
+    # Under TCG the host may stall the vCPU inside a timer interrupt for milliseconds, so
+    # the expected culprit need not be the single largest item: if not, it must be named in
+    # the way with at least a quarter of the wake-up's latency, and nothing else but the
+    # local timer may weigh more.
+    cat >"$work/blamed.py" <<'PY'
 import json, sys
 r = json.load(open(sys.argv[1]))
 cause = {c["cpu"]: c["cause"] for c in r["cores"]}[int(sys.argv[2])]
-print(f"  CPU {sys.argv[2]}: {cause['thread_latency_us']:.0f} µs, mostly {cause['main']['what']} "
-      f"({cause['main']['us']:.0f} µs)", file=sys.stderr)
-assert sys.argv[3] in cause["main"]["what"], cause
-PY
-    check "rt: CPU 2's worst wake-up is blamed on the storm's IRQ (its handler or its thread), by name" \
-        python3 - "$d/trace.json" 2 ttyS1 <<'PY'
-import json, sys
-r = json.load(open(sys.argv[1]))
-cause = {c["cpu"]: c["cause"] for c in r["cores"]}[int(sys.argv[2])]
+who, way = sys.argv[3], cause["interference"]
 print(f"  CPU {sys.argv[2]}: {cause['thread_latency_us']:.0f} µs, mostly {cause['main']['what']} "
       f"({cause['main']['us']:.0f} µs); in the way: " +
-      ", ".join(f"{i['kind']} {i['name']} {i['us']:.0f}" for i in cause["interference"]), file=sys.stderr)
-assert sys.argv[3] in cause["main"]["what"], cause
+      ", ".join(f"{i['kind']} {i['name']} {i['us']:.0f}" for i in way), file=sys.stderr)
+if who not in cause["main"]["what"]:
+    share = sum(i["us"] for i in way if who in i["name"])
+    assert share >= cause["thread_latency_us"] / 4, cause
+    assert all(i["us"] < share for i in way
+               if who not in i["name"] and not i["name"].startswith("local_timer")), cause
 PY
+    check "rt: CPU 3's worst wake-up is blamed on the burner thread, by name" \
+        python3 "$work/blamed.py" "$d/trace.json" 3 rtprov-burner
+    check "rt: CPU 2's worst wake-up is blamed on the storm's IRQ (its handler or its thread), by name" \
+        python3 "$work/blamed.py" "$d/trace.json" 2 ttyS1
     # rtla's auto-analysis of the same load, one CPU at a time: the same kind of cause
     sed -n '/analyzing it/,$p' "$d/rtla-3.out" | head -30 | sed 's/^/  rtla CPU 3: /' >&2
     sed -n '/analyzing it/,$p' "$d/rtla-2.out" | head -30 | sed 's/^/  rtla CPU 2: /' >&2
