@@ -96,7 +96,7 @@ std::string audit_json(const audit::AuditReport& report, const std::string& prof
 // status as a number (the labels name the check) and when it ran.
 std::string audit_prometheus(const audit::AuditReport& report, const std::string& profile) {
     auto metric = [](const char* name, const char* help) {
-        return std::string("# HELP ") + name + " " + help + "\n# TYPE " + name + " gauge\n";
+        return prometheus_metric(name, "gauge", help);
     };
     auto level = [](audit::Status s) {
         return s == audit::Status::ok ? "0" : s == audit::Status::warn ? "1" : "2";

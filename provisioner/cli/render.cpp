@@ -261,21 +261,24 @@ std::string prometheus_label(const std::string& value) {
     return "\"" + out + "\"";
 }
 
-namespace {
-const auto& label = prometheus_label;
-} // namespace
+std::string prometheus_metric(const std::string& name, const std::string& type,
+                              const std::string& help) {
+    return "# HELP " + name + " " + help + "\n# TYPE " + name + " " + type + "\n";
+}
 
 std::string trial_prometheus(const TrialView& trial) {
-    std::string out = "# HELP rtprov_trial_info The trial of a boot configuration (rtprov trial "
-                      "status): 1, its phase in the labels (none: no trial).\n"
-                      "# TYPE rtprov_trial_info gauge\n";
+    std::string out = prometheus_metric("rtprov_trial_info", "gauge",
+                                        "The trial of a boot configuration (rtprov trial "
+                                        "status): 1, its phase in the labels (none: no trial).");
     if (!trial.record)
         return out + "rtprov_trial_info{phase=\"none\"} 1\n";
     const target::TrialRecord& r = *trial.record;
-    return out + "rtprov_trial_info{phase=" + label(r.phase) + ",profile=" + label(r.profile) +
-           ",id=" + label(r.id) + ",loader=" + label(r.loader) +
-           ",this_boot=" + label(boot_word(trial.boot)) + ",selftest=" + label(r.selftest) +
-           ",audit=" + label(r.audit) + "} 1\n";
+    return out + "rtprov_trial_info{phase=" + prometheus_label(r.phase) +
+           ",profile=" + prometheus_label(r.profile) + ",id=" + prometheus_label(r.id) +
+           ",loader=" + prometheus_label(r.loader) +
+           ",this_boot=" + prometheus_label(boot_word(trial.boot)) +
+           ",selftest=" + prometheus_label(r.selftest) + ",audit=" + prometheus_label(r.audit) +
+           "} 1\n";
 }
 
 std::string status_text(const target::Status& status, const std::string& root,
@@ -382,16 +385,17 @@ std::string status_prometheus(const target::Status& status, const StatusMetrics&
                               const TrialView& trial) {
     std::string out;
     auto metric = [&](const std::string& name, const std::string& help) {
-        out += "# HELP " + name + " " + help + "\n# TYPE " + name + " gauge\n";
+        out += prometheus_metric(name, "gauge", help);
     };
     metric("rtprov_profile_info",
            "The profile rtprov applied here (rtprov status): 1, with the profile, its board, "
            "the SHA-256 of the resolved profile and rtprov's version in labels; absent when "
            "none is applied.");
     if (status.state)
-        out += "rtprov_profile_info{profile=" + label(status.state->profile) +
-               ",board=" + label(metrics.board) + ",sha256=" + label(status.state->profile_sha256) +
-               ",version=" + label(metrics.version) + "} 1\n";
+        out += "rtprov_profile_info{profile=" + prometheus_label(status.state->profile) +
+               ",board=" + prometheus_label(metrics.board) +
+               ",sha256=" + prometheus_label(status.state->profile_sha256) +
+               ",version=" + prometheus_label(metrics.version) + "} 1\n";
     metric("rtprov_profile_applied",
            "1 when rtprov has applied a profile here and the apply finished, 0 when none is "
            "applied or an apply or rollback was interrupted.");
@@ -409,8 +413,8 @@ std::string status_prometheus(const target::Status& status, const StatusMetrics&
            "drift says which (none, foreign-edit, modified, missing).");
     for (const target::FileStatus& f : status.files)
         out +=
-            "rtprov_file_drift{path=" + label(f.file.path) +
-            ",drift=" + label(drift_code(f.drift)) + "} " +
+            "rtprov_file_drift{path=" + prometheus_label(f.file.path) +
+            ",drift=" + prometheus_label(drift_code(f.drift)) + "} " +
             (f.drift == target::Drift::modified || f.drift == target::Drift::missing ? "1" : "0") +
             "\n";
     metric("rtprov_status_last_check_timestamp_seconds",
@@ -425,11 +429,11 @@ std::string status_prometheus(const target::Status& status, const StatusMetrics&
         out += "rtprov_firstboot_info{phase=\"none\"} 1\n";
     else
         out += "rtprov_firstboot_info{phase=" +
-               label(firstboot->phase.empty() ? "started" : firstboot->phase) +
-               ",profile=" + label(firstboot->profile) +
-               ",reboots=" + label(std::to_string(firstboot->reboots)) +
-               ",selftest=" + label(firstboot->selftest) + ",audit=" + label(firstboot->audit) +
-               "} 1\n";
+               prometheus_label(firstboot->phase.empty() ? "started" : firstboot->phase) +
+               ",profile=" + prometheus_label(firstboot->profile) +
+               ",reboots=" + prometheus_label(std::to_string(firstboot->reboots)) +
+               ",selftest=" + prometheus_label(firstboot->selftest) +
+               ",audit=" + prometheus_label(firstboot->audit) + "} 1\n";
     return out + trial_prometheus(trial);
 }
 

@@ -64,6 +64,10 @@ std::string status_diff_text(const std::vector<pipeline::DriftDiff>& diffs);
 // newline escaped (https://prometheus.io/docs/instrumenting/exposition_formats/).
 std::string prometheus_label(const std::string& value);
 
+// The '# HELP' and '# TYPE' lines that open a metric (TYPE: gauge, summary, ...).
+std::string prometheus_metric(const std::string& name, const std::string& type,
+                              const std::string& help);
+
 // What 'status --prometheus' writes for node-exporter's textfile collector.
 struct StatusMetrics {
     std::string board;           // the applied profile's board model; "" when unknown

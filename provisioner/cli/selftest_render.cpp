@@ -1,6 +1,7 @@
 #include "provisioner/cli/selftest_render.hpp"
 
 #include "provisioner/cli/json.hpp"
+#include "provisioner/cli/render.hpp"
 #include "provisioner/core/cpu_list.hpp"
 
 #include <algorithm>
@@ -619,12 +620,10 @@ std::string selftest_prometheus(const selftest::SelftestReport& r) {
                std::string(selftest::to_string(c.latency.idle)) + "\"";
     };
     auto seconds = [](double us) { return fixed(us / 1e6, 9); };
-    auto metric = [](const char* name, const char* type, const char* help) {
-        return std::string("# HELP ") + name + " " + help + "\n# TYPE " + name + " " + type + "\n";
-    };
-    std::string out = metric("rtprov_selftest_latency_seconds", "summary",
-                             "Timer wake-up latency measured by rtprov selftest (quantile 0: "
-                             "the least, 1: the most).");
+    std::string out =
+        prometheus_metric("rtprov_selftest_latency_seconds", "summary",
+                          "Timer wake-up latency measured by rtprov selftest (quantile 0: "
+                          "the least, 1: the most).");
     for (const selftest::CoreReport& c : r.cores) {
         const selftest::CoreLatency& l = c.latency;
         for (auto [quantile, value] : {std::pair{"0", l.min_us},
@@ -639,45 +638,51 @@ std::string selftest_prometheus(const selftest::SelftestReport& r) {
         out += "rtprov_selftest_latency_seconds_count{" + labels(c) + "} " +
                std::to_string(l.cycles) + "\n";
     }
-    out += metric("rtprov_selftest_missed_wakeups", "gauge",
-                  "Planned wake-ups rtprov selftest skipped, not measured, because a sample "
-                  "came a whole interval late.");
+    out += prometheus_metric(
+        "rtprov_selftest_missed_wakeups", "gauge",
+        "Planned wake-ups rtprov selftest skipped, not measured, because a sample "
+        "came a whole interval late.");
     for (const selftest::CoreReport& c : r.cores)
         out += "rtprov_selftest_missed_wakeups{" + labels(c) + "} " +
                std::to_string(c.latency.overruns) + "\n";
-    out += metric("rtprov_selftest_planned_wakeups", "gauge",
-                  "Wake-ups rtprov selftest planned: measured plus missed.");
+    out += prometheus_metric("rtprov_selftest_planned_wakeups", "gauge",
+                             "Wake-ups rtprov selftest planned: measured plus missed.");
     for (const selftest::CoreReport& c : r.cores)
         out += "rtprov_selftest_planned_wakeups{" + labels(c) + "} " + std::to_string(c.planned) +
                "\n";
-    out += metric("rtprov_selftest_limit_seconds", "gauge",
-                  "The largest wake-up latency that passes on the core.");
+    out += prometheus_metric("rtprov_selftest_limit_seconds", "gauge",
+                             "The largest wake-up latency that passes on the core.");
     for (const selftest::CoreReport& c : r.cores)
         out += "rtprov_selftest_limit_seconds{" + labels(c) + "} " +
                seconds(double(c.threshold_us)) + "\n";
-    out += metric("rtprov_selftest_core_passed", "gauge",
-                  "1 when no sample was above the core's limit and no more wake-ups were "
-                  "missed than the profile allows.");
+    out +=
+        prometheus_metric("rtprov_selftest_core_passed", "gauge",
+                          "1 when no sample was above the core's limit and no more wake-ups were "
+                          "missed than the profile allows.");
     for (const selftest::CoreReport& c : r.cores)
         out += "rtprov_selftest_core_passed{" + labels(c) + "} " + (c.passed ? "1" : "0") + "\n";
     if (r.pi_probe) {
-        out += metric("rtprov_selftest_pi_probe_worst_wait_seconds", "gauge",
-                      "Longest wait of the SCHED_RR thread for the priority-inheritance mutex.") +
-               "rtprov_selftest_pi_probe_worst_wait_seconds " +
-               seconds(r.pi_probe->result.worst_wait_us) + "\n" +
-               metric("rtprov_selftest_pi_probe_starved_windows", "gauge",
-                      "schedstat windows in which a thread was runnable but did not run.") +
-               "rtprov_selftest_pi_probe_starved_windows " +
-               std::to_string(r.pi_probe->result.starved.size()) + "\n";
+        out +=
+            prometheus_metric(
+                "rtprov_selftest_pi_probe_worst_wait_seconds", "gauge",
+                "Longest wait of the SCHED_RR thread for the priority-inheritance mutex.") +
+            "rtprov_selftest_pi_probe_worst_wait_seconds " +
+            seconds(r.pi_probe->result.worst_wait_us) + "\n" +
+            prometheus_metric("rtprov_selftest_pi_probe_starved_windows", "gauge",
+                              "schedstat windows in which a thread was runnable but did not run.") +
+            "rtprov_selftest_pi_probe_starved_windows " +
+            std::to_string(r.pi_probe->result.starved.size()) + "\n";
     }
-    out += metric("rtprov_selftest_passed", "gauge", "1 when the last self-test passed.") +
-           "rtprov_selftest_passed " + std::string(r.passed ? "1" : "0") + "\n";
-    out += metric("rtprov_selftest_complete", "gauge",
-                  "0 while the last self-test is still measuring (a soak run's file, rewritten "
-                  "as it goes), 1 once it ended.") +
+    out +=
+        prometheus_metric("rtprov_selftest_passed", "gauge", "1 when the last self-test passed.") +
+        "rtprov_selftest_passed " + std::string(r.passed ? "1" : "0") + "\n";
+    out += prometheus_metric(
+               "rtprov_selftest_complete", "gauge",
+               "0 while the last self-test is still measuring (a soak run's file, rewritten "
+               "as it goes), 1 once it ended.") +
            "rtprov_selftest_complete " + std::string(r.complete ? "1" : "0") + "\n";
-    out += metric("rtprov_selftest_last_run_timestamp_seconds", "gauge",
-                  "When the last self-test started, in seconds since 1970 (UTC).") +
+    out += prometheus_metric("rtprov_selftest_last_run_timestamp_seconds", "gauge",
+                             "When the last self-test started, in seconds since 1970 (UTC).") +
            "rtprov_selftest_last_run_timestamp_seconds " + std::to_string(r.started_unix) + "\n";
     return out;
 }

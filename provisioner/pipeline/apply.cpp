@@ -119,9 +119,8 @@ RolledBack rollback(target::Root& root, const target::RootLock& lock, target::Dr
     rolled.result = target::rollback(root, lock, drift, run);
     // A trial's record, reports and textfile go with the files they were about.
     if (!rolled.result.nothing_to_do) {
-        for (const char* path : {core::k_trial_record_path, systemd::k_trial_prometheus})
-            if (root.exists(path))
-                root.remove_file(path);
+        if (root.exists(core::k_trial_record_path))
+            root.remove_file(core::k_trial_record_path);
         if (root.is_directory(core::k_trial_reports_dir))
             root.remove_tree(core::k_trial_reports_dir);
     }

@@ -150,7 +150,7 @@ std::string render_trial_unit(const std::string& profile_name, const std::string
            std::string(core::k_trial_record_path) +
            "\n\n"
            "[Service]\nType=oneshot\nExecStart=" +
-           rtprov_path + " trial check --prometheus " + k_trial_prometheus +
+           rtprov_path + " trial check" +
            "\n\n"
            "[Install]\nWantedBy=multi-user.target\n";
 }

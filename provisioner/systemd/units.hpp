@@ -30,9 +30,6 @@ inline constexpr const char* k_irqbalance_unit = "irqbalance.service";
 // line starts, and the systemd watchdog while the trial form is applied.
 inline constexpr const char* k_trial_watchdog_dropin =
     "/etc/systemd/system.conf.d/60-rtprov-trial.conf";
-// Where rtprov-trial.service leaves the outcome for node-exporter's textfile collector
-// (point --collector.textfile.directory there, or link the file).
-inline constexpr const char* k_trial_prometheus = "/var/lib/rtprov/trial.prom";
 inline constexpr unsigned k_trial_watchdog_s = 60;
 
 // '/etc/systemd/system/<unit>.d/60-rtprov.conf'
