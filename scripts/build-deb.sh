@@ -87,7 +87,7 @@ started=$(date +%s)
     make -C /build -j\$(nproc) --no-print-directory 2>&1 | grep -E '(warning|error):' || true
     test -x /build/bin/rtprov
     if [ $tests = ON ]; then
-        (cd /build && ctest --output-on-failure -R '^(unit|cli|boot|hostile|crash|selftest|install)\$')
+        (cd /build && ctest --output-on-failure -j \$(nproc) -R '^(unit|cli|boot|hostile|crash|selftest|install)\$')
     fi
     cd /build && cpack -G DEB >/dev/null
     cp /build/rtprov_*_$arch.deb /out/${drop##*/}/

@@ -54,7 +54,7 @@ step "build (-Werror) and test on $(grep -h ^PRETTY_NAME= /etc/os-release | cut 
 cmake -S . -B build/ci -DRTPROV_WERROR=ON -DCMAKE_BUILD_TYPE=Release \
     -DCMAKE_CXX_FLAGS_RELEASE="-O2 -DNDEBUG" >/dev/null
 cmake --build build/ci -j "$jobs" -- --no-print-directory >/dev/null
-(cd build/ci && ctest --output-on-failure) || failed+=("tests")
+(cd build/ci && ctest --output-on-failure -j "$jobs") || failed+=("tests")
 
 # One clang build serves both: the tests under ASan + UBSan, and the fuzz targets, whose
 # instrumentation (RTPROV_FUZZ) is ASan + UBSan too; tests/fuzz/run.sh configures the
@@ -65,7 +65,7 @@ export RTPROV_FUZZ_BUILD=$src/build/asan
 cmake -S . -B build/asan -DCMAKE_CXX_COMPILER=clang++ -DRTPROV_FUZZ=ON -DRTPROV_WERROR=ON \
     -DCMAKE_BUILD_TYPE=Debug -DCMAKE_CXX_FLAGS_DEBUG="-O1 -gline-tables-only" >/dev/null
 cmake --build build/asan -j "$jobs" -- --no-print-directory >/dev/null
-(cd build/asan && ctest --output-on-failure -R '^(unit|cli|boot)$') || failed+=("sanitizers")
+(cd build/asan && ctest --output-on-failure -j "$jobs" -R '^(unit|cli|boot)$') || failed+=("sanitizers")
 
 step "libFuzzer: every parser for 20 s, one per CPU at a time (tests/fuzz/run.sh)"
 tests/fuzz/run.sh 20 || failed+=("fuzz")
