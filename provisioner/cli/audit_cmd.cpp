@@ -6,6 +6,7 @@
 #include "provisioner/core/error.hpp"
 #include "provisioner/pipeline/applied_system.hpp"
 
+#include <ctime>
 #include <filesystem>
 #include <iostream>
 #include <map>
@@ -126,7 +127,7 @@ std::string audit_prometheus(const audit::AuditReport& report, const std::string
     out += metric("rtprov_audit_last_run_timestamp_seconds",
                   "When rtprov audit last ran, in seconds since the epoch.");
     return out + "rtprov_audit_last_run_timestamp_seconds " +
-           std::to_string(std::int64_t(now_unix())) + "\n";
+           std::to_string(std::int64_t(std::time(nullptr))) + "\n";
 }
 
 } // namespace
@@ -141,6 +142,7 @@ void add_audit_command(CLI::App& parent, AuditCommand& c) {
                      "Also write the outcome as a Prometheus textfile (node-exporter's textfile "
                      "collector; Debian's reads /var/lib/prometheus/node-exporter/*.prom), "
                      "atomically")
+        ->check(output_file_name_problem)
         ->type_name("FILE");
     c.app
         ->add_option("--sysroot", c.sysroot,

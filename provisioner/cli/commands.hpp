@@ -64,6 +64,9 @@ int run_report(const ReportCommand& c);
 // Refuses, before work that would end in it, a file whose folder does not exist or that
 // is there but not a regular file (a folder, a symlink, a device).
 void check_output_file(const std::string& path);
+// The check of an option naming a file a command writes (--prometheus, --html): a name,
+// and not '-', which is standard output for --json only. "" when it is one.
+std::string output_file_name_problem(const std::string& value);
 
 // 'rtprov audit': checks the running system against the applied profile.
 struct AuditCommand {

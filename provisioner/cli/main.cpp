@@ -428,7 +428,7 @@ int run_rollback(const Options& o) {
                   << "'; run it in the target before the next boot\n";
     for (const std::string& path : result.kept_dirs)
         std::cerr << "rtprov: warning: kept folder " << path
-                  << ": it holds files rtprov did not write\n";
+                  << ": it holds files the apply did not write\n";
     std::cout << "rolled back: every file rtprov changed is as it was before"
               << (result.kept_edits.empty() ? "" : ", with the edits others made since kept")
               << "\n";

@@ -253,7 +253,22 @@ std::string trial_json(const TrialView& trial) {
 
 std::string prometheus_label(const std::string& value) {
     std::string out;
-    for (char c : value) {
+    for (std::size_t i = 0; i < value.size(); ++i) {
+        const char c = value[i];
+        const auto byte = static_cast<unsigned char>(c);
+        if (byte >= 0x80) {
+            // Label values are UTF-8: a byte that is not part of valid UTF-8 is written as
+            // the code point of the same number (as json_string does), or node-exporter
+            // would drop the whole file.
+            if (std::size_t n = core::utf8_length(value, i)) {
+                out.append(value, i, n);
+                i += n - 1;
+            } else {
+                out += char(0xc0 | (byte >> 6));
+                out += char(0x80 | (byte & 0x3f));
+            }
+            continue;
+        }
         if (c == '\\' || c == '"')
             out += '\\';
         out += c == '\n' ? std::string("\\n") : std::string(1, c);

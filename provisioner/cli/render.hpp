@@ -61,7 +61,8 @@ std::size_t drifted_files(const target::Status& status);
 std::string status_diff_text(const std::vector<pipeline::DriftDiff>& diffs);
 
 // A label value in the Prometheus exposition format, quoted: backslash, double quote and
-// newline escaped (https://prometheus.io/docs/instrumenting/exposition_formats/).
+// newline escaped (https://prometheus.io/docs/instrumenting/exposition_formats/), and a
+// byte that is not part of valid UTF-8 written as the code point of the same number.
 std::string prometheus_label(const std::string& value);
 
 // The '# HELP' and '# TYPE' lines that open a metric (TYPE: gauge, summary, ...).

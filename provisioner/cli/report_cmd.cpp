@@ -82,6 +82,7 @@ void add_report_command(CLI::App& parent, ReportCommand& c) {
         ->add_option("--html", c.html_file,
                      "Write the page to FILE: the verdict, histograms, the worst wake-ups' "
                      "causes when traced, kernel facts and the trend")
+        ->check(output_file_name_problem)
         ->type_name("FILE");
 }
 

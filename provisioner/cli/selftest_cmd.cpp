@@ -214,13 +214,23 @@ void check_output_file(const std::string& path) {
                 ", which rtprov does not replace; name a new file or the file itself");
 }
 
+std::string output_file_name_problem(const std::string& value) {
+    if (value.empty())
+        return "needs the name of the file to write";
+    if (value == "-")
+        return "writes a file; '-' (standard output) is only for --json";
+    return "";
+}
+
 void write_file(const std::string& path, const std::string& content) {
     check_output_file(path);
     fs::path p = fs::absolute(path);
     target::Root dir(p.parent_path().string());
     core::FileState state;
     state.content = content;
-    // a file that is there keeps its mode and owner
+    // a new file is the user's who runs rtprov; a file that is there keeps mode and owner
+    state.uid = ::geteuid();
+    state.gid = ::getegid();
     if (struct stat st{}; ::lstat(p.c_str(), &st) == 0 && S_ISREG(st.st_mode)) {
         state.mode = st.st_mode & 07777;
         state.uid = st.st_uid;
@@ -413,10 +423,12 @@ void add_selftest_command(CLI::App& parent, SelftestCommand& c) {
         ->type_name("FILE");
     app->add_option("--prometheus", c.prometheus_file,
                     "Also write the result in node-exporter textfile format to FILE")
+        ->check(output_file_name_problem)
         ->type_name("FILE");
     app->add_option("--html", c.html_file,
                     "Also write the report as one self-contained HTML page to FILE: the "
                     "verdict, histograms, kernel facts and the trend of earlier runs")
+        ->check(output_file_name_problem)
         ->type_name("FILE");
     app->add_flag("--compare", c.compare,
                   "Compare with the last run with the same CPU, duration, interval, priority, "
@@ -432,10 +444,6 @@ void add_selftest_command(CLI::App& parent, SelftestCommand& c) {
 
 int run_selftest(const SelftestCommand& c) {
     // the files the run ends in: refused now, not after minutes of measuring
-    for (const std::string* file : {&c.prometheus_file, &c.html_file})
-        if (*file == "-")
-            throw Error("--prometheus and --html write files; '-' (standard output) is only "
-                        "for --json");
     for (const std::string* file : {&c.json_file, &c.prometheus_file, &c.html_file})
         if (!file->empty() && *file != "-")
             check_output_file(*file);

@@ -8,6 +8,7 @@
 #include "provisioner/target/firstboot_state.hpp"
 
 #include <algorithm>
+#include <ctime>
 #include <iostream>
 
 namespace rtprov::cli {
@@ -40,6 +41,7 @@ void add_status_options(CLI::App& status, StatusCommand& c) {
                     "newest kept self-test as a Prometheus textfile (node-exporter's textfile "
                     "collector; Debian's reads /var/lib/prometheus/node-exporter/*.prom), "
                     "atomically")
+        ->check(output_file_name_problem)
         ->type_name("FILE");
 }
 
@@ -67,12 +69,14 @@ int run_status(const target::Root& root, const std::string& name, const StatusCo
     else
         std::cout << status_text(status, name, firstboot, trial)
                   << (diffs ? status_diff_text(*diffs) : "");
-    if (!c.prometheus_file.empty())
-        write_file(c.prometheus_file, status_prometheus(status,
-                                                        {status.state ? applied_board(root) : "",
-                                                         RTPROV_VERSION, std::int64_t(now_unix())},
-                                                        firstboot, trial) +
-                                          selftest_metrics);
+    // a state that is not this root's (exit 1) leaves the textfile as it was
+    if (!c.prometheus_file.empty() && status.foreign.empty())
+        write_file(c.prometheus_file,
+                   status_prometheus(status,
+                                     {status.state ? applied_board(root) : "", RTPROV_VERSION,
+                                      std::int64_t(std::time(nullptr))},
+                                     firstboot, trial) +
+                       selftest_metrics);
     // 1: a state that is not this root's; 3: drift, or an apply or rollback that stopped
     // half way; 0: as rtprov wrote it, or nothing applied (rtprov(1), EXIT STATUS).
     if (!status.foreign.empty())

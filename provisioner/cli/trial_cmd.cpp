@@ -298,7 +298,8 @@ void add_trial_command(CLI::App& parent, TrialCommand& c) {
     for (CLI::App* sub : {c.status, c.check})
         sub->add_option("--prometheus", c.prometheus_file,
                         "Also write the trial's outcome as a Prometheus textfile (node-exporter's "
-                        "textfile collector), atomically; the folder must exist");
+                        "textfile collector), atomically; the folder must exist")
+            ->check(output_file_name_problem);
     for (CLI::App* sub : {c.status, c.check, c.commit, c.abort}) {
         sub->add_option("--root", c.root, "Root the trial is recorded in (default '/')");
         sub->add_option("--sysroot", c.sysroot,

@@ -119,7 +119,16 @@ bool carries_mark(const std::string& content) {
 FileCheck judge_file(const Root& root, const State& state, const ManagedFile& file,
                      const std::function<const Backups&()>& backups) {
     FileCheck check;
-    check.current = root.read_entry(file.path, caps::k_managed);
+    try {
+        check.current = root.read_entry(file.path, caps::k_managed);
+    } catch (const Error& e) {
+        // Nothing rtprov could have written (a folder, a FIFO, too large) or unreadable:
+        // drift, and why, so that status reports it and apply and rollback refuse it.
+        check.exists = true;
+        check.drift = Drift::modified;
+        check.detail = e.what();
+        return check;
+    }
     auto sha = check.current ? std::optional(state_sha(*check.current)) : std::nullopt;
     check.exists = check.current.has_value();
     if (check.current)
@@ -816,14 +825,29 @@ RollbackResult rollback(Root& root, const RootLock&, DriftPolicy drift, const Co
         result.ran.push_back(command_text(argv));
     }
 
-    // The state goes last: until then a killed rollback can simply run again.
-    if (state->state_dir_created) {
+    // The state goes last: until then a killed rollback can simply run again. The folder
+    // apply made for it goes with it in one rename, unless it holds more than the apply's
+    // own (its state, backup and trial, rtprov's temporaries), such as kept self-test
+    // reports or first boot's record: then only the state goes, and the folder stays.
+    auto holds_more = [&] {
+        for (const std::string& name : root.list(k_state_dir)) {
+            const std::string path = std::string(k_state_dir) + "/" + name;
+            if (path != k_state_file && path != k_backup_file &&
+                path != core::k_trial_record_path && path != core::k_trial_reports_dir &&
+                !name.starts_with(Root::k_temp_prefix))
+                return true;
+        }
+        return false;
+    };
+    if (state->state_dir_created && !holds_more()) {
         std::string temp = root.temporary_name("/var/lib");
         root.rename(k_state_dir, temp);
         root.remove_tree(temp);
     } else {
         root.remove_file(k_backup_file);
         root.remove_file(k_state_file);
+        if (state->state_dir_created)
+            result.kept_dirs.push_back(k_state_dir);
     }
     return result;
 }

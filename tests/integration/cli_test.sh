@@ -77,6 +77,22 @@ check "the backup archive holds the original" \
 run rollback --root "$work/r"
 check "rollback puts back bytes, mode and owner" [ "$(tree_sum "$work/r")" = "$original" ]
 
+# Self-test reports kept under the folder apply made for its state are not the apply's:
+# rollback takes out the state and leaves them, and says it kept the folder.
+fresh r pi4-trixie
+original=$(tree_sum "$work/r")
+run apply --root "$work/r" --profile pi4
+mkdir -p "$work/r/var/lib/rtprov/selftest"
+echo '{"kept": "report"}' >"$work/r/var/lib/rtprov/selftest/20261205T120000Z.json"
+run rollback --root "$work/r"
+check "rollback with kept self-test reports succeeds" [ "$rc" -eq 0 ] || echo "$err" >&2
+check "and keeps the reports" grep -q kept "$work/r/var/lib/rtprov/selftest/20261205T120000Z.json"
+check "and says it kept their folder" grep -qF "kept folder /var/lib/rtprov: it holds files the apply did not write" <<<"$err"
+check "and takes out the state and its backup" \
+    bash -c "[ ! -e '$work/r/var/lib/rtprov/state' ] && [ ! -e '$work/r/var/lib/rtprov/backup.tar' ]"
+rm -r "$work/r/var/lib/rtprov"
+check "and, the reports aside, restores the tree byte for byte" [ "$(tree_sum "$work/r")" = "$original" ]
+
 # -- profiles -----------------------------------------------------------------------------
 fresh r pi4-trixie
 mkdir -p "$work/r/etc/rtprov/profiles"

@@ -110,12 +110,42 @@ sed -i '$d' "$r/etc/rtprov/profile.yaml"
 run status --root "$r"
 check "with both edits undone, status exits 0" [ "$rc" -eq 0 ]
 
+# -- a managed file replaced by a folder or a FIFO: drift (exit 3), not a failure ----------
+mv "$r$dropin" "$work/dropin.kept"
+mkdir "$r$dropin"
+run status --root "$r" --prometheus "$prom"
+check "a folder where rtprov wrote a file is drift (exit 3)" [ "$rc" -eq 3 ] || echo "rc $rc: $err" >&2
+check "status says why" grep -qF "is a folder, not a regular file" <<<"$out"
+check "the textfile counts it" grep -qx "rtprov_file_drift{path=\"$dropin\",drift=\"modified\"} 1" "$prom"
+rmdir "$r$dropin"
+mkfifo "$r$dropin"
+run status --root "$r"
+check "a FIFO there is drift too (exit 3), read without blocking" [ "$rc" -eq 3 ] || echo "rc $rc: $err" >&2
+rm "$r$dropin"
+mv "$work/dropin.kept" "$r$dropin"
+
 # -- a state copied from another root: status shows it, exits 1 ----------------------------
 fresh other pi4-trixie
 cp -a "$r/var/lib/rtprov" "$work/other/var/lib/"
+cp "$prom" "$work/prom.before"
 run status --root "$work/other" --prometheus "$prom"
 check "status of a foreign state exits 1" [ "$rc" -eq 1 ]
 check "and shows it as foreign" grep -q '^FOREIGN STATE: ' <<<"$out"
+check "and leaves the textfile as it was" cmp -s "$prom" "$work/prom.before"
+
+# -- what --prometheus names: a file, written by whoever runs rtprov ------------------------
+run status --root "$r" --prometheus -
+check "--prometheus - is refused (exit 2)" [ "$rc" -eq 2 ]
+check "and says '-' is for --json only" grep -qF "'-' (standard output) is only for --json" <<<"$err"
+check "and writes no file named '-'" [ ! -e ./- ]
+run status --root "$r" --prometheus ""
+check "--prometheus '' is refused (exit 2)" [ "$rc" -eq 2 ]
+mkdir "$work/nobody" && chown 65534:65534 "$work/nobody"
+chmod 0755 "$work"
+setpriv --reuid=65534 --regid=65534 --clear-groups "$rtprov" trial status --root "$work/nobody" \
+    --prometheus "$work/nobody/status.prom" >/dev/null 2>"$work/nobody.err"
+check "a user who is not root writes a new textfile, owned by that user" \
+    [ "$(stat -c %u:%g "$work/nobody/status.prom" 2>/dev/null)" = 65534:65534 ] || cat "$work/nobody.err" >&2
 
 # -- rolled back: nothing applied, 0 -------------------------------------------------------
 run rollback --root "$r" --force

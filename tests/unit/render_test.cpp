@@ -151,6 +151,16 @@ TEST_CASE("the status textfile has HELP and TYPE for every metric and escapes la
           "rtprov_trial_info{phase=\"none\"} 1\n");
 }
 
+TEST_CASE("a label value keeps valid UTF-8 and writes any other byte as its code point") {
+    // 0xff 0xfe alone are no UTF-8; node-exporter drops a file with them
+    CHECK(cli::prometheus_label("Pi\xff\xfe"
+                                " x \xc3\xa9 \xe2\x82\xac") == "\"Pi\xc3\xbf\xc3\xbe"
+                                                               " x \xc3\xa9 \xe2\x82\xac\"");
+    // an overlong '/' (0xc0 0xaf) and a lone surrogate (0xed 0xa0 0x80) are not UTF-8 either
+    CHECK(cli::prometheus_label("\xc0\xaf\xed\xa0\x80") ==
+          "\"\xc3\x80\xc2\xaf\xc3\xad\xc2\xa0\xc2\x80\"");
+}
+
 TEST_CASE("the status textfile carries first boot's outcome") {
     target::FirstbootState firstboot;
     firstboot.phase = "done";
