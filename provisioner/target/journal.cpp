@@ -297,9 +297,17 @@ void check_is_system_root(const Root& root) {
 }
 
 std::optional<State> read_state(const Root& root) {
-    auto file = root.read(k_state_file, caps::k_state);
+    // rtprov writes its state as a regular file: a link there (dangling or not) is not
+    // "nothing applied"
+    auto file = root.read_entry(k_state_file, caps::k_state);
     if (!file)
         return std::nullopt;
+    if (file->symlink)
+        throw Error(quoted(root.host_path(k_state_file)) +
+                    " is a symbolic link, which rtprov never writes: the state was forged or "
+                    "damaged, and nothing was run or changed; move " +
+                    quoted(root.host_path(k_state_dir)) +
+                    " away if rtprov never applied anything here");
     State state = parse_state(file->content, root.host_path(k_state_file));
     // Its checksum proves only that the file is whole: anyone who can write it can make
     // it match. So what it could make rtprov do is checked against what rtprov itself
@@ -859,8 +867,10 @@ Status read_status(const Root& root) {
         return status;
     std::optional<Backups> cache;
     std::vector<FileCheck> checks = check_files(root, *status.state, lazy_backups(root, cache));
+    // what would make apply and rollback refuse the state makes status say so (exit 1)
     try {
         refuse_foreign(root, *status.state, checks);
+        refuse_unmarked(root, *status.state, checks);
     } catch (const Error& e) {
         status.foreign = e.what();
     }

@@ -190,6 +190,17 @@ bounded rollback --root "$work/r" --force
 check "a file of the image listed as created by rtprov is not removed, even with --force" [ -f "$work/r/etc/fstab" ]
 check "the refusal says it lacks rtprov's mark" grep -q "lists '$work/r/etc/fstab' as a file rtprov created, but it does not carry rtprov's mark" <<<"$err"
 check "and nothing changed" [ "$(tree_sum "$work/r")" = "$before" ]
+bounded status --root "$work/r"
+check "status says so too (exit 1), as rollback does" \
+    bash -c "[ $rc -eq 1 ] && grep -qF \"it does not carry rtprov's mark\" <<<\"\$1\"" _ "$out"
+# A link where the state is (dangling or not): not "nothing applied"
+mv "$work/r/var/lib/rtprov/state" "$work/state.kept"
+ln -s /nonexistent "$work/r/var/lib/rtprov/state"
+bounded status --root "$work/r"
+check "a symbolic link as the state fails status (exit 1), naming it" \
+    bash -c "[ $rc -eq 1 ] && grep -qF \"'$work/r/var/lib/rtprov/state' is a symbolic link, which rtprov never writes\" <<<\"\$1\"" _ "$err"
+bounded rollback --root "$work/r"
+check "and rollback refuses it (exit 1)" [ "$rc" -eq 1 ]
 fresh r pi4-trixie
 "$rtprov" apply --root "$work/r" --profile pi4 >/dev/null 2>&1
 forge_state "$work/r" "dir /"
