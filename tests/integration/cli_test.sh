@@ -290,10 +290,21 @@ check "after rollback with SOURCE_DATE_EPOCH: files as before, no folder later t
     echo "$left" >&2
 fresh sde3 debian13
 before=$(tree_listing "$work/sde3")
-SOURCE_DATE_EPOCH=yesterday "$rtprov" apply --root "$work/sde3" --profile x86-debian13 \
-    --set board.cpus=4 >/dev/null 2>"$work/sde.err"
-rc=$?
-check "a SOURCE_DATE_EPOCH that is not a time is refused (exit 1)" [ "$rc" -eq 1 ]
-check "saying so" grep -qF "SOURCE_DATE_EPOCH='yesterday' is not a number of seconds since 1970" "$work/sde.err"
-check "and nothing was changed" [ "$(tree_listing "$work/sde3")" = "$before" ]
+# refused_sde VALUE MESSAGE: apply with SOURCE_DATE_EPOCH=VALUE fails (exit 1) with MESSAGE
+# and changes nothing
+refused_sde() {
+    SOURCE_DATE_EPOCH=$1 "$rtprov" apply --root "$work/sde3" --profile x86-debian13 \
+        --set board.cpus=4 >/dev/null 2>"$work/sde.err"
+    local rc=$?
+    check "SOURCE_DATE_EPOCH='$1' is refused (exit 1)" [ "$rc" -eq 1 ]
+    check "saying why, and what to do" grep -qxF "rtprov: error: SOURCE_DATE_EPOCH='$1' $2; unset it or set it to seconds since 1970, e.g. the last commit's time: SOURCE_DATE_EPOCH=\$(git log -1 --format=%ct)" "$work/sde.err" ||
+        cat "$work/sde.err" >&2
+    check "and nothing was changed" [ "$(tree_listing "$work/sde3")" = "$before" ]
+}
+digits_only="is not a number of seconds since 1970 (ASCII digits only, no sign or space)"
+refused_sde yesterday "$digits_only"
+refused_sde +1700000000 "$digits_only"
+refused_sde " 1700000000" "$digits_only"
+refused_sde "" "$digits_only"
+refused_sde 15032385536 "is later than 15032385535 (2446-05-10T22:38:55Z), the latest time ext4 stores"
 finish
