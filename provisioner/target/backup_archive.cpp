@@ -86,7 +86,7 @@ std::string write_backup_archive(const Backups& backups) {
             la.archive_entry_set_perm(entry.get(), 0777);
             la.archive_entry_set_uid(entry.get(), state.uid);
             la.archive_entry_set_gid(entry.get(), state.gid);
-            la.archive_entry_set_mtime(entry.get(), state.mtime, 0);
+            la.archive_entry_set_mtime(entry.get(), state.mtime.value_or(0), 0);
             la.archive_entry_set_size(entry.get(), 0);
             if (la.archive_write_header(writer.get(), entry.get()) != ARCHIVE_OK)
                 throw Error(std::string("cannot write backup archive: ") +
@@ -97,7 +97,7 @@ std::string write_backup_archive(const Backups& backups) {
         la.archive_entry_set_perm(entry.get(), state.mode);
         la.archive_entry_set_uid(entry.get(), state.uid);
         la.archive_entry_set_gid(entry.get(), state.gid);
-        la.archive_entry_set_mtime(entry.get(), state.mtime, 0);
+        la.archive_entry_set_mtime(entry.get(), state.mtime.value_or(0), 0);
         la.archive_entry_set_size(entry.get(), la_int64_t(state.content.size()));
         if (la.archive_write_header(writer.get(), entry.get()) != ARCHIVE_OK ||
             la.archive_write_data(writer.get(), state.content.data(), state.content.size()) !=

@@ -493,10 +493,8 @@ void Root::write(const std::string& path, const core::FileState& state) {
                         errno_text(errno));
         if (::fchownat(dir_fd.get(), temp.c_str(), state.uid, state.gid, AT_SYMLINK_NOFOLLOW) != 0)
             throw fail("cannot set owner of symlink");
-        if (const std::int64_t mtime =
-                state.mtime != 0 ? state.mtime : m_source_date_epoch.value_or(0);
-            mtime != 0) {
-            const timespec times[2] = {{0, UTIME_OMIT}, {mtime, 0}};
+        if (const auto mtime = state.mtime ? state.mtime : m_source_date_epoch) {
+            const timespec times[2] = {{0, UTIME_OMIT}, {*mtime, 0}};
             if (::utimensat(dir_fd.get(), temp.c_str(), times, AT_SYMLINK_NOFOLLOW) != 0)
                 throw fail("cannot set the modification time of symlink");
         }
@@ -523,9 +521,8 @@ void Root::write(const std::string& path, const core::FileState& state) {
         throw fail("cannot set owner of");
     if (::fchmod(fd.get(), state.mode) != 0)
         throw fail("cannot set mode of");
-    if (const std::int64_t mtime = state.mtime != 0 ? state.mtime : m_source_date_epoch.value_or(0);
-        mtime != 0) {
-        timespec times[2] = {{0, UTIME_OMIT}, {mtime, 0}};
+    if (const auto mtime = state.mtime ? state.mtime : m_source_date_epoch) {
+        const timespec times[2] = {{0, UTIME_OMIT}, {*mtime, 0}};
         if (::futimens(fd.get(), times) != 0)
             throw fail("cannot set the modification time of");
     }

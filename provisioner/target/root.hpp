@@ -91,7 +91,7 @@ class Root {
 
     // Replaces or creates the entry 'path' (its folder resolved, its last name not
     // followed: a symlink there is replaced, not written through) with 'state' (bytes,
-    // mode, owner, mtime when non-zero): temp file in the same directory, fsync, rename,
+    // mode, owner, mtime when it has one): temp file in the same directory, fsync, rename,
     // fsync of the directory. The parent must exist. A regular file that already holds
     // 'state' is not rewritten. Callers that mean to write through a link resolve()
     // first. Throws rtprov::Error, also when the entry is neither a regular file nor a

@@ -34,7 +34,7 @@ core::Plan two_changes(const Root& root) {
     next.content = "GRUB_CMDLINE_LINUX_DEFAULT=\"quiet isolcpus=3\"\n";
     plan.changes.push_back({"/etc/default/grub", grub, next, "test"});
     plan.changes.push_back(
-        {"/etc/rtprov/sub/owned.conf", std::nullopt, {k_owned, 0644, 0, 0, 0}, "test"});
+        {"/etc/rtprov/sub/owned.conf", std::nullopt, {k_owned, 0644, 0, 0, std::nullopt}, "test"});
     return plan;
 }
 
@@ -371,7 +371,7 @@ TEST_CASE("a state naming a command rtprov never plans is refused before anythin
     apply_plan(root, RootLock(root), two_changes(root), k_info);
     State forged = *read_state(root);
     forged.ran.push_back({"sh", "-c", "touch /pwned"});
-    root.write(k_state_file, core::FileState{serialize_state(forged), 0600, 0, 0, 0});
+    root.write(k_state_file, core::FileState{serialize_state(forged), 0600, 0, 0, std::nullopt});
     bool ran = false;
     CHECK_THROWS_AS(rollback(root, RootLock(root), DriftPolicy::refuse,
                              [&](const std::vector<std::string>&) {

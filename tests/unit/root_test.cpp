@@ -105,7 +105,7 @@ TEST_CASE("a write through an absolute symlink lands inside the root") {
     fs::create_symlink(outside.path(), dir.path() + "/etc/link");
     fs::create_directories(dir.path() + outside.path());
     Root root(dir.path());
-    root.write("/etc/link/file", FileState{"hello\n", 0644, 0, 0, 0});
+    root.write("/etc/link/file", FileState{"hello\n", 0644, 0, 0, std::nullopt});
     CHECK(dir.read(outside.path().substr(1) + "/file") == "hello\n");
     CHECK_FALSE(fs::exists(outside.path() + "/file"));
 }
@@ -114,13 +114,13 @@ TEST_CASE("a write is atomic, keeps the requested mode and owner, and leaves no 
     TempDir dir;
     fs::create_directories(dir.path() + "/etc");
     Root root(dir.path());
-    root.write("/etc/f", FileState{"one\n", 0640, 0, 0, 0});
+    root.write("/etc/f", FileState{"one\n", 0640, 0, 0, std::nullopt});
     struct stat st = stat_of(dir.path() + "/etc/f");
     CHECK((st.st_mode & 07777) == 0640);
     CHECK(dir.read("etc/f") == "one\n");
 
     if (::geteuid() == 0) {
-        root.write("/etc/f", FileState{"two\n", 0600, 1234, 5678, 0});
+        root.write("/etc/f", FileState{"two\n", 0600, 1234, 5678, std::nullopt});
         st = stat_of(dir.path() + "/etc/f");
         CHECK(st.st_uid == 1234u);
         CHECK(st.st_gid == 5678u);
@@ -138,7 +138,7 @@ TEST_CASE("writing unchanged content does not rewrite the file") {
     TempDir dir;
     fs::create_directories(dir.path() + "/etc");
     Root root(dir.path());
-    FileState state{"same\n", 0644, ::geteuid(), ::getegid(), 0};
+    FileState state{"same\n", 0644, ::geteuid(), ::getegid(), std::nullopt};
     root.write("/etc/f", state);
     ino_t before = stat_of(dir.path() + "/etc/f").st_ino;
     root.write("/etc/f", state);
@@ -207,10 +207,24 @@ TEST_CASE("write replaces a symlink at the last name instead of writing through 
     dir.write("etc/fstab", "fstab\n");
     fs::create_symlink("/etc/fstab", dir.path() + "/etc/managed");
     Root root(dir.path());
-    root.write("/etc/managed", FileState{"restored\n", 0644, ::geteuid(), ::getegid(), 0});
+    root.write("/etc/managed",
+               FileState{"restored\n", 0644, ::geteuid(), ::getegid(), std::nullopt});
     CHECK(dir.read("etc/fstab") == "fstab\n");
     CHECK_FALSE(fs::is_symlink(dir.path() + "/etc/managed"));
     CHECK(dir.read("etc/managed") == "restored\n");
+}
+
+TEST_CASE("a time of 0 is a time: a file's own, and SOURCE_DATE_EPOCH=0") {
+    TempDir dir;
+    fs::create_directories(dir.path() + "/etc");
+    Root root(dir.path());
+    root.write("/etc/own", FileState{"own\n", 0644, ::geteuid(), ::getegid(), 0});
+    CHECK(stat_of(dir.path() + "/etc/own").st_mtim.tv_sec == 0);
+    root.set_source_date_epoch(0);
+    root.write("/etc/file", FileState{"file\n", 0644, ::geteuid(), ::getegid(), std::nullopt});
+    root.write("/etc/link", rtprov::core::symlink_to("/etc/file"));
+    CHECK(stat_of(dir.path() + "/etc/file").st_mtim.tv_sec == 0);
+    CHECK(stat_of(dir.path() + "/etc/link").st_mtim.tv_sec == 0);
 }
 
 TEST_CASE("stale temporaries of a killed run are removed") {
