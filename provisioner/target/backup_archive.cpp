@@ -143,7 +143,10 @@ Backups read_backup_archive(const std::string& bytes, const std::string& label) 
             core::FileState link = core::symlink_to(target);
             link.uid = unsigned(la.archive_entry_uid(entry));
             link.gid = unsigned(la.archive_entry_gid(entry));
-            link.mtime = la.archive_entry_mtime(entry);
+            // archives written before links kept their time hold 0 for it: such a link
+            // is not given 1970 back, but the time it is written at
+            if (const auto mtime = la.archive_entry_mtime(entry); mtime != 0)
+                link.mtime = mtime;
             backups[path] = std::move(link);
             continue;
         }

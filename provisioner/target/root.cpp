@@ -372,6 +372,7 @@ std::optional<core::FileState> Root::read_entry(const std::string& path, const S
         core::FileState state = core::symlink_to(target);
         state.uid = st.st_uid;
         state.gid = st.st_gid;
+        state.mtime = st.st_mtim.tv_sec; // a link's own time, which rollback gives back
         return state;
     }
     return read_resolved(resolved, cap);

@@ -79,8 +79,9 @@ class Root {
     std::optional<core::FileState> read(const std::string& path, const SizeCap& cap) const;
 
     // The entry 'path' itself (its folder resolved, its last name not followed): a
-    // regular file (as read() reads it), or a symlink with its target. nullopt when there
-    // is nothing there. Throws rtprov::Error for anything else (a folder, a device).
+    // regular file (as read() reads it), or a symlink with its target, owner and own
+    // mtime. nullopt when there is nothing there. Throws rtprov::Error for anything else
+    // (a folder, a device).
     std::optional<core::FileState> read_entry(const std::string& path, const SizeCap& cap) const;
 
     bool is_directory(const std::string& path) const;

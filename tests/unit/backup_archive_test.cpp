@@ -38,6 +38,17 @@ TEST_CASE("the backup archive keeps bytes, mode, owner and mtime") {
     CHECK(write_backup_archive(backups) == bytes); // deterministic
 }
 
+TEST_CASE("the backup archive keeps a symlink's own time; a time of 0 there is none") {
+    Backups backups;
+    backups["/etc/a"] = rtprov::core::symlink_to("/lib/a");
+    backups["/etc/a"].mtime = 1700000000;
+    backups["/etc/old"] = rtprov::core::symlink_to("/lib/old");
+    backups["/etc/old"].mtime = 0; // as archives from before links kept their time hold
+    Backups back = read_backup_archive(write_backup_archive(backups), "backup.tar");
+    CHECK(back["/etc/a"].mtime == 1700000000);
+    CHECK_FALSE(back["/etc/old"].mtime);
+}
+
 TEST_CASE("a damaged backup archive is an error") {
     Backups backups;
     backups["/etc/x"] = {"content\n", 0644, 0, 0, std::nullopt};

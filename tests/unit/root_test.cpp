@@ -214,6 +214,22 @@ TEST_CASE("write replaces a symlink at the last name instead of writing through 
     CHECK(dir.read("etc/managed") == "restored\n");
 }
 
+TEST_CASE("a symlink is read with its own time, and written back with it") {
+    TempDir dir;
+    fs::create_directories(dir.path() + "/etc");
+    fs::create_symlink("/lib/systemd/system/x.service", dir.path() + "/etc/x.service");
+    const timespec times[2] = {{0, UTIME_OMIT}, {1234567890, 0}};
+    REQUIRE(::utimensat(AT_FDCWD, (dir.path() + "/etc/x.service").c_str(), times,
+                        AT_SYMLINK_NOFOLLOW) == 0);
+    Root root(dir.path());
+    const auto link = root.read_entry("/etc/x.service", rtprov::target::caps::k_managed);
+    REQUIRE(link);
+    CHECK(link->mtime == 1234567890);
+    REQUIRE(root.remove_file("/etc/x.service"));
+    root.write("/etc/x.service", *link);
+    CHECK(stat_of(dir.path() + "/etc/x.service").st_mtim.tv_sec == 1234567890);
+}
+
 TEST_CASE("a time of 0 is a time: a file's own, and SOURCE_DATE_EPOCH=0") {
     TempDir dir;
     fs::create_directories(dir.path() + "/etc");
