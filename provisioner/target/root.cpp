@@ -208,10 +208,10 @@ core::Fd Root::open_directory(const std::string& resolved) const {
 }
 
 void Root::sync_directory(const core::Fd& dir_fd, const std::string& resolved_dir) const {
-    // a folder whose entries changed: its time no later than SOURCE_DATE_EPOCH
-    struct stat st {};
-    if (m_source_date_epoch && ::fstat(dir_fd.get(), &st) == 0 &&
-        st.st_mtim.tv_sec >= *m_source_date_epoch) {
+    // a folder whose entries changed: SOURCE_DATE_EPOCH's time, whether the clock is
+    // before it or after it (only lowering a later time would leave the clock's where
+    // SOURCE_DATE_EPOCH is ahead of it, and two builds would differ)
+    if (m_source_date_epoch) {
         const timespec times[2] = {{0, UTIME_OMIT}, {*m_source_date_epoch, 0}};
         if (::futimens(dir_fd.get(), times) != 0)
             throw Error("cannot set the modification time of folder " +

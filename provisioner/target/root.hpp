@@ -137,9 +137,10 @@ class Root {
     // kill rtprov between any two steps; it does nothing otherwise.
     void set_step_hook(std::function<void()> hook) { m_step_hook = std::move(hook); }
 
-    // SOURCE_DATE_EPOCH (reproducible builds): from now on a file written with no mtime
-    // of its own and a folder created get this time as theirs, and a folder whose
-    // entries change keeps a time no later than it, so an image built twice is the same.
+    // SOURCE_DATE_EPOCH (reproducible builds): from now on a file or link written with
+    // no mtime of its own, a folder created and a folder whose entries change get
+    // exactly this time as their mtime, earlier or later than the clock. (Only mtimes:
+    // ctimes and atimes stay the clock's.)
     void set_source_date_epoch(std::int64_t seconds) { m_source_date_epoch = seconds; }
 
     static constexpr const char* k_temp_prefix = ".rtprov-tmp-";

@@ -243,6 +243,28 @@ TEST_CASE("a time of 0 is a time: a file's own, and SOURCE_DATE_EPOCH=0") {
     CHECK(stat_of(dir.path() + "/etc/link").st_mtim.tv_sec == 0);
 }
 
+TEST_CASE("with SOURCE_DATE_EPOCH before or after the clock, what is written and the "
+          "folders it changes get exactly that time") {
+    for (const std::int64_t epoch :
+         {std::int64_t(1700000000), std::int64_t(::time(nullptr)) + 10 * 365 * 86400}) {
+        TempDir dir;
+        fs::create_directories(dir.path() + "/etc");
+        const timespec old[2] = {{0, UTIME_OMIT}, {1000, 0}};
+        REQUIRE(::utimensat(AT_FDCWD, (dir.path() + "/etc").c_str(), old, 0) == 0);
+        Root root(dir.path());
+        root.set_source_date_epoch(epoch);
+        root.make_directories("/etc/new/deeper");
+        root.write("/etc/new/deeper/file",
+                   FileState{"x\n", 0644, ::geteuid(), ::getegid(), std::nullopt});
+        root.write("/etc/link", rtprov::core::symlink_to("/etc/new"));
+        for (const char* path :
+             {"/etc", "/etc/new", "/etc/new/deeper", "/etc/new/deeper/file", "/etc/link"}) {
+            INFO(path << " with SOURCE_DATE_EPOCH " << epoch);
+            CHECK(stat_of(dir.path() + path).st_mtim.tv_sec == epoch);
+        }
+    }
+}
+
 TEST_CASE("stale temporaries of a killed run are removed") {
     TempDir dir;
     dir.write("etc/.rtprov-tmp-abc", "half");
