@@ -163,12 +163,29 @@ std::string target_option(const Options& o, const target::Root& root) {
     return o.live ? "--live" : !o.image.empty() ? "--image " + o.image : "--root " + root.path();
 }
 
-// What apply and rollback write takes SOURCE_DATE_EPOCH's time when it is set (an image
-// built twice is the same). Test hook (documented in docs/ARCHITECTURE.md):
+// The time apply and rollback give what they write and record: SOURCE_DATE_EPOCH's,
+// read before the target is opened, so a value refused leaves an image as it was. None
+// with --live: the running system's files keep real times.
+std::optional<std::int64_t> write_time(const Options& o) {
+    if (!o.live)
+        return cli::source_date_epoch();
+    if (std::getenv("SOURCE_DATE_EPOCH"))
+        std::cerr << "rtprov: warning: SOURCE_DATE_EPOCH ignored: --live changes the running "
+                     "system, whose files keep real times\n";
+    return std::nullopt;
+}
+
+// "2026-11-30T01:00:00Z": the time an apply records, SOURCE_DATE_EPOCH's or the clock's.
+std::string applied_at(std::optional<std::int64_t> epoch) {
+    return cli::utc_text(epoch ? std::time_t(*epoch) : std::time(nullptr));
+}
+
+// What apply and rollback write takes 'epoch' as its time when there is one (an image
+// built twice has the same file times). Test hook (documented in docs/ARCHITECTURE.md):
 // RTPROV_TEST_KILL_AT_STEP=N makes rtprov SIGKILL itself before its Nth durable step, to
 // prove that an interrupted run converges.
-void prepare_writes(target::Root& root) {
-    if (const auto epoch = cli::source_date_epoch())
+void prepare_writes(target::Root& root, std::optional<std::int64_t> epoch) {
+    if (epoch)
         root.set_source_date_epoch(*epoch);
     const char* at = std::getenv("RTPROV_TEST_KILL_AT_STEP");
     if (!at)
@@ -272,6 +289,7 @@ void print_nothing_to_change(const Options& o, const target::Root& root,
 }
 
 int run_apply(const Options& o) {
+    const std::optional<std::int64_t> epoch = write_time(o);
     auto root = open_root(o, true, true);
     target::check_is_system_root(*root);
     if (g_image) {
@@ -302,8 +320,8 @@ int run_apply(const Options& o) {
         throw Error("apply refused: the plan has errors (above); nothing was written");
     }
     print_findings_to_stderr(p.plan);
-    prepare_writes(*root);
-    target::ApplyInfo info{p.profile.name, core::sha256_hex(p.profile_yaml), cli::utc_now(),
+    prepare_writes(*root, epoch);
+    target::ApplyInfo info{p.profile.name, core::sha256_hex(p.profile_yaml), applied_at(epoch),
                            core::to_string(p.profile.board.boot.loader)};
     if (o.runtime && !o.live)
         throw CLI::ValidationError("--runtime", "--runtime changes the running system: use it "
@@ -375,6 +393,7 @@ target::DriftPolicy drift_policy(const Options& o) {
 }
 
 int run_rollback(const Options& o) {
+    const std::optional<std::int64_t> epoch = write_time(o);
     auto root = open_root(o, true, true);
     auto nothing = [&] {
         std::cout << "nothing to roll back: rtprov has not applied anything to "
@@ -392,7 +411,7 @@ int run_rollback(const Options& o) {
         root = reopen_writable(std::move(root));
     }
     target::RootLock lock(*root, inherited_lock_fd());
-    prepare_writes(*root);
+    prepare_writes(*root, epoch);
     pipeline::SystemdBus systemd_bus;
     pipeline::RolledBack rolled = pipeline::rollback(
         *root, lock, drift_policy(o),

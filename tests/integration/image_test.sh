@@ -76,6 +76,22 @@ run apply --image "$img" --profile x86-debian13 --set board.cpus=4
 check "a second apply changes nothing" grep -qF "nothing to change: image '$img' already matches profile 'x86-debian13'" <<<"$out"
 check "and, found read-only, writes no byte of the image (not even a mount count)" \
     [ "$(sha256sum <"$img")" = "$sum" ]
+# a SOURCE_DATE_EPOCH that is refused: refused before the image is opened read-write, so
+# not a byte of it, nor its time, changes (a read-write mount alone writes the superblock)
+mtime=$(stat -c %Y.%y "$img")
+run_sde() {
+    out=$(SOURCE_DATE_EPOCH=$1 "$rtprov" apply --image "$img" --profile x86-debian13 \
+        --set board.cpus=4 --set tuning.kernel.extra='[nosoftlockup]' 2>"$work/stderr")
+    rc=$?
+    err=$(cat "$work/stderr")
+}
+for bad in +1700000000 " 1700000000" 99999999999; do
+    run_sde "$bad"
+    check "apply --image with SOURCE_DATE_EPOCH='$bad' is refused (exit 1)" [ "$rc" -eq 1 ] ||
+        echo "$err" >&2
+    check "and leaves every byte of the image and its time as they were" \
+        [ "$(sha256sum <"$img") $(stat -c %Y.%y "$img")" = "$sum $mtime" ]
+done
 # the image on a read-only file system: an apply that changes nothing still answers, a
 # rollback says it cannot write and why
 mkdir -p "$work/ro"
