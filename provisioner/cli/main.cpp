@@ -163,12 +163,29 @@ std::string target_option(const Options& o, const target::Root& root) {
     return o.live ? "--live" : !o.image.empty() ? "--image " + o.image : "--root " + root.path();
 }
 
-// What apply and rollback write takes SOURCE_DATE_EPOCH's time when it is set (an image
-// built twice is the same). Test hook (documented in docs/ARCHITECTURE.md):
+// The time apply and rollback give what they write and record: SOURCE_DATE_EPOCH's,
+// read before the target is opened, so a value refused leaves an image as it was. None
+// with --live: the running system's files keep real times.
+std::optional<std::int64_t> write_time(const Options& o) {
+    if (!o.live)
+        return cli::source_date_epoch();
+    if (std::getenv("SOURCE_DATE_EPOCH"))
+        std::cerr << "rtprov: warning: SOURCE_DATE_EPOCH ignored: --live changes the running "
+                     "system, whose files keep real times\n";
+    return std::nullopt;
+}
+
+// "2026-11-30T01:00:00Z": the time an apply records, SOURCE_DATE_EPOCH's or the clock's.
+std::string applied_at(std::optional<std::int64_t> epoch) {
+    return cli::utc_text(epoch ? std::time_t(*epoch) : std::time(nullptr));
+}
+
+// What apply and rollback write takes 'epoch' as its time when there is one (an image
+// built twice has the same file times). Test hook (documented in docs/ARCHITECTURE.md):
 // RTPROV_TEST_KILL_AT_STEP=N makes rtprov SIGKILL itself before its Nth durable step, to
 // prove that an interrupted run converges.
-void prepare_writes(target::Root& root) {
-    if (const auto epoch = cli::source_date_epoch())
+void prepare_writes(target::Root& root, std::optional<std::int64_t> epoch) {
+    if (epoch)
         root.set_source_date_epoch(*epoch);
     const char* at = std::getenv("RTPROV_TEST_KILL_AT_STEP");
     if (!at)
@@ -178,6 +195,27 @@ void prepare_writes(target::Root& root) {
         if (++count == target_step)
             std::raise(SIGKILL);
     });
+}
+
+// Writes an image (--image) back and unmounts it before a command says it succeeded: a
+// failure to is the command's, told after what was done ('done'). The root and its lock
+// go first: a descriptor open in a file system keeps it from being unmounted.
+void close_image(std::unique_ptr<target::Root>& root, std::optional<target::RootLock>& lock,
+                 const std::string& done) {
+    if (!g_image)
+        return;
+    lock.reset();
+    root.reset();
+    try {
+        g_image->close();
+    } catch (const Error& e) {
+        throw Error(done + ", but " + e.what());
+    }
+}
+
+// "3 files", "1 file"
+std::string files_text(std::size_t n) {
+    return std::to_string(n) + (n == 1 ? " file" : " files");
 }
 
 void print_findings_to_stderr(const core::Plan& plan) {
@@ -263,15 +301,15 @@ int run_plan(const Options& o) {
 }
 
 // "nothing to change: image 'x.img' already matches profile 'pi4'"
-void print_nothing_to_change(const Options& o, const target::Root& root,
+void print_nothing_to_change(const Options& o, const std::string& target,
                              const std::string& profile) {
     std::cout << "nothing to change: "
-              << (o.live ? "this machine"
-                         : (o.image.empty() ? "root '" : "image '") + target_name(o, root) + "'")
+              << (o.live ? "this machine" : (o.image.empty() ? "root '" : "image '") + target + "'")
               << " already matches profile '" << profile << "'\n";
 }
 
 int run_apply(const Options& o) {
+    const std::optional<std::int64_t> epoch = write_time(o);
     auto root = open_root(o, true, true);
     target::check_is_system_root(*root);
     if (g_image) {
@@ -285,7 +323,7 @@ int run_apply(const Options& o) {
         }
         // (what a journal not yet replayed holds is seen only read-write)
         if (g_image->warnings().empty() && target::apply_changes_nothing(*root, p.plan)) {
-            print_nothing_to_change(o, *root, p.profile.name);
+            print_nothing_to_change(o, target_name(o, *root), p.profile.name);
             return k_exit_ok;
         }
         target::check_apply(*root, p.plan);
@@ -294,7 +332,8 @@ int run_apply(const Options& o) {
         target::check_is_system_root(*root);
     }
     // Planned under the lock too: what the plan read is what apply changes.
-    target::RootLock lock(*root, inherited_lock_fd());
+    std::optional<target::RootLock> lock;
+    lock.emplace(*root, inherited_lock_fd());
     pipeline::Planned p = make_plan(o, *root);
     if (p.plan.refused()) {
         cli::PlanView view{p.profile.name, target_name(o, *root), o.live, &p.plan, {}};
@@ -302,8 +341,8 @@ int run_apply(const Options& o) {
         throw Error("apply refused: the plan has errors (above); nothing was written");
     }
     print_findings_to_stderr(p.plan);
-    prepare_writes(*root);
-    target::ApplyInfo info{p.profile.name, core::sha256_hex(p.profile_yaml), cli::utc_now(),
+    prepare_writes(*root, epoch);
+    target::ApplyInfo info{p.profile.name, core::sha256_hex(p.profile_yaml), applied_at(epoch),
                            core::to_string(p.profile.board.boot.loader)};
     if (o.runtime && !o.live)
         throw CLI::ValidationError("--runtime", "--runtime changes the running system: use it "
@@ -321,7 +360,7 @@ int run_apply(const Options& o) {
                       << "\n";
     };
     pipeline::Applied applied =
-        pipeline::apply(*root, lock, p, info, command_runner(o, *root), {o.live, o.runtime},
+        pipeline::apply(*root, *lock, p, info, command_runner(o, *root), {o.live, o.runtime},
                         systemd_bus, told_before_error);
     const target::ApplyResult& result = applied.result;
     print_done(applied.online);
@@ -337,8 +376,10 @@ int run_apply(const Options& o) {
     if (result.stale_temporaries_removed > 0)
         std::cerr << "rtprov: info: removed " << result.stale_temporaries_removed
                   << " temporary file(s) left by an interrupted run\n";
+    const std::string target = target_name(o, *root), undo = target_option(o, *root);
+    close_image(root, lock, "apply wrote " + files_text(result.written.size()) + " into the image");
     if (result.nothing_to_do) {
-        print_nothing_to_change(o, *root, p.profile.name);
+        print_nothing_to_change(o, target, p.profile.name);
         return k_exit_ok;
     }
     for (const std::string& path : result.written)
@@ -347,12 +388,12 @@ int run_apply(const Options& o) {
         std::cout << "retired " << path << " (no longer in the profile)\n";
     for (const std::string& command : result.ran)
         std::cout << "ran " << command << "\n";
-    std::cout << "applied profile '" << p.profile.name << "': " << result.written.size()
-              << (result.written.size() == 1 ? " file" : " files") << " changed";
+    std::cout << "applied profile '" << p.profile.name << "': " << files_text(result.written.size())
+              << " changed";
     if (!result.ran.empty())
         std::cout << ", " << result.ran.size()
                   << (result.ran.size() == 1 ? " command" : " commands") << " run";
-    std::cout << "; 'rtprov rollback " << target_option(o, *root) << "' undoes it\n";
+    std::cout << "; 'rtprov rollback " << undo << "' undoes it\n";
     if (o.trial)
         std::cout << "trial armed: "
                   << (p.profile.board.boot.loader == core::BootLoader::rpi_firmware
@@ -375,6 +416,7 @@ target::DriftPolicy drift_policy(const Options& o) {
 }
 
 int run_rollback(const Options& o) {
+    const std::optional<std::int64_t> epoch = write_time(o);
     auto root = open_root(o, true, true);
     auto nothing = [&] {
         std::cout << "nothing to roll back: rtprov has not applied anything to "
@@ -391,11 +433,12 @@ int run_rollback(const Options& o) {
         target::check_rollback(*root, drift_policy(o));
         root = reopen_writable(std::move(root));
     }
-    target::RootLock lock(*root, inherited_lock_fd());
-    prepare_writes(*root);
+    std::optional<target::RootLock> lock;
+    lock.emplace(*root, inherited_lock_fd());
+    prepare_writes(*root, epoch);
     pipeline::SystemdBus systemd_bus;
     pipeline::RolledBack rolled = pipeline::rollback(
-        *root, lock, drift_policy(o),
+        *root, *lock, drift_policy(o),
         o.regenerate == "never" ? target::CommandRunner{} : command_runner(o, *root), o.live,
         systemd_bus);
     const target::RollbackResult& result = rolled.result;
@@ -405,6 +448,9 @@ int run_rollback(const Options& o) {
         throw Error(cli::unfinished_live_rollback(result, rolled.online));
     if (result.nothing_to_do)
         return nothing();
+    close_image(root, lock,
+                "rollback restored " + files_text(result.restored.size()) +
+                    " in the image and removed what rtprov made");
     for (const std::string& path : result.restored)
         std::cout << "restored " << path << "\n";
     for (const auto& [path, edits] : result.kept_edits)

@@ -5,6 +5,7 @@
 #include "provisioner/cli/selftest_render.hpp"
 #include "provisioner/core/error.hpp"
 #include "provisioner/core/plan.hpp"
+#include "provisioner/core/source_date_epoch.hpp"
 #include "provisioner/pipeline/applied_system.hpp"
 #include "provisioner/selftest/report.hpp"
 #include "provisioner/selftest/timerlat_run.hpp"
@@ -148,14 +149,7 @@ std::optional<std::time_t> source_date_epoch() {
     const char* epoch = std::getenv("SOURCE_DATE_EPOCH");
     if (!epoch)
         return std::nullopt;
-    errno = 0;
-    char* end = nullptr;
-    const long long value = std::strtoll(epoch, &end, 10);
-    if (*epoch == '\0' || *end != '\0' || value < 0 || errno == ERANGE ||
-        value > 253402300799) // 9999-12-31T23:59:59Z
-        throw Error("SOURCE_DATE_EPOCH=" + quoted(epoch) +
-                    " is not a number of seconds since 1970; unset it or fix it");
-    return std::time_t(value);
+    return std::time_t(core::parse_source_date_epoch(epoch));
 }
 
 std::time_t now_unix() {

@@ -1,6 +1,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 
 namespace rtprov::core {
@@ -12,7 +13,9 @@ struct FileState {
     unsigned mode = 0644; // permission bits (07777); not used for links
     unsigned uid = 0;
     unsigned gid = 0;
-    std::int64_t mtime = 0; // seconds; restored on rollback, not compared
+    // seconds since 1970 (0 is a time too); restored on rollback, not compared. None: a
+    // file written gets SOURCE_DATE_EPOCH's time or the clock's.
+    std::optional<std::int64_t> mtime = std::nullopt;
     bool symlink = false;
 
     // Same bytes, mode and owner; for links, the same target.

@@ -86,7 +86,7 @@ std::string write_backup_archive(const Backups& backups) {
             la.archive_entry_set_perm(entry.get(), 0777);
             la.archive_entry_set_uid(entry.get(), state.uid);
             la.archive_entry_set_gid(entry.get(), state.gid);
-            la.archive_entry_set_mtime(entry.get(), state.mtime, 0);
+            la.archive_entry_set_mtime(entry.get(), state.mtime.value_or(0), 0);
             la.archive_entry_set_size(entry.get(), 0);
             if (la.archive_write_header(writer.get(), entry.get()) != ARCHIVE_OK)
                 throw Error(std::string("cannot write backup archive: ") +
@@ -97,7 +97,7 @@ std::string write_backup_archive(const Backups& backups) {
         la.archive_entry_set_perm(entry.get(), state.mode);
         la.archive_entry_set_uid(entry.get(), state.uid);
         la.archive_entry_set_gid(entry.get(), state.gid);
-        la.archive_entry_set_mtime(entry.get(), state.mtime, 0);
+        la.archive_entry_set_mtime(entry.get(), state.mtime.value_or(0), 0);
         la.archive_entry_set_size(entry.get(), la_int64_t(state.content.size()));
         if (la.archive_write_header(writer.get(), entry.get()) != ARCHIVE_OK ||
             la.archive_write_data(writer.get(), state.content.data(), state.content.size()) !=
@@ -143,7 +143,10 @@ Backups read_backup_archive(const std::string& bytes, const std::string& label) 
             core::FileState link = core::symlink_to(target);
             link.uid = unsigned(la.archive_entry_uid(entry));
             link.gid = unsigned(la.archive_entry_gid(entry));
-            link.mtime = la.archive_entry_mtime(entry);
+            // archives written before links kept their time hold 0 for it: such a link
+            // is not given 1970 back, but the time it is written at
+            if (const auto mtime = la.archive_entry_mtime(entry); mtime != 0)
+                link.mtime = mtime;
             backups[path] = std::move(link);
             continue;
         }

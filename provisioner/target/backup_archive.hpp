@@ -8,13 +8,15 @@
 namespace rtprov::target {
 
 // The original files rtprov replaced, keyed by their in-root path: bytes, mode, owner
-// and mtime, stored as a POSIX tar archive (libarchive) in <root>/var/lib/rtprov/.
+// and mtime (a symlink's own time too), stored as a POSIX tar archive (libarchive) in
+// <root>/var/lib/rtprov/.
 using Backups = std::map<std::string, core::FileState>;
 
 // The archive's bytes for 'backups'. Deterministic: the same input gives the same bytes.
 std::string write_backup_archive(const Backups& backups);
 
-// Reads an archive made by write_backup_archive(). 'label' names it in errors. Throws
+// Reads an archive made by write_backup_archive(). A symlink's time of 0 reads as none
+// (archives from before links kept their time hold 0). 'label' names it in errors. Throws
 // rtprov::Error when it is damaged or holds anything but regular files.
 Backups read_backup_archive(const std::string& bytes, const std::string& label);
 

@@ -3,6 +3,7 @@
 #include "provisioner/core/error.hpp"
 #include "provisioner/core/shared_library.hpp"
 #include "provisioner/core/text.hpp"
+#include "provisioner/target/loop_users.hpp"
 #include "provisioner/target/mounts.hpp"
 #include "provisioner/target/root.hpp"
 
@@ -134,63 +135,6 @@ bool kernel_mounts(const std::string& fstype) {
             return true;
     }
     return false;
-}
-
-// An attached loop device: its name and the device and inode of its backing file.
-struct AttachedLoop {
-    std::string device; // "/dev/loop3"
-    dev_t file_device = 0;
-    ino_t file_inode = 0;
-};
-
-// The attached loop devices. Each is asked which file it holds by device and inode
-// (LOOP_GET_STATUS64, loop(4)), as losetup does: the path in sysfs is the one the process
-// that attached it saw, which in another mount namespace (a container, a bind mount gone)
-// names another file or none here. The path is the fallback where the device node cannot
-// be opened.
-std::vector<AttachedLoop> attached_loops() {
-    std::vector<AttachedLoop> found;
-    std::error_code ec;
-    for (const auto& entry : fs::directory_iterator("/sys/block", ec)) {
-        const std::string name = entry.path().filename().string();
-        if (name.rfind("loop", 0) != 0)
-            continue;
-        std::ifstream in(entry.path() / "loop" / "backing_file");
-        std::string backing;
-        if (!std::getline(in, backing))
-            continue; // not attached
-        struct loop_info64 info {};
-        const int fd = ::open(("/dev/" + name).c_str(), O_RDONLY | O_CLOEXEC);
-        const bool asked = fd >= 0 && ::ioctl(fd, LOOP_GET_STATUS64, &info) == 0;
-        if (fd >= 0)
-            ::close(fd);
-        struct stat st {};
-        if (asked)
-            found.push_back({"/dev/" + name, dev_t(info.lo_device), ino_t(info.lo_inode)});
-        else if (!backing.ends_with(" (deleted)") && ::stat(backing.c_str(), &st) == 0)
-            found.push_back({"/dev/" + name, st.st_dev, st.st_ino});
-    }
-    return found;
-}
-
-// The loop devices that have the file 'image' attached.
-std::vector<std::string> loops_holding(const struct stat& image) {
-    std::vector<std::string> found;
-    for (const AttachedLoop& loop : attached_loops())
-        if (loop.file_device == image.st_dev && loop.file_inode == image.st_ino)
-            found.push_back(loop.device);
-    return found;
-}
-
-// The loop devices that have a file on one of 'devices' (the image's file systems)
-// attached: such a device keeps the file system, and with it the image, in use after
-// the unmount.
-std::vector<std::string> loops_on(const std::vector<dev_t>& devices) {
-    std::vector<std::string> found;
-    for (const AttachedLoop& loop : attached_loops())
-        if (std::find(devices.begin(), devices.end(), loop.file_device) != devices.end())
-            found.push_back(loop.device);
-    return found;
 }
 
 // "qemu-system-x86 (1234)"
@@ -372,6 +316,24 @@ std::vector<std::string> end_descendants() {
         ::usleep(100'000);
     }
     return left;
+}
+
+// Why the image's loop devices stay attached after the unmount, and what frees them: a
+// loop device (attached with 'losetup -f FILE') or a swap file ('swapon FILE') a command
+// in the image set up on a file in it keeps that file system alive, and with it the loop
+// device under it (autoclear frees that only when nothing uses it). 'swaps': those of
+// the image that were on before the unmount.
+std::string still_attached_why(const std::vector<dev_t>& devices,
+                               const std::vector<ImageSwap>& swaps) {
+    std::vector<std::string> why;
+    if (const auto inner = loops_on(devices); !inner.empty())
+        why.push_back(inner_loops_text(inner));
+    for (const ImageSwap& swap : swaps)
+        why.push_back(image_swap_text(swap));
+    if (why.empty())
+        return "in use after the unmount by something other than a loop device or a swap file "
+               "on a file in the image; they free themselves once it lets go";
+    return core::join(why, "; ");
 }
 
 // Whether the ext3/ext4 file system at 'offset' has a journal to replay: the superblock
@@ -662,15 +624,13 @@ ImageSession::ImageSession(const std::string& image, bool writable)
                                              core::join(loops, ", ") + ")") +
                         "; wait for it to end" +
                         (loops.empty() ? std::string()
-                                       : ", or when no rtprov runs, detach it ('losetup -d " +
-                                             loops.front() + "')") +
+                                       : ", or when no rtprov runs: " + freeing_hint(loops)) +
                         " (nothing was changed)");
         }
         if (auto loops = loops_holding(st); !loops.empty())
             throw Error(rtprov::quoted(m_image) + " is in use: attached to " +
-                        core::join(loops, ", ") +
-                        " (mounted, or set up by hand); unmount it and detach it ('losetup -d " +
-                        loops.front() + "') first (nothing was changed)");
+                        core::join(loops, ", ") + " (mounted, or set up by hand); unmount it and " +
+                        freeing_hint(loops) + " first (nothing was changed)");
         if (auto who = lockers(st); !who.empty())
             throw Error(rtprov::quoted(m_image) + " is in use: " + core::join(who, ", ") +
                         " holds a lock on it (a virtual machine running from it?); stop it "
@@ -854,31 +814,23 @@ void ImageSession::close() {
     if (!m_mount_points.empty())
         if (const auto left = end_descendants(); !left.empty())
             failed = "processes started in the image would not end: " + core::join(left, ", ");
+    // (while its mounts give the files in it a path)
+    const std::vector<ImageSwap> swaps =
+        m_mount_points.empty() ? std::vector<ImageSwap>{} : swaps_in_image(m_root, m_mount_points);
     unmount_all(&failed);
     // something else mounted the image's loop devices: they stay attached while it has them
     if (const auto others = devices.empty() ? std::vector<std::string>{} : holders(devices);
         !others.empty())
         failed += (failed.empty() ? "" : "; ") + std::string("its loop devices stay attached: ") +
                   core::join(others, ", ") + " has them mounted";
-    // A loop device (or swap) a command in the image set up on a file in it keeps that
-    // file system alive after every mount of it is gone, and with it rtprov's loop device
-    // (autoclear frees it only when nothing uses it). Seen here and said.
     struct stat image {};
-    if (failed.empty() && !devices.empty() && m_image_fd >= 0 && ::fstat(m_image_fd, &image) == 0) {
-        std::vector<std::string> left;
-        for (int i = 0; i < 20 && !(left = loops_holding(image)).empty(); ++i)
-            ::usleep(100'000); // the kernel frees an autoclear device after its last close
-        if (!left.empty()) {
-            const auto inner = loops_on(devices);
-            failed =
-                "its loop devices stay attached: " + core::join(left, ", ") +
-                (inner.empty()
-                     ? std::string(" (in use after the unmount: a swap file in "
-                                   "the image? 'swapon --show')")
-                     : " (" + core::join(inner, ", ") + " has a file in the image attached: '" +
-                           core::shell_command({"losetup", "-d", inner.front()}) + "' frees it)");
-        }
-    }
+    if (failed.empty() && !devices.empty() && m_image_fd >= 0 && ::fstat(m_image_fd, &image) == 0)
+        // the kernel frees an autoclear device after its last close
+        if (const auto left = wait_until_detached([&] { return loops_holding(image); }, 21,
+                                                  [] { ::usleep(100'000); });
+            !left.empty())
+            failed = "its loop devices stay attached: " + core::join(left, ", ") + " (" +
+                     still_attached_why(devices, swaps) + ")";
     if (!m_root.empty())
         ::rmdir(m_root.c_str());
     if (m_image_fd >= 0) {

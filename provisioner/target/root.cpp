@@ -208,10 +208,10 @@ core::Fd Root::open_directory(const std::string& resolved) const {
 }
 
 void Root::sync_directory(const core::Fd& dir_fd, const std::string& resolved_dir) const {
-    // a folder whose entries changed: its time no later than SOURCE_DATE_EPOCH
-    struct stat st {};
-    if (m_source_date_epoch && ::fstat(dir_fd.get(), &st) == 0 &&
-        st.st_mtim.tv_sec >= *m_source_date_epoch) {
+    // a folder whose entries changed: SOURCE_DATE_EPOCH's time, whether the clock is
+    // before it or after it (only lowering a later time would leave the clock's where
+    // SOURCE_DATE_EPOCH is ahead of it, and two builds would differ)
+    if (m_source_date_epoch) {
         const timespec times[2] = {{0, UTIME_OMIT}, {*m_source_date_epoch, 0}};
         if (::futimens(dir_fd.get(), times) != 0)
             throw Error("cannot set the modification time of folder " +
@@ -372,6 +372,7 @@ std::optional<core::FileState> Root::read_entry(const std::string& path, const S
         core::FileState state = core::symlink_to(target);
         state.uid = st.st_uid;
         state.gid = st.st_gid;
+        state.mtime = st.st_mtim.tv_sec; // a link's own time, which rollback gives back
         return state;
     }
     return read_resolved(resolved, cap);
@@ -493,10 +494,8 @@ void Root::write(const std::string& path, const core::FileState& state) {
                         errno_text(errno));
         if (::fchownat(dir_fd.get(), temp.c_str(), state.uid, state.gid, AT_SYMLINK_NOFOLLOW) != 0)
             throw fail("cannot set owner of symlink");
-        if (const std::int64_t mtime =
-                state.mtime != 0 ? state.mtime : m_source_date_epoch.value_or(0);
-            mtime != 0) {
-            const timespec times[2] = {{0, UTIME_OMIT}, {mtime, 0}};
+        if (const auto mtime = state.mtime ? state.mtime : m_source_date_epoch) {
+            const timespec times[2] = {{0, UTIME_OMIT}, {*mtime, 0}};
             if (::utimensat(dir_fd.get(), temp.c_str(), times, AT_SYMLINK_NOFOLLOW) != 0)
                 throw fail("cannot set the modification time of symlink");
         }
@@ -523,9 +522,8 @@ void Root::write(const std::string& path, const core::FileState& state) {
         throw fail("cannot set owner of");
     if (::fchmod(fd.get(), state.mode) != 0)
         throw fail("cannot set mode of");
-    if (const std::int64_t mtime = state.mtime != 0 ? state.mtime : m_source_date_epoch.value_or(0);
-        mtime != 0) {
-        timespec times[2] = {{0, UTIME_OMIT}, {mtime, 0}};
+    if (const auto mtime = state.mtime ? state.mtime : m_source_date_epoch) {
+        const timespec times[2] = {{0, UTIME_OMIT}, {*mtime, 0}};
         if (::futimens(fd.get(), times) != 0)
             throw fail("cannot set the modification time of");
     }

@@ -79,8 +79,9 @@ class Root {
     std::optional<core::FileState> read(const std::string& path, const SizeCap& cap) const;
 
     // The entry 'path' itself (its folder resolved, its last name not followed): a
-    // regular file (as read() reads it), or a symlink with its target. nullopt when there
-    // is nothing there. Throws rtprov::Error for anything else (a folder, a device).
+    // regular file (as read() reads it), or a symlink with its target, owner and own
+    // mtime. nullopt when there is nothing there. Throws rtprov::Error for anything else
+    // (a folder, a device).
     std::optional<core::FileState> read_entry(const std::string& path, const SizeCap& cap) const;
 
     bool is_directory(const std::string& path) const;
@@ -91,7 +92,7 @@ class Root {
 
     // Replaces or creates the entry 'path' (its folder resolved, its last name not
     // followed: a symlink there is replaced, not written through) with 'state' (bytes,
-    // mode, owner, mtime when non-zero): temp file in the same directory, fsync, rename,
+    // mode, owner, mtime when it has one): temp file in the same directory, fsync, rename,
     // fsync of the directory. The parent must exist. A regular file that already holds
     // 'state' is not rewritten. Callers that mean to write through a link resolve()
     // first. Throws rtprov::Error, also when the entry is neither a regular file nor a
@@ -136,9 +137,10 @@ class Root {
     // kill rtprov between any two steps; it does nothing otherwise.
     void set_step_hook(std::function<void()> hook) { m_step_hook = std::move(hook); }
 
-    // SOURCE_DATE_EPOCH (reproducible builds): from now on a file written with no mtime
-    // of its own and a folder created get this time as theirs, and a folder whose
-    // entries change keeps a time no later than it, so an image built twice is the same.
+    // SOURCE_DATE_EPOCH (reproducible builds): from now on a file or link written with
+    // no mtime of its own, a folder created and a folder whose entries change get
+    // exactly this time as their mtime, earlier or later than the clock. (Only mtimes:
+    // ctimes and atimes stay the clock's.)
     void set_source_date_epoch(std::int64_t seconds) { m_source_date_epoch = seconds; }
 
     static constexpr const char* k_temp_prefix = ".rtprov-tmp-";

@@ -264,9 +264,10 @@ check "and wrote no state" [ ! -e "$work/irq.state" ]
 # The self-test locks its memory: what it maps is what it costs (exit 3: over a limit).
 run_loading selftest --cpus 0 --duration 1 --pi-probe 0 --history "$work/history" --json "$work/selftest.json"
 check "selftest loads none of them ('$loaded', exit $rc)" [ "${rc/3/0}:$loaded" = "0:" ]
-# SOURCE_DATE_EPOCH (reproducible image builds): what apply writes has that time, a folder
-# whose entries it changes none later, so two applies a second apart make the same tree,
-# times and bytes, rtprov's state and backup included; and rollback leaves no other time.
+# SOURCE_DATE_EPOCH (reproducible image builds): what apply writes and every folder whose
+# entries it changes has exactly that time, so two applies a second apart make the same
+# tree, times and bytes, rtprov's state and backup included; and rollback leaves no other
+# time. So too with a time after the clock's, and with 0, which is a time.
 sde=1700000000
 fixture=$src/tests/fixtures/roots/debian13
 for n in 1 2; do
@@ -280,36 +281,57 @@ tree_listing() {
 }
 check "two applies with SOURCE_DATE_EPOCH a second apart leave the same tree (times and bytes)" \
     [ "$(tree_listing "$work/sde1")" = "$(tree_listing "$work/sde2")" ]
+# not_at_sde DIR SDE: the entries of DIR that rtprov changed (against the fixture) whose
+# time is not SDE
 not_at_sde() {
-    (cd "$work/sde1" && find . -mindepth 1 -print0) | while IFS= read -r -d '' f; do
-        t=$(stat -c %Y "$work/sde1/$f") # (a link's own time)
-        if [ -d "$work/sde1/$f" ]; then
-            # a folder: untouched (the fixture's time) or no later than SOURCE_DATE_EPOCH
+    (cd "$1" && find . -mindepth 1 -print0) | while IFS= read -r -d '' f; do
+        t=$(stat -c %Y "$1/$f") # (a link's own time)
+        if [ -d "$1/$f" ]; then
+            # a folder: untouched (the fixture's time) or SOURCE_DATE_EPOCH's
             [ -d "$fixture/$f" ] && [ "$t" = "$(stat -c %Y "$fixture/$f")" ] && continue
-            [ "$t" -le "$sde" ] || echo "$f $t"
-        elif [ -L "$work/sde1/$f" ]; then
-            [ "$(readlink "$work/sde1/$f")" = "$(readlink "$fixture/$f")" ] ||
-                [ "$t" = "$sde" ] || echo "$f $t" # a link rtprov made
-        elif ! cmp -s "$fixture/$f" "$work/sde1/$f"; then
-            [ "$t" = "$sde" ] || echo "$f $t" # a file rtprov wrote
+            [ "$t" = "$2" ] || echo "$f $t"
+        elif [ -L "$1/$f" ]; then
+            [ "$(readlink "$1/$f")" = "$(readlink "$fixture/$f")" ] ||
+                [ "$t" = "$2" ] || echo "$f $t" # a link rtprov made
+        elif ! cmp -s "$fixture/$f" "$1/$f"; then
+            [ "$t" = "$2" ] || echo "$f $t" # a file rtprov wrote
         fi
     done
 }
-left=$(not_at_sde)
-check "every file apply wrote has SOURCE_DATE_EPOCH's time, no folder a later one" [ -z "$left" ] ||
+left=$(not_at_sde "$work/sde1" $sde)
+check "every file and folder apply wrote or changed has SOURCE_DATE_EPOCH's time" [ -z "$left" ] ||
     echo "$left" >&2
 check "and the state records it as the time of the apply" \
     grep -q "2023-11-14T22:13:20Z" <<<"$("$rtprov" status --root "$work/sde1" 2>&1)"
 SOURCE_DATE_EPOCH=$sde "$rtprov" rollback --root "$work/sde1" >/dev/null 2>&1
-left=$(not_at_sde)
-check "after rollback with SOURCE_DATE_EPOCH: files as before, no folder later than it" [ -z "$left" ] ||
-    echo "$left" >&2
+left=$(not_at_sde "$work/sde1" $sde)
+check "after rollback with SOURCE_DATE_EPOCH: files as before, every folder it changed at it" \
+    [ -z "$left" ] || echo "$left" >&2
+for later in 0 4102444800; do # 1970, and 2100: after the clock
+    fresh "sde-$later" debian13
+    SOURCE_DATE_EPOCH=$later "$rtprov" apply --root "$work/sde-$later" --profile x86-debian13 \
+        --set board.cpus=4 >/dev/null 2>"$work/sde.err" || cat "$work/sde.err" >&2
+    left=$(not_at_sde "$work/sde-$later" "$later")
+    check "with SOURCE_DATE_EPOCH=$later too, everything apply wrote or changed has that time" \
+        [ -z "$left" ] || echo "$left" >&2
+done
 fresh sde3 debian13
 before=$(tree_listing "$work/sde3")
-SOURCE_DATE_EPOCH=yesterday "$rtprov" apply --root "$work/sde3" --profile x86-debian13 \
-    --set board.cpus=4 >/dev/null 2>"$work/sde.err"
-rc=$?
-check "a SOURCE_DATE_EPOCH that is not a time is refused (exit 1)" [ "$rc" -eq 1 ]
-check "saying so" grep -qF "SOURCE_DATE_EPOCH='yesterday' is not a number of seconds since 1970" "$work/sde.err"
-check "and nothing was changed" [ "$(tree_listing "$work/sde3")" = "$before" ]
+# refused_sde VALUE MESSAGE: apply with SOURCE_DATE_EPOCH=VALUE fails (exit 1) with MESSAGE
+# and changes nothing
+refused_sde() {
+    SOURCE_DATE_EPOCH=$1 "$rtprov" apply --root "$work/sde3" --profile x86-debian13 \
+        --set board.cpus=4 >/dev/null 2>"$work/sde.err"
+    local rc=$?
+    check "SOURCE_DATE_EPOCH='$1' is refused (exit 1)" [ "$rc" -eq 1 ]
+    check "saying why, and what to do" grep -qxF "rtprov: error: SOURCE_DATE_EPOCH='$1' $2; unset it or set it to seconds since 1970, e.g. the last commit's time: SOURCE_DATE_EPOCH=\$(git log -1 --format=%ct)" "$work/sde.err" ||
+        cat "$work/sde.err" >&2
+    check "and nothing was changed" [ "$(tree_listing "$work/sde3")" = "$before" ]
+}
+digits_only="is not a number of seconds since 1970 (ASCII digits only, no sign or space)"
+refused_sde yesterday "$digits_only"
+refused_sde +1700000000 "$digits_only"
+refused_sde " 1700000000" "$digits_only"
+refused_sde "" "$digits_only"
+refused_sde 15032385536 "is later than 15032385535 (2446-05-10T22:38:55Z), the latest time ext4 stores"
 finish

@@ -76,6 +76,22 @@ run apply --image "$img" --profile x86-debian13 --set board.cpus=4
 check "a second apply changes nothing" grep -qF "nothing to change: image '$img' already matches profile 'x86-debian13'" <<<"$out"
 check "and, found read-only, writes no byte of the image (not even a mount count)" \
     [ "$(sha256sum <"$img")" = "$sum" ]
+# a SOURCE_DATE_EPOCH that is refused: refused before the image is opened read-write, so
+# not a byte of it, nor its time, changes (a read-write mount alone writes the superblock)
+mtime=$(stat -c %Y.%y "$img")
+run_sde() {
+    out=$(SOURCE_DATE_EPOCH=$1 "$rtprov" apply --image "$img" --profile x86-debian13 \
+        --set board.cpus=4 --set tuning.kernel.extra='[nosoftlockup]' 2>"$work/stderr")
+    rc=$?
+    err=$(cat "$work/stderr")
+}
+for bad in +1700000000 " 1700000000" 99999999999; do
+    run_sde "$bad"
+    check "apply --image with SOURCE_DATE_EPOCH='$bad' is refused (exit 1)" [ "$rc" -eq 1 ] ||
+        echo "$err" >&2
+    check "and leaves every byte of the image and its time as they were" \
+        [ "$(sha256sum <"$img") $(stat -c %Y.%y "$img")" = "$sum $mtime" ]
+done
 # the image on a read-only file system: an apply that changes nothing still answers, a
 # rollback says it cannot write and why
 mkdir -p "$work/ro"
@@ -216,22 +232,88 @@ run apply --image "$img3" --profile x86-debian13 --set board.cpus=4 --regenerate
 check "a command run in the image sees a chroot (/proc/1/root is not its /)" grep -qF "update-grub: in a chroot" <<<"$out$err"
 # shellcheck disable=SC2016 # expanded by the inner shell
 check "and the command is not PID 1 there" bash -c 'grep -q "update-grub: pid [0-9]" <<<"$1" && ! grep -q "update-grub: pid 1$" <<<"$1"' _ "$out$err"
-# A command in the image that attaches a file of the image to a loop device of its own:
-# that device keeps the file system, and with it the image's loop device, in use after
-# the unmount. The run fails saying so and naming the device to detach.
-printf '#!/bin/sh\n/bin/busybox dd if=/dev/zero of=/loop.disk bs=1024 count=64 2>/dev/null\n/bin/busybox losetup -f /loop.disk\n' \
+# Commands in the image that attach files of the image to loop devices of their own:
+# those keep the file system, and with it the image's loop device, in use after the
+# unmount. The run fails (it does not say 'applied') naming every one of them and the one
+# command that frees them; so does the next run, which finds the image held.
+# shellcheck disable=SC2016 # expanded by the image's shell
+printf '#!/bin/sh\nfor n in 1 2; do\n/bin/busybox dd if=/dev/zero of=/loop$n.disk bs=1024 count=64 2>/dev/null\n/bin/busybox losetup -f /loop$n.disk\ndone\n' \
     >"$daemon_root/usr/sbin/update-grub"
 mkfs.ext4 -q -F -E offset=$offset -L rootfs -d "$daemon_root" "$img3" 60000k
 run apply --image "$img3" --profile x86-debian13 --set board.cpus=4 --regenerate-boot=now
-inner=$(grep -o "(/dev/loop[0-9]* has a file in the image attached: 'losetup -d /dev/loop[0-9]*' frees it)" <<<"$err" |
-    grep -o '^(/dev/loop[0-9]*' | tr -d '(')
+frees=$(grep -o "(/dev/loop[0-9]*, /dev/loop[0-9]* have a file in the image attached: 'losetup -d /dev/loop[0-9]* /dev/loop[0-9]*' frees them)" <<<"$err")
+read -ra inner <<<"$(grep -o "'losetup -d [^']*'" <<<"$frees" | tr -d "'" | cut -d' ' -f3-)"
+outer=$(grep -o "its loop devices stay attached: /dev/loop[0-9]*" <<<"$err" | grep -o '/dev/loop[0-9]*$')
 # shellcheck disable=SC2016 # expanded by the inner shell
-check "a loop device a command in the image attached to a file in it fails the run, naming it" \
-    bash -c '[ "$1" -ne 0 ] && [ -n "$2" ] && grep -qF "its loop devices stay attached: /dev/loop" <<<"$3"' _ "$rc" "$inner" "$err" ||
+check "loop devices commands in the image attached to files in it fail the run, naming both" \
+    bash -c '[ "$1" -ne 0 ] && [ "$2" -eq 2 ] && [ -n "$3" ]' _ "$rc" "${#inner[@]}" "$outer" ||
     echo "$err" >&2
-[ -n "$inner" ] && losetup -d "$inner"
+check "and nothing says the apply succeeded" bash -c "! grep -q 'applied profile' <<<\"\$1\"" _ "$out" ||
+    echo "$out" >&2
+check "the error says what was done before" grep -qF "rtprov: error: apply wrote " <<<"$err"
+check "and blames no swap file: there is none" bash -c "! grep -qi swap <<<\"\$1\"" _ "$err"
+run status --image "$img3"
+check "the next run names the devices to detach, not the image's own one, which frees itself" \
+    grep -qF "detach what keeps $outer in use, a loop device on a file in the image $frees; then $outer frees itself" <<<"$err" ||
+    echo "$err" >&2
+check "and does not tell to detach the image's own device, which would not free it" \
+    bash -c "! grep -qF \"'losetup -d $outer'\" <<<\"\$1\"" _ "$err"
+[ "${#inner[@]}" -gt 0 ] && losetup -d "${inner[@]}"
 for _ in $(seq 30); do no_leaks && break; sleep 0.1; done
-check "once that device is detached, nothing of the image is left" no_leaks
+check "once those devices are detached, nothing of the image is left" no_leaks
+run status --image "$img3"
+check "and the image opens again" [ "$rc" -eq 0 ] || echo "$err" >&2
+
+# Something other than a loop device or a swap file keeps the image's loop device (here
+# an open descriptor of it): not taken for a swap file.
+printf '#!/bin/sh\n/bin/busybox sleep 4\n' >"$daemon_root/usr/sbin/update-grub"
+mkfs.ext4 -q -F -E offset=$offset -L rootfs -d "$daemon_root" "$img3" 60000k
+"$rtprov" apply --image "$img3" --profile x86-debian13 --set board.cpus=4 --regenerate-boot=now \
+    >"$work/open.out" 2>"$work/open.err" &
+apply_pid=$!
+for _ in $(seq 100); do pgrep -f '/bin/busybox [s]leep 4' >/dev/null && break; sleep 0.1; done
+loop=$(losetup -n -O NAME -j "$img3" | head -1)
+# shellcheck disable=SC2217 # the descriptor is what is held, not read
+sleep 300 <"$loop" &
+opener=$!
+wait "$apply_pid"
+rc=$?
+check "an open descriptor of the image's loop device fails the run, and is not called a swap file" \
+    bash -c "[ $rc -ne 0 ] && grep -qF 'its loop devices stay attached: $loop (in use after the unmount by something other than a loop device or a swap file' '$work/open.err' && ! grep -qi swapon '$work/open.err'" ||
+    cat "$work/open.err" >&2
+kill "$opener"
+wait "$opener" 2>/dev/null
+for _ in $(seq 30); do no_leaks && break; sleep 0.1; done
+check "once it is closed, nothing of the image is left" no_leaks
+
+# A command in the image that turns on a swap file in it: named by its path in the image,
+# with the command that turns it off once rtprov's mounts are gone, which works.
+printf '#!/bin/sh\n/bin/busybox dd if=/dev/zero of=/swapfile bs=1024 count=256 2>/dev/null\n/bin/busybox chmod 600 /swapfile\n/bin/busybox mkswap /swapfile >/dev/null\n/bin/busybox swapon /swapfile || echo "swapon refused"\n' \
+    >"$daemon_root/usr/sbin/update-grub"
+mkfs.ext4 -q -F -E offset=$offset -L rootfs -d "$daemon_root" "$img3" 60000k
+run apply --image "$img3" --profile x86-debian13 --set board.cpus=4 --regenerate-boot=now
+if grep -qF "swapon refused" <<<"$out$err"; then
+    echo "SKIP: this kernel turns on no swap file here; the swap file hint was not checked"
+else
+    turn_off=$(grep -o "the image's swap file '/swapfile' is on: '[^']*' turns it off through a mount of its file system" <<<"$err" |
+        sed "s/^[^:]*: '//; s/' turns it off.*//")
+    # shellcheck disable=SC2016 # expanded by the inner shell
+    check "a swap file a command in the image turned on fails the run, naming it and how to turn it off" \
+        bash -c '[ "$1" -ne 0 ] && [ -n "$2" ] && ! grep -q "applied profile" <<<"$3"' _ "$rc" "$turn_off" "$out" ||
+        echo "$err" >&2
+    check "and the command it names turns it off" sh -c "$turn_off"
+    for _ in $(seq 30); do no_leaks && break; sleep 0.1; done
+    check "after which nothing of the image is left" no_leaks
+    check "and no swap file of it is on" bash -c "! grep -q '^/swapfile ' /proc/swaps"
+    # (should the named command not have worked: the swap file off all the same)
+    if grep -q '^/swapfile ' /proc/swaps; then
+        for l in $(losetup -n -O NAME -j "$img3"); do
+            d=$(mktemp -d) && mount "$l" "$d" && swapoff "$d/swapfile"
+            umount "$d"
+            rmdir "$d"
+        done
+    fi
+fi
 
 # -- MBR, ext4 /boot beside the root, mounted where the fstab says (by PARTUUID) ------------
 img2=$work/mbr.img

@@ -42,8 +42,9 @@ in_root() {
     local map=()
     [ "$(id -u)" -eq 0 ] || map=(--map-root-user)
     unshare "${map[@]}" --mount --pid --fork --mount-proc="$root/proc" -- \
-        env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin chroot "$root" /opt/rtprov/bin/rtprov "$@"
+        env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin "${live_env[@]}" chroot "$root" /opt/rtprov/bin/rtprov "$@"
 }
+live_env=() # more of the environment for in_root: NAME=VALUE
 check "rtprov runs chrooted in the copy (unshare and chroot work here)" \
     in_root --version >"$work/version" 2>&1 || cat "$work/version" >&2
 
@@ -91,6 +92,26 @@ rtprov: error: not done: daemon-reload, stop rtprov-sched-features.service
 rtprov: error: to finish: systemctl daemon-reload && systemctl stop rtprov-sched-features.service
 EOF
 check "the undo it named put every file back" [ "$(tree_sum "$root")" = "$before" ]
+
+# SOURCE_DATE_EPOCH is for image builds: on the running system it is ignored (said), and
+# what apply and rollback write has the real time, even where the value is not a time.
+for value in 1700000000 yesterday; do
+    live_env=("SOURCE_DATE_EPOCH=$value")
+    started=$(date +%s)
+    in_root apply --live --profile x86-debian13 --regenerate-boot=never >/dev/null 2>"$work/sde.err"
+    check "SOURCE_DATE_EPOCH=$value is ignored by apply --live, which says so" \
+        grep -qxF "rtprov: warning: SOURCE_DATE_EPOCH ignored: --live changes the running system, whose files keep real times" "$work/sde.err" ||
+        cat "$work/sde.err" >&2
+    check "and refuses nothing for it" bash -c "! grep -q \"error: SOURCE_DATE_EPOCH\" '$work/sde.err'"
+    check "the files apply --live wrote, and the folders it made, have the real time" \
+        [ "$(stat -c %Y "$root$dropin" "$root/etc/default/grub.d" | sort -n | head -1)" -ge "$started" ]
+    check "and so has the apply in the state" \
+        bash -c "! grep -qx 'applied-at 2023-11-14T22:13:20Z' '$root/var/lib/rtprov/state'"
+    in_root rollback --live >/dev/null 2>"$work/sde.err"
+    check "rollback --live ignores it too" grep -qF "SOURCE_DATE_EPOCH ignored" "$work/sde.err"
+    check "and puts every file back" [ "$(tree_sum "$root")" = "$before" ]
+done
+live_env=()
 
 # A command after the files fails (an update-grub that cannot run): the command's error
 # stops the apply, and a warning says what systemd was not told and how to tell it.

@@ -27,7 +27,7 @@ TEST_CASE("the backup archive keeps bytes, mode, owner and mtime") {
     Backups backups;
     backups["/boot/firmware/cmdline.txt"] = {"console=tty1 root=ROOTDEV\n", 0755, 0, 0, 1700000000};
     backups["/etc/default/grub"] = {std::string("bin\0ary\n", 8), 04600, 1000, 2000, 1};
-    backups["/etc/empty"] = {"", 0600, 0, 0, 0};
+    backups["/etc/empty"] = {"", 0600, 0, 0, 0}; // 1970: a time too
     std::string bytes = write_backup_archive(backups);
     Backups back = read_backup_archive(bytes, "backup.tar");
     REQUIRE(back.size() == 3);
@@ -38,9 +38,20 @@ TEST_CASE("the backup archive keeps bytes, mode, owner and mtime") {
     CHECK(write_backup_archive(backups) == bytes); // deterministic
 }
 
+TEST_CASE("the backup archive keeps a symlink's own time; a time of 0 there is none") {
+    Backups backups;
+    backups["/etc/a"] = rtprov::core::symlink_to("/lib/a");
+    backups["/etc/a"].mtime = 1700000000;
+    backups["/etc/old"] = rtprov::core::symlink_to("/lib/old");
+    backups["/etc/old"].mtime = 0; // as archives from before links kept their time hold
+    Backups back = read_backup_archive(write_backup_archive(backups), "backup.tar");
+    CHECK(back["/etc/a"].mtime == 1700000000);
+    CHECK_FALSE(back["/etc/old"].mtime);
+}
+
 TEST_CASE("a damaged backup archive is an error") {
     Backups backups;
-    backups["/etc/x"] = {"content\n", 0644, 0, 0, 0};
+    backups["/etc/x"] = {"content\n", 0644, 0, 0, std::nullopt};
     std::string bytes = write_backup_archive(backups);
     CHECK_THROWS_AS(read_backup_archive(bytes.substr(0, 600), "backup.tar"), rtprov::Error);
     CHECK_THROWS_AS(read_backup_archive("not a tar file at all", "backup.tar"), rtprov::Error);
@@ -48,7 +59,7 @@ TEST_CASE("a damaged backup archive is an error") {
 
 TEST_CASE("an entry declaring more bytes than the archive holds is refused, not allocated") {
     Backups backups;
-    backups["/etc/x"] = {"content\n", 0644, 0, 0, 0};
+    backups["/etc/x"] = {"content\n", 0644, 0, 0, std::nullopt};
     std::string bytes = write_backup_archive(backups);
     // The first header's size field (offset 124, 12 bytes of octal): 8 GB - 1.
     set_header_field(bytes, 124, std::string("77777777777") + '\0');
@@ -65,7 +76,7 @@ TEST_CASE("an entry declaring more bytes than the archive holds is refused, not 
 
 TEST_CASE("archive entries must be paths rtprov backs up, with permission bits only") {
     Backups weird;
-    weird["/etc/x"] = {"x\n", 0644, 0, 0, 0};
+    weird["/etc/x"] = {"x\n", 0644, 0, 0, std::nullopt};
     std::string bytes = write_backup_archive(weird);
     // Mode bits past 07777 in the header are not permission bits: kept out.
     set_header_field(bytes, 100, std::string("0600044") + '\0');
@@ -75,7 +86,7 @@ TEST_CASE("archive entries must be paths rtprov backs up, with permission bits o
     CHECK_THROWS_AS(read_backup_archive(write_backup_archive(link), "backup.tar"), rtprov::Error);
     for (const char* path : {"/", "/a/../b", "/a//b", "/a/./b"}) {
         Backups odd;
-        odd[path] = {"x\n", 0644, 0, 0, 0};
+        odd[path] = {"x\n", 0644, 0, 0, std::nullopt};
         CHECK_THROWS_AS(read_backup_archive(write_backup_archive(odd), "backup.tar"),
                         rtprov::Error);
     }

@@ -32,7 +32,7 @@ core::Plan applied(const TempDir& dir, Root& root) {
         true, {"isolcpus", "nohz"}, {"isolcpus=3", "nohz=on"}};
     plan.changes.push_back({"/etc/systemd/system/mpd.service.d/50-rtprov.conf",
                             std::nullopt,
-                            {k_owned, 0644, 0, 0, 0},
+                            {k_owned, 0644, 0, 0, std::nullopt},
                             "test"});
     apply_plan(root, RootLock(root), plan, k_info);
     return plan;
@@ -93,7 +93,7 @@ TEST_CASE("status --diff says so when what rtprov wrote cannot be rebuilt, and i
     core::Plan other;
     other.changes.push_back({"/etc/systemd/system/mpd.service.d/50-rtprov.conf",
                              std::nullopt,
-                             {"something else\n", 0644, 0, 0, 0},
+                             {"something else\n", 0644, 0, 0, std::nullopt},
                              "test"});
     auto diffs = pipeline::drift_diffs(root, status, {{other}, "the applied profile is gone"});
     REQUIRE(diffs.size() == 1);

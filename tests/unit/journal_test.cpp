@@ -4,6 +4,7 @@
 #include "tests/unit/catch.hpp"
 #include "tests/unit/temp_dir.hpp"
 
+#include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -34,7 +35,7 @@ core::Plan two_changes(const Root& root) {
     next.content = "GRUB_CMDLINE_LINUX_DEFAULT=\"quiet isolcpus=3\"\n";
     plan.changes.push_back({"/etc/default/grub", grub, next, "test"});
     plan.changes.push_back(
-        {"/etc/rtprov/sub/owned.conf", std::nullopt, {k_owned, 0644, 0, 0, 0}, "test"});
+        {"/etc/rtprov/sub/owned.conf", std::nullopt, {k_owned, 0644, 0, 0, std::nullopt}, "test"});
     return plan;
 }
 
@@ -320,6 +321,27 @@ TEST_CASE("a file the profile no longer wants is removed, or gets its original b
     CHECK(snapshot(dir.path()) == before);
 }
 
+TEST_CASE("rollback gives a symlink it replaced its own time back") {
+    TempDir dir;
+    make_system(dir);
+    fs::create_directories(dir.path() + "/etc/systemd/system");
+    const std::string link = dir.path() + "/etc/systemd/system/x.service";
+    fs::create_symlink("/lib/systemd/system/x.service", link);
+    const timespec times[2] = {{0, UTIME_OMIT}, {1234567890, 0}};
+    REQUIRE(::utimensat(AT_FDCWD, link.c_str(), times, AT_SYMLINK_NOFOLLOW) == 0);
+    Root root(dir.path());
+    core::Plan plan;
+    plan.changes.push_back({"/etc/systemd/system/x.service",
+                            root.read_entry("/etc/systemd/system/x.service", caps::k_managed),
+                            core::symlink_to("/etc/rtprov/x.service"), "test"});
+    apply_plan(root, RootLock(root), plan, k_info);
+    rollback(root, RootLock(root), DriftPolicy::refuse);
+    CHECK(fs::read_symlink(link) == "/lib/systemd/system/x.service");
+    struct stat st {};
+    REQUIRE(::lstat(link.c_str(), &st) == 0);
+    CHECK(st.st_mtim.tv_sec == 1234567890);
+}
+
 TEST_CASE("a state copied from another root is refused, and nothing changes") {
     TempDir one, two;
     make_system(one);
@@ -371,7 +393,7 @@ TEST_CASE("a state naming a command rtprov never plans is refused before anythin
     apply_plan(root, RootLock(root), two_changes(root), k_info);
     State forged = *read_state(root);
     forged.ran.push_back({"sh", "-c", "touch /pwned"});
-    root.write(k_state_file, core::FileState{serialize_state(forged), 0600, 0, 0, 0});
+    root.write(k_state_file, core::FileState{serialize_state(forged), 0600, 0, 0, std::nullopt});
     bool ran = false;
     CHECK_THROWS_AS(rollback(root, RootLock(root), DriftPolicy::refuse,
                              [&](const std::vector<std::string>&) {

@@ -52,7 +52,7 @@ TEST_CASE("plan writes the resolved profile with rtprov's header") {
 TEST_CASE("plan leaves a file that already matches alone") {
     TargetFacts facts = debian();
     facts.files["/etc/rtprov/profile.yaml"] =
-        FileState{owned_file_header("t") + "name: t\n", 0644, 0, 0, 0};
+        FileState{owned_file_header("t") + "name: t\n", 0644, 0, 0, std::nullopt};
     Plan p = plan(four_cores(), "name: t\n", facts);
     CHECK_FALSE(change_of(p, "/etc/rtprov/profile.yaml"));
     CHECK(p.unchanged.front() == "/etc/rtprov/profile.yaml");
@@ -60,7 +60,7 @@ TEST_CASE("plan leaves a file that already matches alone") {
 
 TEST_CASE("plan keeps the mode and owner of a file it replaces") {
     TargetFacts facts = debian();
-    facts.files["/etc/rtprov/profile.yaml"] = FileState{"old\n", 0600, 0, 4, 0};
+    facts.files["/etc/rtprov/profile.yaml"] = FileState{"old\n", 0600, 0, 4, std::nullopt};
     Plan p = plan(four_cores(), "name: t\n", facts);
     const FileChange* c = change_of(p, "/etc/rtprov/profile.yaml");
     REQUIRE(c);

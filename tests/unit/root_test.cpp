@@ -105,7 +105,7 @@ TEST_CASE("a write through an absolute symlink lands inside the root") {
     fs::create_symlink(outside.path(), dir.path() + "/etc/link");
     fs::create_directories(dir.path() + outside.path());
     Root root(dir.path());
-    root.write("/etc/link/file", FileState{"hello\n", 0644, 0, 0, 0});
+    root.write("/etc/link/file", FileState{"hello\n", 0644, 0, 0, std::nullopt});
     CHECK(dir.read(outside.path().substr(1) + "/file") == "hello\n");
     CHECK_FALSE(fs::exists(outside.path() + "/file"));
 }
@@ -114,13 +114,13 @@ TEST_CASE("a write is atomic, keeps the requested mode and owner, and leaves no 
     TempDir dir;
     fs::create_directories(dir.path() + "/etc");
     Root root(dir.path());
-    root.write("/etc/f", FileState{"one\n", 0640, 0, 0, 0});
+    root.write("/etc/f", FileState{"one\n", 0640, 0, 0, std::nullopt});
     struct stat st = stat_of(dir.path() + "/etc/f");
     CHECK((st.st_mode & 07777) == 0640);
     CHECK(dir.read("etc/f") == "one\n");
 
     if (::geteuid() == 0) {
-        root.write("/etc/f", FileState{"two\n", 0600, 1234, 5678, 0});
+        root.write("/etc/f", FileState{"two\n", 0600, 1234, 5678, std::nullopt});
         st = stat_of(dir.path() + "/etc/f");
         CHECK(st.st_uid == 1234u);
         CHECK(st.st_gid == 5678u);
@@ -138,7 +138,7 @@ TEST_CASE("writing unchanged content does not rewrite the file") {
     TempDir dir;
     fs::create_directories(dir.path() + "/etc");
     Root root(dir.path());
-    FileState state{"same\n", 0644, ::geteuid(), ::getegid(), 0};
+    FileState state{"same\n", 0644, ::geteuid(), ::getegid(), std::nullopt};
     root.write("/etc/f", state);
     ino_t before = stat_of(dir.path() + "/etc/f").st_ino;
     root.write("/etc/f", state);
@@ -207,10 +207,62 @@ TEST_CASE("write replaces a symlink at the last name instead of writing through 
     dir.write("etc/fstab", "fstab\n");
     fs::create_symlink("/etc/fstab", dir.path() + "/etc/managed");
     Root root(dir.path());
-    root.write("/etc/managed", FileState{"restored\n", 0644, ::geteuid(), ::getegid(), 0});
+    root.write("/etc/managed",
+               FileState{"restored\n", 0644, ::geteuid(), ::getegid(), std::nullopt});
     CHECK(dir.read("etc/fstab") == "fstab\n");
     CHECK_FALSE(fs::is_symlink(dir.path() + "/etc/managed"));
     CHECK(dir.read("etc/managed") == "restored\n");
+}
+
+TEST_CASE("a symlink is read with its own time, and written back with it") {
+    TempDir dir;
+    fs::create_directories(dir.path() + "/etc");
+    fs::create_symlink("/lib/systemd/system/x.service", dir.path() + "/etc/x.service");
+    const timespec times[2] = {{0, UTIME_OMIT}, {1234567890, 0}};
+    REQUIRE(::utimensat(AT_FDCWD, (dir.path() + "/etc/x.service").c_str(), times,
+                        AT_SYMLINK_NOFOLLOW) == 0);
+    Root root(dir.path());
+    const auto link = root.read_entry("/etc/x.service", rtprov::target::caps::k_managed);
+    REQUIRE(link);
+    CHECK(link->mtime == 1234567890);
+    REQUIRE(root.remove_file("/etc/x.service"));
+    root.write("/etc/x.service", *link);
+    CHECK(stat_of(dir.path() + "/etc/x.service").st_mtim.tv_sec == 1234567890);
+}
+
+TEST_CASE("a time of 0 is a time: a file's own, and SOURCE_DATE_EPOCH=0") {
+    TempDir dir;
+    fs::create_directories(dir.path() + "/etc");
+    Root root(dir.path());
+    root.write("/etc/own", FileState{"own\n", 0644, ::geteuid(), ::getegid(), 0});
+    CHECK(stat_of(dir.path() + "/etc/own").st_mtim.tv_sec == 0);
+    root.set_source_date_epoch(0);
+    root.write("/etc/file", FileState{"file\n", 0644, ::geteuid(), ::getegid(), std::nullopt});
+    root.write("/etc/link", rtprov::core::symlink_to("/etc/file"));
+    CHECK(stat_of(dir.path() + "/etc/file").st_mtim.tv_sec == 0);
+    CHECK(stat_of(dir.path() + "/etc/link").st_mtim.tv_sec == 0);
+}
+
+TEST_CASE("with SOURCE_DATE_EPOCH before or after the clock, what is written and the "
+          "folders it changes get exactly that time") {
+    for (const std::int64_t epoch :
+         {std::int64_t(1700000000), std::int64_t(::time(nullptr)) + 10 * 365 * 86400}) {
+        TempDir dir;
+        fs::create_directories(dir.path() + "/etc");
+        const timespec old[2] = {{0, UTIME_OMIT}, {1000, 0}};
+        REQUIRE(::utimensat(AT_FDCWD, (dir.path() + "/etc").c_str(), old, 0) == 0);
+        Root root(dir.path());
+        root.set_source_date_epoch(epoch);
+        root.make_directories("/etc/new/deeper");
+        root.write("/etc/new/deeper/file",
+                   FileState{"x\n", 0644, ::geteuid(), ::getegid(), std::nullopt});
+        root.write("/etc/link", rtprov::core::symlink_to("/etc/new"));
+        for (const char* path :
+             {"/etc", "/etc/new", "/etc/new/deeper", "/etc/new/deeper/file", "/etc/link"}) {
+            INFO(path << " with SOURCE_DATE_EPOCH " << epoch);
+            CHECK(stat_of(dir.path() + path).st_mtim.tv_sec == epoch);
+        }
+    }
 }
 
 TEST_CASE("stale temporaries of a killed run are removed") {
