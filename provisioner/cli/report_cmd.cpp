@@ -54,8 +54,17 @@ std::string newest_report(const std::string& dir) {
 std::string newest_selftest_prometheus(const target::Root& root) {
     const std::string dir = root.host_path(k_selftest_history);
     std::error_code ec;
-    if (fs::symlink_status(dir, ec).type() != fs::file_type::directory)
+    const fs::file_type type = fs::symlink_status(dir, ec).type();
+    if (type == fs::file_type::not_found)
         return "";
+    if (type != fs::file_type::directory) {
+        // not followed (a link could lead out of the root), but said: the metrics are missing
+        std::cerr << "rtprov: warning: " << rtprov::quoted(dir)
+                  << " is not a folder (a link, or another kind of file): the newest "
+                     "self-test is left out of the textfile; make it the folder 'rtprov "
+                     "selftest' keeps its reports in\n";
+        return "";
+    }
     const std::string newest = newest_report(dir);
     if (newest.empty())
         return "";

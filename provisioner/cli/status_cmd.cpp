@@ -3,6 +3,7 @@
 #include "provisioner/cli/commands.hpp"
 #include "provisioner/core/error.hpp"
 #include "provisioner/core/plan.hpp"
+#include "provisioner/core/sha256.hpp"
 #include "provisioner/pipeline/drift_diff.hpp"
 #include "provisioner/profile/profile_loader.hpp"
 #include "provisioner/target/firstboot_state.hpp"
@@ -15,11 +16,19 @@ namespace rtprov::cli {
 
 namespace {
 
-// The applied profile's board, for the info metric; "" when it cannot be read.
-std::string applied_board(const target::Root& root) {
+// The applied profile's board, for the info metric: read from the profile file only
+// while it holds what rtprov wrote there (a file edited by hand since would name a board
+// nobody applied; its drift is in the drift gauge). "" when it cannot be read or drifted.
+std::string applied_board(const target::Root& root, const target::Status& status) {
+    const auto written =
+        std::find_if(status.files.begin(), status.files.end(), [](const target::FileStatus& f) {
+            return f.file.path == core::k_applied_profile_path;
+        });
+    if (written == status.files.end() || written->drift != target::Drift::none)
+        return "";
     try {
         auto applied = root.read(core::k_applied_profile_path, target::caps::k_config);
-        if (applied)
+        if (applied && core::sha256_hex(applied->content) == written->file.sha256)
             return profile::parse_profile(applied->content,
                                           root.host_path(core::k_applied_profile_path))
                 .board.model;
@@ -73,8 +82,8 @@ int run_status(const target::Root& root, const std::string& name, const StatusCo
     if (!c.prometheus_file.empty() && status.foreign.empty())
         write_file(c.prometheus_file,
                    status_prometheus(status,
-                                     {status.state ? applied_board(root) : "", RTPROV_VERSION,
-                                      std::int64_t(std::time(nullptr))},
+                                     {status.state ? applied_board(root, status) : "",
+                                      RTPROV_VERSION, std::int64_t(std::time(nullptr))},
                                      firstboot, trial) +
                        selftest_metrics);
     // 1: a state that is not this root's; 3: drift, or an apply or rollback that stopped

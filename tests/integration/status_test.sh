@@ -41,7 +41,8 @@ lint_textfile "$prom"
 run apply --root "$r" --profile pi4
 check "apply succeeds" [ "$rc" -eq 0 ] || echo "$err" >&2
 dropin=$(sed -n 's|^wrote \(/etc/systemd/system/.*\.conf\)$|\1|p' <<<"$out" | head -n1)
-check "apply wrote a systemd drop-in ('$dropin')" [ -n "$dropin" ] && [ -f "$r$dropin" ]
+check "apply wrote a systemd drop-in ('$dropin')" [ -n "$dropin" ]
+check "and it is there" [ -f "$r$dropin" ]
 run status --root "$r" --diff --prometheus "$prom"
 check "status of a root as rtprov wrote it exits 0" [ "$rc" -eq 0 ] || echo "$out$err" >&2
 check "status --diff says every file holds what rtprov wrote" \
@@ -107,6 +108,18 @@ check "the drop-in's note says rtprov keeps only its sha256, and why it could no
 check "and no diff is invented for it" [ -z "$(json_file_key "$dropin" diff)" ]
 cp "$work/dropin.before" "$r$dropin"
 sed -i '$d' "$r/etc/rtprov/profile.yaml"
+# a board renamed by hand in the applied profile is not what was applied: no board label
+cp "$r/etc/rtprov/profile.yaml" "$work/profile.before"
+sed -i 's/Raspberry Pi 4[^"]*/Forged Board/' "$r/etc/rtprov/profile.yaml"
+check "the fixture's applied profile had a board model to forge" \
+    grep -qx '  model: Forged Board' "$r/etc/rtprov/profile.yaml"
+run status --root "$r" --prometheus "$prom"
+check "an applied profile edited by hand is drift (exit 3)" [ "$rc" -eq 3 ]
+check "the textfile does not take the board from the edited profile" \
+    grep -q '^rtprov_profile_info{profile="pi4",board="",' "$prom" || grep rtprov_profile_info "$prom" >&2
+check "and counts the profile as drifted" \
+    grep -qx 'rtprov_file_drift{path="/etc/rtprov/profile.yaml",drift="modified"} 1' "$prom"
+cp "$work/profile.before" "$r/etc/rtprov/profile.yaml"
 run status --root "$r"
 check "with both edits undone, status exits 0" [ "$rc" -eq 0 ]
 
@@ -183,16 +196,24 @@ check "a self-test kept its report in the root's history" [ -n "$report" ] || ca
 run status --root "$r" --prometheus "$prom"
 check "status --prometheus carries the newest kept self-test" \
     grep -q '^rtprov_selftest_latency_seconds{cpu="0",' "$prom"
-check "and says first boot and a trial never ran" \
-    grep -qx 'rtprov_firstboot_info{phase="none"} 1' "$prom" && grep -qx 'rtprov_trial_info{phase="none"} 1' "$prom"
+check "and says first boot never ran" grep -qx 'rtprov_firstboot_info{phase="none"} 1' "$prom"
+check "and a trial never ran" grep -qx 'rtprov_trial_info{phase="none"} 1' "$prom"
 lint_textfile "$prom"
 cp "$prom" "$work/prom.before"
 echo '{"schema": "rtprov.selftest", "schema_version": 99}' >"$report"
 run status --root "$r" --prometheus "$prom"
-check "a kept report it cannot read fails status (exit 1), naming the file" \
-    [ "$rc" -eq 1 ] && grep -qF "$(basename "$report")" <<<"$err" || echo "rc $rc: $err" >&2
+check "a kept report it cannot read fails status (exit 1)" [ "$rc" -eq 1 ] || echo "rc $rc" >&2
+check "naming the file" grep -qF "$(basename "$report")" <<<"$err" || echo "$err" >&2
 check "and leaves the textfile as it was" cmp -s "$prom" "$work/prom.before"
 rm -rf "$hist"
+# a history that is a link is not followed, and status says the self-test is left out
+mkdir "$work/elsewhere"
+ln -s "$work/elsewhere" "$hist"
+run status --root "$r" --prometheus "$prom"
+check "a linked self-test history does not fail status (exit 0)" [ "$rc" -eq 0 ] || echo "rc $rc: $err" >&2
+check "and leaves the self-test out of the textfile" [ "$(grep -c '^rtprov_selftest_' "$prom")" -eq 0 ]
+check "and says so on stderr" grep -qF "is not a folder (a link, or another kind of file)" <<<"$err"
+rm "$hist"
 
 # -- audit --prometheus, beside it ---------------------------------------------------------
 run audit --prometheus "$work/audit.prom"
