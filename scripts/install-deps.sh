@@ -37,6 +37,9 @@ if [ "$what" = test ]; then
     # collections, community.general's chroot connection among them); fleet_test.sh (the
     # long tests) drives a booted guest with it over ssh
     packages+=(ansible openssh-client)
+    # ansible_test.sh's ansible-test sanity: the Python tools its tests run, from Debian
+    # instead of PyPI
+    packages+=(pylint pycodestyle yamllint python3-voluptuous)
 fi
 missing=()
 for p in "${packages[@]}"; do

@@ -15,6 +15,12 @@
 #   - the example playbook applies, self-tests and audits, and fails the host, whose
 #     running kernel lacks the parameters (it cannot be rebooted here); its second run
 #     does not change the apply; rtprov_facts returns the audit and the last self-test.
+# First, Ansible's own sanity tests on the collection (ansible-test sanity: the modules'
+# documentation against their argument specs, pylint, pep8, yamllint, imports, ...).
+# ansible-test would install their Python requirements from PyPI into virtual
+# environments of its own; here each one it asks for is made from Debian's packages
+# (pylint, pycodestyle, yamllint, python3-voluptuous: scripts/install-deps.sh), as
+# docs/plugin-ansible.md says, in a HOME of the test's own.
 # Needs root, ansible (Debian's package: ansible-core and community.general) and the
 # Debian archive for the root (tests/system/trixie-root.sh). Usage: ansible_test.sh SOURCE_DIR
 set -uo pipefail
@@ -23,6 +29,32 @@ src=$(realpath "${1:?usage: ansible_test.sh SOURCE_DIR}")
 . "$src/tests/integration/lib.sh"
 command -v ansible-playbook >/dev/null || { echo "ansible_test: no ansible-playbook; apt-get install ansible" >&2; exit 2; }
 TMPDIR=/var/tmp make_workdir
+
+# 0. ansible-test sanity, on a copy (it writes its results into the collection's folder)
+sanity() {
+    local python out venv
+    python=$(python3 -c 'import sys; print("%d.%d" % sys.version_info[:2])')
+    mkdir -p "$work/sanity" "$work/home"
+    cp -a "$src/plugins/ansible/ansible_collections" "$work/sanity/"
+    cd "$work/sanity/ansible_collections/rtprov/rtprov" || return 1
+    for _ in $(seq 20); do
+        out=$(HOME=$work/home ansible-test sanity --local --python "$python" 2>&1)
+        venv=$(sed -n "s|^FATAL: Python $python at \"\(.*\)/bin/python\" does not have pip available\.\$|\1|p" <<<"$out")
+        if [ -z "$venv" ]; then
+            grep -E '^(ERROR|FATAL)' <<<"$out" >&2
+            # every test ran (validate-modules is among the last) and none failed
+            grep -q '^Running sanity test "validate-modules"' <<<"$out" && ! grep -qE '^(ERROR|FATAL)' <<<"$out"
+            return
+        fi
+        # an environment of Debian's packages, marked as made (ansible-test's own marks)
+        /usr/bin/python3 -m venv --system-site-packages --without-pip "$venv" &&
+            echo >"$venv/marker.txt" && echo '[]' >"$venv/meta.install.json" &&
+            echo true >"$venv/meta.yaml.json" || return 1
+    done
+    return 1
+}
+check "ansible-test sanity passes on the collection (validate-modules, pylint, pep8, yamllint and the rest)" sanity
+cd "$src" || exit 1
 copy_trixie_root "$src"
 install_trixie_deb "$src" "$root"
 check "the Debian 13 root has the python3 Ansible's modules run with" [ -x "$root/usr/bin/python3" ]
@@ -155,11 +187,13 @@ playbook play1
 check "the playbook fails for the host that does not pass" grep -qx 2 "$work/play1.rc" || cat "$work/play1.err" >&2
 check "its apply changed the root" is "$work/play1" 0 "r['changed']" True
 check "its reboot is skipped here (rtprov_reboot=false)" is "$work/play1" 1 "r.get('skipped')" True
-check "the status timer is left alone here (rtprov_status_timer=false)" is "$work/play1" 2 "r.get('skipped')" True
+check "so is waiting for a trial (none was asked for)" is "$work/play1" 2 "r.get('skipped')" True
+check "and judging one" is "$work/play1" 3 "r.get('skipped')" True
+check "the status timer is left alone here (rtprov_status_timer=false)" is "$work/play1" 4 "r.get('skipped')" True
 check "rtprov_facts ran a self-test and returns its report" \
-    is "$work/play1" 3 "(r['changed'], r['ansible_facts']['rtprov']['selftest']['schema'])" "(True, 'rtprov.selftest')"
+    is "$work/play1" 5 "(r['changed'], r['ansible_facts']['rtprov']['selftest']['schema'])" "(True, 'rtprov.selftest')"
 check "the assert fails with the audit's reason: the parameters are not in effect" \
-    is "$work/play1" 4 "r['failed'] and 'audit: cmdline: the running kernel was not booted with' in r['msg']" True
+    is "$work/play1" 6 "r['failed'] and 'audit: cmdline: the running kernel was not booted with' in r['msg']" True
 playbook play2
 check "the playbook's second run does not change the apply" is "$work/play2" 0 "r['changed']" False
 finish
