@@ -146,7 +146,8 @@ reboot_required:
   description:
     - With I(live=true) and I(state=applied), true when the running kernel lacks what the
       applied profile put into the boot configuration, according to C(rtprov audit --json)
-      (its C(cmdline) or C(kernel-preemption) check failed); this holds until the host has
+      (its C(cmdline) or C(kernel-preemption) check failed), or when a trial is armed and
+      its boot is still to come (C(rtprov trial status)); this holds until the host has
       booted it, also on a later run that changes nothing.
     - With I(state=rolled_back), true when a live rollback changed files (rtprov does not
       say whether the running command line still carries the removed parameters).
@@ -236,7 +237,13 @@ def applied(module, rtprov, target):
         rtprov_cli.run(module, rtprov, ["apply"] + target + profile_args)
     result["status"] = status(module, rtprov, target)
     if p["live"]:
-        result["reboot_required"] = live_reboot_required(module, rtprov)
+        # An armed trial waits for its boot even where the running kernel already has
+        # what the profile asks (an earlier apply, rolled back since): until that boot,
+        # the default entry does not carry it.
+        trial = result["status"].get("trial") or {}
+        result["reboot_required"] = (
+            (trial.get("phase") == "armed" and trial.get("this_boot") == "not-yet")
+            or live_reboot_required(module, rtprov))
     return result
 
 
