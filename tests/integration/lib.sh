@@ -39,8 +39,10 @@ fresh() {
 # 'set next_entry=; save_env next_entry'): the value emptied, the block kept at 1024
 # bytes with '#' padding (grub-core/lib/envblk.c).
 spend_next_entry() {
-    sed -i 's/^next_entry=rtprov-trial$/next_entry=/' "$1"
-    printf '############' >>"$1"
+    local value
+    value=$(sed -n 's/^next_entry=//p' "$1")
+    sed -i 's/^next_entry=.*$/next_entry=/' "$1"
+    printf '%*s' "${#value}" '' | tr ' ' '#' >>"$1"
 }
 
 # tree_sum DIR [EXCLUDE_PATTERN]: one checksum over every entry's path, type, mode,

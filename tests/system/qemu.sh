@@ -71,6 +71,36 @@ guest_grub_cmdline() {
     guest_cat "$1" /boot/grub/grub.cfg | awk '$1 == "linux" { $1 = ""; $2 = ""; sub(/^ +/, ""); print; exit }'
 }
 
+# oopsed CONSOLE: true, saying so and keeping the log as CONSOLE.oops, when the guest
+# kernel oopsed or panicked on that boot.
+oopsed() {
+    grep -Eq 'Oops:|BUG:|Kernel panic' "$1" || return 1
+    echo "the guest kernel oopsed ($1), which qemu TCG makes happen now and then; booting it once more:" >&2
+    grep -E -m3 'Oops:|BUG:|Kernel panic|RIP:' "$1" >&2
+    mv "$1" "$1.oops"
+}
+
+# guest_next_cmdline IMG: the command line GRUB boots next from the powered-off guest's
+# disk: the entry whose id grubenv's next_entry names (grub-reboot(8)), spent in the
+# image as GRUB spends it, so that only this boot takes it; else the default entry.
+guest_next_cmdline() {
+    local env next
+    env=$(mktemp)
+    guest_cat "$1" /boot/grub/grubenv >"$env"
+    next=$(sed -n 's/^next_entry=//p' "$env")
+    if [ -n "$next" ]; then
+        spend_next_entry "$env"
+        debugfs -w -R "rm /boot/grub/grubenv" "$1" >/dev/null 2>&1
+        debugfs -w -R "write $env /boot/grub/grubenv" "$1" >/dev/null 2>&1
+        guest_cat "$1" /boot/grub/grub.cfg | awk -v id="'$next'" '
+            $1 == "menuentry" && index($0, id) { entry = 1 }
+            entry && $1 == "linux" { $1 = ""; $2 = ""; sub(/^ +/, ""); print; exit }'
+    else
+        guest_grub_cmdline "$1"
+    fi
+    rm -f "$env"
+}
+
 # grub_dropin_cmdline ROOT: what grub-mkconfig puts on a normal entry's command line from
 # ROOT's /etc/default/grub and its grub.d drop-ins: it sources them in this order and
 # uses "$GRUB_CMDLINE_LINUX $GRUB_CMDLINE_LINUX_DEFAULT" (/etc/grub.d/10_linux).
