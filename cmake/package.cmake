@@ -35,6 +35,13 @@ list(JOIN RTPROV_LOADED_PACKAGES ", " CPACK_DEBIAN_PACKAGE_DEPENDS)
 set(CPACK_STRIP_FILES ON)
 # cyclictest, for comparing rtprov's self-test with the usual tool (bench/).
 set(CPACK_DEBIAN_PACKAGE_SUGGESTS rt-tests)
+# Maintainer scripts (packaging/maintscripts): only for the status timer and the
+# textfiles it writes; an apply's files stay until 'rtprov rollback' (README).
+set(CPACK_DEBIAN_PACKAGE_CONTROL_EXTRA
+    "${PROJECT_SOURCE_DIR}/packaging/maintscripts/postinst"
+    "${PROJECT_SOURCE_DIR}/packaging/maintscripts/prerm"
+    "${PROJECT_SOURCE_DIR}/packaging/maintscripts/postrm")
+set(CPACK_DEBIAN_PACKAGE_CONTROL_STRICT_PERMISSION ON)
 if(CMAKE_CROSSCOMPILING AND CMAKE_SYSTEM_PROCESSOR STREQUAL "aarch64")
     set(CPACK_DEBIAN_PACKAGE_ARCHITECTURE arm64)
 endif()
