@@ -102,6 +102,7 @@ struct FileCheck {
                              // a file rtprov created is gone)
     bool marked = false;     // it carries rtprov's mark (a file rtprov owns, or a link to one)
     bool exists = false;
+    std::string unreadable; // why the entry is nothing rtprov can read or replace; "" if it is
     std::optional<core::FileState> current; // kept for command-line files only
 };
 
@@ -123,10 +124,12 @@ FileCheck judge_file(const Root& root, const State& state, const ManagedFile& fi
         check.current = root.read_entry(file.path, caps::k_managed);
     } catch (const Error& e) {
         // Nothing rtprov could have written (a folder, a FIFO, too large) or unreadable:
-        // drift, and why, so that status reports it and apply and rollback refuse it.
+        // drift, and why, so that status reports it; rollback refuses it even with --force
+        // (it could neither read nor replace it half way through).
         check.exists = true;
         check.drift = Drift::modified;
         check.detail = e.what();
+        check.unreadable = e.what();
         return check;
     }
     auto sha = check.current ? std::optional(state_sha(*check.current)) : std::nullopt;
@@ -652,6 +655,15 @@ RollbackInputs rollback_inputs(const Root& root, State of, DriftPolicy drift) {
     const std::vector<FileCheck>& checks = in.checks;
     const State* state = &in.state;
     refuse_foreign(root, *state, checks);
+    std::vector<std::string> unreadable;
+    for (const FileCheck& check : checks)
+        if (!check.unreadable.empty())
+            unreadable.push_back(check.unreadable);
+    if (!unreadable.empty())
+        throw Error("rollback refused, also with --force: " + core::join(unreadable, "; ") +
+                    ". Move " + (unreadable.size() == 1 ? "it" : "them") +
+                    " out of the way (keep what you need of it), then run the rollback "
+                    "again. Nothing was changed");
     std::vector<std::string> drifted;
     for (std::size_t i = 0; i < state->files.size(); ++i)
         if ((checks[i].drift == Drift::modified || checks[i].drift == Drift::missing) &&

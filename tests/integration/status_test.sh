@@ -130,6 +130,13 @@ run status --root "$r" --prometheus "$prom"
 check "a folder where rtprov wrote a file is drift (exit 3)" [ "$rc" -eq 3 ] || echo "rc $rc: $err" >&2
 check "status says why" grep -qF "is a folder, not a regular file" <<<"$out"
 check "the textfile counts it" grep -qx "rtprov_file_drift{path=\"$dropin\",drift=\"modified\"} 1" "$prom"
+echo kept >"$r$dropin/note"
+sum=$(tree_sum "$r")
+run rollback --root "$r" --force
+check "rollback --force refuses a folder where rtprov wrote a file (exit 1)" [ "$rc" -eq 1 ] || echo "rc $rc: $out$err" >&2
+check "saying so before any change" grep -qF "rollback refused, also with --force" <<<"$err" || echo "$err" >&2
+check "and changes nothing in the root" [ "$(tree_sum "$r")" = "$sum" ]
+rm "$r$dropin/note"
 rmdir "$r$dropin"
 mkfifo "$r$dropin"
 run status --root "$r"
@@ -189,10 +196,14 @@ check "and leaves the textfile as it was" cmp -s "$prom" "$work/prom.before"
 
 # -- the same textfile carries the newest kept self-test, first boot and the trial ---------
 hist=$r/var/lib/rtprov/selftest
-"$rtprov" selftest --cpus 0 --duration 1 --interval 1000 --pi-probe 0 --history "$hist" \
-    >/dev/null 2>"$work/selftest.err"
+# (an image build's SOURCE_DATE_EPOCH left exported: a self-test still takes the clock,
+# or its report, dated 2100, would be the newest for ever)
+SOURCE_DATE_EPOCH=4102444800 "$rtprov" selftest --cpus 0 --duration 1 --interval 1000 --pi-probe 0 \
+    --history "$hist" >/dev/null 2>"$work/selftest.err"
 report=$(find "$hist" -name '2*.json' 2>/dev/null | head -n1)
 check "a self-test kept its report in the root's history" [ -n "$report" ] || cat "$work/selftest.err" >&2
+check "named by the clock, not by SOURCE_DATE_EPOCH ($(basename "$report"))" \
+    [ "$(basename "$report" | cut -c1-4)" = "$(date -u +%Y)" ]
 run status --root "$r" --prometheus "$prom"
 check "status --prometheus carries the newest kept self-test" \
     grep -q '^rtprov_selftest_latency_seconds{cpu="0",' "$prom"
