@@ -155,14 +155,16 @@ int run_rtprov(int lock_fd, const std::vector<std::string>& args,
 
 namespace rtprov::cli {
 
-// Now in UTC, ISO 8601 ('2026-11-30T01:00:00Z'), for reports and state: rtprov's one
-// clock. SOURCE_DATE_EPOCH, where set, is the time (reproducible image builds).
-std::time_t now_unix(); // now, or SOURCE_DATE_EPOCH when it is set
+// Now, by this machine's clock, for what measures or judges this machine (self-test
+// reports, first boot's and the trial's records), never SOURCE_DATE_EPOCH: a report
+// dated by it would sort as the newest for ever. (What apply and rollback write into an
+// image takes SOURCE_DATE_EPOCH's time: main.cpp, write_time.)
+std::time_t now_unix();
 // SOURCE_DATE_EPOCH when it is set; rtprov::Error when it is not a time.
 std::optional<std::time_t> source_date_epoch();
 // ISO 8601, UTC; the default is the extended format (2026-12-03T14:26:38Z)
 std::string utc_text(std::time_t t, const char* format = "%Y-%m-%dT%H:%M:%SZ");
-std::string utc_now();
+std::string utc_now(); // now_unix() in utc_text's format
 
 // rtprov's built-in data folder 'sub' (profiles, apps): share/rtprov/ beside bin/.
 std::string data_dir(const char* sub);

@@ -144,8 +144,7 @@ selftest::CoreRole role_of(const Measured& m, unsigned cpu) {
 
 std::optional<std::time_t> source_date_epoch() {
     // SOURCE_DATE_EPOCH makes image builds reproducible
-    // (https://reproducible-builds.org/specs/source-date-epoch/); it is set only where
-    // an image is built, so the running system's reports keep the real time.
+    // (https://reproducible-builds.org/specs/source-date-epoch/)
     const char* epoch = std::getenv("SOURCE_DATE_EPOCH");
     if (!epoch)
         return std::nullopt;
@@ -153,7 +152,7 @@ std::optional<std::time_t> source_date_epoch() {
 }
 
 std::time_t now_unix() {
-    return source_date_epoch().value_or(std::time(nullptr));
+    return std::time(nullptr);
 }
 
 std::string utc_text(std::time_t t, const char* format) {

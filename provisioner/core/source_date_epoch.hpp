@@ -9,8 +9,8 @@ namespace rtprov::core {
 
 // The latest time ext4 stores, 2446-05-10T22:38:55Z: its inode times count seconds in
 // 34 bits from 1901-12-13T20:45:52Z, -2^31 (the kernel's
-// Documentation/filesystems/ext4/inodes.rst, "Inode Timestamps"). A later one would be
-// stored as another time.
+// Documentation/filesystems/ext4/inodes.rst, "Inode Timestamps"). No file system rtprov
+// writes holds a later one as given (ext4 with 128-byte inodes and FAT end sooner).
 inline constexpr std::int64_t k_latest_file_time = 15032385535;
 
 // The time SOURCE_DATE_EPOCH's value 'text' names: seconds since 1970 written in ASCII
