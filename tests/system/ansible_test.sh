@@ -32,18 +32,20 @@ TMPDIR=/var/tmp make_workdir
 
 # 0. ansible-test sanity, on a copy (it writes its results into the collection's folder)
 sanity() {
-    local python out venv
+    local python out rc venv
     python=$(python3 -c 'import sys; print("%d.%d" % sys.version_info[:2])')
     mkdir -p "$work/sanity" "$work/home"
     cp -a "$src/plugins/ansible/ansible_collections" "$work/sanity/"
     cd "$work/sanity/ansible_collections/rtprov/rtprov" || return 1
     for _ in $(seq 20); do
         out=$(HOME=$work/home ansible-test sanity --local --python "$python" 2>&1)
+        rc=$?
         venv=$(sed -n "s|^FATAL: Python $python at \"\(.*\)/bin/python\" does not have pip available\.\$|\1|p" <<<"$out")
         if [ -z "$venv" ]; then
             grep -E '^(ERROR|FATAL)' <<<"$out" >&2
-            # every test ran (validate-modules is among the last) and none failed
-            grep -q '^Running sanity test "validate-modules"' <<<"$out" && ! grep -qE '^(ERROR|FATAL)' <<<"$out"
+            # it succeeded, every test ran (validate-modules is among the last), none failed
+            [ "$rc" -eq 0 ] && grep -q '^Running sanity test "validate-modules"' <<<"$out" &&
+                ! grep -qE '^(ERROR|FATAL)' <<<"$out"
             return
         fi
         # an environment of Debian's packages, marked as made (ansible-test's own marks)

@@ -92,9 +92,15 @@ guest_next_cmdline() {
         spend_next_entry "$env"
         debugfs -w -R "rm /boot/grub/grubenv" "$1" >/dev/null 2>&1
         debugfs -w -R "write $env /boot/grub/grubenv" "$1" >/dev/null 2>&1
-        guest_cat "$1" /boot/grub/grub.cfg | awk -v id="'$next'" '
+        guest_cat "$1" /boot/grub/grubenv | cmp -s - "$env" ||
+            echo "guest_next_cmdline: next_entry=$next could not be spent in $1's grubenv" >&2
+        local cmdline
+        cmdline=$(guest_cat "$1" /boot/grub/grub.cfg | awk -v id="'$next'" '
             $1 == "menuentry" && index($0, id) { entry = 1 }
-            entry && $1 == "linux" { $1 = ""; $2 = ""; sub(/^ +/, ""); print; exit }'
+            entry && $1 == "linux" { $1 = ""; $2 = ""; sub(/^ +/, ""); print; exit }')
+        [ -n "$cmdline" ] ||
+            echo "guest_next_cmdline: no menu entry has the id next_entry=$next names" >&2
+        echo "$cmdline"
     else
         guest_grub_cmdline "$1"
     fi
