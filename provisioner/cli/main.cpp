@@ -177,7 +177,7 @@ std::optional<std::int64_t> write_time(const Options& o) {
 
 // "2026-11-30T01:00:00Z": the time an apply records, SOURCE_DATE_EPOCH's or the clock's.
 std::string applied_at(std::optional<std::int64_t> epoch) {
-    return cli::utc_text(epoch ? std::time_t(*epoch) : std::time(nullptr));
+    return cli::utc_text(std::time_t(epoch.value_or(cli::now_unix())));
 }
 
 // What apply and rollback write takes 'epoch' as its time when there is one (an image

@@ -17,14 +17,15 @@ namespace rtprov::cli {
 namespace {
 
 // The applied profile's board, for the info metric: read from the profile file only
-// while it holds what rtprov wrote there (a file edited by hand since would name a board
-// nobody applied; its drift is in the drift gauge). "" when it cannot be read or drifted.
+// while it holds what rtprov wrote there, by its sha256 in the state (a file edited by
+// hand since would name a board nobody applied; its drift is in the drift gauge). ""
+// when it cannot be read or drifted.
 std::string applied_board(const target::Root& root, const target::Status& status) {
     const auto written =
         std::find_if(status.files.begin(), status.files.end(), [](const target::FileStatus& f) {
             return f.file.path == core::k_applied_profile_path;
         });
-    if (written == status.files.end() || written->drift != target::Drift::none)
+    if (written == status.files.end())
         return "";
     try {
         auto applied = root.read(core::k_applied_profile_path, target::caps::k_config);

@@ -102,7 +102,7 @@ struct FileCheck {
                              // a file rtprov created is gone)
     bool marked = false;     // it carries rtprov's mark (a file rtprov owns, or a link to one)
     bool exists = false;
-    std::string unreadable; // why the entry is nothing rtprov can read or replace; "" if it is
+    bool unreadable = false;                // nothing rtprov can read or replace (why: detail)
     std::optional<core::FileState> current; // kept for command-line files only
 };
 
@@ -129,7 +129,7 @@ FileCheck judge_file(const Root& root, const State& state, const ManagedFile& fi
         check.exists = true;
         check.drift = Drift::modified;
         check.detail = e.what();
-        check.unreadable = e.what();
+        check.unreadable = true;
         return check;
     }
     auto sha = check.current ? std::optional(state_sha(*check.current)) : std::nullopt;
@@ -657,8 +657,8 @@ RollbackInputs rollback_inputs(const Root& root, State of, DriftPolicy drift) {
     refuse_foreign(root, *state, checks);
     std::vector<std::string> unreadable;
     for (const FileCheck& check : checks)
-        if (!check.unreadable.empty())
-            unreadable.push_back(check.unreadable);
+        if (check.unreadable)
+            unreadable.push_back(check.detail);
     if (!unreadable.empty())
         throw Error("rollback refused, also with --force: " + core::join(unreadable, "; ") +
                     ". Move " + (unreadable.size() == 1 ? "it" : "them") +
