@@ -8,6 +8,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <string_view>
 
 namespace rtprov::target {
 
@@ -34,6 +35,9 @@ namespace {
     X(archive_entry_size)                                                                          \
     X(archive_entry_symlink)                                                                       \
     X(archive_entry_uid)                                                                           \
+    X(archive_entry_xattr_add_entry)                                                               \
+    X(archive_entry_xattr_next)                                                                    \
+    X(archive_entry_xattr_reset)                                                                   \
     X(archive_error_string)                                                                        \
     X(archive_read_data)                                                                           \
     X(archive_read_free)                                                                           \
@@ -56,6 +60,23 @@ RTPROV_DL_LOADER(LibArchive, libarchive, "libarchive.so.13", RTPROV_PACKAGE_LIBA
 
 using ArchivePtr = std::unique_ptr<archive, int (*)(archive*)>;
 using EntryPtr = std::unique_ptr<archive_entry, void (*)(archive_entry*)>;
+
+// A symlink's own time of 0 is written with this pax attribute (LIBARCHIVE.xattr.<name>)
+// beside it: archives from before links kept their time hold 0 there for "no time", so a
+// bare 0 reads as none and only a marked one as 1970. Other entries carry no attribute,
+// and their bytes are as before.
+constexpr const char* k_link_time_zero = "rtprov.link-mtime-zero";
+
+bool marked_link_time_zero(const LibArchive& la, archive_entry* entry) {
+    const char* name = nullptr;
+    const void* value = nullptr;
+    size_t size = 0;
+    la.archive_entry_xattr_reset(entry);
+    while (la.archive_entry_xattr_next(entry, &name, &value, &size) == ARCHIVE_OK)
+        if (name && std::string_view(name) == k_link_time_zero)
+            return true;
+    return false;
+}
 
 la_ssize_t append(archive*, void* client, const void* buffer, size_t length) {
     static_cast<std::string*>(client)->append(static_cast<const char*>(buffer), length);
@@ -87,6 +108,8 @@ std::string write_backup_archive(const Backups& backups) {
             la.archive_entry_set_uid(entry.get(), state.uid);
             la.archive_entry_set_gid(entry.get(), state.gid);
             la.archive_entry_set_mtime(entry.get(), state.mtime.value_or(0), 0);
+            if (state.mtime == 0)
+                la.archive_entry_xattr_add_entry(entry.get(), k_link_time_zero, "1", 1);
             la.archive_entry_set_size(entry.get(), 0);
             if (la.archive_write_header(writer.get(), entry.get()) != ARCHIVE_OK)
                 throw Error(std::string("cannot write backup archive: ") +
@@ -144,8 +167,9 @@ Backups read_backup_archive(const std::string& bytes, const std::string& label) 
             link.uid = unsigned(la.archive_entry_uid(entry));
             link.gid = unsigned(la.archive_entry_gid(entry));
             // archives written before links kept their time hold 0 for it: such a link
-            // is not given 1970 back, but the time it is written at
-            if (const auto mtime = la.archive_entry_mtime(entry); mtime != 0)
+            // is not given 1970 back, but the time it is written at (k_link_time_zero)
+            if (const auto mtime = la.archive_entry_mtime(entry);
+                mtime != 0 || marked_link_time_zero(la, entry))
                 link.mtime = mtime;
             backups[path] = std::move(link);
             continue;

@@ -16,8 +16,9 @@ using Backups = std::map<std::string, core::FileState>;
 std::string write_backup_archive(const Backups& backups);
 
 // Reads an archive made by write_backup_archive(). A symlink's time of 0 reads as none
-// (archives from before links kept their time hold 0). 'label' names it in errors. Throws
-// rtprov::Error when it is damaged or holds anything but regular files.
+// (archives from before links kept their time hold 0) unless the entry carries the mark
+// write_backup_archive() gives a link whose own time really is 0. 'label' names it in errors.
+// Throws rtprov::Error when it is damaged or holds anything but regular files and symlinks.
 Backups read_backup_archive(const std::string& bytes, const std::string& label);
 
 // Loads libarchive now (it is loaded at first use, core::SharedLibrary), so that apply

@@ -38,15 +38,26 @@ TEST_CASE("the backup archive keeps bytes, mode, owner and mtime") {
     CHECK(write_backup_archive(backups) == bytes); // deterministic
 }
 
-TEST_CASE("the backup archive keeps a symlink's own time; a time of 0 there is none") {
+TEST_CASE("the backup archive keeps a symlink's own time, 1970 too; an unmarked 0 is none") {
     Backups backups;
     backups["/etc/a"] = rtprov::core::symlink_to("/lib/a");
     backups["/etc/a"].mtime = 1700000000;
-    backups["/etc/old"] = rtprov::core::symlink_to("/lib/old");
-    backups["/etc/old"].mtime = 0; // as archives from before links kept their time hold
+    backups["/etc/epoch"] = rtprov::core::symlink_to("/lib/epoch");
+    backups["/etc/epoch"].mtime = 0; // a link whose own time really is 1970
+    backups["/etc/none"] = rtprov::core::symlink_to("/lib/none");
     Backups back = read_backup_archive(write_backup_archive(backups), "backup.tar");
     CHECK(back["/etc/a"].mtime == 1700000000);
-    CHECK_FALSE(back["/etc/old"].mtime);
+    REQUIRE(back["/etc/epoch"].mtime);
+    CHECK(*back["/etc/epoch"].mtime == 0);
+    CHECK_FALSE(back["/etc/none"].mtime);
+    // the archives written before links kept their time: 0 there, with no mark
+    Backups old;
+    old["/etc/old"] = rtprov::core::symlink_to("/lib/old");
+    std::string bytes = write_backup_archive(old);
+    CHECK(bytes.find("rtprov.link-mtime-zero") == std::string::npos);
+    CHECK_FALSE(read_backup_archive(bytes, "backup.tar")["/etc/old"].mtime);
+    // the mark is there when a link's time is 1970
+    CHECK(write_backup_archive(backups).find("rtprov.link-mtime-zero") != std::string::npos);
 }
 
 TEST_CASE("a damaged backup archive is an error") {
