@@ -1,11 +1,14 @@
 #include "provisioner/profile/yaml_tree.hpp"
 
+#include "provisioner/core/text.hpp"
+
 #include <yaml-cpp/eventhandler.h>
 #include <yaml-cpp/exceptions.h>
 #include <yaml-cpp/mark.h>
 #include <yaml-cpp/parser.h>
 
 #include <algorithm>
+#include <cstdio>
 #include <optional>
 #include <sstream>
 #include <unordered_set>
@@ -271,6 +274,22 @@ std::optional<core::ProfileProblem> prescan_problem(const std::string& text,
     return std::nullopt;
 }
 
+// The offset of the first NUL byte or byte that does not begin valid UTF-8 in 'text'.
+std::optional<std::size_t> first_non_text_byte(const std::string& text) {
+    for (std::size_t i = 0; i < text.size(); ++i) {
+        const auto byte = static_cast<unsigned char>(text[i]);
+        if (byte == 0)
+            return i;
+        if (byte >= 0x80) {
+            const std::size_t n = core::utf8_length(text, i);
+            if (n == 0)
+                return i;
+            i += n - 1;
+        }
+    }
+    return std::nullopt;
+}
+
 } // namespace
 
 Tree parse_yaml(const std::string& text, const std::string& file, Problems& problems,
@@ -284,13 +303,25 @@ Tree parse_yaml(const std::string& text, const std::string& file, Problems& prob
                                        " bytes rtprov reads as YAML"});
         return empty_tree;
     }
-    // yaml-cpp stops at a NUL byte without a word; the rest would silently not count.
-    if (auto nul = text.find('\0'); nul != std::string::npos) {
+    // yaml-cpp stops at a NUL byte without a word (the rest would silently not count), and
+    // passes bytes that are not UTF-8 through into values (a board named so would reach a
+    // Prometheus label as other characters): YAML is Unicode text (YAML 1.2, 5.2).
+    if (auto bad = first_non_text_byte(text)) {
         unsigned line =
-            unsigned(std::count(text.begin(), text.begin() + std::ptrdiff_t(nul), '\n'));
-        std::size_t line_start = text.rfind('\n', nul);
-        unsigned column = unsigned(nul - (line_start == std::string::npos ? 0 : line_start + 1));
-        problems.push_back({Origin{file, line + 1, column + 1}, "a NUL byte; YAML is text"});
+            unsigned(std::count(text.begin(), text.begin() + std::ptrdiff_t(*bad), '\n'));
+        std::size_t line_start = text.rfind('\n', *bad);
+        line_start = line_start == std::string::npos ? 0 : line_start + 1;
+        // a column per character: the bytes before it on its line are valid UTF-8
+        unsigned column = unsigned(std::count_if(
+            text.begin() + std::ptrdiff_t(line_start), text.begin() + std::ptrdiff_t(*bad),
+            [](char c) { return (static_cast<unsigned char>(c) & 0xc0) != 0x80; }));
+        char hex[8];
+        std::snprintf(hex, sizeof hex, "0x%02X", unsigned(static_cast<unsigned char>(text[*bad])));
+        problems.push_back({Origin{file, line + 1, column + 1},
+                            text[*bad] == '\0'
+                                ? std::string("a NUL byte; YAML is text")
+                                : "a byte that is not UTF-8 (" + std::string(hex) +
+                                      "); YAML is UTF-8 text: save the file as UTF-8"});
         return empty_tree;
     }
     if (auto found = prescan_problem(text, file)) {

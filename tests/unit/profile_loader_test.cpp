@@ -235,7 +235,8 @@ TEST_CASE("input on which yaml-cpp's LoadAll loops forever is refused") {
     CHECK(error_for(dir, "[:") == "t.yaml:1:2: unknown token");
 }
 
-TEST_CASE("tags, deep nesting, NUL bytes and oversized text are refused") {
+TEST_CASE(
+    "tags, deep nesting, NUL bytes, bytes that are not UTF-8 and oversized text are refused") {
     TempDir dir;
     CHECK(error_for(dir, "description: !!str x\n") ==
           "t.yaml:1:14: tags ('tag:yaml.org,2002:str') are not used in rtprov's YAML; remove it");
@@ -243,6 +244,19 @@ TEST_CASE("tags, deep nesting, NUL bytes and oversized text are refused") {
           "t.yaml:1:33: nesting deeper than 32 levels");
     CHECK(error_for(dir, std::string("description: a\0b\n", 17)) ==
           "t.yaml:1:15: a NUL byte; YAML is text");
+    // Latin-1 'é', a lone continuation byte and a surrogate half: the first bad byte counts
+    CHECK(error_for(dir, "description: caf\xe9\n") ==
+          "t.yaml:1:17: a byte that is not UTF-8 (0xE9); YAML is UTF-8 text: save the file as "
+          "UTF-8");
+    CHECK(error_for(dir, "# \xc3\xa9t\xc3\xa9\nboard:\n  model: \"\xc3\xa9\x80\"\n") ==
+          "t.yaml:3:12: a byte that is not UTF-8 (0x80); YAML is UTF-8 text: save the file as "
+          "UTF-8");
+    CHECK(error_for(dir, "description: \xed\xa0\x80\n") ==
+          "t.yaml:1:14: a byte that is not UTF-8 (0xED); YAML is UTF-8 text: save the file as "
+          "UTF-8");
+    // UTF-8 passes: the error is the unknown key's
+    CHECK(error_for(dir, "description: \xc3\xa9t\xc3\xa9 \xf0\x9f\x8e\xb5\nbogus: 1\n")
+              .find("not UTF-8") == std::string::npos);
     std::string many = "description: x\nboard:\n  match:\n    os_id: [";
     for (int i = 0; i < 70000; ++i)
         many += "a,";
