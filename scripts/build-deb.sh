@@ -21,6 +21,10 @@
 # Usage: build-deb.sh [--suite trixie|bookworm] [--test] amd64|arm64 [OUT_DIR]
 #   (suite default: trixie; OUT_DIR default: ./deb)
 set -euo pipefail
+# The package's folders and files take their modes from the umask of the build (CPack
+# and cmake --install create them): 022 always, so that a builder's 077 neither makes
+# other bytes nor a /usr/share/rtprov only root can read.
+umask 022
 usage="usage: build-deb.sh [--suite trixie|bookworm] [--test] amd64|arm64 [OUT_DIR]"
 tests=OFF
 suite=trixie

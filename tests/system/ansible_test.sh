@@ -169,6 +169,9 @@ check "rolled_back returns the root to its checksum from before" [ "$(tree_sum "
     diff "$work/tree-before" <(tree_list) >&2
 module rollback2 -a "state=rolled_back live=true"
 check "a second rollback reports changed=false" is "$work/rollback2" 0 "r['changed']" False
+in_ns "$work/facts0" ansible -i "$work/inventory" trixie -m rtprov.rtprov.rtprov_facts
+check "rtprov_facts does not pass a host with no profile applied, and says so" \
+    is "$work/facts0" 0 "(r['ansible_facts']['rtprov']['passed'], any(p.startswith('audit: no profile applied') for p in r['ansible_facts']['rtprov']['problems']))" "(False, True)"
 
 # 5. A bad profile: rtprov's message and exit code
 module bad -a "profile=no-such-board live=true"
@@ -183,6 +186,51 @@ check "its findings carry the refusal's code" \
     is "$work/refused" 0 "[f['code'] for f in r['findings'] if f['severity'] == 'error']" "['priority-inversion']"
 module bad-state -a "state=rolled_back profile=x86-debian13"
 check "rolled_back with a profile is refused, not ignored" is "$work/bad-state" 0 "r.get('failed')" True
+module bad-force --check -a "profile=x86-debian13 live=true force=true"
+check "force with state=applied is refused, not ignored" is "$work/bad-force" 0 "r.get('failed')" True
+module no-where --check -a "profile=x86-debian13"
+check "neither live nor root is refused, saying what to give" \
+    is "$work/no-where" 0 "(r.get('failed'), 'live: true' in r['msg'])" "(True, True)"
+module null-set --check -a '{"profile": "x86-debian13", "live": true, "set": {"tuning.cores.reserved": ""}}'
+check "a set string YAML reads as null (an empty template) is refused, not taken as 'remove the key'" \
+    is "$work/null-set" 0 "(r.get('failed'), 'reads as YAML null' in r['msg'])" "(True, True)"
+check "none of these wrote anything (tree checksum)" [ "$(tree_sum "$root" "$excl")" = "$sum0" ]
+
+# 5b. A failure after the apply began still says changed: rtprov replaced by a wrapper
+# that runs it and exits 1 after a successful apply
+mv "$root/usr/bin/rtprov" "$root/usr/bin/rtprov.real"
+cat >"$root/usr/bin/rtprov" <<'EOF'
+#!/bin/sh
+/usr/bin/rtprov.real "$@"
+rc=$?
+if [ "$1" = apply ] && [ "$rc" -eq 0 ]; then
+    echo "rtprov: error: (ansible_test) stopped after the apply" >&2
+    exit 1
+fi
+exit "$rc"
+EOF
+chmod 0755 "$root/usr/bin/rtprov"
+module apply-fails -a "$apply_args"
+mv "$root/usr/bin/rtprov.real" "$root/usr/bin/rtprov"
+check "a failure after the apply began fails the task with changed=true and the changes" \
+    is "$work/apply-fails" 0 "(r.get('failed'), r['changed'], len(r['changes']) > 0, r['rc'])" "(True, True, True, 1)"
+check "and the profile is applied (the files stay written and recorded)" [ -f "$root/var/lib/rtprov/state" ]
+
+# 5c. A file changed by hand: rolled_back refuses (check mode too) naming it, and changes
+# nothing; force: true restores the original over it
+echo "# a hand edit" >>"$root/etc/default/grub.d/90-rtprov.cfg"
+sum_edit=$(tree_sum "$root" "$excl")
+module rb-edited-check --check -a "state=rolled_back live=true"
+check "check mode: rolled_back over a hand edit fails, naming the file" \
+    is "$work/rb-edited-check" 0 "(r.get('failed'), '/etc/default/grub.d/90-rtprov.cfg' in r['msg'], 'force: true' in r['msg'])" "(True, True, True)"
+module rb-edited -a "state=rolled_back live=true"
+check "rolled_back over a hand edit fails with changed=false" \
+    is "$work/rb-edited" 0 "(r.get('failed'), r['changed'])" "(True, False)"
+check "and changes nothing (tree checksum)" [ "$(tree_sum "$root" "$excl")" = "$sum_edit" ]
+module rb-force -a "state=rolled_back live=true force=true"
+check "rolled_back with force: true succeeds, changed" is "$work/rb-force" 0 "(r.get('failed'), r['changed'])" "(None, True)"
+check "and returns the root to its checksum from before, the hand edit gone" [ "$(tree_sum "$root" "$excl")" = "$sum0" ] ||
+    diff "$work/tree-before" <(tree_list) >&2
 
 # 6. The example playbook: apply, (no reboot here), self-test, audit, fail the host
 playbook play1

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The Debian package as Debian would judge it, made by scripts/build-deb.sh for amd64:
-#   - reproducible: built twice from the same commit, the two .deb files are byte-identical
-#     (sha256), and every time in them is SOURCE_DATE_EPOCH, the last commit's;
+#   - reproducible: built twice from the same commit, the second under umask 077, the two
+#     .deb files are byte-identical (sha256), and every time in them is SOURCE_DATE_EPOCH,
+#     the last commit's;
 #   - lintian at its default level, Debian 12's (this machine's) and Debian 13's (a
 #     Debian 13 root), has no error and no warning, and no hardening tag at info level
 #     (built with dpkg-buildflags);
@@ -47,7 +48,9 @@ if [ -n "${RTPROV_DEB:-}" ]; then
 fi
 for n in "${builds[@]}"; do
     started=$SECONDS
-    "$src/scripts/build-deb.sh" amd64 "$work/build$n" >"$work/build$n.out" 2>"$work/build$n.log"
+    # the second under umask 077: the bytes must not depend on the builder's umask
+    if [ "$n" = 2 ]; then mask=077; else mask=022; fi
+    (umask "$mask" && "$src/scripts/build-deb.sh" amd64 "$work/build$n") >"$work/build$n.out" 2>"$work/build$n.log"
     if ! check "build $n of the amd64 package succeeds" [ $? -eq 0 ]; then
         tail -20 "$work/build$n.log" >&2
         finish
@@ -65,7 +68,7 @@ else
     sum2=$(sha256sum "$deb2" | cut -d' ' -f1)
     echo "package_test: sha256 $sum2 $(basename "$deb2") (build 2)" >&2
 fi
-if [ -f "$work/build2.out" ] && ! check "two builds of the same commit are byte-identical" [ "$sum1" = "$sum2" ]; then
+if [ -f "$work/build2.out" ] && ! check "two builds of the same commit (umask 022 and 077) are byte-identical" [ "$sum1" = "$sum2" ]; then
     # which member differs, and within data.tar which files
     for n in 1 2; do
         mkdir -p "$work/cmp$n" && (cd "$work/cmp$n" && ar x "$(cat "$work/build$n.out")")

@@ -17,17 +17,18 @@ import json
 SCHEMA_VERSION = 1
 
 # Exit codes from 'rtprov --help': 0 success, 1 failure (or a refused plan),
-# 2 wrong usage, 3 a self-test or audit ran and did not pass.
+# 2 wrong usage, 3 a self-test or audit ran and did not pass, or status saw drift.
 EXIT_NOT_PASSED = 3
 
 
-def run(module, rtprov, args, accept=(0,)):
+def run(module, rtprov, args, accept=(0,), extra=None):
     """Runs rtprov with ARGS; returns (rc, stdout, stderr). An exit code outside
-    ACCEPT fails the task with rtprov's own message and exit code."""
+    ACCEPT fails the task with rtprov's own message and exit code, and EXTRA (a dict of
+    results, such as changed=True once an apply has begun)."""
     cmd = [rtprov] + args
     rc, out, err = module.run_command(cmd)
     if rc not in accept:
-        fail(module, cmd, rc, out, err)
+        fail(module, cmd, rc, out, err, **(extra or {}))
     return rc, out, err
 
 
@@ -38,25 +39,29 @@ def fail(module, cmd, rc, out, err, msg=None, **extra):
     module.fail_json(msg=message, rc=rc, cmd=cmd, stdout=out, stderr=err, **extra)
 
 
-def parse(module, cmd, rc, out, err, schema):
+def parse(module, cmd, rc, out, err, schema, extra=None):
     """The JSON object rtprov printed, checked to be SCHEMA at schema_version 1."""
+    extra = extra or {}
     try:
         doc = json.loads(out)
     except ValueError as e:
         module.fail_json(msg="rtprov printed no JSON for '%s': %s" % (" ".join(cmd), e),
-                         rc=rc, cmd=cmd, stdout=out, stderr=err)
+                         rc=rc, cmd=cmd, stdout=out, stderr=err, **extra)
     if not isinstance(doc, dict) or doc.get("schema") != schema or \
             doc.get("schema_version") != SCHEMA_VERSION:
         module.fail_json(msg="expected rtprov's %s output at schema_version %d; this module "
                              "does not know what rtprov printed" % (schema, SCHEMA_VERSION),
-                         rc=rc, cmd=cmd, stdout=out, stderr=err)
+                         rc=rc, cmd=cmd, stdout=out, stderr=err, **extra)
     return doc
 
 
-def run_json(module, rtprov, args, schema, accept=(0,)):
+def run_json(module, rtprov, args, schema, accept=(0,), extra=None):
     """Runs rtprov ARGS (which ask for JSON) and returns (rc, the parsed object)."""
-    rc, out, err = run(module, rtprov, args, accept)
-    return rc, parse(module, [rtprov] + args, rc, out, err, schema)
+    rc, out, err = run(module, rtprov, args, accept, extra)
+    return rc, parse(module, [rtprov] + args, rc, out, err, schema, extra)
+
+
+BOOT_CHECKS = ("cmdline", "kernel-preemption")
 
 
 def reboot_required(audit):
@@ -64,5 +69,13 @@ def reboot_required(audit):
     configuration: the audit's 'cmdline' check (parameters not in /proc/cmdline) or its
     'kernel-preemption' check (the PREEMPT_RT kernel the profile asks for is not
     running) failed. These are the two things rtprov's own first boot reboots for."""
-    return any(c.get("id") in ("cmdline", "kernel-preemption") and c.get("status") == "fail"
+    return any(c.get("id") in BOOT_CHECKS and c.get("status") == "fail"
                for c in audit.get("checks", []))
+
+
+def boot_unseen(audit):
+    """What the audit could not see of those two (a 'warn': /proc/cmdline or the kernel's
+    preemption mode unreadable), one line each: a reboot_required of false does not
+    cover them."""
+    return ["%s: %s" % (c.get("id"), c.get("reason")) for c in audit.get("checks", [])
+            if c.get("id") in BOOT_CHECKS and c.get("status") == "warn"]

@@ -19,7 +19,11 @@ description:
     changes or retires a file, so C(changed) is true only when files changed.
   - In check mode it runs only C(rtprov plan --json) (or C(rtprov status --json) to roll
     back) and reports what would change. In diff mode it shows the plan's unified diffs.
-  - Failures carry the message rtprov printed and its exit code.
+  - Failures carry the message rtprov printed and its exit code. A failure after
+    C(rtprov apply) or C(rtprov rollback) began reports C(changed=true) and the
+    C(changes), as rtprov may have written files before it stopped (an C(apply --live)
+    that cannot reach systemd keeps its files written and recorded); C(rtprov status)
+    says where the host stands.
 version_added: "0.1.0"
 author: rtprov maintainers (!UNKNOWN)
 requirements:
@@ -57,6 +61,13 @@ options:
       - Only with I(state=applied).
     type: bool
     default: false
+  force:
+    description:
+      - With I(state=rolled_back), restore the originals also over files changed by hand
+        since rtprov wrote them (C(rtprov rollback --force)); the hand edits are lost.
+        Without it the module fails, naming those files, and changes nothing.
+    type: bool
+    default: false
   live:
     description:
       - Work on the running managed host (C(rtprov --live)); the boot configuration is
@@ -66,10 +77,10 @@ options:
     default: false
   root:
     description:
-      - The image root on the managed host to work on offline (C(rtprov --root)).
-      - Only with I(live=false).
+      - The image root on the managed host to work on offline (C(rtprov --root)), not
+        C(/) (the running host is I(live=true)).
+      - Required with I(live=false), not allowed with I(live=true).
     type: path
-    default: /
 notes:
   - Supports check mode and diff mode.
   - The JSON rtprov prints is documented in rtprov's C(docs/json.md); the module checks
@@ -152,6 +163,8 @@ reboot_required:
     - With I(state=rolled_back), true when a live rollback changed files (rtprov does not
       say whether the running command line still carries the removed parameters).
     - Always false offline (I(live=false)) and in check mode.
+    - Where the audit could not see the running command line or the kernel's preemption
+      mode, false does not cover that, and the module says so in a warning.
   returned: always
   type: bool
 status:
@@ -162,10 +175,6 @@ rc:
   description: rtprov's exit code (0 success, 1 failure or a refused plan, 2 wrong usage).
   returned: failure
   type: int
-stderr:
-  description: What rtprov printed on standard error; C(msg) holds its message.
-  returned: failure
-  type: str
 """
 
 import json
@@ -178,7 +187,13 @@ def target_args(params):
     return ["--live"] if params["live"] else ["--root", params["root"]]
 
 
-def set_args(values):
+# The strings YAML reads as null: given as a string they would remove the key (and bring
+# the profile's own value back) where the playbook meant a value, as a template that
+# renders empty does.
+YAML_NULLS = ("", "~", "null", "Null", "NULL")
+
+
+def set_args(module, values):
     # rtprov reads VALUE as YAML: strings go as they are ("2-3"), null as "~" (which
     # removes the key), everything else as JSON, which YAML reads the same way
     args = []
@@ -186,28 +201,38 @@ def set_args(values):
         value = values[key]
         if value is None:
             value = "~"
+        elif isinstance(value, str) and value.strip() in YAML_NULLS:
+            module.fail_json(msg="set: %s is the string '%s', which rtprov reads as YAML null: "
+                                 "it would remove the key and bring the profile's own value "
+                                 "back. Give the value meant, or null (not a string) to remove "
+                                 "the key" % (key, value))
         elif not isinstance(value, str):
             value = json.dumps(value)
         args += ["--set", "%s=%s" % (key, value)]
     return args
 
 
-def live_reboot_required(module, rtprov):
+def live_reboot_required(module, rtprov, extra):
     # 3: the audit ran and a check failed, which is the answer being looked for
     dummy, audit = rtprov_cli.run_json(module, rtprov, ["audit", "--json"], "rtprov.audit",
-                                       accept=(0, rtprov_cli.EXIT_NOT_PASSED))
+                                       accept=(0, rtprov_cli.EXIT_NOT_PASSED), extra=extra)
+    for unseen in rtprov_cli.boot_unseen(audit):
+        module.warn("reboot_required cannot cover what rtprov audit could not see: " + unseen)
     return rtprov_cli.reboot_required(audit)
 
 
-def status(module, rtprov, target):
+def status(module, rtprov, target, extra=None):
+    # 3: drift (a file changed by hand or missing) or an interrupted apply or rollback,
+    # which the JSON says (docs/json.md)
     dummy, doc = rtprov_cli.run_json(module, rtprov, ["status", "--json"] + target,
-                                     "rtprov.status")
+                                     "rtprov.status", accept=(0, rtprov_cli.EXIT_NOT_PASSED),
+                                     extra=extra)
     return doc
 
 
 def applied(module, rtprov, target):
     p = module.params
-    profile_args = ["--profile", p["profile"]] + set_args(p["set"])
+    profile_args = ["--profile", p["profile"]] + set_args(module, p["set"])
     if p["trial"]:
         profile_args.append("--trial")
     cmd = [rtprov, "plan", "--json"] + target + profile_args
@@ -233,9 +258,10 @@ def applied(module, rtprov, target):
         result["commands"] = []
     if module.check_mode:
         return result
+    # From here on a failure still says changed (and the changes) when apply began.
     if result["changed"]:
-        rtprov_cli.run(module, rtprov, ["apply"] + target + profile_args)
-    result["status"] = status(module, rtprov, target)
+        rtprov_cli.run(module, rtprov, ["apply"] + target + profile_args, extra=result)
+    result["status"] = status(module, rtprov, target, extra=result)
     if p["live"]:
         # An armed trial waits for its boot even where the running kernel already has
         # what the profile asks (an earlier apply, rolled back since): until that boot,
@@ -243,7 +269,7 @@ def applied(module, rtprov, target):
         trial = result["status"].get("trial") or {}
         result["reboot_required"] = (
             (trial.get("phase") == "armed" and trial.get("this_boot") == "not-yet")
-            or live_reboot_required(module, rtprov))
+            or live_reboot_required(module, rtprov, result))
     return result
 
 
@@ -252,12 +278,21 @@ def rolled_back(module, rtprov, target):
     result = dict(changed=False, reboot_required=False, changes=[])
     if not before["applied"]:
         return result
+    # rollback refuses a file changed by hand unless forced (rtprov(1)): said here, before
+    # anything runs, in check mode too
+    edited = [f["path"] for f in before["files"] if f.get("drift") == "modified"]
+    if edited and not module.params["force"]:
+        module.fail_json(msg="rtprov rollback would refuse: changed by hand since rtprov wrote "
+                             "them: %s. Move the edits away, or set force: true to restore the "
+                             "originals over them" % ", ".join(edited), changed=False,
+                         changes=before["files"], status=before)
     result["changed"] = True
     result["changes"] = before["files"]
     if module.check_mode:
         return result
-    rtprov_cli.run(module, rtprov, ["rollback"] + target)
-    result["status"] = status(module, rtprov, target)
+    args = ["rollback"] + target + (["--force"] if module.params["force"] else [])
+    rtprov_cli.run(module, rtprov, args, extra=result)
+    result["status"] = status(module, rtprov, target, extra=result)
     result["reboot_required"] = module.params["live"]
     return result
 
@@ -270,7 +305,8 @@ def main():
             state=dict(type="str", default="applied", choices=["applied", "rolled_back"]),
             trial=dict(type="bool", default=False),
             live=dict(type="bool", default=False),
-            root=dict(type="path", default="/"),
+            root=dict(type="path"),
+            force=dict(type="bool", default=False),
         ),
         required_if=[("state", "applied", ["profile"])],
         supports_check_mode=True,
@@ -281,9 +317,15 @@ def main():
         if given:
             module.fail_json(msg="state=rolled_back takes no %s: rtprov rolls back what it "
                                  "applied" % ", ".join(given))
-    if p["live"] and p["root"] != "/":
-        module.fail_json(msg="live=true works on '/': leave root out, or set live=false to "
-                             "work offline on %s" % p["root"])
+    elif p["force"]:
+        module.fail_json(msg="force is for state=rolled_back (rtprov rollback --force); "
+                             "apply takes no force")
+    if p["live"] and p["root"] is not None:
+        module.fail_json(msg="live=true works on the running host: leave root out, or set "
+                             "live=false to work offline on %s" % p["root"])
+    if not p["live"] and p["root"] in (None, "/"):
+        module.fail_json(msg="say where to work: live: true for the running host, or root: "
+                             "an image root on it (not /) to work offline")
     rtprov = module.get_bin_path("rtprov", required=True)
     target = target_args(p)
     if p["state"] == "applied":

@@ -76,7 +76,9 @@ ansible_facts:
           description: The report's file, or null.
           type: str
         passed:
-          description: The audit's C(result) is not C(fail) and the newest self-test passed.
+          description:
+            - A profile is applied, the audit's C(result) is not C(fail) and the newest
+              self-test passed.
           type: bool
         problems:
           description:
@@ -141,6 +143,9 @@ def main():
     selftest, path = newest_report(module)
     problems = ["audit: %s: %s" % (c["id"], c["reason"])
                 for c in audit["checks"] if c["status"] == "fail"]
+    if audit.get("profile") is None:
+        problems.append("audit: no profile applied (rtprov status): only the checks that hold "
+                        "for every audio machine ran")
     if selftest is None:
         problems.append("self-test: none was run (rtprov selftest)")
     elif not selftest.get("passed"):
