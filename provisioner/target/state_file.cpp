@@ -1,6 +1,7 @@
 #include "provisioner/target/state_file.hpp"
 
 #include "provisioner/core/error.hpp"
+#include "provisioner/core/grammar.hpp"
 #include "provisioner/core/sha256.hpp"
 #include "provisioner/core/text.hpp"
 
@@ -60,6 +61,22 @@ bool is_sha256(const std::string& text) {
     return text.size() == 64 && std::all_of(text.begin(), text.end(), [](char c) {
                return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f');
            });
+}
+
+// A time as apply records it (cli's utc_text, "%Y-%m-%dT%H:%M:%SZ"): a year of four or
+// more digits, then "-MM-DDTHH:MM:SSZ" with digits where strftime puts them.
+bool is_utc_time(const std::string& text) {
+    const std::string shape = "-00-00T00:00:00Z";
+    if (text.size() < 4 + shape.size())
+        return false;
+    const std::size_t year = text.size() - shape.size();
+    auto digit = [](char c) { return c >= '0' && c <= '9'; };
+    if (!std::all_of(text.begin(), text.begin() + std::ptrdiff_t(year), digit))
+        return false;
+    for (std::size_t i = 0; i < shape.size(); ++i)
+        if (shape[i] == '0' ? !digit(text[year + i]) : text[year + i] != shape[i])
+            return false;
+    return true;
 }
 
 using core::words;
@@ -223,10 +240,15 @@ State parse_state(const std::string& text, const std::string& label) {
             auto name = decode(w[1]);
             if (!name)
                 throw bad("bad escape");
+            // the name apply recorded followed the profile-name rule (status prints it)
+            if (auto rule = core::grammar::profile_name(*name))
+                throw bad("a profile name that is not one (" + *rule + ")");
             state.profile = *name;
         } else if (w[0] == "profile-sha256" && w.size() == 2 && is_sha256(w[1])) {
             state.profile_sha256 = w[1];
         } else if (w[0] == "applied-at" && w.size() == 2) {
+            if (!is_utc_time(w[1]))
+                throw bad("a time that is not YYYY-MM-DDTHH:MM:SSZ");
             state.applied_at = w[1];
         } else if (w[0] == "loader" && w.size() == 2) {
             auto loader = decode(w[1]);

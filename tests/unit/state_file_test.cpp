@@ -125,3 +125,27 @@ TEST_CASE("a state without its profile checksum or time is refused, as it would 
                             "profile-sha256 or applied-at line" +
                                 k_fix);
 }
+
+TEST_CASE("a forged state's profile name or time that apply never records is refused") {
+    // a state with a matching checksum, as anyone can write one, with one line replaced
+    auto forged = [](const std::string& key, const std::string& value) {
+        std::string body;
+        std::istringstream in(serialize_state(sample()));
+        for (std::string line; std::getline(in, line);)
+            if (line.rfind("checksum ", 0) != 0 && line.rfind("#", 0) != 0)
+                body += (line.rfind(key + " ", 0) == 0 ? key + " " + value : line) + "\n";
+        return body + "checksum " + rtprov::core::sha256_hex(body) + "\n";
+    };
+    CHECK(error_of(forged("profile", "pi4")) == "no error");
+    CHECK(error_of(forged("profile", "x86-debian13%0Aall%20files%20as%20written"))
+              .find("a profile name that is not one (a profile name holds only letters") !=
+          std::string::npos);
+    CHECK(error_of(forged("profile", "x%22y%5Cz")).find("a profile name that is not one") !=
+          std::string::npos);
+    CHECK(error_of(forged("applied-at", "2026-11-29T12:00:00Z")) == "no error");
+    CHECK(error_of(forged("applied-at", "12026-11-29T12:00:00Z")) == "no error");
+    for (const char* bad :
+         {"2026\"},{\"x\":1", "2026-11-29T12:00:00", "26-11-29T12:00:00Z", "2026-1a-29T12:00:00Z"})
+        CHECK(error_of(forged("applied-at", bad)).find("a time that is not YYYY-MM-DDTHH:MM:SSZ") !=
+              std::string::npos);
+}
