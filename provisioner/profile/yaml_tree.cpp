@@ -318,10 +318,9 @@ Tree parse_yaml(const std::string& text, const std::string& file, Problems& prob
         char hex[8];
         std::snprintf(hex, sizeof hex, "0x%02X", unsigned(static_cast<unsigned char>(text[*bad])));
         problems.push_back({Origin{file, line + 1, column + 1},
-                            text[*bad] == '\0'
-                                ? std::string("a NUL byte; YAML is text")
-                                : "a byte that is not UTF-8 (" + std::string(hex) +
-                                      "); YAML is UTF-8 text: save the file as UTF-8"});
+                            text[*bad] == '\0' ? std::string("a NUL byte; YAML is text")
+                                               : "a byte that is not UTF-8 (" + std::string(hex) +
+                                                     "); YAML is UTF-8 text: write it as UTF-8"});
         return empty_tree;
     }
     if (auto found = prescan_problem(text, file)) {

@@ -246,13 +246,13 @@ TEST_CASE(
           "t.yaml:1:15: a NUL byte; YAML is text");
     // Latin-1 'é', a lone continuation byte and a surrogate half: the first bad byte counts
     CHECK(error_for(dir, "description: caf\xe9\n") ==
-          "t.yaml:1:17: a byte that is not UTF-8 (0xE9); YAML is UTF-8 text: save the file as "
+          "t.yaml:1:17: a byte that is not UTF-8 (0xE9); YAML is UTF-8 text: write it as "
           "UTF-8");
     CHECK(error_for(dir, "# \xc3\xa9t\xc3\xa9\nboard:\n  model: \"\xc3\xa9\x80\"\n") ==
-          "t.yaml:3:12: a byte that is not UTF-8 (0x80); YAML is UTF-8 text: save the file as "
+          "t.yaml:3:12: a byte that is not UTF-8 (0x80); YAML is UTF-8 text: write it as "
           "UTF-8");
     CHECK(error_for(dir, "description: \xed\xa0\x80\n") ==
-          "t.yaml:1:14: a byte that is not UTF-8 (0xED); YAML is UTF-8 text: save the file as "
+          "t.yaml:1:14: a byte that is not UTF-8 (0xED); YAML is UTF-8 text: write it as "
           "UTF-8");
     // UTF-8 passes: the error is the unknown key's
     CHECK(error_for(dir, "description: \xc3\xa9t\xc3\xa9 \xf0\x9f\x8e\xb5\nbogus: 1\n")
