@@ -370,6 +370,11 @@ std::string status_json(const target::Status& status, const std::string& root,
         out += ",\n  \"drifted\": " + std::to_string(drifted_files(status));
         out +=
             ",\n  \"foreign\": " + (status.foreign.empty() ? "null" : json_string(status.foreign));
+        auto or_null = [](const std::string& why) {
+            return why.empty() ? "null" : json_string(why);
+        };
+        out += ",\n  \"rollback_refused\": " + or_null(status.rollback_refused) +
+               ",\n  \"rollback_force_refused\": " + or_null(status.rollback_force_refused);
     }
     if (firstboot)
         out += firstboot_json(*firstboot);

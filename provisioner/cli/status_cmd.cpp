@@ -74,6 +74,11 @@ int run_status(const target::Root& root, const std::string& name, const StatusCo
             candidates = pipeline::replan_applied(root, *status.state, c.live, data_dir("apps"));
         diffs = pipeline::drift_diffs(root, status, candidates);
     }
+    if (c.json && status.state) {
+        status.rollback_refused = target::rollback_refusal(root, target::DriftPolicy::refuse);
+        status.rollback_force_refused =
+            target::rollback_refusal(root, target::DriftPolicy::overwrite);
+    }
     if (c.json)
         std::cout << status_json(status, name, firstboot, trial, diffs ? &*diffs : nullptr);
     else

@@ -714,6 +714,15 @@ void check_rollback(const Root& root, DriftPolicy drift) {
         rollback_inputs(root, std::move(*state), drift);
 }
 
+std::string rollback_refusal(const Root& root, DriftPolicy drift) {
+    try {
+        check_rollback(root, drift);
+    } catch (const Error& e) {
+        return e.what();
+    }
+    return "";
+}
+
 RollbackResult rollback(Root& root, const RootLock&, DriftPolicy drift, const CommandRunner& run) {
     require_backup_library(); // before the first change, not halfway
     RollbackResult result;

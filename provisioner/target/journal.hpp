@@ -69,6 +69,8 @@ enum class DriftPolicy { refuse, overwrite };
 // would not refuse, so a refusal changes no byte of it. Throws Error as they do.
 void check_apply(const Root& root, const core::Plan& plan);
 void check_rollback(const Root& root, DriftPolicy drift);
+// check_rollback's refusal as text, "" when rollback would not refuse.
+std::string rollback_refusal(const Root& root, DriftPolicy drift);
 
 struct RollbackResult {
     std::vector<std::string> restored;  // changed files put back
@@ -108,6 +110,10 @@ struct Status {
     std::optional<State> state;
     std::vector<FileStatus> files;
     std::string foreign; // why the state does not belong to this root; "" when it does
+    // Why rollback, and rollback with --force, would refuse (rollback_refusal); "" when it
+    // would not. Filled by who needs them (status --json): they read the backup archive.
+    std::string rollback_refused;
+    std::string rollback_force_refused;
 };
 
 // What is applied and which managed files changed since (checksums).

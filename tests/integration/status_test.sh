@@ -78,9 +78,17 @@ check "status --diff --json carries the same diff" \
     [ "$(json_file_key "$dropin" diff)" = "$expected" ] || echo "$out" >&2
 check "status --json counts one drifted file" \
     [ "$(python3 -c 'import json,sys; print(json.load(sys.stdin)["drifted"])' <<<"$out")" = 1 ]
+json_top() { python3 -c 'import json,sys; print(json.load(sys.stdin)[sys.argv[1]])' "$1" <<<"$out"; }
+check "status --json says rollback would refuse, in rollback's words, naming the file" \
+    grep -q "^rollback refused: '$r$dropin' was changed by hand" <<<"$(json_top rollback_refused)"
+check "and that rollback --force would not" [ "$(json_top rollback_force_refused)" = None ]
+run rollback --root "$r" --regenerate-boot never
+check "rollback does refuse, as status said" [ "$rc" -eq 1 ]
 cp "$work/dropin.before" "$r$dropin"
 run status --root "$r"
 check "with the edit undone, status exits 0 again" [ "$rc" -eq 0 ]
+run status --root "$r" --json
+check "and says rollback would not refuse" [ "$(json_top rollback_refused)" = None ]
 
 # -- rtprov's part of cmdline.txt changed: rebuilt from the original ------------------------
 cmdline=/boot/firmware/cmdline.txt

@@ -196,23 +196,38 @@ check "a set string YAML reads as null (an empty template) is refused, not taken
     is "$work/null-set" 0 "(r.get('failed'), 'reads as YAML null' in r['msg'])" "(True, True)"
 check "none of these wrote anything (tree checksum)" [ "$(tree_sum "$root" "$excl")" = "$sum0" ]
 
-# 5b. A failure after the apply began still says changed: rtprov replaced by a wrapper
-# that runs it and exits 1 after a successful apply
-mv "$root/usr/bin/rtprov" "$root/usr/bin/rtprov.real"
-cat >"$root/usr/bin/rtprov" <<'EOF'
+# 5b. A failed apply says whether it changed anything: rtprov replaced by a wrapper that
+# exits 1 on apply, before running it (changed=false) or after it ran (changed=true)
+wrap_rtprov() { # wrap_rtprov before|after: the wrapper in place of the root's rtprov
+    mv "$root/usr/bin/rtprov" "$root/usr/bin/rtprov.real"
+    cat >"$root/usr/bin/rtprov" <<EOF
 #!/bin/sh
-/usr/bin/rtprov.real "$@"
-rc=$?
-if [ "$1" = apply ] && [ "$rc" -eq 0 ]; then
+if [ "\$1" = apply ] && [ $1 = before ]; then
+    echo "rtprov: error: (ansible_test) stopped before the apply" >&2
+    exit 1
+fi
+/usr/bin/rtprov.real "\$@"
+rc=\$?
+if [ "\$1" = apply ] && [ \$rc -eq 0 ]; then
     echo "rtprov: error: (ansible_test) stopped after the apply" >&2
     exit 1
 fi
-exit "$rc"
+exit \$rc
 EOF
-chmod 0755 "$root/usr/bin/rtprov"
+    chmod 0755 "$root/usr/bin/rtprov"
+}
+unwrap_rtprov() { mv "$root/usr/bin/rtprov.real" "$root/usr/bin/rtprov"; }
+wrap_rtprov before
+module apply-refused -a "$apply_args"
+unwrap_rtprov
+check "an apply that fails before it changes anything fails the task with changed=false" \
+    is "$work/apply-refused" 0 "(r.get('failed'), r['changed'], r['rc'], r['msg'])" \
+    "(True, False, 1, 'rtprov: error: (ansible_test) stopped before the apply')"
+check "and nothing was written (tree checksum)" [ "$(tree_sum "$root" "$excl")" = "$sum0" ]
+wrap_rtprov after
 module apply-fails -a "$apply_args"
-mv "$root/usr/bin/rtprov.real" "$root/usr/bin/rtprov"
-check "a failure after the apply began fails the task with changed=true and the changes" \
+unwrap_rtprov
+check "a failure after the apply ran fails the task with changed=true and the changes" \
     is "$work/apply-fails" 0 "(r.get('failed'), r['changed'], len(r['changes']) > 0, r['rc'])" "(True, True, True, 1)"
 check "and the profile is applied (the files stay written and recorded)" [ -f "$root/var/lib/rtprov/state" ]
 
@@ -221,8 +236,8 @@ check "and the profile is applied (the files stay written and recorded)" [ -f "$
 echo "# a hand edit" >>"$root/etc/default/grub.d/90-rtprov.cfg"
 sum_edit=$(tree_sum "$root" "$excl")
 module rb-edited-check --check -a "state=rolled_back live=true"
-check "check mode: rolled_back over a hand edit fails, naming the file" \
-    is "$work/rb-edited-check" 0 "(r.get('failed'), '/etc/default/grub.d/90-rtprov.cfg' in r['msg'], 'force: true' in r['msg'])" "(True, True, True)"
+check "check mode: rolled_back over a hand edit fails with rtprov's refusal, naming the file" \
+    is "$work/rb-edited-check" 0 "(r.get('failed'), r['msg'].startswith('rollback refused: '), '/etc/default/grub.d/90-rtprov.cfg' in r['msg'], 'force: true' in r['msg'])" "(True, True, True, True)"
 module rb-edited -a "state=rolled_back live=true"
 check "rolled_back over a hand edit fails with changed=false" \
     is "$work/rb-edited" 0 "(r.get('failed'), r['changed'])" "(True, False)"

@@ -19,11 +19,10 @@ description:
     changes or retires a file, so C(changed) is true only when files changed.
   - In check mode it runs only C(rtprov plan --json) (or C(rtprov status --json) to roll
     back) and reports what would change. In diff mode it shows the plan's unified diffs.
-  - Failures carry the message rtprov printed and its exit code. A failure after
-    C(rtprov apply) or C(rtprov rollback) began reports C(changed=true) and the
-    C(changes), as rtprov may have written files before it stopped (an C(apply --live)
-    that cannot reach systemd keeps its files written and recorded); C(rtprov status)
-    says where the host stands.
+  - Failures carry the message rtprov printed and its exit code. When C(rtprov apply) or
+    C(rtprov rollback) fails, C(changed) says whether it changed anything before it
+    stopped (C(rtprov status --json) before and after differ; an C(apply --live) that
+    cannot reach systemd keeps its files written and recorded), with the C(changes).
 version_added: "0.1.0"
 author: rtprov maintainers (!UNKNOWN)
 requirements:
@@ -65,7 +64,8 @@ options:
     description:
       - With I(state=rolled_back), restore the originals also over files changed by hand
         since rtprov wrote them (C(rtprov rollback --force)); the hand edits are lost.
-        Without it the module fails, naming those files, and changes nothing.
+        Without it the module fails with rtprov's refusal, naming those files, and changes
+        nothing (C(rollback_refused) of C(rtprov status --json)).
     type: bool
     default: false
   live:
@@ -175,9 +175,14 @@ rc:
   description: rtprov's exit code (0 success, 1 failure or a refused plan, 2 wrong usage).
   returned: failure
   type: int
+stderr:
+  description: What rtprov printed on standard error; C(msg) holds its message.
+  returned: failure
+  type: str
 """
 
 import json
+import re
 
 from ansible.module_utils.basic import AnsibleModule
 from ansible_collections.rtprov.rtprov.plugins.module_utils import rtprov_cli
@@ -187,10 +192,12 @@ def target_args(params):
     return ["--live"] if params["live"] else ["--root", params["root"]]
 
 
-# The strings YAML reads as null: given as a string they would remove the key (and bring
-# the profile's own value back) where the playbook meant a value, as a template that
-# renders empty does.
-YAML_NULLS = ("", "~", "null", "Null", "NULL")
+# A string YAML reads as null: given as a string it would remove the key (and bring the
+# profile's own value back) where the playbook meant a value, as a template that renders
+# empty does. YAML 1.2's null words, '~' and nothing, also with a comment after them or as
+# a document of its own ('---', '...').
+YAML_NULL = re.compile(r"^\s*(?:(?:---|\.\.\.)(?:\s+|$))*(?:~|null|Null|NULL)?\s*(?:#.*)?"
+                       r"(?:\s+(?:---|\.\.\.)\s*)*$", re.DOTALL)
 
 
 def set_args(module, values):
@@ -201,7 +208,7 @@ def set_args(module, values):
         value = values[key]
         if value is None:
             value = "~"
-        elif isinstance(value, str) and value.strip() in YAML_NULLS:
+        elif isinstance(value, str) and YAML_NULL.match(value):
             module.fail_json(msg="set: %s is the string '%s', which rtprov reads as YAML null: "
                                  "it would remove the key and bring the profile's own value "
                                  "back. Give the value meant, or null (not a string) to remove "
@@ -228,6 +235,24 @@ def status(module, rtprov, target, extra=None):
                                      "rtprov.status", accept=(0, rtprov_cli.EXIT_NOT_PASSED),
                                      extra=extra)
     return doc
+
+
+def run_changing(module, rtprov, args, target, before, result):
+    """Runs 'rtprov apply' or 'rollback' (ARGS). On failure it fails the task with RESULT,
+    whose 'changed' says whether rtprov changed anything before it stopped: whether
+    'rtprov status --json' differs from BEFORE (rtprov records a change in its state
+    before it makes it; a refusal changes nothing). When status cannot be read, changed."""
+    cmd = [rtprov] + args + target
+    rc, out, err = module.run_command(cmd)
+    if rc == 0:
+        return
+    s_rc, s_out, s_err = module.run_command([rtprov, "status", "--json"] + target)
+    try:
+        after = json.loads(s_out)
+    except ValueError:
+        after = None
+    result = dict(result, changed=after != before)
+    rtprov_cli.fail(module, cmd, rc, out, err, **result)
 
 
 def applied(module, rtprov, target):
@@ -258,9 +283,10 @@ def applied(module, rtprov, target):
         result["commands"] = []
     if module.check_mode:
         return result
-    # From here on a failure still says changed (and the changes) when apply began.
     if result["changed"]:
-        rtprov_cli.run(module, rtprov, ["apply"] + target + profile_args, extra=result)
+        run_changing(module, rtprov, ["apply"] + profile_args, target,
+                     status(module, rtprov, target), result)
+    # from here on a failure says changed (and the changes) when the apply ran
     result["status"] = status(module, rtprov, target, extra=result)
     if p["live"]:
         # An armed trial waits for its boot even where the running kernel already has
@@ -278,20 +304,20 @@ def rolled_back(module, rtprov, target):
     result = dict(changed=False, reboot_required=False, changes=[])
     if not before["applied"]:
         return result
-    # rollback refuses a file changed by hand unless forced (rtprov(1)): said here, before
-    # anything runs, in check mode too
-    edited = [f["path"] for f in before["files"] if f.get("drift") == "modified"]
-    if edited and not module.params["force"]:
-        module.fail_json(msg="rtprov rollback would refuse: changed by hand since rtprov wrote "
-                             "them: %s. Move the edits away, or set force: true to restore the "
-                             "originals over them" % ", ".join(edited), changed=False,
-                         changes=before["files"], status=before)
+    # rtprov's own answer to whether rollback would refuse (a hand edit it would lose, a
+    # file it cannot replace, ...): said before anything runs, in check mode too
+    force = module.params["force"]
+    why = before.get("rollback_force_refused" if force else "rollback_refused")
+    if why:
+        if not force and not before.get("rollback_force_refused"):
+            why += " (with this module: force: true, and the hand edits are lost)"
+        module.fail_json(msg=why, changed=False, changes=before["files"], status=before)
     result["changed"] = True
     result["changes"] = before["files"]
     if module.check_mode:
         return result
-    args = ["rollback"] + target + (["--force"] if module.params["force"] else [])
-    rtprov_cli.run(module, rtprov, args, extra=result)
+    run_changing(module, rtprov, ["rollback"] + (["--force"] if force else []), target,
+                 before, result)
     result["status"] = status(module, rtprov, target, extra=result)
     result["reboot_required"] = module.params["live"]
     return result
@@ -321,8 +347,8 @@ def main():
         module.fail_json(msg="force is for state=rolled_back (rtprov rollback --force); "
                              "apply takes no force")
     if p["live"] and p["root"] is not None:
-        module.fail_json(msg="live=true works on the running host: leave root out, or set "
-                             "live=false to work offline on %s" % p["root"])
+        module.fail_json(msg="live=true works on the running host: leave root out (or, to "
+                             "work offline on an image root, set live=false)")
     if not p["live"] and p["root"] in (None, "/"):
         module.fail_json(msg="say where to work: live: true for the running host, or root: "
                              "an image root on it (not /) to work offline")
