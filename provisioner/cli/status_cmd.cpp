@@ -75,9 +75,11 @@ int run_status(const target::Root& root, const std::string& name, const StatusCo
         diffs = pipeline::drift_diffs(root, status, candidates);
     }
     if (c.json && status.state) {
+        // --force only skips the hand-edit refusal: what rollback does, rollback --force does
         status.rollback_refused = target::rollback_refusal(root, target::DriftPolicy::refuse);
-        status.rollback_force_refused =
-            target::rollback_refusal(root, target::DriftPolicy::overwrite);
+        if (!status.rollback_refused.empty())
+            status.rollback_force_refused =
+                target::rollback_refusal(root, target::DriftPolicy::overwrite);
     }
     if (c.json)
         std::cout << status_json(status, name, firstboot, trial, diffs ? &*diffs : nullptr);

@@ -246,9 +246,9 @@ def run_changing(module, rtprov, args, target, before, result):
     rc, out, err = module.run_command(cmd)
     if rc == 0:
         return
-    s_rc, s_out, s_err = module.run_command([rtprov, "status", "--json"] + target)
+    dummy, status_out, dummy = module.run_command([rtprov, "status", "--json"] + target)
     try:
-        after = json.loads(s_out)
+        after = json.loads(status_out)
     except ValueError:
         after = None
     result = dict(result, changed=after != before)
