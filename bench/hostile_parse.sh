@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Benchmark: 'rtprov profiles show FILE' on hostile YAML of up to 1 MiB, side by side with
 # the built-in pi4 profile in the same run, against the target (parsed or refused in
 # under 1 s and 64 MiB). Prints wall time, peak RSS and the ratio to pi4; never fails

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Benchmark: does 'rtprov selftest' measure what cyclictest (Debian's rt-tests) measures?
 # Both run on the same CPU with the same interval, SCHED_FIFO priority, duration and idle
 # policy (cyclictest --default-system leaves /dev/cpu_dma_latency alone, as rtprov's

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Benchmark: 'rtprov plan' and 'rtprov apply' (fsync included) with the x86-debian13
 # profile on a real Debian 13 root made with mmdebstrap, against the targets (plan
 # under 10 ms, apply under 200 ms). Each apply is undone by a rollback, also timed.

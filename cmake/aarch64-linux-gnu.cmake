@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Cross toolchain for arm64 (Raspberry Pi OS 64-bit, Debian arm64) on a Debian amd64 host
 # with crossbuild-essential-arm64 and the arm64 -dev packages installed (multiarch).
 # scripts/build-deb.sh uses it; by hand: cmake -DCMAKE_TOOLCHAIN_FILE=cmake/aarch64-linux-gnu.cmake

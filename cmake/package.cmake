@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # The Debian package: 'cpack -G DEB' in a build tree configured with
 # CMAKE_INSTALL_PREFIX=/usr (scripts/build-deb.sh does both, for amd64 and arm64).
 # Depends: comes from dpkg-shlibdeps, so it names the libraries of the Debian release the

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Dependencies (Debian packages) and the warning set shared by every target.
 # All seven are required from the start so that a build environment is proven complete
 # on Debian 12 and 13. yaml-cpp is linked; libmount (boot partition detection), libblkid

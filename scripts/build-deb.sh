@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Builds the rtprov Debian package for Debian 13 (trixie) and Raspberry Pi OS trixie,
 # which is Debian 13 underneath, or with --suite bookworm for Debian 12 (bookworm) and
 # Raspberry Pi OS bookworm (the hosts image builders often run on): amd64 natively, arm64

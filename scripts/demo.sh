@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # The built-in demo: builds rtprov, then walks through its main job on a sample image
 # root shipped in the repo (tests/fixtures/roots/pi4-trixie, shaped like a pi-gen
 # Raspberry Pi OS trixie image): plan, apply, apply again, status, rollback; and the

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Installs what building and testing rtprov needs, from Debian's archive (Debian 12 or
 # 13, as root). Safe to run again: apt-get skips what is there.
 # Usage: install-deps.sh [build|test]

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # The whole test suite, as CI runs it (.ci/run). Installs what it needs (as root), then:
 #   1. build with -Werror and run unit, CLI and crash tests (Debian of this machine)
 #   2. the same unit and CLI tests under AddressSanitizer + UndefinedBehaviorSanitizer

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # bash completion for rtprov(1)                                    -*- shell-script -*-
 # shellcheck shell=bash
 #

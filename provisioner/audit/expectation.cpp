@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "provisioner/audit/expectation.hpp"
 
 #include "provisioner/boot/kernel_params.hpp"

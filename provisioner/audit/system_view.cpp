@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "provisioner/audit/system_view.hpp"
 
 #include "provisioner/boot/kernel_config.hpp"

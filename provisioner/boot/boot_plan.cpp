@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "provisioner/boot/boot_plan.hpp"
 
 #include "provisioner/boot/cmdline.hpp"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "provisioner/boot/cmdline.hpp"
 
 #include "provisioner/core/cpu_list.hpp"

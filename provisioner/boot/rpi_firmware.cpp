@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "provisioner/boot/rpi_firmware.hpp"
 
 #include "provisioner/core/text.hpp"

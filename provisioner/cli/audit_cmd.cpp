@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // rtprov audit: reads the running system once and says, check by check, whether it is
 // what the applied profile promised (provisioner/audit/ does the judging).
 #include "provisioner/audit/audit.hpp"

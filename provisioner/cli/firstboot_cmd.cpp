@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // rtprov firstboot, run by rtprov-firstboot.service until it has finished once: choose
 // the profile, apply it live, reboot once if the running kernel lacks what was planned,
 // then self-test and audit, keep the reports and record the outcome. Each step is an

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // rtprov irq-tune: the IRQ threads of the sound path and the others, PREEMPT_RT's timer
 // threads and the unbound workqueues, as the profile laid them out at plan time
 // (rtprov-irq-tune@.service passes the numbers); --restore puts back what was there

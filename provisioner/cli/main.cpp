@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // rtprov's command line: the only code that reads argv and the environment, prints,
 // or exits. Everything it does is a call into the library folders.
 #include "provisioner/cli/commands.hpp"

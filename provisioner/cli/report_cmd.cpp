@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // rtprov report: a kept self-test report shown again, as text and as the HTML page with
 // the trend of the runs measured the same way.
 #include "provisioner/cli/commands.hpp"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // rtprov selftest: measures on this machine what the tuning promises, and keeps the
 // result. The measuring is provisioner/selftest/; this file picks the CPUs and
 // thresholds from the applied profile, shows progress and writes the reports.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The self-test as one HTML page a person would rather look at: nothing is fetched and
 // nothing runs (inline CSS and SVG, no script), so it opens from a USB stick, in a mail,
 // or in a text browser (the verdict is words and the numbers are tables; the histograms

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // A kept self-test report read back (rtprov report): the JSON selftest_json writes,
 // checked as strictly as any file rtprov did not just make itself. The round trip (write,
 // read, write again gives the same bytes) is the unit test that keeps the two in step.

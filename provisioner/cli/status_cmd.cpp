@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // rtprov status: which profile is applied, when, and what changed since; with --diff the
 // changes themselves, with --prometheus the same for node-exporter's textfile collector.
 #include "provisioner/cli/commands.hpp"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // rtprov trial: the trial of a boot configuration that 'apply --trial' armed. 'check' is
 // what rtprov-trial.service runs at every boot while a trial record exists: on the trial
 // boot it runs the self-test and the audit as child processes (as first boot does) and

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "provisioner/live/board_facts.hpp"
 
 #include "provisioner/core/os_release.hpp"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "provisioner/live/cpu_dma_latency.hpp"
 
 #include "provisioner/core/error.hpp"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "provisioner/live/cpuset_partition.hpp"
 
 #include <cerrno>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "provisioner/live/irq_tune.hpp"
 
 #include "provisioner/core/error.hpp"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "provisioner/live/sched_features.hpp"
 
 #include "provisioner/core/text.hpp"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "provisioner/pipeline/applied_system.hpp"
 
 #include "provisioner/audit/kernel_checks.hpp"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "provisioner/profile/firstboot_config.hpp"
 
 #include "provisioner/profile/schema.hpp"

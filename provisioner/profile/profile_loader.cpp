@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "provisioner/profile/profile_loader.hpp"
 
 #include "provisioner/core/error.hpp"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "provisioner/profile/yaml_tree.hpp"
 
 #include "provisioner/core/text.hpp"

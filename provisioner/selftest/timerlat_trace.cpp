@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "provisioner/selftest/timerlat_trace.hpp"
 
 #include "provisioner/core/cpu_list.hpp"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "provisioner/system/sysroot.hpp"
 
 #include "provisioner/core/error.hpp"

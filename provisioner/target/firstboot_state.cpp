@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "provisioner/target/firstboot_state.hpp"
 
 #include "provisioner/core/error.hpp"

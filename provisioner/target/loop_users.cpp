@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "provisioner/target/loop_users.hpp"
 
 #include "provisioner/core/error.hpp"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "provisioner/target/mounts.hpp"
 
 #include "provisioner/core/shared_library.hpp"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Fuzz target: the backup archive, backup.tar (target::read_backup_archive). A refusal
 // (rtprov::Error) is fine; an archive that reads must come back from
 // write_backup_archive() with the same files (bytes, mode, owner, mtime, links).

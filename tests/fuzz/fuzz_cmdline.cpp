@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Fuzz target: a command-line file (boot::parse_cmdline_text, first line and whole text),
 // merged with the parameters a pi4-like profile wants (boot::merge_cmdline) and rendered.
 // Input: the current file, optionally a NUL byte and the original (before rtprov) one.

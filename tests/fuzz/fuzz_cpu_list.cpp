@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Fuzz target: a kernel CPU list (core::parse_cpu_list). Invariants: a parsed list's
 // canonical form parses back to the same list, and the set operations agree.
 #include "provisioner/core/cpu_list.hpp"

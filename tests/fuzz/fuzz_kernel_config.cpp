@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Fuzz target: a kernel config, /boot/config-<version> (boot::parse_kernel_config), and
 // the feature check that reads it (boot::kernel_support).
 #include "provisioner/boot/kernel_config.hpp"

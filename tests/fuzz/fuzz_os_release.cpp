@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Fuzz target: os-release(5) text (core::parse_os_release), which ignores what it does
 // not understand; any crash, hang or leak is a bug.
 #include "provisioner/core/os_release.hpp"

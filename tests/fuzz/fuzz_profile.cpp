@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Fuzz target: a resolved profile's text (profile::parse_profile). A refusal
 // (rtprov::Error) is a fine outcome; a crash, hang, leak or memory blow-up is a bug, and
 // so is a profile that parses but does not come back from to_yaml() (the header's

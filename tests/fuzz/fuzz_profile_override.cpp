@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Fuzz target: one '--set' override (the input, as given after '--set') applied to the
 // built-in profile 'pi4' from the source tree's board-profiles/ (profile::load_profile).
 // A refusal (rtprov::Error) is fine; a crash, hang, leak or memory blow-up is a bug.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Fuzz target: Raspberry Pi firmware config.txt (boot::parse_config_txt,
 // boot::foreign_kernel_lines, boot::edit_config_txt). Invariants: editing is idempotent
 // (a second apply changes nothing), and on a config.txt without an rtprov block that ends

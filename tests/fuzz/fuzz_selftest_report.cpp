@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Fuzz target: a kept self-test report read back (cli::read_selftest_json, with
 // core::parse_json under it). Refusals (rtprov::Error) are fine; a report that reads must
 // write the JSON it reads back as: read(write(read(x))) writes write(read(x)) again.

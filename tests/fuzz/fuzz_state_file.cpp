@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Fuzz target: rtprov's state file (target::parse_state). Each input is tried twice: as
 // it is, and with its checksum lines replaced by a right one, so that mutations reach
 // the entries behind the checksum. Refusals (rtprov::Error) are fine; a state that

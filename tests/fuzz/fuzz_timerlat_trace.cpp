@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Fuzz target: timerlat trace text (selftest::TimerlatAnalysis). Anything the kernel or a
 // hostile tracefs could put in the instance's trace_pipe must be read without a crash, and
 // each CPU's figures must add up: the worst wake-up's latency is the histogram's maximum.

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Builds the libFuzzer targets (tests/fuzz/fuzz_*.cpp) with clang in build/fuzz and runs
 # each for SECONDS_PER_TARGET seconds, from a temporary copy of its seed corpus
 # (tests/fuzz/corpus/TARGET/; the checked-in corpus is never written). Exits non-zero when

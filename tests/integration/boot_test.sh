@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Boot configuration on fixture roots shaped like real ones: the Raspberry Pi firmware's
 # cmdline.txt and config.txt (pi-gen trixie arm64), Debian 13's GRUB drop-in and
 # systemd-boot's /etc/kernel/cmdline; foreign values, Imager's systemd.run=, a changed

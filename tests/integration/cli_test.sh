@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # The built rtprov against fixture roots shaped like real ones: plan writes nothing,
 # apply, idempotency, status and drift, rollback byte for byte, and bad input that must
 # leave every file as it was. Usage: cli_test.sh RTPROV SOURCE_DIR

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # rtprov attacked as a hostile image, profile or user would, and used as a careless one
 # would: every case must be refused (or handled) with a clear message, within a time and
 # memory bound put around the process, and leave every file exactly as it was.

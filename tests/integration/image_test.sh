@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # --image FILE on this host: whole disk images made here from the fixture roots with
 # sfdisk and mkfs.ext4 -d (GPT with one ext4 root, as a Debian 13 disk; MBR with an ext4
 # /boot beside the root, mounted where the image's fstab says), through plan (not a byte

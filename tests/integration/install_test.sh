@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # 'cmake --install' puts the binary, the built-in profiles, the man page and the docs in
 # place, and the installed binary finds its profiles relative to itself.
 # Usage: install_test.sh BUILD_DIR SOURCE_DIR

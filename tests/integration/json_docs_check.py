@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Holds rtprov's --json outputs against docs/json.md.
 
 Usage: json_docs_check.py DOC OUTPUT...   (each OUTPUT named KIND.ANYTHING.json)

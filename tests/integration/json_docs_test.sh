@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # docs/json.md lists exactly the keys of every --json output, with their types. This
 # makes each output in the states that fill it (a plan with findings and commands, a
 # status with drift and a trial, an audit with thread tables, a self-test with the probe,

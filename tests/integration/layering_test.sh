@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # The layering between provisioner/'s folders, enforced by the build: each folder's
 # library compiles against an include view (provisioner/CMakeLists.txt, rtprov_folder)
 # of the folders it may use. The rule is docs/ARCHITECTURE.md's folder table: a folder

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # 'apply --live' and 'rollback --live' where no systemd answers, run as they are on a
 # machine: the built binary, its data and the libraries it links are copied into a copy
 # of the Debian 13 fixture root, and run chrooted there in private mount and PID

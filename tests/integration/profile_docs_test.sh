@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # docs/profile-format.md lists exactly the profile keys rtprov reads. The keys rtprov
 # knows are asked of rtprov itself: '--set PATH.zz=1' on a map answers "unknown key
 # 'zz'; known keys: ..." (profile::unknown_key), so the whole tree is walked from the

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Loads an rtprov HTML report in a real browser and checks what a person would see.
 
 Usage: report_browser.py PAGE SCREENSHOT   (run with Debian's /usr/bin/python3, which has

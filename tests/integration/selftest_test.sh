@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # 'rtprov selftest' and 'rtprov audit' as a user runs them: a real short latency run and
 # PI-boost probe on this machine (only sanity is asserted, never a time), pass and fail
 # against the applied profile's thresholds, the kept history and --compare, the JSON and

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # rtprov status for fleets: its exit code for drift, --diff (what was changed by hand
 # since rtprov wrote a file, as a unified diff) and --prometheus (node-exporter's
 # textfile collector; with the newest kept self-test, first boot and the trial), on a

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # The Ansible collection plugins/ansible/ (rtprov.rtprov) against a Debian 13 root through
 # Ansible's chroot connection (community.general.chroot), with rtprov's Debian 13 package
 # installed in it (RTPROV_DEB, or one scripts/build-deb.sh builds). Ansible runs in a

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # The Debian 12 (bookworm) packages, for the hosts image builders run on (debos and
 # pi-gen in bookworm containers), made by 'scripts/build-deb.sh --suite bookworm':
 #   - amd64: version 0.1.0~deb12 (sorts before Debian 13's 0.1.0, so a host upgraded to

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # The debos plugin end to end. debos (Debian's package, --disable-fakemachine) builds
 # plugins/debos/examples/audio-box.yaml, a bootable Debian 13 amd64 disk image with GRUB,
 # with rtprov's amd64 .deb from scripts/build-deb.sh installed in it and RTPROV (this

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # rtprov as a fleet meets it, on one booted Debian 13 guest (qemu TCG, 4 CPUs) that this
 # machine reaches only over ssh: the guest's one network is qemu's user-mode network
 # with restrict=on (no way out) and two loopback port forwards from here, ssh (22) and

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # The GRUB drop-in really reaches grub.cfg: in a copy of a real Debian 13 root (made with
 # mmdebstrap, grub-pc installed), 'rtprov apply --regenerate-boot=now' runs update-grub
 # through its chroot; the generated 'linux' lines of the normal entries carry the

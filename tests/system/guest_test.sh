@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # rtprov on a booted Debian 13 system: a copy of the Debian 13 root (mmdebstrap, with
 # systemd, Debian's kernel and mpd) gets rtprov's Debian 13 package installed
 # (RTPROV_DEB, or one scripts/build-deb.sh builds), then is booted under qemu (TCG,

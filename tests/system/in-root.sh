@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Runs shell SCRIPT chrooted in the Debian 13 root ROOT, with the source tree SOURCE_DIR
 # read-only at /src, tmpfs on /build and /tmp, and /proc, /dev and /sys mounted. The
 # mounts live in a private mount namespace, so they vanish with it on every exit path,

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # --live on a running Debian 13 system, as far as this machine can have one: in a copy of
 # the Debian 13 root, rtprov's Debian 13 package is installed (RTPROV_DEB, or one
 # scripts/build-deb.sh builds) and run chrooted there with --live, so '/' is that system.

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # The Debian package as Debian would judge it, made by scripts/build-deb.sh for amd64:
 #   - reproducible: built twice from the same commit, the second under umask 077, the two
 #     .deb files are byte-identical (sha256), and every time in them is SOURCE_DATE_EPOCH,

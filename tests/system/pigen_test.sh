@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # plugins/pi-gen/stage-rtprov run as pi-gen runs a stage (tests/system/pigen/contract.sh:
 # prerun.sh, each NN-packages through apt-get in the chroot, each NN-run.sh on this host
 # with ROOTFS_DIR and the exported config variables, each NN-run-chroot.sh fed to bash in

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Helpers for the system tests that boot a Debian 13 root under qemu (sourced).
 # Facts (seen on the Debian 12 test machines): KVM fails on these machines with an emulation
 # error, TCG works: '-accel tcg,thread=multi -cpu max'; an ext4 image made with

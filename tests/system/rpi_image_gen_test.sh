@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # plugins/rpi-image-gen/layer/rtprov.yaml run as rpi-image-gen runs a layer: bdebstrap
 # hands the layer's customize-hooks to mmdebstrap, which runs each on this host as
 # 'sh -c HOOK exec ROOT' (mmdebstrap's run_hooks) with /proc, /sys and /dev mounted in

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # systemd-boot targets: in a copy of a real Debian 13 root set up for Boot Loader
 # Specification entries (/etc/kernel/cmdline, layout=bls), 'rtprov apply
 # --regenerate-boot=now' merges the parameters into /etc/kernel/cmdline (root= kept) and

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # The systemd units and drop-ins rtprov writes (and the first-boot unit it ships), checked by Debian 13's own systemd: in a
 # copy of a real Debian 13 root (mmdebstrap, mpd installed), 'systemd-analyze verify'
 # reports nothing on each of them (a deliberately broken drop-in shows it would), and

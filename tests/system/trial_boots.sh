@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Trial boots (apply --trial) on the Debian 13 GRUB disk debos_test.sh builds (with
 # Debian's RT kernel installed but not the default, and tests/system/trial/), each
 # scenario step one boot of tests/system/trial/driver.sh:

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Prints the path of a Debian 13 (trixie) root made with mmdebstrap, building it
 # first when today's copy does not exist yet. The root carries what the system
 # tests boot (systemd, Debian's kernel, mpd, rt-tests) and what it takes to build

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // First boot's board detection with the built-in profiles, on sysroots shaped like each
 // board's: /proc/device-tree/model (NUL-terminated, as the kernel gives it), os-release
 // and the CPUs online.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 
 // Catch2 2.x (Debian 12) has one header; 3.x (Debian 13) splits it. The tests include

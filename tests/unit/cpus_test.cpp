@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "provisioner/system/cpus.hpp"
 
 #include "provisioner/core/profile.hpp"

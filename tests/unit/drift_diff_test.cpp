@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "provisioner/pipeline/drift_diff.hpp"
 
 #include "provisioner/cli/render.hpp"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "provisioner/audit/expectation.hpp"
 
 #include "provisioner/profile/app_loader.hpp"

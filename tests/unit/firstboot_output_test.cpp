@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "provisioner/cli/firstboot_output.hpp"
 
 #include "tests/unit/catch.hpp"

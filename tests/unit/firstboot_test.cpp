@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "provisioner/core/error.hpp"
 #include "provisioner/profile/firstboot_config.hpp"
 #include "provisioner/profile/profile_loader.hpp"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "provisioner/core/grammar.hpp"
 
 #include "tests/unit/catch.hpp"

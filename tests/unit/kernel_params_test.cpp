@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "provisioner/boot/kernel_params.hpp"
 
 #include "provisioner/boot/kernel_config.hpp"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "provisioner/selftest/latency_histogram.hpp"
 
 #include "tests/unit/catch.hpp"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "provisioner/planner/planner.hpp"
 
 #include "tests/unit/catch.hpp"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "provisioner/target/probe.hpp"
 
 #include "provisioner/boot/grub.hpp"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "provisioner/cli/json.hpp"
 #include "provisioner/cli/render.hpp"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "provisioner/audit/irq_checks.hpp"
 #include "provisioner/audit/reserved_cpu_checks.hpp"
 

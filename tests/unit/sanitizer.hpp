@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 
 // RTPROV_SANITIZED is 1 in a build with AddressSanitizer or ThreadSanitizer (GCC defines

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "provisioner/cli/selftest_render.hpp"
 
 #include "tests/unit/catch.hpp"

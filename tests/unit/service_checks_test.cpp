@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "provisioner/audit/service_checks.hpp"
 
 #include "tests/unit/audit_fixture.hpp"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "provisioner/target/state_file.hpp"
 
 #include "provisioner/core/error.hpp"

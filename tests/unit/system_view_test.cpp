@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "provisioner/audit/system_view.hpp"
 
 #include "tests/unit/audit_fixture.hpp"

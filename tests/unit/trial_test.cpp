@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The trial: GRUB's environment block, the trial's plan for GRUB, its record, and what a
 // boot is to it.
 #include "provisioner/boot/boot_plan.hpp"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "provisioner/systemd/units.hpp"
 
 #include "tests/unit/catch.hpp"

@@ -1,4 +1,5 @@
 #!/bin/bash -e
+# SPDX-License-Identifier: Apache-2.0
 # Check rtprov's settings and files first, so that a wrong one stops the build before
 # this stage does anything; then, as in every stock pi-gen stage, start from the
 # previous stage's root (pi-gen's stage1..5/prerun.sh).

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: Apache-2.0
 # Runs inside a guest booted by tests/system/guest_test.sh (installed with
 # rtprov-guest.service). Waits for the boot to finish, does what the scenario in
 # /etc/rtprov-guest/scenario asks, writes what it saw as 'key=value' lines to

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # pi-gen's contract for running stages, written from pi-gen's source (build.sh
 # run_stage/run_sub_stage, scripts/common on_chroot/copy_previous), so that a stage can be
 # executed here as pi-gen executes it without pi-gen's own stage0 (which needs

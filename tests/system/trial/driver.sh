@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
 # Test fixture, only in the image debos_test.sh builds: one step of the trial scenarios
 # per boot that comes up (trial_boot_test.sh says which), each ending in a reboot, so
 # that GRUB's own environment block decides every next boot. What each boot shows goes

@@ -1,4 +1,5 @@
 #!/bin/bash -e
+# SPDX-License-Identifier: Apache-2.0
 # On the build host. pi-gen runs a step's NN-packages before its NN-run.sh and all of
 # step 00 before step 01 (build.sh run_sub_stage), so this prepares step 01:
 #  - the rtprov package for the image's architecture, for 01-run-chroot.sh;

@@ -1,4 +1,5 @@
 #!/bin/bash -e
+# SPDX-License-Identifier: Apache-2.0
 # On the build host: apply the profile to the image root offline (cmdline.txt, config.txt,
 # systemd drop-ins; rollback data in the image's /var/lib/rtprov), then set up first boot.
 # shellcheck source-path=SCRIPTDIR source=rtprov-stage.sh

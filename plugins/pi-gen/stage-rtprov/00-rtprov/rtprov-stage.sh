@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Shared by this sub-stage's NN-run.sh scripts (sourced; pi-gen runs only NN-* files, so it
 # never runs this one itself). Reads the exported RTPROV_* settings from pi-gen's config
 # and fails with what to do when one is wrong. A variable set in config without 'export'

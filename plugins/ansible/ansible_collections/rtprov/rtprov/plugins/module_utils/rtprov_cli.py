@@ -1,6 +1,7 @@
 # -*- coding: utf-8 -*-
+# SPDX-License-Identifier: Apache-2.0
 # Copyright: rtprov contributors
-# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+# Apache License 2.0 (see https://www.apache.org/licenses/LICENSE-2.0)
 """Running the rtprov binary on the managed host and reading its --json outputs.
 
 The outputs and their exit codes are documented in rtprov's docs/json.md: every one is
