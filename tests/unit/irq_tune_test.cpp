@@ -49,6 +49,7 @@ class Box {
                                         dir.path() + "/sys/class/sound/card0");
         std::filesystem::create_symlink(
             "../..", dir.path() + "/sys/devices/pci0000:00/0000:00:04.0/sound/card0/device");
+        dir.write("sys/devices/pci0000:00/0000:00:04.0/sound/card0/id", "Intel\n");
         kthread(101, "irq/35-snd_hda_", {SCHED_FIFO, 50});
         kthread(102, "irq/40-enp1s0", {SCHED_FIFO, 50});
         kthread(103, "irq/41-ahci[000", {SCHED_FIFO, 50});
