@@ -462,6 +462,10 @@ Fact<std::vector<SoundCard>> read_sound_cards(const SysRoot& root,
         card.driver = std::move(texts[n].driver);
         card.name = std::move(texts[n].name);
         Finder(root, irq_lines).find(card);
+        // they name devices and device-tree nodes and strings, as the firmware gave them
+        card.problem = core::printable_name(card.problem);
+        for (SoundIrq& irq : card.irqs)
+            irq.via = core::printable_name(irq.via);
         std::sort(card.irqs.begin(), card.irqs.end(),
                   [](const SoundIrq& a, const SoundIrq& b) { return a.irq < b.irq; });
         out.push_back(std::move(card));

@@ -26,7 +26,8 @@ struct IrqLine {
 
 struct SoundIrq {
     unsigned irq = 0;
-    std::string via; // how it feeds the card, e.g. "USB host controller of bus 1 (0000:00:05.0)"
+    // how it feeds the card, e.g. "USB host controller of bus 1 (0000:00:05.0)"; one line
+    std::string via;
 };
 
 struct SoundCard {
@@ -39,7 +40,7 @@ struct SoundCard {
     std::string device; // its device in sysfs ("/sys/devices/…"); empty for a virtual card
     bool usb = false;   // it sits on a USB bus
     std::vector<SoundIrq> irqs;
-    std::string problem; // why no interrupt was found, when 'irqs' is empty
+    std::string problem; // why no interrupt was found, when 'irqs' is empty; one line
 };
 
 // N of an IRQ thread named 'irq/N-name' (kernel/irq/manage.c, setup_irq_thread), or

@@ -227,6 +227,13 @@ TEST_CASE("a Pi 4 with an I2S DAC: the DMA channels its I2S controller names") {
         CHECK(card.problem.find("brcm,bcm2836-armctrl-ic), an interrupt controller rtprov cannot "
                                 "map") != std::string::npos);
     }
+    SECTION("what the device tree names stays on one line") {
+        s.dt_strings("/soc/interrupt-controller@40041000", "compatible", {"x,ic\nrtprov: ok"});
+        SoundCard card = s.read()[0];
+        CHECK(card.problem.find("(x,ic\\x0artprov: ok), an interrupt controller") !=
+              std::string::npos);
+        CHECK(card.problem.find('\n') == std::string::npos);
+    }
     SECTION("a controller the card names but the tree lacks") {
         s.dt_cells("/soc/sound", "i2s-controller", {0x77});
         CHECK(s.read()[0].problem.find("no device-tree node has the phandle 119") !=
