@@ -58,6 +58,35 @@ std::size_t utf8_length(std::string_view text, std::size_t i) {
     return n;
 }
 
+std::string printable_name(std::string_view text) {
+    static const char k_hex[] = "0123456789abcdef";
+    std::string out;
+    out.reserve(text.size());
+    auto escaped = [&](unsigned char c) { out += {'\\', 'x', k_hex[c >> 4], k_hex[c & 15]}; };
+    for (std::size_t i = 0; i < text.size();) {
+        const auto c = static_cast<unsigned char>(text[i]);
+        if (c < 0x80) {
+            if (c < 0x20 || c == 0x7f || c == '\\')
+                escaped(c);
+            else
+                out += char(c);
+            ++i;
+            continue;
+        }
+        // a byte that is not UTF-8 alone, a C1 control (0xC2 0x80..0x9F) whole
+        const std::size_t n = utf8_length(text, i);
+        const bool c1 = n == 2 && c == 0xc2 && static_cast<unsigned char>(text[i + 1]) <= 0x9f;
+        if (n == 0 || c1) {
+            for (std::size_t end = i + std::max<std::size_t>(n, 1); i < end; ++i)
+                escaped(static_cast<unsigned char>(text[i]));
+            continue;
+        }
+        out.append(text.substr(i, n));
+        i += n;
+    }
+    return out;
+}
+
 std::string quoted_list(const std::vector<std::string>& items) {
     std::string out;
     for (const std::string& item : items)

@@ -23,6 +23,13 @@ std::string_view trim(std::string_view text);
 // otherwise.
 std::size_t utf8_length(std::string_view text, std::size_t i);
 
+// A name the system gave (a thread's comm, a sound card's id or long name) as one
+// printable line of UTF-8, for a message or a journal field: each control byte (C0 and
+// DEL), C1 control (U+0080..U+009F), byte that is not part of well-formed UTF-8, and the
+// backslash is written \xNN, so a name never breaks a line or drives a terminal, and two
+// names never show alike. printable_name("irq/9-a\nb") is "irq/9-a\x0ab".
+std::string printable_name(std::string_view text);
+
 // True when 'word' is one of the words of 'text'.
 bool has_word(std::string_view text, std::string_view word);
 

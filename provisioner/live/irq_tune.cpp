@@ -53,14 +53,28 @@ std::vector<KernelThread> kernel_threads(const system::SysRoot& r) {
         return out;
     for (int pid : *pids) {
         const std::string dir = "/proc/" + std::to_string(pid);
-        auto comm = r.value(dir + "/comm");
+        auto comm = r.text(dir + "/comm");
         auto status = r.text(dir + "/status");
-        // a child of kthreadd (pid 2): a kernel thread
+        // a child of kthreadd (pid 2): a kernel thread ('Name:' above it is escaped, so a
+        // name cannot forge the line)
         if (!comm || !status || status->find("\nPPid:\t2\n") == std::string::npos)
             continue;
-        out.push_back({pid, *comm, system::irq_of_thread(*comm)});
+        // The name as the kernel holds it: /proc/PID/comm is its bytes and one newline
+        // (comm_show, proc_task_name in fs/proc/array.c), any byte but NUL, spaces and line
+        // breaks too, up to 63 for a kernel thread (its full name, not TASK_COMM_LEN's 15).
+        std::string name = std::move(*comm);
+        if (name.ends_with('\n'))
+            name.pop_back();
+        if (name.empty())
+            continue;
+        out.push_back({pid, name, system::irq_of_thread(name)});
     }
     return out;
+}
+
+// A thread's name in a message or a journal field: quoted, on one line whatever it holds.
+std::string shown(const std::string& name) {
+    return "'" + core::printable_name(name) + "'";
 }
 
 std::string sched_text(const ThreadSched& s) {
@@ -87,12 +101,108 @@ std::string state_refused(const std::string& what) {
            "them, remove the file and run again";
 }
 
-// One line per value: 'thread PID COMM POLICY PRIORITY' (COMM without spaces: the IRQ and
-// timer threads' names have none), 'affinity IRQ LIST', 'workqueue MASK'. The file says
-// which threads get which priority back, so it is read only when it is a regular file of
-// this user's that no one else may write, and only whole: a line that does not parse
-// refuses it (the values lost with it cannot be guessed, and a tune over it would save
-// the tuned values as the originals). "" or the problem, with the fix.
+// The state file, format 2 (this release's): a header comment, then
+//
+//   format 2
+//   thread PID NAME POLICY PRIORITY     (one per thread changed)
+//   affinity IRQ LIST                   (one per IRQ moved)
+//   workqueue MASK
+//   end COUNT
+//
+// with one space between fields. NAME is the thread's name with every byte outside '!'..'~'
+// and the backslash written \xNN (lower-case hex), so that no byte of it is a space or a
+// line break: a kernel thread's name may hold any byte but NUL (the PCIe port driver's
+// IRQ thread is 'irq/122-PCIe PME', drivers/pci/pcie/pme.c; a driver may name its
+// handler after what its device says). COUNT is the number of values: a file cut short
+// (a full /run, a crash) lacks the line.
+//
+// Format 1, the earlier release's, had no 'format' line and wrote NAME as it was. It is
+// still read, since a package upgrade meets it in /run until the next reboot: its PID,
+// POLICY and PRIORITY hold no space and it put one space between fields, so NAME is what
+// lies between PID and the last two fields, spaces and all (that release refused its own
+// file when a name held one; this reads it). A name with a line break in it split its
+// line and cannot be read back: any line that release would not have written is refused.
+constexpr int k_state_format = 2;
+
+std::string state_name(const std::string& name) {
+    static const char k_hex[] = "0123456789abcdef";
+    std::string out;
+    for (char ch : name) {
+        const auto c = static_cast<unsigned char>(ch);
+        if (c > ' ' && c < 0x7f && c != '\\')
+            out += ch;
+        else
+            out += {'\\', 'x', k_hex[c >> 4], k_hex[c & 15]};
+    }
+    return out;
+}
+
+// The name a format-2 NAME field holds, or nullopt when state_name would not write it so.
+std::optional<std::string> name_of_field(const std::string& field) {
+    std::string name;
+    for (std::size_t i = 0; i < field.size(); ++i) {
+        if (field[i] != '\\') {
+            name += field[i];
+            continue;
+        }
+        if (i + 4 > field.size() || field[i + 1] != 'x')
+            return std::nullopt;
+        unsigned value = 0;
+        const char* digits = field.data() + i + 2;
+        if (std::from_chars(digits, digits + 2, value, 16).ptr != digits + 2)
+            return std::nullopt;
+        name += static_cast<char>(value);
+        i += 3;
+    }
+    // one way to write each name: no NUL, nothing escaped that need not be, lower case
+    if (name.empty() || name.find('\0') != std::string::npos || state_name(name) != field)
+        return std::nullopt;
+    return name;
+}
+
+// A 'thread', 'affinity' or 'workqueue' line of the given format into 's'; false when it
+// is not one rtprov writes.
+bool parse_value(const std::string& line, int format, SavedState& s) {
+    const std::vector<std::string> f = core::split(line, ' ');
+    if (f[0] == "thread" && (f.size() == 5 || (format == 1 && f.size() > 5))) {
+        std::optional<std::string> name;
+        if (format == 1) {
+            const std::size_t from = f[0].size() + f[1].size() + 2;
+            const std::size_t to = line.size() - f[f.size() - 2].size() - f.back().size() - 2;
+            name = line.substr(from, to - from);
+            if (name->empty())
+                name.reset();
+        } else {
+            name = name_of_field(f[2]);
+        }
+        auto pid = to_number(f[1]), policy = to_number(f[f.size() - 2]),
+             priority = to_number(f.back());
+        if (!name || !pid || !policy || !priority || *pid <= 0 || *pid > 1 << 22 || *policy < 0 ||
+            *policy > 6 || *priority < 0 || *priority > 99 ||
+            !(system::irq_of_thread(*name) || name->starts_with("ktimers/")))
+            return false;
+        s.threads[int(*pid)] = {*name, {int(*policy), int(*priority)}};
+        return true;
+    }
+    if (f[0] == "affinity" && f.size() == 3) {
+        auto irq = to_number(f[1]);
+        if (!irq || *irq < 0 || !core::parse_cpu_list(f[2]))
+            return false;
+        s.affinities[unsigned(*irq)] = f[2];
+        return true;
+    }
+    if (f[0] == "workqueue" && f.size() == 2 && !f[1].empty() &&
+        f[1].find_first_not_of("0123456789abcdefABCDEF,") == std::string::npos) {
+        s.workqueue_mask = f[1];
+        return true;
+    }
+    return false;
+}
+
+// The file says which threads get which priority back, so it is read only when it is a
+// regular file of this user's that no one else may write, and only whole: a line that
+// does not parse refuses it (the values lost with it cannot be guessed, and a tune over it
+// would save the tuned values as the originals). "" or the problem, with the fix.
 std::string read_state(const std::string& path, SavedState& s) {
     core::Fd fd(::open(path.c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC));
     if (!fd)
@@ -118,47 +228,49 @@ std::string read_state(const std::string& path, SavedState& s) {
     std::string text(static_cast<std::size_t>(st.st_size), '\0');
     if (::read(fd.get(), text.data(), text.size()) != static_cast<ssize_t>(text.size()))
         return state_refused("cannot read " + quoted(path) + ": " + std::strerror(errno));
-    std::size_t number = 0, values = 0;
-    std::optional<std::size_t> end;
-    for (const std::string& line : core::split(text, '\n')) {
-        ++number;
-        if (line.empty() || line.starts_with('#'))
-            continue;
-        const std::vector<std::string> w = core::words(line);
+    // Each line ends in a newline: the last field is what follows the last one, empty in a
+    // whole file, the rest of a line cut short otherwise.
+    const std::vector<std::string> lines = core::split(text, '\n');
+    int format = 1;
+    std::size_t values = 0, seen = 0;
+    bool end = false;
+    for (std::size_t i = 0; i + 1 < lines.size(); ++i) {
+        const std::string& line = lines[i];
+        const std::string where = path + ":" + std::to_string(i + 1) + ": ";
+        const std::vector<std::string> f = core::split(line, ' ');
         bool good = false;
-        ++values;
-        if (end) {
+        if (line.starts_with('#')) {
+            good = i == 0; // the header; a '#' further down is a split name's rest
+        } else if (end) {
             good = false; // nothing after the end line
-        } else if (w.size() == 2 && w[0] == "end") {
-            auto n = to_number(w[1]);
-            good = n && *n == long(values - 1) && text.ends_with("\n");
-            end = number;
-        } else if (w.size() == 5 && w[0] == "thread") {
-            auto pid = to_number(w[1]), policy = to_number(w[3]), priority = to_number(w[4]);
-            if (pid && policy && priority && *pid > 0 && *pid <= 1 << 22 && *policy >= 0 &&
-                *policy <= 6 && *priority >= 0 && *priority <= 99 &&
-                (system::irq_of_thread(w[2]) || w[2].starts_with("ktimers/"))) {
-                s.threads[int(*pid)] = {w[2], {int(*policy), int(*priority)}};
-                good = true;
-            }
-        } else if (w.size() == 3 && w[0] == "affinity") {
-            auto irq = to_number(w[1]);
-            if (irq && *irq >= 0 && core::parse_cpu_list(w[2])) {
-                s.affinities[unsigned(*irq)] = w[2];
-                good = true;
-            }
-        } else if (w.size() == 2 && w[0] == "workqueue") {
-            good = w[1].find_first_not_of("0123456789abcdefABCDEF,") == std::string::npos;
-            if (good)
-                s.workqueue_mask = w[1];
+        } else if (f[0] == "format" && f.size() == 2 && seen == 0) {
+            if (f[1] != std::to_string(k_state_format))
+                return state_refused(where + "a state format this rtprov does not read (it reads " +
+                                     std::to_string(k_state_format) +
+                                     ", and an earlier rtprov's without a 'format' line): a "
+                                     "newer rtprov wrote it");
+            format = k_state_format;
+            good = true;
+        } else if (f[0] == "end" && f.size() == 2) {
+            auto n = to_number(f[1]);
+            good = n && *n == long(values);
+            end = true;
+        } else {
+            good = parse_value(line, format, s);
+            ++values;
         }
+        seen += line.starts_with('#') ? 0 : 1;
         // the line itself is not quoted: whatever the file holds stays out of the journal
         if (!good)
-            return state_refused(path + ":" + std::to_string(number) +
-                                 ": not a line rtprov writes");
+            return state_refused(where + "not a line rtprov writes" +
+                                 (format == 1 ? " (the file has no 'format' line: an earlier "
+                                                "rtprov's, whose thread names could not hold a "
+                                                "line break)"
+                                              : ""));
     }
-    if (!end)
-        return state_refused(path + " ends at line " + std::to_string(number) +
+    if (!end || !lines.back().empty())
+        return state_refused(path + " ends at line " +
+                             std::to_string(lines.size() - (lines.back().empty() ? 1 : 0)) +
                              " without the 'end' line rtprov writes last: it was cut short");
     return "";
 }
@@ -233,9 +345,11 @@ bool lock_and_read_state(const std::string& path, core::Fd& lock, SavedState& s,
 
 std::string write_state(const std::string& path, const SavedState& s) {
     std::string text = "# rtprov irq-tune: the values before rtprov changed them "
-                       "('rtprov rollback --live' puts them back)\n";
+                       "('rtprov rollback --live' puts them back)\n"
+                       "format " +
+                       std::to_string(k_state_format) + "\n";
     for (const auto& [pid, saved] : s.threads)
-        text += "thread " + std::to_string(pid) + " " + saved.first + " " +
+        text += "thread " + std::to_string(pid) + " " + state_name(saved.first) + " " +
                 std::to_string(saved.second.policy) + " " + std::to_string(saved.second.priority) +
                 "\n";
     for (const auto& [irq, list] : s.affinities)
@@ -385,7 +499,7 @@ IrqTuneResult tune_irqs(const std::string& root, const IrqTuneRequest& request,
     for (const auto& [t, want] : changes) {
         std::optional<ThreadSched> now = calls.get_sched(t->pid);
         if (!now) {
-            result.findings.push_back("cannot read the scheduling of '" + t->comm + "' (pid " +
+            result.findings.push_back("cannot read the scheduling of " + shown(t->comm) + " (pid " +
                                       std::to_string(t->pid) + "): it ended");
             continue;
         }
@@ -435,12 +549,12 @@ IrqTuneResult tune_irqs(const std::string& root, const IrqTuneRequest& request,
 
     for (const ThreadChange& c : to_set) {
         if (std::string error = calls.set_sched(c.thread->pid, c.want); !error.empty()) {
-            result.findings.push_back("cannot set '" + c.thread->comm + "' (pid " +
+            result.findings.push_back("cannot set " + shown(c.thread->comm) + " (pid " +
                                       std::to_string(c.thread->pid) + ") to " + sched_text(c.want) +
                                       ": " + error);
             result.ok = false;
         } else {
-            result.done.push_back("'" + c.thread->comm + "' " + sched_text(c.now) + " -> " +
+            result.done.push_back(shown(c.thread->comm) + " " + sched_text(c.now) + " -> " +
                                   sched_text(c.want));
         }
     }
@@ -522,17 +636,17 @@ IrqTuneResult restore_irqs(const std::string& root, const KernelCalls& calls,
         // Only the same kernel thread: a pid the kernel gave to another since is left alone.
         const auto now = kernel.find(pid);
         if (now == kernel.end() || now->second != thread.first) {
-            result.findings.push_back("'" + thread.first + "' (pid " + std::to_string(pid) +
+            result.findings.push_back(shown(thread.first) + " (pid " + std::to_string(pid) +
                                       ") has ended: nothing of it to put back");
             continue;
         }
         if (std::string error = calls.set_sched(pid, thread.second); !error.empty()) {
-            result.findings.push_back("cannot put '" + thread.first + "' (pid " +
+            result.findings.push_back("cannot put " + shown(thread.first) + " (pid " +
                                       std::to_string(pid) + ") back to " +
                                       sched_text(thread.second) + ": " + error);
             result.ok = false;
         } else {
-            result.done.push_back("'" + thread.first + "' back to " + sched_text(thread.second));
+            result.done.push_back(shown(thread.first) + " back to " + sched_text(thread.second));
         }
     }
     for (const auto& [irq, list] : saved.affinities) {

@@ -60,9 +60,12 @@ IrqTuneResult tune_irqs(const std::string& root, const IrqTuneRequest& request,
                         const KernelCalls& calls, const std::string& state_path);
 
 // Puts back every value the state file saved and removes it; no state file: nothing to do.
+// A thread is put back only while the same pid has the same name, byte for byte.
 // Both refuse, changing nothing, a state file that is not rtprov's as it wrote it (another
 // owner, writable by others, a symlink, a line that does not parse), and wait up to 10 s
-// for another run on the same state file.
+// for another run on the same state file. The state keeps a thread's name whatever bytes
+// it holds (escaped); the earlier release's state, whose names were not, is read as well
+// unless a name in it held a line break.
 IrqTuneResult restore_irqs(const std::string& root, const KernelCalls& calls,
                            const std::string& state_path);
 

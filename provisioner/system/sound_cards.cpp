@@ -75,35 +75,61 @@ std::optional<std::string> gic_chip(const std::vector<std::string>& compatible) 
     return std::nullopt;
 }
 
-// One card line of /proc/asound/cards: "%2i [%-15s]: %s - %s" (number, id, driver,
-// short name), then the long name on a line of its own (sound/core/init.c).
-struct CardLine {
-    unsigned number = 0;
-    std::string id, driver, name;
+// The driver and long name /proc/asound/cards shows for each card. The kernel writes each
+// card as "%2i [%-15s]: %s - %s\n" (number, id, driver, short name) and then its long name
+// on a line of its own, indented by 22 spaces (snd_card_info_read, sound/core/init.c). The
+// names are the driver's and the device's (a USB device names itself), and nothing keeps
+// a line break out of them, so the file cannot say which cards there are: the cards come
+// from sysfs. Each finds here the first line that starts as its own first line would
+// ("%2i [%-15s]: " with its number and id), searching below the card before it, and takes
+// the text up to the next card's first line. A hostile name can at worst garble its own
+// card's names and the next card's, never make a card; a line break in one shows as \x0a.
+struct CardText {
+    std::string driver, name;
 };
 
-std::vector<CardLine> parse_cards(const std::string& text) {
-    std::vector<CardLine> out;
-    for (const std::string& line : core::split(text, '\n')) {
-        const std::size_t open = line.find(" [");
-        const std::size_t close = line.find("]: ");
-        if (open == std::string::npos || close == std::string::npos || close < open) {
-            if (!out.empty() && !line.empty() && line.front() == ' ')
-                out.back().name = std::string(core::trim(line)); // the long name
-            continue;
-        }
-        std::optional<unsigned long> n = number(std::string(core::trim(line.substr(0, open))));
-        if (!n || *n > 255)
-            continue;
-        CardLine card;
-        card.number = static_cast<unsigned>(*n);
-        card.id = std::string(core::trim(line.substr(open + 2, close - open - 2)));
-        const std::string rest = line.substr(close + 3);
-        const std::size_t dash = rest.find(" - ");
-        card.driver = std::string(core::trim(rest.substr(0, dash)));
-        card.name =
-            dash == std::string::npos ? rest : std::string(core::trim(rest.substr(dash + 3)));
-        out.push_back(std::move(card));
+std::map<unsigned, CardText>
+card_texts(const std::string& text, const std::vector<std::pair<unsigned, std::string>>& cards) {
+    std::vector<std::size_t> starts; // where each line starts
+    for (std::size_t at = 0; at < text.size();) {
+        starts.push_back(at);
+        const std::size_t end = text.find('\n', at);
+        at = end == std::string::npos ? text.size() : end + 1;
+    }
+    struct Found {
+        unsigned number;
+        std::size_t line, prefix;
+    };
+    std::vector<Found> found;
+    std::size_t from = 0;
+    for (const auto& [number, id] : cards) {
+        std::string prefix = (number < 10 ? " " : "") + std::to_string(number) + " [" + id;
+        prefix += std::string(id.size() < 15 ? 15 - id.size() : 0, ' ') + "]: ";
+        for (std::size_t l = from; l < starts.size(); ++l)
+            if (text.compare(starts[l], prefix.size(), prefix) == 0) {
+                found.push_back({number, l, prefix.size()});
+                // the next card's first line starts below this one's (an id with a line
+                // break in it, in a copied tree, spans lines)
+                for (from = l + 1;
+                     from < starts.size() && starts[from] < starts[l] + prefix.size();)
+                    ++from;
+                break;
+            }
+    }
+    std::map<unsigned, CardText> out;
+    for (std::size_t k = 0; k < found.size(); ++k) {
+        const std::size_t start = starts[found[k].line];
+        const std::size_t head_end =
+            std::min(text.find('\n', start + found[k].prefix), text.size());
+        const std::size_t end = k + 1 < found.size() ? starts[found[k + 1].line] : text.size();
+        // "DRIVER - SHORT NAME" on the first line; below it the long name, indented
+        const std::string rest =
+            text.substr(start + found[k].prefix, head_end - start - found[k].prefix);
+        std::string body = head_end < end ? text.substr(head_end + 1, end - head_end - 1) : "";
+        if (body.ends_with('\n'))
+            body.pop_back();
+        out[found[k].number] = {core::printable_name(core::trim(rest.substr(0, rest.find(" - ")))),
+                                core::printable_name(core::trim(body))};
     }
     return out;
 }
@@ -412,14 +438,34 @@ Fact<std::vector<SoundCard>> read_sound_cards(const SysRoot& root,
     Fact<std::string> text = root.text("/proc/asound/cards");
     if (!text)
         return Fact<std::vector<SoundCard>>::failed(text.problem, text.absent);
+    // Each card is a device 'cardN' of the sound class, N its number, with its id in the
+    // attribute 'id' (sound/core/init.c: snd_card_init names it, card_id_show_attr).
+    Fact<std::vector<std::string>> entries = root.names("/sys/class/sound");
+    if (!entries)
+        return Fact<std::vector<SoundCard>>::failed(entries.problem);
+    std::vector<std::pair<unsigned, std::string>> cards; // number, id as the kernel has it
+    for (const std::string& entry : *entries) {
+        std::optional<unsigned long> n =
+            entry.starts_with("card") ? number(entry.substr(4)) : std::nullopt;
+        if (!n || *n > std::numeric_limits<unsigned>::max())
+            continue;
+        Fact<std::string> id = root.value("/sys/class/sound/" + entry + "/id");
+        cards.emplace_back(static_cast<unsigned>(*n), id ? *id : std::string());
+    }
+    std::sort(cards.begin(), cards.end());
+    std::map<unsigned, CardText> texts = card_texts(*text, cards);
     std::vector<SoundCard> out;
-    for (CardLine& line : parse_cards(*text)) {
+    for (const auto& [n, id] : cards) {
         SoundCard card;
-        card.number = line.number;
-        card.id = std::move(line.id);
-        card.driver = std::move(line.driver);
-        card.name = std::move(line.name);
+        card.number = n;
+        card.id = core::printable_name(id);
+        card.driver = std::move(texts[n].driver);
+        card.name = std::move(texts[n].name);
         Finder(root, irq_lines).find(card);
+        // they name devices and device-tree nodes and strings, as the firmware gave them
+        card.problem = core::printable_name(card.problem);
+        for (SoundIrq& irq : card.irqs)
+            irq.via = core::printable_name(irq.via);
         std::sort(card.irqs.begin(), card.irqs.end(),
                   [](const SoundIrq& a, const SoundIrq& b) { return a.irq < b.irq; });
         out.push_back(std::move(card));

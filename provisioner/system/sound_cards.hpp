@@ -8,7 +8,7 @@
 #include <vector>
 
 // The sound cards of the running system and the interrupts that feed them, found by
-// device rather than by name: each ALSA card (/proc/asound/cards) → its device in sysfs
+// device rather than by name: each ALSA card (/sys/class/sound/cardN) → its device in sysfs
 // (/sys/class/sound/cardN/device) → the IRQ of that device or of the bus device it sits
 // behind (a PCI function's 'irq' or 'msi_irqs', a USB card's host controller), or, for a
 // card on a device-tree platform such as a Pi's I2S DAC, the interrupts of the DMA
@@ -26,18 +26,21 @@ struct IrqLine {
 
 struct SoundIrq {
     unsigned irq = 0;
-    std::string via; // how it feeds the card, e.g. "USB host controller of bus 1 (0000:00:05.0)"
+    // how it feeds the card, e.g. "USB host controller of bus 1 (0000:00:05.0)"; one line
+    std::string via;
 };
 
 struct SoundCard {
     unsigned number = 0;
-    std::string id;     // the card's id, "[id]" in /proc/asound/cards
-    std::string driver; // e.g. "USB-Audio", "HDA-Intel", "RPi-simple"
-    std::string name;   // the card's long name
+    // The names below are each one printable line (core::printable_name): a line break or
+    // control byte a driver or device put in one is written \xNN.
+    std::string id;     // the card's id (/sys/class/sound/cardN/id), "[id]" in /proc/asound/cards
+    std::string driver; // e.g. "USB-Audio", "HDA-Intel", "RPi-simple"; from /proc/asound/cards
+    std::string name;   // the card's long name, from /proc/asound/cards
     std::string device; // its device in sysfs ("/sys/devices/…"); empty for a virtual card
     bool usb = false;   // it sits on a USB bus
     std::vector<SoundIrq> irqs;
-    std::string problem; // why no interrupt was found, when 'irqs' is empty
+    std::string problem; // why no interrupt was found, when 'irqs' is empty; one line
 };
 
 // N of an IRQ thread named 'irq/N-name' (kernel/irq/manage.c, setup_irq_thread), or
@@ -55,9 +58,12 @@ std::set<unsigned> sound_path_irqs(const std::vector<SoundCard>& cards,
 // Every IRQ in /sys/kernel/irq, ascending.
 Fact<std::vector<IrqLine>> read_irq_lines(const SysRoot& root);
 
-// The cards in /proc/asound/cards with their interrupts ('irq_lines' as read above). A
-// card whose interrupts cannot be found says why in its 'problem'; the fact fails only
-// when /proc/asound/cards cannot be read ('absent': the kernel has no ALSA).
+// The cards in /sys/class/sound (cardN: card N, its id in cardN/id), ascending, with their
+// driver and long name from /proc/asound/cards, whose lines a name with a line break can
+// forge (so it names no card), and their interrupts ('irq_lines' as read above). A card
+// whose interrupts cannot be found says why in its 'problem'; the fact fails when
+// /proc/asound/cards cannot be read ('absent': the kernel has no ALSA) or /sys/class/sound
+// cannot be listed.
 Fact<std::vector<SoundCard>> read_sound_cards(const SysRoot& root,
                                               const std::vector<IrqLine>& irq_lines);
 

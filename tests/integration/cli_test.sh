@@ -262,6 +262,32 @@ check "it names both numbers" grep -qF "fifo 60 for the other IRQ threads would 
 run irq-tune --sound-priority 41 --sound-cpus 0 --timer-priority 41 --state "$work/irq.state"
 check "irq-tune refuses timer threads at the sound path's priority (exit 2)" [ "$rc" -eq 2 ]
 check "and wrote no state" [ ! -e "$work/irq.state" ]
+# irq-tune --restore reads back a thread name that holds a space, a line break and a byte
+# that is not UTF-8 (the PCIe port driver's IRQ thread is 'irq/122-PCIe PME'), from the
+# state as rtprov writes it and as the earlier release wrote it (the name as it was), and
+# names it on one line. Pid 4194304 is above any pid the kernel gives (PID_MAX_LIMIT,
+# include/linux/threads.h): the thread has ended, and nothing on this machine is touched.
+irq_restore() {
+    out=$(env -u INVOCATION_ID "$rtprov" irq-tune --restore --state "$work/irqstate/state" 2>"$work/stderr")
+    rc=$?
+    err=$(cat "$work/stderr")
+}
+mkdir -m 0700 "$work/irqstate"
+header="# rtprov irq-tune: the values before rtprov changed them ('rtprov rollback --live' puts them back)"
+printf '%s\n' "$header" "format 2" 'thread 4194304 irq/122-PCIe\x20PME\x0a\xff 1 50' "end 1" >"$work/irqstate/state"
+irq_restore
+check "irq-tune --restore reads a name with a space and a line break (exit $rc)" [ "$rc" -eq 0 ]
+check "and names the thread on one line" [ "$err" = 'rtprov irq-tune: note: '"'"'irq/122-PCIe PME\x0a\xff'"'"' (pid 4194304) has ended: nothing of it to put back' ]
+check "and removes the state it put back" [ ! -e "$work/irqstate/state" ]
+printf '%s\n' "$header" "thread 4194304 irq/122-PCIe PME 1 50" "end 1" >"$work/irqstate/state"
+irq_restore
+check "irq-tune --restore reads the earlier release's state with that name (exit $rc)" [ "$rc" -eq 0 ]
+check "and names it" [ "$err" = "rtprov irq-tune: note: 'irq/122-PCIe PME' (pid 4194304) has ended: nothing of it to put back" ]
+printf '%s\n' "$header" "thread 4194304 irq/122-PCIe" "PME 1 50" "end 1" >"$work/irqstate/state"
+irq_restore
+check "a name split by a line break in the earlier release's state is refused (exit $rc)" [ "$rc" -eq 1 ]
+check "and the refusal says so, and what to do" grep -qF "$work/irqstate/state:2: not a line rtprov writes (the file has no 'format' line: an earlier rtprov's, whose thread names could not hold a line break); the values it saved cannot be trusted, so nothing was changed or put back. A reboot brings back the kernel's defaults; or, once the IRQ threads are as you want them, remove the file and run again" <<<"$err"
+check "and keeps the file" [ -e "$work/irqstate/state" ]
 # The self-test locks its memory: what it maps is what it costs (exit 3: over a limit).
 run_loading selftest --cpus 0 --duration 1 --pi-probe 0 --history "$work/history" --json "$work/selftest.json"
 check "selftest loads none of them ('$loaded', exit $rc)" [ "${rc/3/0}:$loaded" = "0:" ]

@@ -5,12 +5,14 @@
 #include "tests/unit/temp_dir.hpp"
 
 #include "provisioner/core/fd.hpp"
+#include "provisioner/core/text.hpp"
 
 #include <fcntl.h>
 #include <sched.h>
 #include <sys/file.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <thread>
@@ -47,6 +49,7 @@ class Box {
                                         dir.path() + "/sys/class/sound/card0");
         std::filesystem::create_symlink(
             "../..", dir.path() + "/sys/devices/pci0000:00/0000:00:04.0/sound/card0/device");
+        dir.write("sys/devices/pci0000:00/0000:00:04.0/sound/card0/id", "Intel\n");
         kthread(101, "irq/35-snd_hda_", {SCHED_FIFO, 50});
         kthread(102, "irq/40-enp1s0", {SCHED_FIFO, 50});
         kthread(103, "irq/41-ahci[000", {SCHED_FIFO, 50});
@@ -223,8 +226,9 @@ void check_refused(Box& box, const std::string& expected) {
 TEST_CASE("irq-tune: a damaged state file is refused whole and kept as it is") {
     Box box;
     // the line is named, not quoted (what a file holds stays out of the journal)
-    box.dir.write("run/irq-tune.state", "thread 101 irq/35-snd_hda_ 1 60\nthread x y\nend 2\n");
-    check_refused(box, box.state() + ":2: not a line rtprov writes;");
+    box.dir.write("run/irq-tune.state",
+                  "format 2\nthread 101 irq/35-snd_hda_ 1 60\nthread x y\nend 2\n");
+    check_refused(box, box.state() + ":3: not a line rtprov writes;");
 }
 
 TEST_CASE("irq-tune: a state file cut short is refused, even where what is left parses") {
@@ -274,8 +278,8 @@ TEST_CASE("irq-tune: a state folder others may write to is refused") {
 
 TEST_CASE("irq-tune: a forged state line for a process that is no IRQ thread is refused") {
     Box box;
-    box.dir.write("run/irq-tune.state", "thread 900 mpd 1 97\nend 1\n");
-    check_refused(box, box.state() + ":1: not a line rtprov writes");
+    box.dir.write("run/irq-tune.state", "format 2\nthread 900 mpd 1 97\nend 1\n");
+    check_refused(box, box.state() + ":2: not a line rtprov writes;");
 }
 
 TEST_CASE("irq-tune: a state file others may write, or a symlink, is refused") {
@@ -368,7 +372,7 @@ TEST_CASE("irq-tune: a second run waits for the one holding the state's lock") {
     std::thread releaser([&] {
         std::this_thread::sleep_for(std::chrono::milliseconds(300));
         // what the first run saved, as it would before letting go
-        box.dir.write("run/irq-tune.state", "thread 102 irq/40-enp1s0 1 55\nend 1\n");
+        box.dir.write("run/irq-tune.state", "format 2\nthread 102 irq/40-enp1s0 1 55\nend 1\n");
         held.reset();
     });
     IrqTuneResult r;
@@ -388,4 +392,216 @@ TEST_CASE("irq-tune: a second run waits for the one holding the state's lock") {
     // it read the state only once the first run was done: that run's original is kept
     CHECK(box.dir.read("run/irq-tune.state").find("thread 102 irq/40-enp1s0 1 55\n") !=
           std::string::npos);
+}
+
+// What the release before format 2 wrote: a header, each name as it was, the end line.
+const std::string k_format1_header = "# rtprov irq-tune: the values before rtprov changed them "
+                                     "('rtprov rollback --live' puts them back)\n";
+
+TEST_CASE("irq-tune: the PCIe PME thread, named with a space, is saved, read back and restored") {
+    // with threadirqs or PREEMPT_RT the PCIe port driver's IRQ has the thread
+    // 'irq/122-PCIe PME' (drivers/pci/pcie/pme.c)
+    Box box;
+    box.irq(122, "PCIe PME");
+    box.kthread(122, "irq/122-PCIe PME", {SCHED_FIFO, 50});
+    IrqTuneResult r = tune_irqs(box.dir.path(), mpd_layout(), box.calls(), box.state());
+    CHECK(r.ok);
+    CHECK(r.findings.empty());
+    CHECK(box.sched[122] == ThreadSched{SCHED_FIFO, 39});
+    CHECK(box.dir.read("run/irq-tune.state").find("\nthread 122 irq/122-PCIe\\x20PME 1 50\n") !=
+          std::string::npos);
+
+    // the next run (a sound card appearing, the other instance at boot) reads it
+    IrqTuneRequest req = mpd_layout();
+    req.other_priority = 38;
+    r = tune_irqs(box.dir.path(), req, box.calls(), box.state());
+    CHECK(r.ok);
+    CHECK(r.findings.empty());
+    CHECK(box.sched[122] == ThreadSched{SCHED_FIFO, 38});
+    CHECK(std::find(r.done.begin(), r.done.end(), "'irq/122-PCIe PME' fifo 39 -> fifo 38") !=
+          r.done.end());
+
+    // and 'rollback --live' puts back what was there before the first
+    IrqTuneResult back = restore_irqs(box.dir.path(), box.calls(), box.state());
+    CHECK(back.ok);
+    CHECK(back.findings.empty());
+    CHECK(box.sched[122] == ThreadSched{SCHED_FIFO, 50});
+    CHECK(box.sched[102] == ThreadSched{SCHED_FIFO, 50});
+    CHECK_FALSE(std::filesystem::exists(box.state()));
+}
+
+TEST_CASE("irq-tune: any name the kernel can give round-trips through the state file") {
+    // /proc/PID/comm holds any byte but NUL: spaces, tabs, line breaks, bytes that are
+    // not UTF-8, a backslash, a name ending in a blank or in a newline of its own
+    const std::vector<std::string> names = {
+        "irq/60-a b  c",   "irq/61-a\tb",       "irq/62-a\nb",    "irq/63-\xff\xfe\x80\xc2\x9b",
+        "irq/64-a\\x20b",  "irq/65-x ",         "irq/66-x\n",     "irq/67-\x01\x1b[2J\x7f",
+        "ktimers/\r\n#\n", "irq/68-end 0\nend", "irq/69-Gerät µ", "irq/70-\\",
+    };
+    Box box;
+    for (std::size_t i = 0; i < names.size(); ++i)
+        box.kthread(600 + int(i), names[i], {SCHED_FIFO, 10 + int(i)});
+    IrqTuneResult r = tune_irqs(box.dir.path(), mpd_layout(), box.calls(), box.state());
+    CHECK(r.ok);
+    CHECK(r.findings.empty());
+    for (std::size_t i = 0; i < names.size(); ++i) {
+        INFO(names[i]);
+        CHECK(box.sched[600 + int(i)] == ThreadSched{SCHED_FIFO, i == 8 ? 42 : 39});
+    }
+    // one line per value, each of five fields
+    const std::string text = box.dir.read("run/irq-tune.state");
+    std::size_t threads = 0;
+    for (const std::string& line : core::split(text, '\n'))
+        if (line.starts_with("thread ")) {
+            ++threads;
+            CHECK(core::split(line, ' ').size() == 5);
+        }
+    CHECK(threads == names.size() + 4);
+    // what rtprov says of them stays on one line
+    for (const std::string& line : r.done) {
+        INFO(line);
+        CHECK(line.find_first_of(std::string("\n\r\t\x1b\x7f\0", 6)) == std::string::npos);
+    }
+    CHECK(std::find(r.done.begin(), r.done.end(), "'irq/62-a\\x0ab' fifo 12 -> fifo 39") !=
+          r.done.end());
+
+    // the next run reads it, and the restore puts back each thread by its exact name
+    for (std::size_t i = 0; i < names.size(); ++i)
+        box.sched[600 + int(i)] = {SCHED_FIFO, 20};
+    r = tune_irqs(box.dir.path(), mpd_layout(), box.calls(), box.state());
+    CHECK(r.ok);
+    CHECK(r.findings.empty());
+    CHECK(box.dir.read("run/irq-tune.state") == text); // the first values kept
+    box.kthread(606, "irq/66-x", {SCHED_FIFO, 39});    // pid 606 now another name
+    IrqTuneResult back = restore_irqs(box.dir.path(), box.calls(), box.state());
+    CHECK(back.ok);
+    for (std::size_t i = 0; i < names.size(); ++i) {
+        INFO(names[i]);
+        CHECK(box.sched[600 + int(i)] == ThreadSched{SCHED_FIFO, i == 6 ? 39 : 10 + int(i)});
+    }
+    REQUIRE(back.findings.size() == 1);
+    CHECK(back.findings[0] == "'irq/66-x\\x0a' (pid 606) has ended: nothing of it to put back");
+}
+
+TEST_CASE("irq-tune: a name in the state file is read only as rtprov writes it") {
+    Box box;
+    const auto with = [&](const std::string& field) {
+        box.dir.write("run/irq-tune.state",
+                      k_format1_header + "format 2\nthread 101 " + field + " 1 60\nend 1\n");
+    };
+    SECTION("as written, it is read") {
+        with("irq/35-snd\\x20hda\\x0a\\xff");
+        restore_irqs(box.dir.path(), box.calls(), box.state());
+        CHECK_FALSE(std::filesystem::exists(box.state())); // read, nothing to put back
+        return;
+    }
+    SECTION("upper-case hex") {
+        with("irq/35-snd\\x0Ahda");
+    }
+    SECTION("a byte escaped that needs none") {
+        with("irq/35-snd\\x5fhda");
+    }
+    SECTION("a raw byte that is escaped when written") {
+        with("irq/35-snd\xffhda");
+    }
+    SECTION("an escape cut short") {
+        with("irq/35-snd\\x2");
+    }
+    SECTION("another escape") {
+        with("irq/35-snd\\nhda");
+    }
+    SECTION("a NUL") {
+        with("irq/35-snd\\x00hda");
+    }
+    check_refused(box, box.state() + ":3: not a line rtprov writes;");
+}
+
+TEST_CASE("irq-tune: a state format it does not know, or a format line out of place") {
+    Box box;
+    SECTION("a newer format") {
+        box.dir.write("run/irq-tune.state", k_format1_header + "format 3\nend 0\n");
+        check_refused(box, box.state() +
+                               ":2: a state format this rtprov does not read (it reads 2, and "
+                               "an earlier rtprov's without a 'format' line): a newer rtprov "
+                               "wrote it;");
+    }
+    SECTION("after a value") {
+        box.dir.write("run/irq-tune.state",
+                      "affinity 35 0-3\nformat 2\nthread 101 irq/35-snd\\x20 1 60\nend 2\n");
+        check_refused(box, box.state() + ":2: not a line rtprov writes (the file has no 'format' "
+                                         "line: an earlier rtprov's, whose thread names could "
+                                         "not hold a line break);");
+    }
+    SECTION("a comment below the first line") {
+        box.dir.write("run/irq-tune.state",
+                      "format 2\n# x\nthread 101 irq/35-snd_hda_ 1 60\nend 1\n");
+        check_refused(box, box.state() + ":2: not a line rtprov writes;");
+    }
+    SECTION("an empty line") {
+        box.dir.write("run/irq-tune.state", "format 2\n\nthread 101 irq/35-snd_hda_ 1 60\nend 1\n");
+        check_refused(box, box.state() + ":2: not a line rtprov writes;");
+    }
+}
+
+TEST_CASE("irq-tune: the earlier release's state file is read, a name with a space too") {
+    // That release wrote 'thread PID NAME POLICY PRIORITY' with NAME as it was, and then
+    // refused its own file when NAME held a space; this reads it.
+    Box box;
+    box.irq(122, "PCIe PME");
+    box.kthread(122, "irq/122-PCIe PME", {SCHED_FIFO, 39});
+    box.kthread(123, "irq/123-a  b\tc", {SCHED_FIFO, 39});
+    box.sched[101] = {SCHED_FIFO, 41};
+    box.dir.write("proc/irq/35/smp_affinity_list", "0-1\n");
+    const std::string old = k_format1_header + "thread 101 irq/35-snd_hda_ 1 50\n" +
+                            "thread 122 irq/122-PCIe PME 1 50\n" +
+                            "thread 123 irq/123-a  b\tc 1 51\n" + "affinity 35 0-3\n" +
+                            "workqueue f\n" + "end 5\n";
+    box.dir.write("run/irq-tune.state", old);
+    std::filesystem::permissions(box.state(), std::filesystem::perms::owner_read |
+                                                  std::filesystem::perms::owner_write);
+    SECTION("a restore puts back every value it saved") {
+        IrqTuneResult back = restore_irqs(box.dir.path(), box.calls(), box.state());
+        CHECK(back.ok);
+        CHECK(back.findings.empty());
+        CHECK(box.sched[101] == ThreadSched{SCHED_FIFO, 50});
+        CHECK(box.sched[122] == ThreadSched{SCHED_FIFO, 50});
+        CHECK(box.sched[123] == ThreadSched{SCHED_FIFO, 51});
+        CHECK(box.dir.read("proc/irq/35/smp_affinity_list") == "0-3\n");
+        CHECK_FALSE(std::filesystem::exists(box.state()));
+    }
+    SECTION("a tune over it keeps its values and writes them in this format") {
+        IrqTuneResult r = tune_irqs(box.dir.path(), mpd_layout(), box.calls(), box.state());
+        CHECK(r.ok);
+        CHECK(r.findings.empty());
+        const std::string now = box.dir.read("run/irq-tune.state");
+        CHECK(now.find("\nformat 2\n") != std::string::npos);
+        CHECK(now.find("\nthread 122 irq/122-PCIe\\x20PME 1 50\n") != std::string::npos);
+        CHECK(now.find("\nthread 123 irq/123-a\\x20\\x20b\\x09c 1 51\n") != std::string::npos);
+        CHECK(now.find("\naffinity 35 0-3\n") != std::string::npos);
+        restore_irqs(box.dir.path(), box.calls(), box.state());
+        CHECK(box.sched[122] == ThreadSched{SCHED_FIFO, 50});
+        CHECK(box.sched[20] == ThreadSched{SCHED_FIFO, 1});
+    }
+}
+
+TEST_CASE("irq-tune: the earlier release's file is refused where a line break split a name") {
+    Box box;
+    SECTION("the rest of the name a line of its own") {
+        box.dir.write("run/irq-tune.state",
+                      k_format1_header + "thread 101 irq/35-a\nb 1 50\nend 1\n");
+        check_refused(box, box.state() + ":2: not a line rtprov writes (the file has no 'format' "
+                                         "line: an earlier rtprov's, whose thread names could "
+                                         "not hold a line break);");
+    }
+    SECTION("a line that parses, and the rest of the name a comment") {
+        box.dir.write("run/irq-tune.state",
+                      k_format1_header + "thread 101 irq/35-a 1 5\n# 1 50\nend 1\n");
+        check_refused(box, box.state() + ":3: not a line rtprov writes (");
+    }
+    SECTION("two lines that parse: the count does not match") {
+        box.dir.write("run/irq-tune.state", k_format1_header +
+                                                "thread 101 irq/35-a 1 5\nthread 102 irq/40-b 1 "
+                                                "50\nend 1\n");
+        check_refused(box, box.state() + ":4: not a line rtprov writes (");
+    }
 }

@@ -27,15 +27,18 @@ class SoundSysroot {
         dir.write(d + "hwirq", std::to_string(hwirq) + "\n");
     }
 
-    // A card whose sysfs folder is DEVICE/sound/cardN (DEVICE below /sys/devices).
-    void card(unsigned number, const std::string& device) const {
+    // A card whose sysfs folder is DEVICE/sound/cardN (DEVICE below /sys/devices), with
+    // its id; a card without a device (virtual/sound) has no 'device' link.
+    void card(unsigned number, const std::string& device, const std::string& id) const {
         const std::string card_dir =
             "sys/devices/" + device + "/sound/card" + std::to_string(number);
-        std::filesystem::create_directories(dir.path() + "/" + card_dir);
+        dir.write(card_dir + "/id", id + "\n");
+        dir.write(card_dir + "/number", std::to_string(number) + "\n");
         std::filesystem::create_directories(dir.path() + "/sys/class/sound");
         link("sys/class/sound/card" + std::to_string(number),
              "../../devices/" + device + "/sound/card" + std::to_string(number));
-        link(card_dir + "/device", "../..");
+        if (device != "virtual")
+            link(card_dir + "/device", "../..");
     }
 
     void link(const std::string& at, const std::string& target) const {
@@ -98,10 +101,10 @@ TEST_CASE("an x86 box: HDA by its PCI function's MSI, a USB DAC by its xhci cont
     s.irq(35, "snd_hda_intel:card0", "PCI-MSIX-0000:00:04.0", 0);
     s.irq(36, "xhci_hcd", "PCI-MSIX-0000:00:05.0", 0);
     s.irq(37, "", "PCI-MSIX-0000:00:05.0", 1); // a vector xhci allocated but does not use
-    s.card(0, "pci0000:00/0000:00:04.0");
+    s.card(0, "pci0000:00/0000:00:04.0", "Intel");
     s.dir.write("sys/devices/pci0000:00/0000:00:04.0/irq", "11\n");
     s.dir.write("sys/devices/pci0000:00/0000:00:04.0/msi_irqs/35", "msix\n");
-    s.card(1, "pci0000:00/0000:00:05.0/usb1/1-1/1-1:1.0");
+    s.card(1, "pci0000:00/0000:00:05.0/usb1/1-1/1-1:1.0", "Device");
     s.usb_bus("pci0000:00/0000:00:05.0/usb1", 1);
     s.dir.write("sys/devices/pci0000:00/0000:00:05.0/irq", "10\n");
     s.dir.write("sys/devices/pci0000:00/0000:00:05.0/msi_irqs/36", "msix\n");
@@ -144,12 +147,12 @@ TEST_CASE("a Pi 4 with USB DACs: the VL805's MSI on PCIe, and dwc_otg's line by 
     s.irq(37, "dwc_otg, dwc_otg_pcd, dwc_otg_hcd:usb3", "GICv2", 105);
     s.irq(41, "mmc0", "GICv2", 158);
     s.irq(55, "xhci_hcd", "BRCM STB PCIe MSI", 524288);
-    s.card(0, "platform/soc/fe00b840.mailbox/bcm2835_audio");
-    s.card(1, vl805 + "/usb1/1-1/1-1.4/1-1.4:1.0");
+    s.card(0, "platform/soc/fe00b840.mailbox/bcm2835_audio", "Headphones");
+    s.card(1, vl805 + "/usb1/1-1/1-1.4/1-1.4:1.0", "DAC");
     s.usb_bus(vl805 + "/usb1", 1);
     s.dir.write("sys/devices/" + vl805 + "/irq", "54\n");
     s.dir.write("sys/devices/" + vl805 + "/msi_irqs/55", "msi\n");
-    s.card(2, "platform/soc/fe980000.usb/usb3/3-1/3-1:1.0");
+    s.card(2, "platform/soc/fe980000.usb/usb3/3-1/3-1:1.0", "Gadget");
     s.usb_bus("platform/soc/fe980000.usb/usb3", 3);
 
     std::vector<SoundCard> cards = s.read();
@@ -188,7 +191,7 @@ TEST_CASE("a Pi 4 with an I2S DAC: the DMA channels its I2S controller names") {
     s.dt_node("/soc/sound");
     s.dt_strings("/soc/sound", "compatible", {"hifiberry,hifiberry-dac"});
     s.dt_cells("/soc/sound", "i2s-controller", {0x2c});
-    s.card(0, "platform/soc/soc:sound");
+    s.card(0, "platform/soc/soc:sound", "sndrpihifiberry");
     s.link("sys/devices/platform/soc/soc:sound/of_node",
            "../../../../firmware/devicetree/base/soc/sound");
     s.irq(28, "DMA IRQ", "GICv2", 112);
@@ -224,6 +227,13 @@ TEST_CASE("a Pi 4 with an I2S DAC: the DMA channels its I2S controller names") {
         CHECK(card.problem.find("brcm,bcm2836-armctrl-ic), an interrupt controller rtprov cannot "
                                 "map") != std::string::npos);
     }
+    SECTION("what the device tree names stays on one line") {
+        s.dt_strings("/soc/interrupt-controller@40041000", "compatible", {"x,ic\nrtprov: ok"});
+        SoundCard card = s.read()[0];
+        CHECK(card.problem.find("(x,ic\\x0artprov: ok), an interrupt controller") !=
+              std::string::npos);
+        CHECK(card.problem.find('\n') == std::string::npos);
+    }
     SECTION("a controller the card names but the tree lacks") {
         s.dt_cells("/soc/sound", "i2s-controller", {0x77});
         CHECK(s.read()[0].problem.find("no device-tree node has the phandle 119") !=
@@ -238,7 +248,8 @@ TEST_CASE("cards without a device, a vanished device, no ALSA") {
             " 1 [Gone           ]: USB-Audio - Gone\n"
             "                      Gone\n");
     std::filesystem::create_directories(s.dir.path() + "/sys/kernel/irq");
-    std::filesystem::create_directories(s.dir.path() + "/sys/class/sound/card1");
+    s.card(0, "virtual", "Loopback");
+    s.dir.write("sys/class/sound/card1/id", "Gone\n");
     s.link("sys/class/sound/card1/device", "../../../devices/pci0000:00/0000:00:05.0/usb1/1-1");
     std::vector<SoundCard> cards = s.read();
     REQUIRE(cards.size() == 2);
@@ -247,7 +258,12 @@ TEST_CASE("cards without a device, a vanished device, no ALSA") {
     CHECK(cards[1].device.empty());
     CHECK_FALSE(cards[1].problem.empty());
 
+    CHECK(cards[0].name == "Loopback 1");
+    CHECK(cards[1].name == "Gone");
+
     s.cards("--- no soundcards ---\n");
+    std::filesystem::remove_all(s.dir.path() + "/sys/class/sound");
+    std::filesystem::create_directories(s.dir.path() + "/sys/class/sound/timer");
     CHECK(s.read().empty());
 
     std::filesystem::remove_all(s.dir.path() + "/proc/asound");
@@ -255,4 +271,62 @@ TEST_CASE("cards without a device, a vanished device, no ALSA") {
     Fact<std::vector<SoundCard>> none = read_sound_cards(root, {});
     CHECK_FALSE(none);
     CHECK(none.absent);
+}
+
+TEST_CASE("a line break in a USB card's name makes no card and stays on one line") {
+    // A USB device names itself (iProduct): the kernel writes that into /proc/asound/cards
+    // as it is, so a name can hold what looks like another card's first line.
+    SoundSysroot s;
+    s.cards(" 0 [Intel          ]: HDA-Intel - HDA Intel\n"
+            "                      HDA Intel at 0xfebf0000 irq 35\n"
+            " 1 [Device         ]: USB-Audio - Evil\n"
+            " 7 [Phantom        ]: USB-Audio - Phantom\n"
+            "                      Evil\n"
+            " 8 [Phantom2       ]: X - Y\x1b[2J\n"
+            "                      Z at usb-0000:00:05.0-1, full speed\n"
+            "10 [Third          ]: USB-Audio - Third\n"
+            "                      Third at usb-0000:00:05.0-2, full speed\n");
+    std::filesystem::create_directories(s.dir.path() + "/sys/kernel/irq");
+    s.card(0, "pci0000:00/0000:00:04.0", "Intel");
+    s.card(1, "pci0000:00/0000:00:05.0/usb1/1-1/1-1:1.0", "Device");
+    s.card(10, "pci0000:00/0000:00:05.0/usb1/1-2/1-2:1.0", "Third");
+    s.dir.write("sys/class/sound/controlC0/dev", "116:0\n"); // not a card
+
+    std::vector<SoundCard> cards = s.read();
+    REQUIRE(cards.size() == 3); // the cards in sysfs, in the order of their numbers
+    CHECK(cards[0].number == 0);
+    CHECK(cards[0].id == "Intel");
+    CHECK(cards[0].name == "HDA Intel at 0xfebf0000 irq 35");
+    CHECK(cards[1].number == 1);
+    CHECK(cards[1].id == "Device");
+    CHECK(cards[1].driver == "USB-Audio");
+    CHECK(cards[1].name == "7 [Phantom        ]: USB-Audio - Phantom\\x0a"
+                           "                      Evil\\x0a"
+                           " 8 [Phantom2       ]: X - Y\\x1b[2J\\x0a"
+                           "                      Z at usb-0000:00:05.0-1, full speed");
+    CHECK(cards[2].number == 10);
+    CHECK(cards[2].id == "Third");
+    CHECK(cards[2].name == "Third at usb-0000:00:05.0-2, full speed");
+    for (const SoundCard& card : cards) {
+        INFO(card.name);
+        CHECK(card.name.find_first_of("\n\r\x1b") == std::string::npos);
+    }
+}
+
+TEST_CASE("a card's id comes from sysfs, on one line, and finds its names by it") {
+    // the kernel keeps an id to letters, digits, '_' and '-' (sound/core/init.c); a copied
+    // tree need not
+    SoundSysroot s;
+    s.cards(" 0 [a\nb            ]: USB-Audio - Odd\n"
+            "                      Odd Device\n");
+    s.card(0, "virtual", "a\nb");
+    s.card(3, "virtual", "NoText");
+    std::filesystem::create_directories(s.dir.path() + "/sys/kernel/irq");
+    std::vector<SoundCard> cards = s.read();
+    REQUIRE(cards.size() == 2);
+    CHECK(cards[0].id == "a\\x0ab");
+    CHECK(cards[0].driver == "USB-Audio");
+    CHECK(cards[0].name == "Odd Device");
+    CHECK(cards[1].id == "NoText"); // in sysfs, not (yet) in /proc/asound/cards
+    CHECK(cards[1].name.empty());
 }

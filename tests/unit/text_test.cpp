@@ -51,3 +51,20 @@ TEST_CASE("utf8_length takes well-formed UTF-8 only") {
         CHECK(utf8_length(bad, 0) == 0);
     }
 }
+
+TEST_CASE("printable_name keeps a name on one printable line and tells names apart") {
+    CHECK(printable_name("irq/122-PCIe PME") == "irq/122-PCIe PME");
+    CHECK(printable_name("Gerät µ €") == "Gerät µ €");
+    CHECK(printable_name("irq/9-a\nb\tc\rd") == "irq/9-a\\x0ab\\x09c\\x0dd");
+    CHECK(printable_name(std::string("a\0b\x7f", 4)) == "a\\x00b\\x7f");
+    // C1 controls (U+009B is a CSI to some terminals), and bytes that are not UTF-8
+    CHECK(printable_name("a\xc2\x9b"
+                         "b\xc2\x85") == "a\\xc2\\x9bb\\xc2\\x85");
+    CHECK(printable_name("\xff\xfe"
+                         "a\xc3") == "\\xff\\xfea\\xc3");
+    CHECK(printable_name("\xe2\x82"
+                         "x") == "\\xe2\\x82x");
+    // the backslash too: a name that holds the text "\x0a" shows apart from a line break
+    CHECK(printable_name("a\\x0a") == "a\\x5cx0a");
+    CHECK(printable_name("").empty());
+}
