@@ -17,7 +17,9 @@ description:
     profile (reserved cores, pinning, real-time priorities, boot parameters), or to undo
     that byte for byte.
   - The module first runs C(rtprov plan --json); it runs C(rtprov apply) only when the plan
-    changes or retires a file, so C(changed) is true only when files changed.
+    changes or retires a file or has a command to run (such as an C(update-grub) the last
+    apply did not finish, which C(rtprov status) shows as pending), so C(changed) is true
+    only when files changed or a command ran.
   - In check mode it runs only C(rtprov plan --json) (or C(rtprov status --json) to roll
     back) and reports what would change. In diff mode it shows the plan's unified diffs.
   - Failures carry the message rtprov printed and its exit code. When C(rtprov apply) or
@@ -139,7 +141,10 @@ retired:
   type: list
   elements: str
 commands:
-  description: The commands rtprov ran (or would run) afterwards in the target, such as C(update-grub).
+  description:
+    - The commands rtprov ran (or would run) afterwards in the target, such as
+      C(update-grub); also one the last apply did not finish, which alone makes the task
+      C(changed).
   returned: when I(state=applied)
   type: list
   elements: list
@@ -276,7 +281,9 @@ def applied(module, rtprov, target):
         errors = [f["message"] for f in plan["findings"] if f["severity"] == "error"]
         message = "rtprov refused the plan: " + "; ".join(errors) if errors else None
         rtprov_cli.fail(module, cmd, rc, out, err, msg=message, **result)
-    if plan["changes"] or plan["retired"]:
+    # a command alone is a change too: an update-grub the last apply did not finish
+    # (rtprov status: pending) is run by this apply, or recorded for first boot offline
+    if plan["changes"] or plan["retired"] or plan["commands"]:
         result["changed"] = True
         if module._diff:
             result["diff"] = [dict(prepared=c["diff"]) for c in plan["changes"]]
