@@ -12,7 +12,7 @@
 #   - a real run reports changed and reboot_required, a second one changed=false;
 #   - rolled_back returns the tree to its checksum from before, byte for byte;
 #   - a bad profile fails with rtprov's message and exit code, a refused plan with its
-#     finding;
+#     finding, trial with an image root is refused before anything runs;
 #   - an update-grub that failed stays pending: the next run, with no file to change,
 #     runs it and reports changed;
 #   - the example playbook applies, self-tests and audits, and fails the host, whose
@@ -197,6 +197,9 @@ check "neither live nor root is refused, saying what to give" \
 module null-set --check -a '{"profile": "x86-debian13", "live": true, "set": {"tuning.cores.reserved": ""}}'
 check "a set string YAML reads as null (an empty template) is refused, not taken as 'remove the key'" \
     is "$work/null-set" 0 "(r.get('failed'), 'reads as YAML null' in r['msg'])" "(True, True)"
+module trial-root -a '{"profile": "x86-debian13", "root": "/srv/image", "trial": true}'
+check "trial with an image root is refused before anything runs, saying where a trial works" \
+    is "$work/trial-root" 0 "(r.get('failed'), r.get('rc'), 'live: true' in r['msg'], 'first boot' in r['msg'])" "(True, None, True, True)"
 check "none of these wrote anything (tree checksum)" [ "$(tree_sum "$root" "$excl")" = "$sum0" ]
 
 # 5b. A failed apply says whether it changed anything: rtprov replaced by a wrapper that

@@ -58,9 +58,13 @@ options:
       - Write the boot configuration as a trial (C(rtprov apply --trial)); only the next
         boot uses the new kernel and parameters, and rtprov-trial.service makes them the
         default when that boot passes the self-test and audit, else the host boots the
-        previous configuration again. GRUB, and the Raspberry Pi with I(live=true);
+        previous configuration again. GRUB, systemd-boot and the Raspberry Pi;
         C(rtprov trial status) shows where it stands.
-      - Only with I(state=applied).
+      - Only with I(state=applied) and I(live=true). An image root (I(root)) is refused
+        before anything runs, as its trial would be its first boot, which only a GRUB
+        C(grub.cfg) made now with the image's block devices can arm, and an image root on
+        the managed host usually has none; leave the trial to the image's first boot
+        (its C(trial) key in C(/etc/rtprov/firstboot.yaml), true by default).
     type: bool
     default: false
   force:
@@ -354,6 +358,14 @@ def main():
     elif p["force"]:
         module.fail_json(msg="force is for state=rolled_back (rtprov rollback --force); "
                              "apply takes no force")
+    if p["trial"] and not p["live"]:
+        module.fail_json(msg="trial: true works on the running host (live: true): on an image "
+                             "root the trial is its first boot, which only a GRUB grub.cfg made "
+                             "now with the image's block devices can arm (rtprov apply --trial "
+                             "--regenerate-boot=now where /dev and /boot are in place), and an "
+                             "image root on the managed host usually has none; leave the trial "
+                             "to the image's first boot (trial: true in "
+                             "/etc/rtprov/firstboot.yaml, the default)")
     if p["live"] and p["root"] is not None:
         module.fail_json(msg="live=true works on the running host: leave root out (or, to "
                              "work offline on an image root, set live=false)")
