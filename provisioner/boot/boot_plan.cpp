@@ -91,9 +91,21 @@ bool refuse_unreadable(Context& c, const std::string& path, CmdlineScope scope) 
     return false;
 }
 
-// An earlier apply left the regeneration for first boot and it has not happened yet.
+// The boot loader's regeneration commands an earlier apply planned and did not finish
+// (it failed, or rtprov was killed while it ran): rtprov's state lists them as pending.
+std::vector<std::vector<std::string>> unfinished_regeneration(const Context& c) {
+    std::vector<std::vector<std::string>> out;
+    for (const auto& argv : c.facts.pending_commands)
+        if (loader_of(argv) == to_string(c.profile.board.boot.loader))
+            out.push_back(argv);
+    return out;
+}
+
+// An earlier apply left the regeneration for first boot and it has not happened yet, or
+// did not finish it: the boot configuration may lack what the files rtprov wrote say.
 bool regeneration_pending(const Context& c) {
-    return c.facts.file(k_pending_regeneration_path) != nullptr;
+    return c.facts.file(k_pending_regeneration_path) != nullptr ||
+           !unfinished_regeneration(c).empty();
 }
 
 // What only the trial boot's command line carries: the marker rtprov-trial.service
@@ -119,6 +131,10 @@ void keep_as_is(Context& c, const std::string& path, const std::string& reason) 
 void regenerate(Context& c, std::vector<std::vector<std::string>> argvs,
                 const std::string& needs_executable, const std::string& what,
                 const std::string& input, const std::vector<std::string>& produces) {
+    const std::vector<std::vector<std::string>> unfinished = unfinished_regeneration(c);
+    std::string unfinished_text;
+    for (const auto& argv : unfinished)
+        unfinished_text += (unfinished_text.empty() ? "'" : ", '") + shell_command(argv) + "'";
     switch (c.options.regenerate) {
     case Regenerate::now:
         if (!c.facts.has_executable(needs_executable)) {
@@ -128,7 +144,11 @@ void regenerate(Context& c, std::vector<std::vector<std::string>> argvs,
             return;
         }
         for (auto& argv : argvs)
-            c.plan.commands.push_back({std::move(argv), "regenerate " + what, true, produces});
+            c.plan.commands.push_back(
+                {std::move(argv),
+                 "regenerate " + what +
+                     (unfinished.empty() ? "" : "; the last apply's did not finish"),
+                 true, produces});
         return;
     case Regenerate::first_boot: {
         FileState marker;
@@ -153,6 +173,16 @@ void regenerate(Context& c, std::vector<std::vector<std::string>> argvs,
         info(c.plan, "regenerate-first-boot",
              what + " is regenerated at first boot (recorded in " + k_pending_regeneration_path +
                  "; --regenerate-boot=now does it now)");
+        // What the last apply did not finish is first boot's now, recorded with the rest;
+        // it leaves the state's pending list when the marker is written.
+        if (!unfinished.empty()) {
+            c.plan.recorded_for_first_boot = unfinished;
+            warning(c.plan, "command-pending",
+                    unfinished_text + " did not finish in the last apply, so " + what +
+                        " may lack what rtprov wrote; it is recorded for first boot (" +
+                        k_pending_regeneration_path +
+                        "), or 'rtprov apply --regenerate-boot=now' runs it now");
+        }
         return;
     }
     case Regenerate::never:

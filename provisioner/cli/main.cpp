@@ -58,8 +58,9 @@ const char* const k_exit_codes = R"(Exit codes:
   1  failure, or a plan with refusals; the message says why and what to do
   2  wrong usage (unknown option, missing --root)
   3  selftest or audit ran and did not pass (the report says which part and why);
-     status found drift: a managed file changed by hand or missing, or an apply or
-     rollback that stopped half way (status --diff shows what changed)
+     status found drift: a managed file changed by hand or missing, a command of the
+     last apply that did not finish (pending: update-grub), or an apply or rollback
+     that stopped half way (status --diff shows what changed)
 
 See rtprov(1) for every command and option; the profile format, the JSON outputs, first
 boot and the image-builder and Ansible plugins are described in )" RTPROV_INSTALL_DOCDIR
@@ -389,11 +390,18 @@ int run_apply(const Options& o) {
         std::cout << "retired " << path << " (no longer in the profile)\n";
     for (const std::string& command : result.ran)
         std::cout << "ran " << command << "\n";
+    for (const std::string& command : result.recorded)
+        std::cout << "recorded " << command << " for first boot ("
+                  << core::k_pending_regeneration_path << "): the last apply did not finish it\n";
     std::cout << "applied profile '" << p.profile.name << "': " << files_text(result.written.size())
               << " changed";
     if (!result.ran.empty())
         std::cout << ", " << result.ran.size()
                   << (result.ran.size() == 1 ? " command" : " commands") << " run";
+    if (!result.recorded.empty())
+        std::cout << ", " << result.recorded.size()
+                  << (result.recorded.size() == 1 ? " command" : " commands")
+                  << " left to first boot";
     std::cout << "; 'rtprov rollback " << undo << "' undoes it\n";
     if (o.trial)
         std::cout << "trial armed: "

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "provisioner/cli/render.hpp"
 
+#include "provisioner/boot/boot_plan.hpp"
 #include "provisioner/cli/json.hpp"
 #include "provisioner/core/sha256.hpp"
 #include "provisioner/core/text.hpp"
@@ -73,8 +74,11 @@ std::string plan_text(const PlanView& view) {
                plural(plan.unchanged.size(), "managed file is", "managed files are") +
                " already as planned\n";
     else
-        out += plural(plan.changes.size() + view.retired.size(), "file", "files") + " to change, " +
-               std::to_string(plan.unchanged.size()) +
+        out += plural(plan.changes.size() + view.retired.size(), "file", "files") + " to change" +
+               (plan.commands.empty()
+                    ? std::string()
+                    : ", " + plural(plan.commands.size(), "command", "commands") + " to run") +
+               ", " + std::to_string(plan.unchanged.size()) +
                " unchanged; 'rtprov apply' with the same options makes these changes\n";
     return out;
 }
@@ -297,9 +301,29 @@ std::string trial_prometheus(const TrialView& trial) {
            "} 1\n";
 }
 
+namespace {
+
+// A command the last apply did not finish, and how to finish it: on the running system
+// apply runs it; offline --regenerate-boot=now runs it, and a plain apply records a
+// boot regeneration for first boot (core::Plan::recorded_for_first_boot).
+std::string pending_text(const std::vector<std::string>& argv, bool live) {
+    const bool regeneration = !boot::loader_of(argv).empty();
+    return "'" + core::shell_command(argv) + "' did not finish in the last apply" +
+           (regeneration ? ", so the boot configuration may lack what rtprov wrote" : "") + "; " +
+           (live ? std::string("run the same 'rtprov apply --live' again to run it")
+            : regeneration
+                ? std::string("run the same 'rtprov apply' again: with --regenerate-boot=now "
+                              "it runs it (where the target's /dev and /boot are in place), "
+                              "without it records it for first boot")
+                : std::string("run the same 'rtprov apply' again with --regenerate-boot=now to "
+                              "run it"));
+}
+
+} // namespace
+
 std::string status_text(const target::Status& status, const std::string& root,
                         const std::optional<target::FirstbootState>& firstboot,
-                        const TrialView& trial) {
+                        const TrialView& trial, bool live) {
     std::string first = (firstboot ? firstboot_text(*firstboot) : "") +
                         (trial.record ? "trial:       " + trial_text(trial) : "");
     if (!status.state)
@@ -323,15 +347,21 @@ std::string status_text(const target::Status& status, const std::string& root,
         drifted += f.drift == target::Drift::modified || f.drift == target::Drift::missing;
         edited += f.drift == target::Drift::foreign_edit;
     }
+    for (const auto& argv : s.pending)
+        out += "pending:     " + pending_text(argv, live) + "\n";
     if (!status.foreign.empty())
         out += "FOREIGN STATE: " + status.foreign + "\n";
-    out += drifted == 0 ? std::string("no drift: every part rtprov manages is as rtprov wrote it") +
-                              (edited ? " (others edited " + plural(edited, "file", "files") +
-                                            " beside it, above)"
-                                      : "") +
-                              "\n"
-                        : plural(drifted, "managed file differs", "managed files differ") +
-                              " from what rtprov wrote; 'rtprov status --diff' shows how\n";
+    const std::string beside =
+        edited ? " (others edited " + plural(edited, "file", "files") + " beside it, above)" : "";
+    if (drifted > 0)
+        out += plural(drifted, "managed file differs", "managed files differ") +
+               " from what rtprov wrote; 'rtprov status --diff' shows how\n";
+    else if (!s.pending.empty())
+        out += "not finished: every file rtprov manages is as rtprov wrote it" + beside + ", but " +
+               plural(s.pending.size(), "command", "commands") +
+               " of the last apply did not finish (above)\n";
+    else
+        out += "no drift: every part rtprov manages is as rtprov wrote it" + beside + "\n";
     return out + first;
 }
 
@@ -369,6 +399,14 @@ std::string status_json(const target::Status& status, const std::string& root,
         }
         out += std::string(status.files.empty() ? "" : "\n  ") + "]";
         out += ",\n  \"drifted\": " + std::to_string(drifted_files(status));
+        out += ",\n  \"pending\": [";
+        for (std::size_t i = 0; i < s.pending.size(); ++i) {
+            out += std::string(i ? ", " : "") + "[";
+            for (std::size_t k = 0; k < s.pending[i].size(); ++k)
+                out += std::string(k ? ", " : "") + json_string(s.pending[i][k]);
+            out += "]";
+        }
+        out += "]";
         out +=
             ",\n  \"foreign\": " + (status.foreign.empty() ? "null" : json_string(status.foreign));
         auto or_null = [](const std::string& why) {
@@ -438,6 +476,19 @@ std::string status_prometheus(const target::Status& status, const StatusMetrics&
             ",drift=" + prometheus_label(drift_code(f.drift)) + "} " +
             (f.drift == target::Drift::modified || f.drift == target::Drift::missing ? "1" : "0") +
             "\n";
+    const auto no_pending = std::vector<std::vector<std::string>>{};
+    const auto& pending = status.state ? status.state->pending : no_pending;
+    metric("rtprov_pending_commands",
+           "Commands the last apply planned that did not finish (an update-grub that failed "
+           "or was killed): above 0 the boot configuration may lack what rtprov wrote, and "
+           "rtprov status exits 3.");
+    out += "rtprov_pending_commands " + std::to_string(pending.size()) + "\n";
+    metric("rtprov_pending_command",
+           "Per command the last apply did not finish: 1, the command in the label command; "
+           "absent when none is pending.");
+    for (const auto& argv : pending)
+        out += "rtprov_pending_command{command=" + prometheus_label(core::shell_command(argv)) +
+               "} 1\n";
     metric("rtprov_status_last_check_timestamp_seconds",
            "When rtprov status last looked at the managed files, in seconds since the epoch.");
     out +=

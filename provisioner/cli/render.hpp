@@ -44,9 +44,11 @@ std::string trial_json(const TrialView& trial); // the object, or null
 // profile, id and this boot's part in labels) and when it last changed.
 std::string trial_prometheus(const TrialView& trial);
 
+// 'live': the target is the running system (status --live), which the advice on a
+// command the last apply did not finish depends on.
 std::string status_text(const target::Status& status, const std::string& root,
                         const std::optional<target::FirstbootState>& firstboot = {},
-                        const TrialView& trial = {});
+                        const TrialView& trial = {}, bool live = false);
 // With 'diffs' (status --diff), each drifted file's entry also has "diff" and
 // "diff_note" (pipeline::drift_diffs).
 std::string status_json(const target::Status& status, const std::string& root,
@@ -55,7 +57,8 @@ std::string status_json(const target::Status& status, const std::string& root,
                         const std::vector<pipeline::DriftDiff>* diffs = nullptr);
 
 // Managed files changed by hand or missing since rtprov wrote them: the drift 'status'
-// exits 3 for (edits beside rtprov's part of a command line are not counted).
+// exits 3 for (edits beside rtprov's part of a command line are not counted), as for a
+// command the last apply did not finish (State::pending).
 std::size_t drifted_files(const target::Status& status);
 
 // 'status --diff': for each drifted file, a heading, then its diff or why there is none.
@@ -78,7 +81,8 @@ struct StatusMetrics {
 };
 // rtprov_profile_info (1, the profile, board, rtprov version and the profile's SHA-256
 // in labels; only when a profile is applied), rtprov_profile_applied, the managed and
-// drifted file counts, rtprov_file_drift per managed file, when status looked, first
+// drifted file counts, rtprov_file_drift per managed file, the commands the last apply
+// did not finish (rtprov_pending_commands, rtprov_pending_command), when status looked, first
 // boot's outcome (rtprov_firstboot_info) and the trial's (trial_prometheus).
 std::string status_prometheus(const target::Status& status, const StatusMetrics& metrics,
                               const std::optional<target::FirstbootState>& firstboot = {},

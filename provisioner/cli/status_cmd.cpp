@@ -85,7 +85,7 @@ int run_status(const target::Root& root, const std::string& name, const StatusCo
     if (c.json)
         std::cout << status_json(status, name, firstboot, trial, diffs ? &*diffs : nullptr);
     else
-        std::cout << status_text(status, name, firstboot, trial)
+        std::cout << status_text(status, name, firstboot, trial, c.live)
                   << (diffs ? status_diff_text(*diffs) : "");
     // a state that is not this root's (exit 1) leaves the textfile as it was
     if (!c.prometheus_file.empty() && status.foreign.empty())
@@ -95,12 +95,13 @@ int run_status(const target::Root& root, const std::string& name, const StatusCo
                                       RTPROV_VERSION, std::int64_t(std::time(nullptr))},
                                      firstboot, trial) +
                        selftest_metrics);
-    // 1: a state that is not this root's; 3: drift, or an apply or rollback that stopped
-    // half way; 0: as rtprov wrote it, or nothing applied (rtprov(1), EXIT STATUS).
+    // 1: a state that is not this root's; 3: drift, a command the last apply did not
+    // finish, or an apply or rollback that stopped half way; 0: as rtprov wrote it, or
+    // nothing applied (rtprov(1), EXIT STATUS).
     if (!status.foreign.empty())
         return k_exit_failed;
-    if (status.state &&
-        (status.state->status != target::ApplyStatus::applied || drifted_files(status) > 0))
+    if (status.state && (status.state->status != target::ApplyStatus::applied ||
+                         drifted_files(status) > 0 || !status.state->pending.empty()))
         return k_exit_not_passed;
     return k_exit_ok;
 }

@@ -166,6 +166,10 @@ struct Plan {
     std::vector<Finding> findings;
     std::vector<std::string> packages; // what the target needs installed (plan --packages)
     std::vector<Command> commands;     // run by apply after the files, in order
+    // Commands an earlier apply left pending (TargetFacts::pending_commands) that this
+    // plan leaves to first boot instead, in k_pending_regeneration_path: apply takes them
+    // off the state's pending list once that file is written.
+    std::vector<std::vector<std::string>> recorded_for_first_boot;
     // Changed or unchanged paths that others change after apply, by design: GRUB's
     // environment block, which GRUB itself rewrites at the trial boot. Rollback puts the
     // original back whatever they hold; status does not call that drift.

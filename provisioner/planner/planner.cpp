@@ -73,10 +73,13 @@ Plan plan(const Profile& profile, const std::string& profile_yaml, const TargetF
     boot::plan_boot(result, profile, cores, facts, trial);
     systemd::plan_systemd(result, profile, cores, facts, apps, trial);
     // A command an earlier apply did not finish (it failed, or rtprov was killed) runs
-    // again, when commands may run now.
+    // again, when commands may run now; a boot regeneration is otherwise recorded for
+    // first boot by plan_boot.
+    const auto& recorded = result.recorded_for_first_boot;
     for (const auto& argv : facts.pending_commands) {
         if (std::any_of(result.commands.begin(), result.commands.end(),
-                        [&](const Command& c) { return c.argv == argv; }))
+                        [&](const Command& c) { return c.argv == argv; }) ||
+            std::find(recorded.begin(), recorded.end(), argv) != recorded.end())
             continue;
         const std::string text = core::shell_command(argv);
         if (options.regenerate == Regenerate::now)

@@ -379,6 +379,24 @@ std::vector<FileCheck> apply_checks(const Root& root, const std::optional<State>
     return checks;
 }
 
+// Takes the commands 'plan' records for first boot off the pending list of 'state';
+// returns those that were on it, as text. One whose output the state records as
+// generated (update-grub's grub.cfg, its checksum unknown since it did not finish) stays
+// named among the commands that made it: rollback then puts back the original from
+// before rtprov, as for any such file still as the command left it.
+std::vector<std::string> hand_to_first_boot(State& state, const core::Plan& plan) {
+    std::vector<std::string> handed;
+    for (const auto& argv : plan.recorded_for_first_boot) {
+        if (std::erase(state.pending, argv) == 0)
+            continue;
+        if (!boot::produces_of(argv).empty() &&
+            std::find(state.made.begin(), state.made.end(), argv) == state.made.end())
+            state.made.push_back(argv);
+        handed.push_back(command_text(argv));
+    }
+    return handed;
+}
+
 } // namespace
 
 bool apply_changes_nothing(const Root& root, const core::Plan& plan) {
@@ -388,6 +406,9 @@ bool apply_changes_nothing(const Root& root, const core::Plan& plan) {
     if (!state || state->status != ApplyStatus::applied ||
         !stale_entries(root, *state, plan).empty())
         return false;
+    for (const auto& argv : plan.recorded_for_first_boot)
+        if (std::find(state->pending.begin(), state->pending.end(), argv) != state->pending.end())
+            return false; // taking it off the pending list changes the state
     std::vector<std::string> paths;
     for (const ManagedFile& file : state->files) {
         if (!file.previous_sha256.empty())
@@ -445,10 +466,12 @@ ApplyResult apply_plan(Root& root, const RootLock&, const core::Plan& plan, cons
     const std::vector<ManagedFile> stale =
         previous ? stale_entries(root, *previous, plan) : std::vector<ManagedFile>{};
     if (plan.changes.empty() && plan.commands.empty() && stale.empty()) {
-        result.nothing_to_do = true;
-        // A run killed after its last write still has to record that it finished.
+        // A run killed after its last write still has to record that it finished, and
+        // a command left to first boot whose record is written already leaves the pending
+        // list.
         if (previous) {
-            if (previous->status == ApplyStatus::applied)
+            result.recorded = hand_to_first_boot(next, plan);
+            if (previous->status == ApplyStatus::applied && result.recorded.empty())
                 next.applied_at = previous->applied_at; // nothing was applied now
             next.status = ApplyStatus::applied;
             for (ManagedFile& file : next.files)
@@ -456,6 +479,7 @@ ApplyResult apply_plan(Root& root, const RootLock&, const core::Plan& plan, cons
             if (!(next == *previous))
                 write_state(root, next);
         }
+        result.nothing_to_do = result.recorded.empty();
         return result;
     }
 
@@ -566,10 +590,12 @@ ApplyResult apply_plan(Root& root, const RootLock&, const core::Plan& plan, cons
         ++dir;
     }
 
-    // 4. The files are done; the commands are pending until each succeeds.
+    // 4. The files are done; the commands are pending until each succeeds, and those
+    // recorded for first boot (written above) are first boot's.
     next.status = ApplyStatus::applied;
     for (ManagedFile& file : next.files)
         file.previous_sha256.clear();
+    result.recorded = hand_to_first_boot(next, plan);
     write_state(root, next);
 
     // 5. Commands: install packages, regenerate boot configuration. What any of them
@@ -607,9 +633,11 @@ ApplyResult apply_plan(Root& root, const RootLock&, const core::Plan& plan, cons
         std::vector<std::string> produced;
         for (const std::string& path : command.produces)
             produced.push_back(root.resolve(path));
-        const std::string after = "; the files are written, and the command is planned again "
-                                  "by the next 'rtprov apply' (or 'rtprov rollback' undoes "
-                                  "everything)";
+        const std::string after =
+            "; the files are written and the command is recorded as pending ('rtprov status' "
+            "shows it): the next 'rtprov apply' runs it with --regenerate-boot=now (the default "
+            "with --live) or records a boot regeneration for first boot, and 'rtprov rollback' "
+            "undoes everything";
         int status = 0;
         try {
             status = run(command.argv);

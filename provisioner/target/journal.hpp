@@ -31,7 +31,10 @@ struct ApplyResult {
     std::vector<std::string> written; // paths, in order
     std::vector<std::string> retired; // no longer wanted: removed or restored
     std::vector<std::string> ran;     // commands, as text
-    bool nothing_to_do = false;       // the target already matched the plan
+    // commands an earlier apply left pending, now left to first boot
+    // (core::Plan::recorded_for_first_boot), as text
+    std::vector<std::string> recorded;
+    bool nothing_to_do = false; // the target already matched the plan
     int stale_temporaries_removed = 0;
 };
 
@@ -44,7 +47,8 @@ using CommandRunner = std::function<int(const std::vector<std::string>& argv)>;
 // checksums written and the plan's commands pending, then each command, recorded as
 // done when it succeeds. Throws rtprov::Error when the plan is refused, a write fails
 // or a command fails; what was done so far stays recorded, so 'rtprov rollback' or a
-// new apply converges (a failed command stays pending and is planned again). 'lock' is
+// new apply converges (a failed command stays pending: the next plan runs it, or records a
+// boot regeneration for first boot, which takes it off the list). 'lock' is
 // the proof that this run is the root's one writer: temporaries of a killed run are
 // swept only under it.
 ApplyResult apply_plan(Root& root, const RootLock& lock, const core::Plan& plan,

@@ -140,4 +140,40 @@ check "after killed applies, a complete apply leaves no drift" \
     grep -q '^no drift' <<<"$("$rtprov" status --root "$r")"
 "$rtprov" rollback --root "$r" >/dev/null
 check "and rollback reaches the tree before rtprov" [ "$(tree_sum "$r")" = "$pristine_sum" ]
+# -- rtprov killed while update-grub runs in the target (a power cut) ----------------------
+# The command stays pending: status says so (exit 3) until an apply runs it, and both that
+# apply and a rollback converge.
+r="$work/powercut"
+cp -a "$src/tests/fixtures/roots/debian13" "$r"
+shell_in_root "$r"
+mkdir -p "$r/boot/grub"
+good_update_grub() { printf '#!/bin/sh\necho "# made by the test update-grub" >/boot/grub/grub.cfg\n' >"$1/usr/sbin/update-grub"; }
+good_update_grub "$r"
+chmod +x "$r/usr/sbin/update-grub"
+pristine_sum=$(tree_sum "$r")
+pargs=(--profile x86-debian13 --set board.cpus=4 --regenerate-boot=now)
+cp -a "$r" "$r-reference"
+"$rtprov" apply --root "$r-reference" "${pargs[@]}" >/dev/null 2>&1
+reference_sum=$(tree_sum "$r-reference")
+printf '#!/bin/sh\n/bin/busybox sleep 37\n' >"$r/usr/sbin/update-grub"
+"$rtprov" apply --root "$r" "${pargs[@]}" >/dev/null 2>&1 &
+apply_pid=$!
+for _ in $(seq 100); do pgrep -f '/bin/busybox [s]leep 37' >/dev/null && break; sleep 0.1; done
+check "update-grub runs in the target" pgrep -f '/bin/busybox [s]leep 37' >/dev/null
+kill -KILL "$apply_pid"
+wait "$apply_pid" 2>/dev/null
+for _ in $(seq 50); do pgrep -f '/bin/busybox [s]leep 37' >/dev/null || break; sleep 0.1; done
+check "killing rtprov ends the update-grub it ran" bash -c "! pgrep -f '/bin/busybox [s]leep 37' >/dev/null"
+good_update_grub "$r"
+status_out=$("$rtprov" status --root "$r")
+check "status after the kill exits 3" [ $? -eq 3 ] || echo "$status_out" >&2
+check "naming update-grub as pending" grep -q "^pending:     'update-grub' did not finish" <<<"$status_out"
+cp -a "$r" "$r-rollback"
+"$rtprov" apply --root "$r" "${pargs[@]}" >/dev/null 2>&1
+check "apply --regenerate-boot=now after the kill converges to the reference" \
+    [ "$(tree_sum "$r")" = "$reference_sum" ]
+check "and status is clean" grep -q '^no drift' <<<"$("$rtprov" status --root "$r")"
+"$rtprov" rollback --root "$r-rollback" >/dev/null 2>&1
+check "rollback after the kill converges to the tree before rtprov" \
+    [ "$(tree_sum "$r-rollback")" = "$pristine_sum" ]
 finish

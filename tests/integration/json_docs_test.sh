@@ -62,6 +62,16 @@ keep status diff status --root "$t" --diff
 fresh foreign debian13
 cp -a "$t/var/lib/rtprov" "$work/foreign/var/lib/"
 keep status foreign status --root "$work/foreign"
+# an update-grub that failed: the command pending
+fresh pending debian13
+shell_in_root "$work/pending"
+printf '#!/bin/sh\nexit 1\n' >"$work/pending/usr/sbin/update-grub"
+chmod +x "$work/pending/usr/sbin/update-grub"
+"$rtprov" apply --root "$work/pending" --profile x86-debian13 --set board.cpus=4 \
+    --regenerate-boot=now >/dev/null 2>&1
+check "an apply whose update-grub failed left it pending" \
+    grep -qx 'pending update-grub' "$work/pending/var/lib/rtprov/state"
+keep status pending status --root "$work/pending"
 keep trial armed trial status --root "$t"
 keep trial none trial status --root "$work/pi4-trixie"
 # a Pi trial as apply --live records it, judged with the firmware's tryboot flag

@@ -80,6 +80,21 @@ install_trixie_deb() {
     rm -f "$2/rtprov.deb"
 }
 
+# shell_in_root ROOT: this machine's busybox as ROOT's /bin/sh, with the loader and
+# libraries it links (ldd), and the folders a command run in ROOT needs (/dev, /sys, /proc
+# to mount on), so that a fake command written there as a shell script (update-grub in
+# /usr/sbin) runs when rtprov runs it chrooted.
+shell_in_root() {
+    local lib
+    mkdir -p "$1"/{dev,sys,proc,bin,usr/sbin}
+    for lib in $(ldd /bin/busybox | grep -o '/[^ ]*'); do
+        mkdir -p "$1$(dirname "$lib")"
+        cp -L "$lib" "$1$lib"
+    done
+    cp /bin/busybox "$1/bin/"
+    ln -sfn busybox "$1/bin/sh"
+}
+
 # Prints the pass/fail line ctest and CI read, and exits non-zero on failure.
 finish() {
     echo "$pass passed, $fail failed"

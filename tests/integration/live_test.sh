@@ -124,4 +124,8 @@ check "the warning says what systemd was not told and the commands that tell it"
     grep -qxF "rtprov: warning: systemd was not told about the files written so far: cannot reach systemd on the system bus: No such file or directory; is this a running systemd system? (offline images: use --root); to tell it by hand: systemctl daemon-reload && systemctl restart rtprov-sched-features.service rtprov-irq-tune@boot.service" "$work/apply2.err"
 check "the command's own error comes last" \
     bash -c "tail -n1 '$work/apply2.err' | grep -q \"^rtprov: error: 'update-grub' failed in the target\""
+in_root status --live >"$work/status2.out" 2>&1
+check "status --live then exits 3: the update-grub did not finish" [ $? -eq 3 ] || cat "$work/status2.out" >&2
+check "and says to run apply --live again" \
+    grep -qxF "pending:     'update-grub' did not finish in the last apply, so the boot configuration may lack what rtprov wrote; run the same 'rtprov apply --live' again to run it" "$work/status2.out"
 finish

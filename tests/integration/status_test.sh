@@ -235,6 +235,83 @@ check "and leaves the self-test out of the textfile" [ "$(grep -c '^rtprov_selft
 check "and says so on stderr" grep -qF "is not a folder (a link, or another kind of file)" <<<"$err"
 rm "$hist"
 
+# -- a boot regeneration that never finished: drift until the next apply does or records it
+g=$work/g
+fresh g debian13
+shell_in_root "$g"
+printf '#!/bin/sh\necho "update-grub: no block device for /" >&2\nexit 1\n' >"$g/usr/sbin/update-grub"
+chmod +x "$g/usr/sbin/update-grub"
+gargs=(--root "$g" --profile x86-debian13 --set board.cpus=4)
+run apply "${gargs[@]}" --regenerate-boot=now
+check "an apply whose update-grub fails fails (exit 1)" [ "$rc" -eq 1 ] || echo "rc $rc: $err" >&2
+check "saying the command is pending, which status shows" \
+    grep -qF "the command is recorded as pending ('rtprov status' shows it)" <<<"$err" || echo "$err" >&2
+check "its state: applied, update-grub pending" grep -qx 'pending update-grub' "$g/var/lib/rtprov/state"
+run status --root "$g" --prometheus "$prom"
+check "status of a root whose update-grub did not finish exits 3" [ "$rc" -eq 3 ] || echo "rc $rc: $out" >&2
+check "and says which command is pending and what to run" \
+    grep -qx "pending:     'update-grub' did not finish in the last apply, so the boot configuration may lack what rtprov wrote; run the same 'rtprov apply' again: with --regenerate-boot=now it runs it (where the target's /dev and /boot are in place), without it records it for first boot" <<<"$out"
+check "and says it did not finish, not 'no drift'" \
+    grep -qx "not finished: every file rtprov manages is as rtprov wrote it, but 1 command of the last apply did not finish (above)" <<<"$out"
+check "the textfile counts it" grep -qx 'rtprov_pending_commands 1' "$prom"
+check "and names it" grep -qx 'rtprov_pending_command{command="update-grub"} 1' "$prom"
+lint_textfile "$prom"
+run status --root "$g" --json
+check "status --json exits 3 and lists it under pending" \
+    [ "$rc:$(json_top pending)" = "3:[['update-grub']]" ] || echo "rc $rc: $out" >&2
+run plan "${gargs[@]}"
+check "plan (offline, regenerated at first boot) shows recording it for first boot" \
+    grep -qx "# /var/lib/rtprov/regenerate-boot: commands the first-boot flow runs to regenerate /boot/grub/grub.cfg" <<<"$out" ||
+    echo "$out" >&2
+check "as a change" grep -q "^1 file to change, " <<<"$out"
+run plan "${gargs[@]}" --json
+check "plan --json has that change" \
+    [ "$(python3 -c 'import json,sys; print([c["path"] for c in json.load(sys.stdin)["changes"]])' <<<"$out")" = "['/var/lib/rtprov/regenerate-boot']" ] ||
+    echo "$out" >&2
+run plan "${gargs[@]}" --regenerate-boot=now
+check "plan --regenerate-boot=now shows the command to run" \
+    grep -qx "# run in the target: update-grub (regenerate /boot/grub/grub.cfg; the last apply's did not finish)" <<<"$out" ||
+    echo "$out" >&2
+check "and counts it" grep -q "^0 files to change, 1 command to run, " <<<"$out"
+run plan "${gargs[@]}" --regenerate-boot=now --json
+check "plan --regenerate-boot=now --json lists it" \
+    [ "$(python3 -c 'import json,sys; print(json.load(sys.stdin)["commands"])' <<<"$out")" = "[['update-grub']]" ]
+run apply "${gargs[@]}"
+check "a plain offline apply succeeds" [ "$rc" -eq 0 ] || echo "rc $rc: $err" >&2
+check "and records it for first boot" \
+    grep -qx "recorded update-grub for first boot (/var/lib/rtprov/regenerate-boot): the last apply did not finish it" <<<"$out" ||
+    echo "$out" >&2
+check "in the first-boot flow's record" grep -qx 'update-grub' "$g/var/lib/rtprov/regenerate-boot"
+check "and takes it off the state's pending list" bash -c "! grep -q '^pending ' '$g/var/lib/rtprov/state'"
+run status --root "$g"
+check "status then exits 0: first boot regenerates, as after any offline apply" \
+    [ "$rc" -eq 0 ] || echo "rc $rc: $out" >&2
+run apply "${gargs[@]}"
+check "a second plain apply changes nothing" grep -q '^nothing to change' <<<"$out"
+# what first boot does (apply --live --regenerate-boot=now), offline: the record runs
+printf '#!/bin/sh\necho "# made by the test update-grub" >/boot/grub/grub.cfg\n' >"$g/usr/sbin/update-grub"
+mkdir -p "$g/boot/grub"
+run apply "${gargs[@]}" --regenerate-boot=now
+check "apply --regenerate-boot=now runs the recorded update-grub" grep -qx "ran update-grub" <<<"$out" ||
+    echo "rc $rc: $out$err" >&2
+check "and retires the record" [ ! -e "$g/var/lib/rtprov/regenerate-boot" ]
+run status --root "$g"
+check "status: exit 0" [ "$rc" -eq 0 ]
+check "no drift" grep -q '^no drift' <<<"$out"
+# failing again, then run by apply --regenerate-boot=now
+printf '#!/bin/sh\nexit 1\n' >"$g/usr/sbin/update-grub"
+run apply "${gargs[@]}" --set 'tuning.kernel.extra=[nosoftlockup]' --regenerate-boot=now
+check "an update-grub that fails again fails the apply" [ "$rc" -eq 1 ]
+check "and is pending again" grep -qx 'pending update-grub' "$g/var/lib/rtprov/state"
+printf '#!/bin/sh\necho "# made again" >/boot/grub/grub.cfg\n' >"$g/usr/sbin/update-grub"
+run apply "${gargs[@]}" --set 'tuning.kernel.extra=[nosoftlockup]' --regenerate-boot=now
+check "apply --regenerate-boot=now runs it" grep -qx "ran update-grub" <<<"$out" || echo "rc $rc: $out$err" >&2
+check "with no file to change" grep -q "^applied profile 'x86-debian13': 0 files changed, 1 command run;" <<<"$out"
+run status --root "$g" --json
+check "and status is clean again: exit 0, nothing pending" [ "$rc:$(json_top pending)" = "0:[]" ]
+run rollback --root "$g" --regenerate-boot never
+check "rollback after all that succeeds" [ "$rc" -eq 0 ] || echo "$err" >&2
+
 # -- audit --prometheus, beside it ---------------------------------------------------------
 run audit --prometheus "$work/audit.prom"
 check "audit --prometheus writes whether the audit passed" \

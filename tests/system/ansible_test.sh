@@ -12,7 +12,9 @@
 #   - a real run reports changed and reboot_required, a second one changed=false;
 #   - rolled_back returns the tree to its checksum from before, byte for byte;
 #   - a bad profile fails with rtprov's message and exit code, a refused plan with its
-#     finding;
+#     finding, trial with an image root is refused before anything runs;
+#   - an update-grub that failed stays pending: the next run, with no file to change,
+#     runs it and reports changed;
 #   - the example playbook applies, self-tests and audits, and fails the host, whose
 #     running kernel lacks the parameters (it cannot be rebooted here); its second run
 #     does not change the apply; rtprov_facts returns the audit and the last self-test.
@@ -195,6 +197,9 @@ check "neither live nor root is refused, saying what to give" \
 module null-set --check -a '{"profile": "x86-debian13", "live": true, "set": {"tuning.cores.reserved": ""}}'
 check "a set string YAML reads as null (an empty template) is refused, not taken as 'remove the key'" \
     is "$work/null-set" 0 "(r.get('failed'), 'reads as YAML null' in r['msg'])" "(True, True)"
+module trial-root -a '{"profile": "x86-debian13", "root": "/srv/image", "trial": true}'
+check "trial with an image root is refused before anything runs, saying where a trial works" \
+    is "$work/trial-root" 0 "(r.get('failed'), r.get('rc'), 'live: true' in r['msg'], 'first boot' in r['msg'])" "(True, None, True, True)"
 check "none of these wrote anything (tree checksum)" [ "$(tree_sum "$root" "$excl")" = "$sum0" ]
 
 # 5b. A failed apply says whether it changed anything: rtprov replaced by a wrapper that
@@ -246,6 +251,28 @@ check "and changes nothing (tree checksum)" [ "$(tree_sum "$root" "$excl")" = "$
 module rb-force -a "state=rolled_back live=true force=true"
 check "rolled_back with force: true succeeds, changed" is "$work/rb-force" 0 "(r.get('failed'), r['changed'])" "(None, True)"
 check "and returns the root to its checksum from before, the hand edit gone" [ "$(tree_sum "$root" "$excl")" = "$sum0" ] ||
+    diff "$work/tree-before" <(tree_list) >&2
+
+# 5d. An update-grub that failed (or was cut off: a power loss) stays pending, which
+# status says (exit 3); the next run has no file to change but runs it, and says changed
+mv "$root/usr/sbin/update-grub" "$root/usr/sbin/update-grub.real"
+printf '#!/bin/sh\necho "update-grub: (ansible_test) failing" >&2\nexit 1\n' >"$root/usr/sbin/update-grub"
+chmod 0755 "$root/usr/sbin/update-grub"
+module pending1 -a "$apply_args"
+mv "$root/usr/sbin/update-grub.real" "$root/usr/sbin/update-grub"
+check "an apply whose update-grub fails fails the task, changed" \
+    is "$work/pending1" 0 "(r.get('failed'), r['changed'])" "(True, True)"
+module pending-status --check -a "$apply_args"
+check "check mode then: no file to change, the pending update-grub to run, changed" \
+    is "$work/pending-status" 0 "(r['changed'], r['changes'], r['commands'])" "(True, [], [['update-grub']])"
+module pending2 -a "$apply_args"
+check "the next run runs it and reports changed, with no file changed and nothing pending after" \
+    is "$work/pending2" 0 "(r['changed'], r['changes'], r['commands'], r['status']['pending'])" \
+    "(True, [], [['update-grub']], [])"
+module pending3 -a "$apply_args"
+check "and the run after it changes nothing" is "$work/pending3" 0 "r['changed']" False
+module rb-pending -a "state=rolled_back live=true"
+check "rolled back, the root is as before (tree checksum)" [ "$(tree_sum "$root" "$excl")" = "$sum0" ] ||
     diff "$work/tree-before" <(tree_list) >&2
 
 # 6. The example playbook: apply, (no reboot here), self-test, audit, fail the host

@@ -236,6 +236,83 @@ TEST_CASE("a failing command stays pending and the next plan runs it again") {
     CHECK(ran == std::vector<std::string>{"update-grub", "update-grub"});
 }
 
+TEST_CASE("a failed update-grub left to first boot leaves the pending list, its grub.cfg kept") {
+    TempDir dir;
+    make_system(dir);
+    dir.write("boot/grub/grub.cfg", "original grub.cfg\n");
+    auto before = snapshot(dir.path());
+    Root root(dir.path());
+    core::Plan plan = two_changes(root);
+    plan.commands.push_back({{"update-grub"}, "test", true, {"/boot/grub/grub.cfg"}});
+    auto failing = [&](const std::vector<std::string>&) {
+        dir.write("boot/grub/grub.cfg", "half made\n"); // killed or failed half way
+        return 1;
+    };
+    CHECK_THROWS_AS(apply_plan(root, RootLock(root), plan, k_info, failing), Error);
+    REQUIRE(read_state(root)->pending == std::vector<std::vector<std::string>>{{"update-grub"}});
+
+    // What the planner makes of it offline (--regenerate-boot=first-boot): the first-boot
+    // record as a file change, the command left to first boot.
+    core::Plan later;
+    later.unchanged = {"/etc/default/grub", "/etc/rtprov/sub/owned.conf"};
+    later.changes.push_back(
+        {core::k_pending_regeneration_path,
+         std::nullopt,
+         {core::owned_file_header("test") + "update-grub\n", 0644, 0, 0, std::nullopt},
+         "test"});
+    later.recorded_for_first_boot = {{"update-grub"}};
+    CHECK_FALSE(apply_changes_nothing(root, later));
+    ApplyResult result = apply_plan(root, RootLock(root), later, k_info);
+    CHECK(result.recorded == std::vector<std::string>{"update-grub"});
+    std::optional<State> state = read_state(root); // and it reads as a state rtprov wrote
+    REQUIRE(state);
+    CHECK(state->pending.empty());
+    CHECK(state->made == std::vector<std::vector<std::string>>{{"update-grub"}});
+    REQUIRE(state->find("/boot/grub/grub.cfg"));
+    CHECK(state->find("/boot/grub/grub.cfg")->sha256.empty());
+    // Recorded already: a plan that records it again changes nothing.
+    core::Plan again = later;
+    again.unchanged.push_back(core::k_pending_regeneration_path);
+    again.changes.clear();
+    CHECK(apply_changes_nothing(root, again));
+    CHECK(apply_plan(root, RootLock(root), again, k_info).nothing_to_do);
+
+    // Rolled back before first boot: grub.cfg's original comes back, nothing runs.
+    int runs = 0;
+    RollbackResult rolled = rollback(root, RootLock(root), DriftPolicy::refuse,
+                                     [&](const std::vector<std::string>&) { return ++runs, 0; });
+    CHECK(runs == 0);
+    CHECK(rolled.ran.empty());
+    CHECK(snapshot(dir.path()) == before);
+}
+
+TEST_CASE("a pending command whose record for first boot is written already leaves the list") {
+    TempDir dir;
+    make_system(dir);
+    Root root(dir.path());
+    core::Plan plan = two_changes(root);
+    plan.changes.push_back(
+        {core::k_pending_regeneration_path,
+         std::nullopt,
+         {core::owned_file_header("test") + "update-grub\n", 0644, 0, 0, std::nullopt},
+         "test"});
+    plan.commands.push_back({{"update-grub"}, "test", true, {}});
+    CHECK_THROWS_AS(apply_plan(root, RootLock(root), plan, k_info,
+                               [](const std::vector<std::string>&) { return 1; }),
+                    Error);
+    // The record is there and the command still pending, as after a run killed between
+    // writing the one and taking the other off the list.
+    core::Plan later;
+    later.unchanged = {"/etc/default/grub", "/etc/rtprov/sub/owned.conf",
+                       core::k_pending_regeneration_path};
+    later.recorded_for_first_boot = {{"update-grub"}};
+    CHECK_FALSE(apply_changes_nothing(root, later));
+    ApplyResult result = apply_plan(root, RootLock(root), later, k_info);
+    CHECK_FALSE(result.nothing_to_do);
+    CHECK(result.recorded == std::vector<std::string>{"update-grub"});
+    CHECK(read_state(root)->pending.empty());
+}
+
 TEST_CASE("a file a command generated is put back byte for byte, or made again if changed") {
     TempDir dir;
     make_system(dir);

@@ -103,3 +103,53 @@ TEST_CASE("a profile for another OS gets a warning") {
     CHECK_FALSE(has_finding(plan(prof, "", facts), "os-mismatch", Severity::warning));
     CHECK(has_finding(plan(prof, "", TargetFacts{}), "os-unknown", Severity::warning));
 }
+
+TEST_CASE("an update-grub the last apply did not finish is run now or recorded for first boot") {
+    Profile p = four_cores();
+    p.board.boot.loader = BootLoader::grub;
+    TargetFacts facts = debian();
+    facts.executables = {"/usr/sbin/update-grub"};
+    PlanOptions now, first_boot, never;
+    now.regenerate = Regenerate::now;
+    first_boot.regenerate = Regenerate::first_boot;
+    never.regenerate = Regenerate::never;
+    // The target as a finished apply left it: every file as planned, nothing to run.
+    for (const FileChange& c : plan(p, "", facts, now).changes)
+        facts.files[c.path] = c.next;
+    REQUIRE(plan(p, "", facts, now).changes.empty());
+    REQUIRE(plan(p, "", facts, now).commands.empty());
+    REQUIRE(plan(p, "", facts, first_boot).changes.empty());
+
+    facts.pending_commands = {{"update-grub"}};
+    Plan ran = plan(p, "", facts, now);
+    CHECK(ran.changes.empty());
+    REQUIRE(ran.commands.size() == 1);
+    CHECK(ran.commands[0].argv == std::vector<std::string>{"update-grub"});
+    CHECK(ran.commands[0].reason ==
+          "regenerate /boot/grub/grub.cfg; the last apply's did not finish");
+    CHECK(ran.commands[0].produces == std::vector<std::string>{"/boot/grub/grub.cfg"});
+    CHECK(ran.recorded_for_first_boot.empty());
+
+    Plan recorded = plan(p, "", facts, first_boot);
+    CHECK(recorded.commands.empty());
+    REQUIRE(recorded.changes.size() == 1);
+    CHECK(recorded.changes[0].path == k_pending_regeneration_path);
+    CHECK(recorded.changes[0].next.content == owned_file_header("t") + "update-grub\n");
+    CHECK(recorded.recorded_for_first_boot ==
+          std::vector<std::vector<std::string>>{{"update-grub"}});
+    CHECK(has_finding(recorded, "command-pending", Severity::warning));
+
+    // Recorded already (the record is on disk): still handed over, nothing else to write.
+    facts.files[k_pending_regeneration_path] = recorded.changes[0].next;
+    Plan again = plan(p, "", facts, first_boot);
+    CHECK(again.changes.empty());
+    CHECK(again.recorded_for_first_boot == std::vector<std::vector<std::string>>{{"update-grub"}});
+    facts.files.erase(k_pending_regeneration_path);
+
+    // never: nothing runs or is recorded; the plan says it stays undone.
+    Plan left = plan(p, "", facts, never);
+    CHECK(left.changes.empty());
+    CHECK(left.commands.empty());
+    CHECK(left.recorded_for_first_boot.empty());
+    CHECK(has_finding(left, "command-pending", Severity::warning));
+}

@@ -108,6 +108,7 @@ TEST_CASE("the status textfile has HELP and TYPE for every metric and escapes la
     a.path = "/etc/a\\b";
     b.path = "/boot/firmware/cmdline.txt";
     status.files = {{a, target::Drift::modified, ""}, {b, target::Drift::none, ""}};
+    status.state->pending = {{"kernel-install", "add", "6.12\"x", "/boot/vmlinuz-6.12\"x"}};
     const std::string text =
         cli::status_prometheus(status, {"Raspberry Pi 4\nModel B", "1.2.3", 1764806400});
     const std::string head =
@@ -134,6 +135,16 @@ TEST_CASE("the status textfile has HELP and TYPE for every metric and escapes la
         "# TYPE rtprov_file_drift gauge\n"
         "rtprov_file_drift{path=\"/etc/a\\\\b\",drift=\"modified\"} 1\n"
         "rtprov_file_drift{path=\"/boot/firmware/cmdline.txt\",drift=\"none\"} 0\n"
+        "# HELP rtprov_pending_commands Commands the last apply planned that did not finish (an "
+        "update-grub that failed or was killed): above 0 the boot configuration may lack what "
+        "rtprov wrote, and rtprov status exits 3.\n"
+        "# TYPE rtprov_pending_commands gauge\n"
+        "rtprov_pending_commands 1\n"
+        "# HELP rtprov_pending_command Per command the last apply did not finish: 1, the command "
+        "in the label command; absent when none is pending.\n"
+        "# TYPE rtprov_pending_command gauge\n"
+        "rtprov_pending_command{command=\"kernel-install add '6.12\\\"x' "
+        "'/boot/vmlinuz-6.12\\\"x'\"} 1\n"
         "# HELP rtprov_status_last_check_timestamp_seconds When rtprov status last looked at "
         "the managed files, in seconds since the epoch.\n"
         "# TYPE rtprov_status_last_check_timestamp_seconds gauge\n"
@@ -175,6 +186,40 @@ TEST_CASE("the status textfile carries first boot's outcome") {
     firstboot.phase = "";
     CHECK(cli::status_prometheus(target::Status{}, {"", "1.2.3", 5}, firstboot)
               .find("\nrtprov_firstboot_info{phase=\"started\",") != std::string::npos);
+}
+
+TEST_CASE("status names a command the last apply did not finish, and what to run") {
+    target::Status status;
+    status.state = target::State{};
+    status.state->status = target::ApplyStatus::applied;
+    status.state->profile = "x86";
+    status.state->pending = {{"update-grub"}};
+    const std::string offline = cli::status_text(status, "/img");
+    CHECK(offline.find("\npending:     'update-grub' did not finish in the last apply, so the "
+                       "boot configuration may lack what rtprov wrote; run the same 'rtprov "
+                       "apply' again: with --regenerate-boot=now it runs it (where the target's "
+                       "/dev and /boot are in place), without it records it for first boot\n"
+                       "not finished: every file rtprov manages is as rtprov wrote it, but 1 "
+                       "command of the last apply did not finish (above)\n") != std::string::npos);
+    CHECK(cli::status_text(status, "/", {}, {}, true)
+              .find("\npending:     'update-grub' did not finish in the last apply, so the "
+                    "boot configuration may lack what rtprov wrote; run the same 'rtprov apply "
+                    "--live' again to run it\n") != std::string::npos);
+    status.state->pending = {{"apt-get", "update"}};
+    CHECK(cli::status_text(status, "/img")
+              .find("\npending:     'apt-get update' did not finish in the last apply; run the "
+                    "same 'rtprov apply' again with --regenerate-boot=now to run it\n") !=
+          std::string::npos);
+    status.state->pending = {{"update-grub"}, {"apt-get", "update"}};
+    CHECK(cli::status_json(status, "/img")
+              .find(",\n  \"pending\": [[\"update-grub\"], "
+                    "[\"apt-get\", \"update\"]],\n") != std::string::npos);
+    status.state->pending.clear();
+    CHECK(cli::status_json(status, "/img").find(",\n  \"pending\": [],\n") != std::string::npos);
+    CHECK(cli::status_text(status, "/img").find("\nno drift: ") != std::string::npos);
+    const std::string text = cli::status_prometheus(status, {"", "1.2.3", 5});
+    CHECK(text.find("\nrtprov_pending_commands 0\n") != std::string::npos);
+    CHECK(text.find("\nrtprov_pending_command{") == std::string::npos);
 }
 
 TEST_CASE("the status textfile without an applied profile has no info sample and applied 0") {

@@ -17,7 +17,9 @@ description:
     profile (reserved cores, pinning, real-time priorities, boot parameters), or to undo
     that byte for byte.
   - The module first runs C(rtprov plan --json); it runs C(rtprov apply) only when the plan
-    changes or retires a file, so C(changed) is true only when files changed.
+    changes or retires a file or has a command to run (such as an C(update-grub) the last
+    apply did not finish, which C(rtprov status) shows as pending), so C(changed) is true
+    only when files changed or a command ran.
   - In check mode it runs only C(rtprov plan --json) (or C(rtprov status --json) to roll
     back) and reports what would change. In diff mode it shows the plan's unified diffs.
   - Failures carry the message rtprov printed and its exit code. When C(rtprov apply) or
@@ -56,9 +58,13 @@ options:
       - Write the boot configuration as a trial (C(rtprov apply --trial)); only the next
         boot uses the new kernel and parameters, and rtprov-trial.service makes them the
         default when that boot passes the self-test and audit, else the host boots the
-        previous configuration again. GRUB, and the Raspberry Pi with I(live=true);
+        previous configuration again. GRUB, systemd-boot and the Raspberry Pi;
         C(rtprov trial status) shows where it stands.
-      - Only with I(state=applied).
+      - Only with I(state=applied) and I(live=true). An image root (I(root)) is refused
+        before anything runs, as its trial would be its first boot, which only a GRUB
+        C(grub.cfg) made now with the image's block devices can arm, and an image root on
+        the managed host usually has none; leave the trial to the image's first boot
+        (its C(trial) key in C(/etc/rtprov/firstboot.yaml), true by default).
     type: bool
     default: false
   force:
@@ -139,7 +145,10 @@ retired:
   type: list
   elements: str
 commands:
-  description: The commands rtprov ran (or would run) afterwards in the target, such as C(update-grub).
+  description:
+    - The commands rtprov ran (or would run) afterwards in the target, such as
+      C(update-grub); also one the last apply did not finish, which alone makes the task
+      C(changed).
   returned: when I(state=applied)
   type: list
   elements: list
@@ -276,7 +285,9 @@ def applied(module, rtprov, target):
         errors = [f["message"] for f in plan["findings"] if f["severity"] == "error"]
         message = "rtprov refused the plan: " + "; ".join(errors) if errors else None
         rtprov_cli.fail(module, cmd, rc, out, err, msg=message, **result)
-    if plan["changes"] or plan["retired"]:
+    # a command alone is a change too: an update-grub the last apply did not finish
+    # (rtprov status: pending) is run by this apply, or recorded for first boot offline
+    if plan["changes"] or plan["retired"] or plan["commands"]:
         result["changed"] = True
         if module._diff:
             result["diff"] = [dict(prepared=c["diff"]) for c in plan["changes"]]
@@ -347,6 +358,14 @@ def main():
     elif p["force"]:
         module.fail_json(msg="force is for state=rolled_back (rtprov rollback --force); "
                              "apply takes no force")
+    if p["trial"] and not p["live"]:
+        module.fail_json(msg="trial: true works on the running host (live: true): on an image "
+                             "root the trial is its first boot, which only a GRUB grub.cfg made "
+                             "now with the image's block devices can arm (rtprov apply --trial "
+                             "--regenerate-boot=now where /dev and /boot are in place), and an "
+                             "image root on the managed host usually has none; leave the trial "
+                             "to the image's first boot (trial: true in "
+                             "/etc/rtprov/firstboot.yaml, the default)")
     if p["live"] and p["root"] is not None:
         module.fail_json(msg="live=true works on the running host: leave root out (or, to "
                              "work offline on an image root, set live=false)")
