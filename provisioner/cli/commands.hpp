@@ -170,6 +170,10 @@ std::string utc_now(); // now_unix() in utc_text's format
 // rtprov's built-in data folder 'sub' (profiles, apps): share/rtprov/ beside bin/.
 std::string data_dir(const char* sub);
 
+// The crash tests' hook (RTPROV_TEST_KILL_AT_STEP, docs/ARCHITECTURE.md) on 'root', for
+// every command that writes through it.
+void set_test_kill_hook(target::Root& root);
+
 // Throws rtprov::Error unless every file of 'needed' (paths below the root, such as
 // "proc/cmdline") can be read under the --sysroot 'sysroot': a folder without them is not
 // the root of a running system, and reading it would show nothing wrong. 'without' says

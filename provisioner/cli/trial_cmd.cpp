@@ -135,6 +135,7 @@ int check(const TrialCommand& c) {
         throw UsageError("--sysroot", "the trial on this machine is judged from this machine's "
                                       "own /proc: leave out --sysroot (tests give --root too)");
     target::Root root(c.root);
+    set_test_kill_hook(root);
     target::RootLock lock(root);
     TrialView seen = trial_view(root, c.sysroot, running(c));
     switch (seen.boot) {
@@ -194,6 +195,7 @@ int check(const TrialCommand& c) {
 
 int commit_by_hand(const TrialCommand& c) {
     target::Root root(c.root);
+    set_test_kill_hook(root);
     target::RootLock lock(root);
     TrialView seen = trial_view(root, c.sysroot, running(c));
     if (c.root != "/" || c.sysroot != "/")
@@ -211,6 +213,7 @@ int commit_by_hand(const TrialCommand& c) {
 
 int abort_trial(const TrialCommand& c) {
     target::Root root(c.root);
+    set_test_kill_hook(root);
     target::RootLock lock(root);
     std::optional<target::TrialRecord> record;
     try {
