@@ -144,6 +144,10 @@ int check(const TrialCommand& c) {
         std::cout << trial_text(seen);
         return k_exit_ok;
     case target::TrialBoot::did_not_start:
+        // Disarmed first, then recorded: a kill in between leaves the record armed, and the
+        // next boot records this again; the other way round it would leave a record that
+        // says the trial is over while GRUB still boots it, and no one would judge it.
+        disarm(root, seen.record->loader);
         end_trial(root, *seen.record, "fell-back",
                   "did not come up: this boot is not the trial's (no " +
                       std::string(core::k_trial_param) + "=" + seen.record->id +
@@ -157,7 +161,6 @@ int check(const TrialCommand& c) {
                                          "lacks tryboot (update it: rpi-eeprom-update) or "
                                          "the reboot was not 'reboot \"0 tryboot\"'")
                            : std::string()));
-        disarm(root, seen.record->loader);
         report(k_id_fell_back, LOG_WARNING, "fell back: " + read_trial_record(root)->reason);
         return k_exit_ok;
     case target::TrialBoot::trial:
