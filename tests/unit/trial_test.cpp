@@ -110,6 +110,31 @@ TEST_CASE("a GRUB trial adds its own entry and arms next_entry, and leaves the d
     CHECK(plan.commands.front().argv == std::vector<std::string>{"update-grub"});
 }
 
+TEST_CASE("a plain apply after a GRUB trial makes grub.cfg again, also when the drop-in stays") {
+    // The default is already what the trial tried (first boot that needed no reboot): the
+    // drop-in does not change, yet grub.cfg must lose the trial's entry with its script.
+    TargetFacts facts;
+    facts.executables.push_back("/usr/sbin/update-grub");
+    Profile profile = x86();
+    PlanOptions options;
+    options.regenerate = Regenerate::now;
+    Plan first;
+    boot::plan_boot(first, profile, resolve_cores(profile, std::nullopt), facts, options);
+    const FileChange* dropin = change(first, "/etc/default/grub.d/90-rtprov.cfg");
+    REQUIRE(dropin);
+    facts.files["/etc/default/grub.d/90-rtprov.cfg"] = dropin->next;
+    Plan settled;
+    boot::plan_boot(settled, profile, resolve_cores(profile, std::nullopt), facts, options);
+    CHECK(settled.changes.empty());
+    CHECK(settled.commands.empty());
+    facts.files[boot::k_grub_trial_script].content = "#!/bin/sh\n# the trial's\n";
+    Plan after_trial;
+    boot::plan_boot(after_trial, profile, resolve_cores(profile, std::nullopt), facts, options);
+    CHECK(after_trial.changes.empty());
+    REQUIRE(after_trial.commands.size() == 1);
+    CHECK(after_trial.commands.front().argv == std::vector<std::string>{"update-grub"});
+}
+
 TEST_CASE("a GRUB trial is refused where GRUB cannot spend it") {
     TargetFacts facts;
     facts.files["/boot/grub/grubenv"].content = empty_block();
