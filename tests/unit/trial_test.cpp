@@ -344,8 +344,26 @@ TEST_CASE("the trial record is written and read back, and damage is named") {
               target::parse_trial_record("phase=maybe\nid=01\nloader=grub\n", "t");
           }).find("no known phase") != std::string::npos);
     CHECK(thrown([&] {
-              target::parse_trial_record("phase=armed\nid=$(reboot)\nloader=grub\n", "t");
+              target::parse_trial_record("phase=armed\nid=$(reboot)\nprofile=x86\nloader=grub\n",
+                                         "t");
           }).find("is not the hex id") != std::string::npos);
+}
+
+TEST_CASE("the trial record's profile follows the profile-name rule, as the state's does") {
+    const std::string head = "phase=armed\nid=0123456789ab\nloader=grub\n";
+    CHECK(target::parse_trial_record(head + "profile=pi4-rt_2.x\n", "t").profile == "pi4-rt_2.x");
+    for (const std::string& bad : std::vector<std::string>{"", "x86 $(reboot)", "-x86", "../x86",
+                                                           "x86\\n", "{x}", std::string(65, 'a')}) {
+        INFO(bad);
+        CHECK(thrown([&] { target::parse_trial_record(head + "profile=" + bad + "\n", "t"); }) ==
+              "t: the trial record's profile '" + bad +
+                  "' is not a profile name (a profile name holds only letters, digits, '.', "
+                  "'_' and '-', starts with a letter or digit, and is at most 64 characters); "
+                  "'rtprov trial abort' ends the trial and writes a new one");
+    }
+    // 'trial abort' after a damaged record writes 'unknown', which it reads back
+    CHECK(target::parse_trial_record("phase=aborted\nid=0\nprofile=unknown\nloader=unknown\n", "t")
+              .profile == "unknown");
 }
 
 TEST_CASE(
