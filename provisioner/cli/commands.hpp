@@ -3,6 +3,7 @@
 
 #include "provisioner/cli/render.hpp"
 #include "provisioner/target/root.hpp"
+#include "provisioner/target/root_lock.hpp"
 
 #include <CLI/CLI.hpp>
 
@@ -118,6 +119,13 @@ void add_trial_command(CLI::App& parent, TrialCommand& c);
 // 'running', else (an image) an armed trial is its next boot.
 TrialView trial_view(const target::Root& root, const std::string& sysroot, bool running);
 int run_trial(const TrialCommand& c);
+// First boot armed a trial ('apply --live --trial') and does not reboot into it ('why'):
+// the trial is disarmed (GRUB's next_entry, systemd-boot's one-shot), recorded as aborted
+// with 'why', and its boot configuration made the default by a plain apply of the applied
+// profile, as a commit does (tryboot.txt and the trial's other files retired), so that no
+// later reboot boots it. Nothing when no trial is armed. Throws rtprov::Error when that
+// apply fails.
+void take_back_trial(target::Root& root, const target::RootLock& lock, const std::string& why);
 
 // 'rtprov irq-tune': what rtprov-irq-tune@.service runs (live::tune_irqs), or with
 // --restore what 'rollback --live' puts back (live::restore_irqs).

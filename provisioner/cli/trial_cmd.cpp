@@ -77,11 +77,18 @@ void end_trial(target::Root& root, target::TrialRecord record, const std::string
     target::write_trial_record(root, record);
 }
 
+// A plain apply of the applied profile, as a child: its boot configuration becomes the
+// default, and the trial's files are retired. What a commit runs, and first boot when it
+// takes back a trial no boot tried.
+int run_plain_apply(const target::RootLock& lock) {
+    return run_rtprov(lock.fd(), {"apply", "--live", "--profile", core::k_applied_profile_path,
+                                  "--regenerate-boot=now"});
+}
+
 // The trial boot passed: a plain apply of the applied profile makes its boot
 // configuration the default (and retires the trial's files).
 int commit(target::Root& root, const target::RootLock& lock, target::TrialRecord record) {
-    int rc = run_rtprov(lock.fd(), {"apply", "--live", "--profile", core::k_applied_profile_path,
-                                    "--regenerate-boot=now"});
+    int rc = run_plain_apply(lock);
     if (rc != 0) {
         // What the commit wrote may already be the default (apply keeps what it wrote):
         // no reboot into a configuration no one has judged; the box stays up, as it came
@@ -248,6 +255,26 @@ int abort_trial(const TrialCommand& c) {
 }
 
 } // namespace
+
+void take_back_trial(target::Root& root, const target::RootLock& lock, const std::string& why) {
+    std::optional<target::TrialRecord> record = target::read_trial_record(root);
+    if (!record || record->phase != "armed")
+        return;
+    // Disarmed, then recorded, then retired: at every step in between the next boot is
+    // either not the trial or a recorded one, which rtprov-trial.service judges.
+    disarm(root, record->loader);
+    end_trial(root, *record, "aborted",
+              "taken back by first boot: " + why +
+                  "; no boot tried it, and a plain apply makes the profile's boot configuration "
+                  "the default");
+    if (int rc = run_plain_apply(lock); rc != 0)
+        throw Error("'rtprov apply --live --profile " + std::string(core::k_applied_profile_path) +
+                    "', which makes the profile's boot configuration the default instead of the "
+                    "trial first boot took back (" +
+                    why + "), failed (exit " + std::to_string(rc) +
+                    "); its messages are in 'journalctl -u rtprov-firstboot'; fix the cause and "
+                    "run it again, or 'rtprov rollback --live' to undo everything");
+}
 
 TrialView trial_view(const target::Root& root, const std::string& sysroot, bool running) {
     TrialView seen;
