@@ -715,7 +715,11 @@ void plan_grub(Context& c) {
     add_file_change(c.plan, c.facts, k_grub_dropin, std::move(dropin),
                     "kernel parameters for GRUB's normal entries" +
                         std::string(rt_flavour ? ", PREEMPT_RT kernel first" : ""));
-    if (changes(c.plan, k_grub_dropin) || regeneration_pending(c))
+    // A trial's script, which this apply retires, also when the drop-in stays as it is (a
+    // trial of what is the default already, or first boot's that needed no reboot): grub.cfg
+    // is made again without the trial's entry.
+    if (changes(c.plan, k_grub_dropin) || regeneration_pending(c) ||
+        c.facts.file(k_grub_trial_script))
         regenerate(c, {{"update-grub"}}, "/usr/sbin/update-grub", "/boot/grub/grub.cfg",
                    k_grub_dropin, produces_of({"update-grub"}));
 }

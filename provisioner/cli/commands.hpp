@@ -3,6 +3,7 @@
 
 #include "provisioner/cli/render.hpp"
 #include "provisioner/target/root.hpp"
+#include "provisioner/target/root_lock.hpp"
 
 #include <CLI/CLI.hpp>
 
@@ -118,6 +119,13 @@ void add_trial_command(CLI::App& parent, TrialCommand& c);
 // 'running', else (an image) an armed trial is its next boot.
 TrialView trial_view(const target::Root& root, const std::string& sysroot, bool running);
 int run_trial(const TrialCommand& c);
+// First boot armed a trial ('apply --live --trial') and does not reboot into it ('why'):
+// the trial is disarmed (GRUB's next_entry, systemd-boot's one-shot), recorded as aborted
+// with 'why', and its boot configuration made the default by a plain apply of the applied
+// profile, as a commit does (tryboot.txt and the trial's other files retired), so that no
+// later reboot boots it. Nothing when no trial is armed. Throws rtprov::Error when that
+// apply fails.
+void take_back_trial(target::Root& root, const target::RootLock& lock, const std::string& why);
 
 // 'rtprov irq-tune': what rtprov-irq-tune@.service runs (live::tune_irqs), or with
 // --restore what 'rollback --live' puts back (live::restore_irqs).
@@ -169,6 +177,10 @@ std::string utc_now(); // now_unix() in utc_text's format
 
 // rtprov's built-in data folder 'sub' (profiles, apps): share/rtprov/ beside bin/.
 std::string data_dir(const char* sub);
+
+// The crash tests' hook (RTPROV_TEST_KILL_AT_STEP, docs/ARCHITECTURE.md) on 'root', for
+// every command that writes through it.
+void set_test_kill_hook(target::Root& root);
 
 // Throws rtprov::Error unless every file of 'needed' (paths below the root, such as
 // "proc/cmdline") can be read under the --sysroot 'sysroot': a folder without them is not

@@ -234,6 +234,13 @@ int run_firstboot(const FirstbootCommand&) {
                                         : "");
             return k_exit_ok;
         }
+        // No reboot tries the trial this first boot's apply armed: taken back, so that the
+        // next reboot, days on, is not a trial no one asked for.
+        if (trial.boot == target::TrialBoot::not_yet) {
+            progress("taking back the trial: " + decision.untried);
+            take_back_trial(root, lock, decision.untried);
+            state.trial = "not run: " + decision.untried;
+        }
         state.cmdline = decision.cmdline;
         if (!missing.reboot_cannot_help.empty())
             state.cmdline = (decision.cmdline == "ok" ? std::string() : decision.cmdline + "; ") +
@@ -261,7 +268,8 @@ int run_firstboot(const FirstbootCommand&) {
                       : rc == k_exit_not_passed ? "did not pass"
                                                 : "error";
         save("done");
-        bool passed = (state.trial.empty() || state.trial == "committed") &&
+        bool passed = (state.trial.empty() || state.trial == "committed" ||
+                       state.trial.starts_with("not run: ")) &&
                       state.cmdline == "ok" && state.selftest != "did not pass" &&
                       state.selftest != "error" && state.audit == "passed";
         std::string summary = "done: profile '" + state.profile + "', kernel command line " +

@@ -47,6 +47,20 @@ std::string rtprov::cli::data_dir(const char* sub) {
     return (exe.parent_path().parent_path() / "share/rtprov" / sub).string();
 }
 
+// Test hook (documented in docs/ARCHITECTURE.md): RTPROV_TEST_KILL_AT_STEP=N makes
+// rtprov SIGKILL itself before its Nth durable step, to prove that an interrupted run
+// converges.
+void rtprov::cli::set_test_kill_hook(target::Root& root) {
+    const char* at = std::getenv("RTPROV_TEST_KILL_AT_STEP");
+    if (!at)
+        return;
+    long target_step = std::strtol(at, nullptr, 10);
+    root.set_step_hook([target_step, count = 0L]() mutable {
+        if (++count == target_step)
+            std::raise(SIGKILL);
+    });
+}
+
 namespace {
 
 using cli::k_exit_failed;
@@ -183,20 +197,11 @@ std::string applied_at(std::optional<std::int64_t> epoch) {
 }
 
 // What apply and rollback write takes 'epoch' as its time when there is one (an image
-// built twice has the same file times). Test hook (documented in docs/ARCHITECTURE.md):
-// RTPROV_TEST_KILL_AT_STEP=N makes rtprov SIGKILL itself before its Nth durable step, to
-// prove that an interrupted run converges.
+// built twice has the same file times).
 void prepare_writes(target::Root& root, std::optional<std::int64_t> epoch) {
     if (epoch)
         root.set_source_date_epoch(*epoch);
-    const char* at = std::getenv("RTPROV_TEST_KILL_AT_STEP");
-    if (!at)
-        return;
-    long target_step = std::strtol(at, nullptr, 10);
-    root.set_step_hook([target_step, count = 0L]() mutable {
-        if (++count == target_step)
-            std::raise(SIGKILL);
-    });
+    cli::set_test_kill_hook(root);
 }
 
 // Writes an image (--image) back and unmounts it before a command says it succeeded: a

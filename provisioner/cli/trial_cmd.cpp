@@ -77,11 +77,18 @@ void end_trial(target::Root& root, target::TrialRecord record, const std::string
     target::write_trial_record(root, record);
 }
 
+// A plain apply of the applied profile, as a child: its boot configuration becomes the
+// default, and the trial's files are retired. What a commit runs, and first boot when it
+// takes back a trial no boot tried.
+int run_plain_apply(const target::RootLock& lock) {
+    return run_rtprov(lock.fd(), {"apply", "--live", "--profile", core::k_applied_profile_path,
+                                  "--regenerate-boot=now"});
+}
+
 // The trial boot passed: a plain apply of the applied profile makes its boot
 // configuration the default (and retires the trial's files).
 int commit(target::Root& root, const target::RootLock& lock, target::TrialRecord record) {
-    int rc = run_rtprov(lock.fd(), {"apply", "--live", "--profile", core::k_applied_profile_path,
-                                    "--regenerate-boot=now"});
+    int rc = run_plain_apply(lock);
     if (rc != 0) {
         // What the commit wrote may already be the default (apply keeps what it wrote):
         // no reboot into a configuration no one has judged; the box stays up, as it came
@@ -135,6 +142,7 @@ int check(const TrialCommand& c) {
         throw UsageError("--sysroot", "the trial on this machine is judged from this machine's "
                                       "own /proc: leave out --sysroot (tests give --root too)");
     target::Root root(c.root);
+    set_test_kill_hook(root);
     target::RootLock lock(root);
     TrialView seen = trial_view(root, c.sysroot, running(c));
     switch (seen.boot) {
@@ -143,6 +151,10 @@ int check(const TrialCommand& c) {
         std::cout << trial_text(seen);
         return k_exit_ok;
     case target::TrialBoot::did_not_start:
+        // Disarmed first, then recorded: a kill in between leaves the record armed, and the
+        // next boot records this again; the other way round it would leave a record that
+        // says the trial is over while GRUB still boots it, and no one would judge it.
+        disarm(root, seen.record->loader);
         end_trial(root, *seen.record, "fell-back",
                   "did not come up: this boot is not the trial's (no " +
                       std::string(core::k_trial_param) + "=" + seen.record->id +
@@ -156,7 +168,6 @@ int check(const TrialCommand& c) {
                                          "lacks tryboot (update it: rpi-eeprom-update) or "
                                          "the reboot was not 'reboot \"0 tryboot\"'")
                            : std::string()));
-        disarm(root, seen.record->loader);
         report(k_id_fell_back, LOG_WARNING, "fell back: " + read_trial_record(root)->reason);
         return k_exit_ok;
     case target::TrialBoot::trial:
@@ -194,6 +205,7 @@ int check(const TrialCommand& c) {
 
 int commit_by_hand(const TrialCommand& c) {
     target::Root root(c.root);
+    set_test_kill_hook(root);
     target::RootLock lock(root);
     TrialView seen = trial_view(root, c.sysroot, running(c));
     if (c.root != "/" || c.sysroot != "/")
@@ -211,6 +223,7 @@ int commit_by_hand(const TrialCommand& c) {
 
 int abort_trial(const TrialCommand& c) {
     target::Root root(c.root);
+    set_test_kill_hook(root);
     target::RootLock lock(root);
     std::optional<target::TrialRecord> record;
     try {
@@ -242,6 +255,26 @@ int abort_trial(const TrialCommand& c) {
 }
 
 } // namespace
+
+void take_back_trial(target::Root& root, const target::RootLock& lock, const std::string& why) {
+    std::optional<target::TrialRecord> record = target::read_trial_record(root);
+    if (!record || record->phase != "armed")
+        return;
+    // Disarmed, then recorded, then retired: at every step in between the next boot is
+    // either not the trial or a recorded one, which rtprov-trial.service judges.
+    disarm(root, record->loader);
+    end_trial(root, *record, "aborted",
+              "taken back by first boot: " + why +
+                  "; no boot tried it, and a plain apply makes the profile's boot configuration "
+                  "the default");
+    if (int rc = run_plain_apply(lock); rc != 0)
+        throw Error("'rtprov apply --live --profile " + std::string(core::k_applied_profile_path) +
+                    "', which makes the profile's boot configuration the default instead of the "
+                    "trial first boot took back (" +
+                    why + "), failed (exit " + std::to_string(rc) +
+                    "); its messages are in 'journalctl -u rtprov-firstboot'; fix the cause and "
+                    "run it again, or 'rtprov rollback --live' to undo everything");
+}
 
 TrialView trial_view(const target::Root& root, const std::string& sysroot, bool running) {
     TrialView seen;

@@ -65,13 +65,6 @@ Applied apply(target::Root& root, const target::RootLock& lock, const Planned& p
     if (live.live)
         systemd::libsystemd(); // a missing library stops the apply before its first change
     Applied applied;
-    try {
-        applied.result = target::apply_plan(root, lock, planned.plan, info, run);
-    } catch (const Error&) {
-        if (live.live)
-            told_before_error(tell({}));
-        throw;
-    }
     std::optional<target::TrialRecord> previous_trial;
     try {
         previous_trial = target::read_trial_record(root);
@@ -79,35 +72,55 @@ Applied apply(target::Root& root, const target::RootLock& lock, const Planned& p
         // damaged: a trial apply writes a new one below; 'rtprov trial abort' ends it
         applied.damaged_trial_record = e.what();
     }
-    if (planned.trial_id.empty() && previous_trial && previous_trial->phase == "armed") {
-        // A plain apply replaces the trial's boot configuration with its own default.
+    std::optional<target::TrialRecord> trial;
+    if (!planned.trial_id.empty()) {
+        trial.emplace();
+        trial->phase = "armed";
+        trial->id = planned.trial_id;
+        trial->profile = planned.profile.name;
+        trial->loader = info.loader;
+        trial->armed_at = info.applied_at;
+        trial->updated_at = info.applied_at;
+        if (live.live) {
+            // Read before the first change: without it the trial boot cannot be told from
+            // this one.
+            system::Fact<std::string> boot_id =
+                system::SysRoot(root.path()).value("/proc/sys/kernel/random/boot_id");
+            if (!boot_id)
+                throw Error("cannot read this boot's id (" + boot_id.problem +
+                            "), which tells the trial boot from this one; nothing was written");
+            trial->armed_boot = *boot_id;
+        }
+    }
+    // The trial is recorded before any of its files is written, so that whatever arms it
+    // (GRUB's next_entry, systemd-boot's one-shot) is never there without the record that
+    // makes rtprov-trial.service judge the trial boot: a kill leaves no armed trial or a
+    // recorded one.
+    auto record_trial = [&] { target::write_trial_record(root, *trial); };
+    try {
+        applied.result = target::apply_plan(root, lock, planned.plan, info, run,
+                                            trial ? std::function<void()>(record_trial)
+                                                  : std::function<void()>());
+    } catch (const Error&) {
+        if (live.live)
+            told_before_error(tell({}));
+        throw;
+    }
+    if (!trial && previous_trial && previous_trial->phase == "armed") {
+        // A plain apply replaces the trial's boot configuration with its own default; the
+        // record says so only now, after apply_plan took the trial's arming out.
         previous_trial->phase = "aborted";
         previous_trial->reason = "ended by a plain 'rtprov apply', whose boot configuration is "
                                  "the default now";
         previous_trial->updated_at = info.applied_at;
         target::write_trial_record(root, *previous_trial);
     }
-    if (!planned.trial_id.empty() &&
-        (!applied.result.nothing_to_do || !previous_trial || previous_trial->phase != "armed" ||
-         previous_trial->id != planned.trial_id)) {
-        target::TrialRecord record;
-        record.phase = "armed";
-        record.id = planned.trial_id;
-        record.profile = planned.profile.name;
-        record.loader = info.loader;
-        record.armed_at = info.applied_at;
-        record.updated_at = info.applied_at;
-        if (live.live) {
-            system::Fact<std::string> boot_id =
-                system::SysRoot(root.path()).value("/proc/sys/kernel/random/boot_id");
-            if (!boot_id)
-                throw Error("cannot read this boot's id (" + boot_id.problem +
-                            "), which tells the trial boot from this one; the trial's files are "
-                            "written: 'rtprov rollback --live' undoes them");
-            record.armed_boot = *boot_id;
-        }
-        target::write_trial_record(root, record);
-    }
+    // Nothing to do: the trial's files are all in place, armed by an earlier apply; its
+    // record is written when that one was killed before writing it, or it ended since.
+    if (trial && applied.result.nothing_to_do &&
+        (!previous_trial || previous_trial->phase != "armed" ||
+         previous_trial->id != planned.trial_id))
+        record_trial();
     applied.online = tell(applied.result.retired);
     return applied;
 }

@@ -76,9 +76,11 @@ struct Applied {
     std::string damaged_trial_record;
 };
 
-// target::apply_plan, then, for a trial, its record ('armed'; on the running system with
-// this boot's id, so that only a later boot can be the trial), then, live, what systemd must learn
-// of it (online_actions, with the files apply retired). When apply_plan throws after writing some
+// target::apply_plan, which, for a trial, writes its record ('armed'; on the running system
+// with this boot's id, so that only a later boot can be the trial) before the first file, so
+// that nothing arms a trial the record does not name; after a plain apply that ended an armed
+// trial, the record says so ('aborted'); then, live, what systemd must learn of it
+// (online_actions, with the files apply retired). When apply_plan throws after writing some
 // files, systemd is still told about them: 'told_before_error' gets what came of that, and the
 // error is thrown again.
 Applied apply(target::Root& root, const target::RootLock& lock, const Planned& planned,

@@ -89,15 +89,21 @@ std::optional<FirstbootState> read_firstboot_state(const Root& root) {
 RebootDecision decide_reboot(const FirstbootState& state, const std::string& missing,
                              bool reboot_allowed) {
     if (missing.empty())
-        return {false, "ok"};
+        return {false, "ok",
+                "nothing needed a reboot: the running kernel has what the profile plans"};
     if (state.reboots > 0)
-        return {false, "still missing after the reboot: " + missing +
-                           "; the boot loader did not use the new configuration (see "
-                           "'rtprov plan --live' and the boot loader's files)"};
+        return {false,
+                "still missing after the reboot: " + missing +
+                    "; the boot loader did not use the new configuration (see "
+                    "'rtprov plan --live' and the boot loader's files)",
+                "first boot rebooted once already"};
     if (!reboot_allowed)
-        return {false, "missing until the next reboot (reboot: false in " +
-                           std::string(k_firstboot_config) + "): " + missing};
-    return {true, missing};
+        return {false,
+                "missing until the next reboot (reboot: false in " +
+                    std::string(k_firstboot_config) + "): " + missing,
+                "first boot does not reboot (reboot: false in " + std::string(k_firstboot_config) +
+                    ")"};
+    return {true, missing, ""};
 }
 
 void write_firstboot_state(Root& root, const FirstbootState& state) {

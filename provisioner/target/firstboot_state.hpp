@@ -48,9 +48,13 @@ void write_firstboot_state(Root& root, const FirstbootState& state);
 // Whether first boot reboots now, given what the running kernel still lacks ('missing',
 // "" when nothing) and whether the configuration allows a reboot. The guard: once a
 // reboot was asked for (state.reboots > 0) there is never another, whatever the cause.
+// Without a reboot, no boot of first boot's tries a trial its apply armed ('trial: true'):
+// 'untried' says why, and first boot takes that trial back (a later reboot, days on, would
+// otherwise boot it, judge it and maybe reboot again).
 struct RebootDecision {
     bool reboot = false;
     std::string cmdline; // for the state: "ok", or what is missing and why no reboot helps
+    std::string untried; // no reboot: why none tries the trial; "" when rebooting
 };
 RebootDecision decide_reboot(const FirstbootState& state, const std::string& missing,
                              bool reboot_allowed);

@@ -423,7 +423,7 @@ bool rollback_changes_nothing(const Root& root) {
 }
 
 ApplyResult apply_plan(Root& root, const RootLock&, const core::Plan& plan, const ApplyInfo& info,
-                       const CommandRunner& run) {
+                       const CommandRunner& run, const std::function<void()>& before_writes) {
     if (plan.refused())
         throw Error("the plan has refusals (see 'rtprov plan'); nothing was written");
     check_is_system_root(root);
@@ -434,6 +434,9 @@ ApplyResult apply_plan(Root& root, const RootLock&, const core::Plan& plan, cons
     std::vector<std::string> paths;
     for (const core::FileChange& change : plan.changes)
         paths.push_back(change.path);
+    // and next to what an earlier apply wrote: a killed retire leaves its temporary there
+    for (const ManagedFile& file : previous ? previous->files : std::vector<ManagedFile>{})
+        paths.push_back(file.path);
     result.stale_temporaries_removed = remove_stale_temporaries(root, paths);
 
     const std::vector<FileCheck> previous_checks = apply_checks(root, previous, plan);
@@ -548,6 +551,8 @@ ApplyResult apply_plan(Root& root, const RootLock&, const core::Plan& plan, cons
             root.write(k_backup_file, private_file(write_backup_archive(backups)));
         write_state(root, next);
     }
+    if (before_writes)
+        before_writes();
 
     // 2. Write every file, each atomically. A failure part way leaves what was written
     // recorded: say so, and how to go on.
@@ -568,8 +573,12 @@ ApplyResult apply_plan(Root& root, const RootLock&, const core::Plan& plan, cons
     }
 
     // 3. Files the profile no longer wants: created ones go, changed ones get their
-    // original back; then they leave the state.
-    for (const ManagedFile& file : stale) {
+    // original back; then they leave the state. One that arms a trial (GRUB's environment
+    // block) goes back first: the trial is disarmed before the units that judge it go.
+    std::vector<ManagedFile> retiring = stale;
+    std::stable_partition(retiring.begin(), retiring.end(),
+                          [](const ManagedFile& f) { return f.runtime; });
+    for (const ManagedFile& file : retiring) {
         if (file.created) {
             root.remove_file(file.path);
         } else if (auto original = backups.find(file.path); original != backups.end()) {
@@ -583,7 +592,8 @@ ApplyResult apply_plan(Root& root, const RootLock&, const core::Plan& plan, cons
         bool used = std::any_of(next.files.begin(), next.files.end(), [&](const ManagedFile& f) {
             return f.path.rfind(*dir + "/", 0) == 0;
         });
-        if (!used && !stale.empty() && root.remove_directory(*dir)) {
+        // (one a killed run removed already is gone from the record too)
+        if (!used && !stale.empty() && (!root.exists(*dir) || root.remove_directory(*dir))) {
             dir = decltype(dir)(next.created_dirs.erase(std::next(dir).base()));
             continue;
         }

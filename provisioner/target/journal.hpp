@@ -50,9 +50,12 @@ using CommandRunner = std::function<int(const std::vector<std::string>& argv)>;
 // new apply converges (a failed command stays pending: the next plan runs it, or records a
 // boot regeneration for first boot, which takes it off the list). 'lock' is
 // the proof that this run is the root's one writer: temporaries of a killed run are
-// swept only under it.
+// swept only under it. 'before_writes', when given, runs once the state records the
+// apply and before its first file is written (not when there is nothing to do): apply
+// --trial records its trial there, so no kill leaves a trial armed that nothing records.
 ApplyResult apply_plan(Root& root, const RootLock& lock, const core::Plan& plan,
-                       const ApplyInfo& info, const CommandRunner& run = {});
+                       const ApplyInfo& info, const CommandRunner& run = {},
+                       const std::function<void()>& before_writes = {});
 
 // Files rtprov wrote in an earlier apply that 'plan' no longer wants (a service or a
 // feature left the profile). apply_plan() removes those it created and restores those

@@ -3,6 +3,7 @@
 
 #include "provisioner/boot/cmdline.hpp"
 #include "provisioner/core/error.hpp"
+#include "provisioner/core/grammar.hpp"
 #include "provisioner/core/plan.hpp"
 #include "provisioner/core/text.hpp"
 
@@ -119,6 +120,13 @@ TrialRecord parse_trial_record(const std::string& text, const std::string& label
         throw Error(label + ": the trial record has no known phase (armed, committed, "
                             "fell-back, aborted, commit-failed); 'rtprov trial abort' ends the "
                             "trial and writes a new one");
+    // The profile's name follows the profile-name rule, as the state's does: apply records
+    // a loaded profile's, and 'trial status' prints it into a terminal, JSON and a
+    // Prometheus label.
+    if (auto rule = core::grammar::profile_name(record.profile))
+        throw Error(label + ": the trial record's profile " + quoted(record.profile) +
+                    " is not a profile name (" + *rule +
+                    "); 'rtprov trial abort' ends the trial and writes a new one");
     if (record.id.empty() || record.id.find_first_not_of("0123456789abcdef") != std::string::npos)
         throw Error(label + ": the trial record's id " + quoted(record.id) +
                     " is not the hex id rtprov writes; 'rtprov trial abort' ends the trial and "

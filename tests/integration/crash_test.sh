@@ -4,7 +4,10 @@
 # unlink, mkdir; see RTPROV_TEST_KILL_AT_STEP in docs/ARCHITECTURE.md), then checks
 # that no file is half-written and that both a new apply and a rollback converge: the
 # apply to exactly the tree an uninterrupted apply makes, the rollback to exactly the
-# original tree. Usage: crash_test.sh RTPROV SOURCE_DIR
+# original tree. For trials (apply --trial, a plain apply that ends one, 'trial check'
+# and 'trial abort'), every kill point must also leave no trial armed that nothing
+# records: GRUB's next boot is the trial only while the record says armed and the unit
+# that judges it is in place. Usage: crash_test.sh RTPROV SOURCE_DIR
 set -uo pipefail
 rtprov=$1
 src=$2
@@ -22,8 +25,39 @@ prepare_existing() { # a file rtprov replaces (backup path), with odd mode and o
     chown 4321:8765 "$1/etc/rtprov/profile.yaml"
 }
 prepare_applied() { # a root where another profile is applied already
+    pristine_sum=$(tree_sum "$1") # a rollback goes back to before that apply
     "$rtprov" apply --root "$1" --profile x86-debian13 --set board.cpus=4 >/dev/null
 }
+prepare_grubenv() { # GRUB's environment block as grub-install leaves it, no variable set
+    mkdir -p "$1/boot/grub"
+    { printf '# GRUB Environment Block\n' && head -c 999 /dev/zero | tr '\0' '#'; } >"$1/boot/grub/grubenv"
+}
+trial_args=(--profile x86-debian13 --set board.cpus=4 --regenerate-boot=now --trial)
+prepare_trial() { # a GRUB trial armed for the image's next boot
+    prepare_grubenv "$1"
+    pristine_sum=$(tree_sum "$1")
+    "$rtprov" apply --root "$1" "${trial_args[@]}" >/dev/null 2>&1
+}
+
+# armed_is_recorded ROOT: when GRUB's environment block makes the next boot the trial
+# (next_entry=rtprov-trial), the trial record says armed and rtprov-trial.service, which
+# judges that boot, is installed and enabled; otherwise nobody would judge the trial.
+armed_is_recorded() {
+    local root=$1
+    grep -qs '^next_entry=rtprov-trial$' "$root/boot/grub/grubenv" || return 0
+    if ! grep -qs '^phase=armed$' "$root/var/lib/rtprov/trial"; then
+        echo "next_entry=rtprov-trial, but the trial record says: $(grep -s '^phase=' "$root/var/lib/rtprov/trial" || echo 'nothing')" >&2
+        return 1
+    fi
+    if [ ! -f "$root/etc/systemd/system/rtprov-trial.service" ] ||
+        [ ! -L "$root/etc/systemd/system/multi-user.target.wants/rtprov-trial.service" ]; then
+        echo "next_entry=rtprov-trial, but rtprov-trial.service is not installed and enabled" >&2
+        return 1
+    fi
+}
+# at_kill: what every kill point of a scenario must leave, besides whole files (a
+# function taking the root; 'true' for none)
+at_kill=true
 
 # no_half_written ROOT ORIGINAL REFERENCE: every regular file outside rtprov's state
 # and temporaries has the bytes it had before or the bytes of a finished apply.
@@ -60,10 +94,10 @@ scenario() {
     local original="$work/$name-original" reference="$work/$name-reference"
     rm -rf "$original" "$reference"
     cp -a "$src/tests/fixtures/roots/$fixture" "$original"
-    local pristine_sum
-    pristine_sum=$(tree_sum "$original")
+    # a PREPARE that applies something sets pristine_sum to the tree before it did
+    pristine_sum=""
     "$prepare" "$original"
-    [ "$prepare" = prepare_applied ] || pristine_sum=$(tree_sum "$original")
+    [ -n "$pristine_sum" ] || pristine_sum=$(tree_sum "$original")
     cp -a "$original" "$reference"
     "$rtprov" apply --root "$reference" "$@" >/dev/null || { echo "reference apply failed" >&2; return 1; }
     local reference_sum
@@ -83,6 +117,7 @@ scenario() {
         check "$name step $step: rtprov was killed (exit $code)" [ "$code" -eq 137 ]
         killed=$((killed + 1))
         check "$name step $step: no half-written file" no_half_written "$r" "$original" "$reference"
+        check "$name step $step: no trial armed that nothing records" "$at_kill" "$r"
         # Converge both ways: re-apply on one copy, roll back the other.
         cp -a "$r" "$r-rollback"
         "$rtprov" apply --root "$r" "$@" >/dev/null 2>&1
@@ -114,6 +149,7 @@ scenario() {
         check "$name rollback step $step: rtprov was killed (exit $code)" [ "$code" -eq 137 ]
         killed=$((killed + 1))
         check "$name rollback step $step: no half-written file" no_half_written "$r" "$original" "$reference"
+        check "$name rollback step $step: no trial armed that nothing records" "$at_kill" "$r"
         "$rtprov" rollback --root "$r" >/dev/null 2>&1
         check "$name rollback step $step: a second rollback converges" \
             [ "$(tree_sum "$r")" = "$pristine_sum" ]
@@ -127,6 +163,53 @@ scenario() {
 scenario fresh-pi4 pi4-trixie prepare_none --profile pi4
 scenario replace-existing debian13 prepare_existing --profile x86-debian13 --set board.cpus=4
 scenario reapply-other debian13 prepare_applied --profile x86-debian13 --set board.cpus=8
+at_kill=armed_is_recorded
+scenario trial-grub debian13 prepare_grubenv "${trial_args[@]}"
+scenario trial-ended debian13 prepare_trial --profile x86-debian13 --set board.cpus=4 --regenerate-boot=now
+at_kill=true
+
+# 'trial check' on a boot that is not the trial (it did not come up) and 'trial abort',
+# killed at each of their steps: the trial is never left armed with a record that says
+# it ended, and running the command again finishes its job.
+sys=$work/sysroot
+mkdir -p "$sys/proc/sys/kernel/random"
+echo "BOOT_IMAGE=/boot/vmlinuz-6.12.117+deb13-amd64 root=/dev/vda1 ro quiet" >"$sys/proc/cmdline"
+echo "5b3c2a9e-0000-4000-8000-000000000002" >"$sys/proc/sys/kernel/random/boot_id"
+armed=$work/trial-armed
+cp -a "$src/tests/fixtures/roots/debian13" "$armed"
+prepare_trial "$armed"
+# trial_kills NAME PHASE ARGS...: 'rtprov trial ARGS' killed at every step; it and a run
+# after it end with the record in PHASE and next_entry gone.
+trial_kills() {
+    local name=$1 phase=$2 step=1 killed=0 code r
+    shift 2
+    ended() {
+        grep -qs "^phase=$phase\$" "$1/var/lib/rtprov/trial" &&
+            ! grep -qs '^next_entry=rtprov-trial$' "$1/boot/grub/grubenv"
+    }
+    while true; do
+        r="$work/$name-$step"
+        cp -a "$armed" "$r"
+        killed_run "$step" trial "$@" --root "$r"
+        if [ "$code" -eq 0 ]; then
+            check "$name: a run to the end ends the trial ($phase, next_entry gone)" ended "$r"
+            rm -rf "$r"
+            break
+        fi
+        check "$name step $step: rtprov was killed (exit $code)" [ "$code" -eq 137 ]
+        killed=$((killed + 1))
+        check "$name step $step: no trial armed that nothing records" armed_is_recorded "$r"
+        "$rtprov" trial "$@" --root "$r" >/dev/null 2>&1
+        check "$name step $step: running it again ends the trial ($phase, next_entry gone)" ended "$r"
+        rm -rf "$r"
+        step=$((step + 1))
+        [ "$step" -le 50 ] || { check "$name: it ends within 50 steps" false; break; }
+    done
+    check "$name: killed at its steps (at least 4)" [ "$killed" -ge 4 ]
+    echo "$name: killed at each of $killed steps, all converged" >&2
+}
+trial_kills trial-check fell-back check --sysroot "$sys"
+trial_kills trial-abort aborted abort
 # Killed applies of other profiles in between: the last complete apply must leave no
 # false drift behind, and rollback must still reach the tree before rtprov.
 r="$work/sequence"

@@ -354,7 +354,7 @@ check "GRUB's linux lines all use root=UUID=" \
     bash -c "! grep -E '^\s*linux\s' '$work/mnt/boot/grub/grub.cfg' | grep -qv 'root=UUID='"
 
 # 5. With RTPROV_TRIAL_BOOTS=1 (run-all.sh sets it with RTPROV_LONG=1, README "Long
-# tests"; 25 to 40 minutes under TCG, so not in .ci/run's hour): trial boots (apply
+# tests"; 30 to 45 minutes under TCG, so not in .ci/run's hour): trial boots (apply
 # --trial) on this disk, booted from its own GRUB (tests/system/trial_boots.sh).
 umount "$work/ov/root" "$work/mnt"
 

@@ -104,6 +104,16 @@ check "grub.cfg has no trial entry any more" bash -c "! grep -q rtprov-trial '$c
 first=$(grep -m1 -E '^\s*linux\s' "$cfg")
 check "the default entry now boots the RT kernel with the parameters" \
     bash -c "grep -qF '/boot/$rt_kernel ' <<<'$first' && grep -qF -- '$params' <<<'$first'"
+# A trial of what is the default already (first boot with nothing to reboot for), taken
+# back by a plain apply before any boot: the drop-in stays as it is, and grub.cfg still
+# loses the trial's entry.
+"$rtprov" apply "${args[@]}" --set tuning.kernel.realtime=true --trial >"$work/out" 2>&1
+check "a trial of the default adds the trial entry" grep -q rtprov-trial "$cfg"
+"$rtprov" apply "${args[@]}" --set tuning.kernel.realtime=true >"$work/out" 2>"$work/err"
+check "a plain apply over it, the drop-in unchanged, runs update-grub" grep -q '^ran update-grub$' "$work/out" ||
+    cat "$work/out" "$work/err" >&2
+check "and leaves no trial entry in grub.cfg and no next_entry" \
+    bash -c "! grep -q rtprov-trial '$cfg' && ! grep -q '^next_entry=rtprov-trial' '$root/boot/grub/grubenv'"
 "$rtprov" apply "${args[@]}" --set tuning.kernel.realtime=true --trial >"$work/out" 2>&1
 spend_next_entry "$root/boot/grub/grubenv"
 "$rtprov" rollback --root "$root" >"$work/out" 2>"$work/err"

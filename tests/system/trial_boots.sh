@@ -6,6 +6,9 @@
 #   1. a good trial of the RT kernel and the profile's parameters: self-test and audit
 #      pass (limits for TCG, which emulates the CPU), committed; the next boot's default
 #      is the RT kernel;
+#   1b. first boot with nothing to reboot for (the committed profile runs already): done
+#      without a reboot, the trial its apply armed taken back; then two ordinary reboots,
+#      neither of them a trial (the second arms the next scenario's trial);
 #   2. a trial that panics (init=/nonexistent, panic=10): the next boot is the default
 #      and the trial "did not come up";
 #   3. a trial whose self-test cannot pass (a 1 us limit): fell back, with the numbers;
@@ -45,7 +48,7 @@ umount "$work/mnt"
 trial_t0=$(date +%s)
 boots=1 # the collecting boot of debos_test.sh
 declare -A took
-for n in $(seq 2 12); do
+for n in $(seq 2 15); do
     t0=$(date +%s)
     setsid timeout 900 qemu-system-x86_64 -accel tcg,thread=multi -cpu max -smp 4 -m 2048 \
         -nographic -no-reboot -monitor none -serial "file:$work/console.$n.log" \
@@ -65,8 +68,8 @@ done
 mount -o ro,noload,loop,offset=$((start * 512)) "$img" "$work/mnt"
 t=$work/mnt/var/lib/trial-test
 tfact() { grep -m1 "^$2=" "$t/$1.facts" 2>/dev/null | cut -d= -f2-; }
-check "the trial scenarios ran to the end in 11 boots (one collecting, ten for the trials)" \
-    bash -c "[ \"\$(cat '$t/step' 2>/dev/null)\" = 'done' ] && [ $boots = 11 ]" ||
+check "the trial scenarios ran to the end in 14 boots (one collecting, 13 for the trials)" \
+    bash -c "[ \"\$(cat '$t/step' 2>/dev/null)\" = 'done' ] && [ $boots = 14 ]" ||
     { echo "  step '$(cat "$t/step" 2>/dev/null)', $boots boots"; tail -20 "$t/log" "$t/apply.log" 2>/dev/null; }
 check "before the trial: the stock kernel is the default" \
     bash -c "[[ '$(tfact before-good kernel)' != *-rt-* && -n '$(tfact before-good kernel)' ]]"
@@ -75,6 +78,22 @@ check "good trial: the trial boot ran the RT kernel with the marker and the para
 check "good trial: self-test and audit passed and it was committed" \
     grep -q 'committed at .*self-test passed, audit passed' <<<"$(tfact committed trial)" ||
     echo "  $(tfact committed trial)"
+# shellcheck disable=SC2016 # $1 and $2 are the inner shell's
+check "first boot with nothing to reboot for: done without a reboot, the trial not run" \
+    bash -c 'grep -q "phase=done.*reboots=0 .*cmdline=ok .*trial=not run: nothing needed a reboot" <<<"$1"' \
+        _ "$(tfact settled-firstboot firstboot)" || echo "  first boot: $(tfact settled-firstboot firstboot)"
+check "and the trial its apply armed taken back: recorded, next_entry out, no trial entry in grub.cfg" \
+    bash -c "grep -q 'aborted at .*taken back by first boot: nothing needed a reboot' <<<\"\$1\" && [ '$(tfact settled-firstboot next_entry)' != rtprov-trial ] && [ '$(tfact settled-firstboot trial_entries)' = 0 ]" \
+    _ "$(tfact settled-firstboot trial)" ||
+    echo "  trial: $(tfact settled-firstboot trial); $(tfact settled-firstboot next_entry); trial entries $(tfact settled-firstboot trial_entries)"
+for n in 1 2; do
+    check "ordinary reboot $n after that first boot: the default (RT kernel, parameters), not a trial" \
+        bash -c "[[ '$(tfact ordinary-$n kernel)' == *-rt-amd64 && '$(tfact ordinary-$n cmdline)' == *isolcpus=* && '$(tfact ordinary-$n cmdline)' != *rtprov.trial=* ]]" ||
+        echo "  kernel $(tfact ordinary-$n kernel), cmdline $(tfact ordinary-$n cmdline)"
+    check "ordinary reboot $n: the trial stays taken back" \
+        grep -q 'aborted at .*taken back by first boot' <<<"$(tfact ordinary-$n trial)" ||
+        echo "  trial: $(tfact ordinary-$n trial)"
+done
 check "panicking trial: its kernel panicked on the serial console" \
     grep -lq 'Kernel panic' "$work"/console.*.log
 check "after it: the committed RT kernel is the default (the third boot of the good trial)" \

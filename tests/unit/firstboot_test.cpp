@@ -108,6 +108,19 @@ TEST_CASE("first boot reboots once for missing parameters and never a second tim
           "nohz_full=2-3");
 }
 
+TEST_CASE("a trial first boot armed is kept only when first boot reboots into it") {
+    target::FirstbootState fresh;
+    CHECK(target::decide_reboot(fresh, "isolcpus=2-3", true).untried.empty());
+    CHECK(target::decide_reboot(fresh, "", true).untried ==
+          "nothing needed a reboot: the running kernel has what the profile plans");
+    CHECK(target::decide_reboot(fresh, "isolcpus=2-3", false).untried ==
+          "first boot does not reboot (reboot: false in /etc/rtprov/firstboot.yaml)");
+    target::FirstbootState after = fresh;
+    after.reboots = 1;
+    CHECK(target::decide_reboot(after, "isolcpus=2-3", true).untried ==
+          "first boot rebooted once already");
+}
+
 TEST_CASE("the first-boot state is written under the root and read back") {
     TempDir dir;
     target::Root root(dir.path());

@@ -110,6 +110,31 @@ TEST_CASE("a GRUB trial adds its own entry and arms next_entry, and leaves the d
     CHECK(plan.commands.front().argv == std::vector<std::string>{"update-grub"});
 }
 
+TEST_CASE("a plain apply after a GRUB trial makes grub.cfg again, also when the drop-in stays") {
+    // The default is already what the trial tried (first boot that needed no reboot): the
+    // drop-in does not change, yet grub.cfg must lose the trial's entry with its script.
+    TargetFacts facts;
+    facts.executables.push_back("/usr/sbin/update-grub");
+    Profile profile = x86();
+    PlanOptions options;
+    options.regenerate = Regenerate::now;
+    Plan first;
+    boot::plan_boot(first, profile, resolve_cores(profile, std::nullopt), facts, options);
+    const FileChange* dropin = change(first, "/etc/default/grub.d/90-rtprov.cfg");
+    REQUIRE(dropin);
+    facts.files["/etc/default/grub.d/90-rtprov.cfg"] = dropin->next;
+    Plan settled;
+    boot::plan_boot(settled, profile, resolve_cores(profile, std::nullopt), facts, options);
+    CHECK(settled.changes.empty());
+    CHECK(settled.commands.empty());
+    facts.files[boot::k_grub_trial_script].content = "#!/bin/sh\n# the trial's\n";
+    Plan after_trial;
+    boot::plan_boot(after_trial, profile, resolve_cores(profile, std::nullopt), facts, options);
+    CHECK(after_trial.changes.empty());
+    REQUIRE(after_trial.commands.size() == 1);
+    CHECK(after_trial.commands.front().argv == std::vector<std::string>{"update-grub"});
+}
+
 TEST_CASE("a GRUB trial is refused where GRUB cannot spend it") {
     TargetFacts facts;
     facts.files["/boot/grub/grubenv"].content = empty_block();
@@ -319,8 +344,26 @@ TEST_CASE("the trial record is written and read back, and damage is named") {
               target::parse_trial_record("phase=maybe\nid=01\nloader=grub\n", "t");
           }).find("no known phase") != std::string::npos);
     CHECK(thrown([&] {
-              target::parse_trial_record("phase=armed\nid=$(reboot)\nloader=grub\n", "t");
+              target::parse_trial_record("phase=armed\nid=$(reboot)\nprofile=x86\nloader=grub\n",
+                                         "t");
           }).find("is not the hex id") != std::string::npos);
+}
+
+TEST_CASE("the trial record's profile follows the profile-name rule, as the state's does") {
+    const std::string head = "phase=armed\nid=0123456789ab\nloader=grub\n";
+    CHECK(target::parse_trial_record(head + "profile=pi4-rt_2.x\n", "t").profile == "pi4-rt_2.x");
+    for (const std::string& bad : std::vector<std::string>{"", "x86 $(reboot)", "-x86", "../x86",
+                                                           "x86\\n", "{x}", std::string(65, 'a')}) {
+        INFO(bad);
+        CHECK(thrown([&] { target::parse_trial_record(head + "profile=" + bad + "\n", "t"); }) ==
+              "t: the trial record's profile '" + bad +
+                  "' is not a profile name (a profile name holds only letters, digits, '.', "
+                  "'_' and '-', starts with a letter or digit, and is at most 64 characters); "
+                  "'rtprov trial abort' ends the trial and writes a new one");
+    }
+    // 'trial abort' after a damaged record writes 'unknown', which it reads back
+    CHECK(target::parse_trial_record("phase=aborted\nid=0\nprofile=unknown\nloader=unknown\n", "t")
+              .profile == "unknown");
 }
 
 TEST_CASE(

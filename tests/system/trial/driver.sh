@@ -29,6 +29,8 @@ facts() {
         echo "trial=$(rtprov trial status 2>&1)"
         echo "trial_json=$(rtprov trial status --json 2>&1)"
         echo "firstboot=$(tr '\n' ' ' </var/lib/rtprov/firstboot/state 2>/dev/null)"
+        echo "next_entry=$(grep -a '^next_entry=' /boot/grub/grubenv | cut -d= -f2-)"
+        echo "trial_entries=$(grep -c 'rtprov\.trial=' /boot/grub/grub.cfg 2>&1)"
         echo "boots=$(journalctl --list-boots --no-pager 2>/dev/null | grep -c .)"
         echo "failed=$(systemctl list-units --failed --plain --no-legend | awk '{ printf "%s ", $1 }')"
     } >"$dir/$1.facts"
@@ -65,6 +67,31 @@ good)
     ;;
 committed)
     facts committed
+    # First boot once more, with the profile applied now (the RT kernel and its parameters
+    # run): it has nothing to reboot for, so it must leave no trial armed.
+    mkdir -p /etc/rtprov
+    cat >/etc/rtprov/firstboot.yaml <<'YAML'
+profile: x86-debian13
+set: [board.cpus=4, tuning.kernel.realtime=true, tuning.selftest.max_latency_us.reserved=5000000,
+      tuning.selftest.max_latency_us.housekeeping=5000000, tuning.selftest.max_missed_per_mille=1000,
+      tuning.selftest.duration_s=3]
+selftest_s: 3
+pi_probe_s: 2
+YAML
+    rm -rf /var/lib/rtprov/firstboot
+    systemctl enable rtprov-firstboot.service >/dev/null 2>&1
+    next settled-firstboot reboot
+    ;;
+settled-firstboot)
+    facts settled-firstboot
+    next ordinary-1 reboot
+    ;;
+ordinary-1)
+    facts ordinary-1
+    next ordinary-2 reboot
+    ;;
+ordinary-2)
+    facts ordinary-2
     # No rdinit: the kernel mounts the root itself and runs init= there, and an init=
     # that fails is a kernel panic (init/main.c: "Requested init ... failed"); with the
     # initramfs, its /init would fall back to /sbin/init instead.
