@@ -138,12 +138,14 @@ bool kernel_mounts(const std::string& fstype) {
     return false;
 }
 
-// "qemu-system-x86 (1234)"
+// "qemu-system-x86 (1234)"; a name as the process gave it, on one line (core::one_line)
 std::string process_name(const std::string& pid) {
     std::ifstream comm("/proc/" + pid + "/comm");
     std::string name;
-    std::getline(comm, name);
-    return (name.empty() ? "process" : name) + " (" + pid + ")";
+    std::getline(comm, name, '\0'); // all of it: a name holds no NUL, but may hold a newline
+    if (!name.empty() && name.back() == '\n')
+        name.pop_back(); // the kernel's
+    return (name.empty() ? "process" : core::one_line(name)) + " (" + pid + ")";
 }
 
 // The processes other than this one that have the file 'image' open (only for writing:

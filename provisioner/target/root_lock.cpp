@@ -42,12 +42,8 @@ std::optional<Holder> holder_text(const struct stat& st) {
                    .value_or("");
     } catch (const Error&) {
     }
-    while (!comm.empty() && comm.back() == '\n')
-        comm.pop_back();
-    // A process names itself: no control character of it reaches the terminal.
-    for (char& c : comm)
-        if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f)
-            c = '?';
+    if (!comm.empty() && comm.back() == '\n')
+        comm.pop_back(); // the kernel's; a name of its own may end in one too
     const std::string pid = "pid " + std::to_string(holder->pid);
     if (comm == "rtprov")
         return Holder{"another rtprov (" + pid + ")"};
@@ -55,7 +51,9 @@ std::optional<Holder> holder_text(const struct stat& st) {
     // (a child) may hold it after it ended.
     if (comm.empty())
         return Holder{"another process (the lock was taken by " + pid + ")", true};
-    return Holder{"another process ('" + comm + "', " + pid + ")"};
+    // A process names itself: quoted() shows the name on one line, its control
+    // characters escaped.
+    return Holder{"another process (" + quoted(comm) + ", " + pid + ")"};
 }
 
 } // namespace
