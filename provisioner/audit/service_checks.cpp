@@ -12,6 +12,12 @@ namespace rtprov::audit {
 
 namespace {
 
+// A command for the user to run, in quotes: its words as a shell reads them back (a unit
+// name may hold a '\\', which a shell would take away).
+std::string shown(const std::vector<std::string>& argv) {
+    return "'" + core::shell_command(argv) + "'";
+}
+
 void add_unique(std::vector<std::string>& items, const std::string& item) {
     if (std::find(items.begin(), items.end(), item) == items.end())
         items.push_back(item);
@@ -59,8 +65,9 @@ Judged judge(const Process& p, const Thread& t, const ServiceExpectation& s) {
                             s.profile_key + ".limit_rtprio), apply and " + restart + ": " +
                             s.app_name + " could not make its threads real-time";
                 else
-                    j.fix = restart + "; if they stay ordinary, look in 'journalctl -u " + s.unit +
-                            "' for why it could not get real-time scheduling";
+                    j.fix = restart + "; if they stay ordinary, look in " +
+                            shown({"journalctl", "-u", s.unit}) +
+                            " for why it could not get real-time scheduling";
             } else {
                 r.note = "runs at " + to_string(have) + ", not " + r.expected + " as " +
                          s.app_name + " sets it";
@@ -117,8 +124,8 @@ Judged judge(const Process& p, const Thread& t, const ServiceExpectation& s) {
         r.note += std::string(r.note.empty() ? "" : "; ") + "allowed on " + cpus_text(*t.allowed) +
                   ", not only " + s.cpus->to_string();
         const std::string fix = restart + " so that its CPUAffinity=" + s.cpus->to_string() +
-                                " applies ('systemctl daemon-reload && systemctl restart " +
-                                s.unit + "')";
+                                " applies ('systemctl daemon-reload && " +
+                                core::shell_command({"systemctl", "restart", s.unit}) + "')";
         j.fix = j.fix.empty() ? fix : j.fix + "; " + fix;
     }
     return j;
@@ -181,8 +188,8 @@ Check limits_check(const std::vector<const Process*>& processes, const ServiceEx
             settings +=
                 (settings.empty() ? "" : ", ") + std::string("LimitMEMLOCK=") + s.memlock_setting;
         c.fix = "restart " + quoted(s.unit) + " so that rtprov's drop-in (" + settings +
-                ") applies; if it stays, see 'systemctl show -p LimitRTPRIO,LimitMEMLOCK " +
-                s.unit + "'";
+                ") applies; if it stays, see " +
+                shown({"systemctl", "show", "-p", "LimitRTPRIO,LimitMEMLOCK", s.unit});
         return c;
     }
     if (!unknown.empty()) {
@@ -212,7 +219,7 @@ ServiceAudit audit_service(const SystemView& view, const ServiceExpectation& s) 
     if (processes.empty()) {
         c.status = Status::warn;
         c.reason = quoted(s.unit) + " is not running (no process in its cgroup)";
-        c.fix = "start it ('systemctl start " + s.unit + "') and rerun 'rtprov audit'";
+        c.fix = "start it (" + shown({"systemctl", "start", s.unit}) + ") and rerun 'rtprov audit'";
         out.checks.push_back(std::move(c));
         return out;
     }
@@ -241,7 +248,8 @@ ServiceAudit audit_service(const SystemView& view, const ServiceExpectation& s) 
     if (!s.rt_threads.empty() && audio.empty()) {
         c.status = worst(c.status, Status::warn);
         problems.push_back("none of " + s.app_name + "'s " + s.app_threads + " runs");
-        add_unique(fixes, "see 'journalctl -u " + s.unit + "' for why they did not start");
+        add_unique(fixes,
+                   "see " + shown({"journalctl", "-u", s.unit}) + " for why they did not start");
     }
     if (c.status == Status::ok) {
         std::string sched;

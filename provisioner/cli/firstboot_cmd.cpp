@@ -191,8 +191,8 @@ int run_firstboot(const FirstbootCommand&) {
             if (int rc = run_rtprov(lock.fd(), args); rc != 0)
                 throw Error("'rtprov apply' failed (exit " + std::to_string(rc) +
                             "); its messages are in 'journalctl -u rtprov-firstboot'; fix the "
-                            "cause, then 'rm -r " +
-                            std::string(target::k_firstboot_dir) +
+                            "cause, then '" +
+                            core::shell_command({"rm", "-r", target::k_firstboot_dir}) +
                             "' and reboot to run first boot again");
         }
         TrialView trial = trial_view(root, "/", true);

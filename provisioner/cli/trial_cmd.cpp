@@ -93,9 +93,9 @@ int commit(target::Root& root, const target::RootLock& lock, target::TrialRecord
         end_trial(root, record, "commit-failed",
                   "the trial boot passed, but committing it failed ('rtprov apply --live' exit " +
                       std::to_string(rc) +
-                      ", see 'journalctl -u rtprov-trial'); what it wrote is recorded: run "
-                      "'rtprov apply --live --profile " +
-                      std::string(core::k_applied_profile_path) +
+                      ", see 'journalctl -u rtprov-trial'); what it wrote is recorded: run '" +
+                      core::shell_command({"rtprov", "apply", "--live", "--profile",
+                                           core::k_applied_profile_path}) +
                       "' to finish it, or 'rtprov rollback --live' to undo everything; not "
                       "rebooted");
         report(k_id_fell_back, LOG_ERR, "commit failed: " + read_trial_record(root)->reason);

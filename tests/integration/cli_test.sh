@@ -94,6 +94,23 @@ check "and takes out the state and its backup" \
 rm -r "$work/r/var/lib/rtprov"
 check "and, the reports aside, restores the tree byte for byte" [ "$(tree_sum "$work/r")" = "$original" ]
 
+# The undo hint is a command to paste: a root named with spaces, a command substitution
+# and quotes is one word of it, as a shell reads it back, and nothing of it runs.
+odd="$work/odd \$(touch pwned) 'q' \"dir\""
+cp -a "$src/tests/fixtures/roots/pi4-trixie" "$odd"
+original=$(tree_sum "$odd")
+run apply --root "$odd" --profile pi4
+hint=$(sed -n "s/^applied profile 'pi4': .*; '\(rtprov rollback .*\)' undoes it$/\1/p" <<<"$out")
+check "the undo hint quotes the root as a shell reads it back" \
+    [ "$hint" = "rtprov rollback --root '$work/odd \$(touch pwned) '\\''q'\\'' \"dir\"'" ] ||
+    echo "$out" >&2
+mkdir -p "$work/bin"
+ln -sf "$(realpath "$rtprov")" "$work/bin/rtprov"
+(cd "$work" && PATH="$work/bin:$PATH" bash -c "$hint" >/dev/null 2>&1)
+check "pasted into a shell, it rolls that root back" [ "$(tree_sum "$odd")" = "$original" ]
+check "and runs nothing of the root's name" [ ! -e "$work/pwned" ]
+rm -rf "$odd"
+
 # -- profiles -----------------------------------------------------------------------------
 fresh r pi4-trixie
 mkdir -p "$work/r/etc/rtprov/profiles"

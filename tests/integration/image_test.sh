@@ -159,6 +159,22 @@ run rollback --image "$img"
 check "a rollback with nothing to roll back says so" \
     grep -qF "nothing to roll back: rtprov has not applied anything to image '$img'" <<<"$out"
 check "and writes no byte of the image" [ "$(sha256sum <"$img")" = "$sum" ]
+# the undo hint names the image as a shell reads it back: pasted, it rolls that image back
+# and runs nothing of its name
+odd="$work/odd \$(touch pwned) 'q' \"disk\".img"
+ln "$img" "$odd"
+run apply --image "$odd" --profile x86-debian13 --set board.cpus=4
+hint=$(sed -n "s/^applied profile 'x86-debian13': .*; '\(rtprov rollback .*\)' undoes it$/\1/p" <<<"$out")
+check "apply --image of an oddly named image quotes it in the undo hint" \
+    [ "$hint" = "rtprov rollback --image '$work/odd \$(touch pwned) '\''q'\'' \"disk\".img'" ] ||
+    echo "$out" >&2
+mkdir -p "$work/bin"
+ln -sf "$(realpath "$rtprov")" "$work/bin/rtprov"
+(cd "$work" && PATH="$work/bin:$PATH" bash -c "$hint" >/dev/null 2>&1)
+check "pasted into a shell, it rolls the image back" \
+    [ "$(partition_tree "$img" $offset)" = "$tree_before" ]
+check "and runs nothing of the image's name" [ ! -e "$work/pwned" ]
+rm "$odd"
 
 # A command run in the image (update-grub, --regenerate-boot=now) that leaves a daemon
 # behind: it is ended, so that no mount or loop device outlives rtprov.
