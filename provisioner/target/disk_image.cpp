@@ -694,8 +694,9 @@ void ImageSession::mount_all(const ImageLayout& layout, bool writable) {
             if (!kernel_mounts(p.fstype))
                 throw Error("the running kernel cannot mount " + p.fstype + " (" + describe(p) +
                             " of " + rtprov::quoted(m_image) +
-                            "; /proc/filesystems does not list it): load its module ('modprobe " +
-                            p.fstype + "') or open the image where the kernel has it");
+                            "; /proc/filesystems does not list it): load its module ('" +
+                            core::shell_command({"modprobe", p.fstype}) +
+                            "') or open the image where the kernel has it");
             const std::string at = in_root == "/" ? m_root : m_root + in_root;
             auto [loop_fd, device] = attach_loop(m_image_fd, m_image, p.offset, p.size, writable);
             // ext4 read-only: no journal replay either, so not a byte is written; what a
