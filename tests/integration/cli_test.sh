@@ -59,6 +59,8 @@ check "a refused rollback changes nothing" [ "$(tree_sum "$work/r")" = "$drifted
 run rollback --root "$work/r" --force
 check "rollback --force succeeds" [ "$rc" -eq 0 ]
 check "rollback restores the tree byte for byte" [ "$(tree_sum "$work/r")" = "$original" ]
+check "apply and rollback leave no lock file of the root in /run/rtprov" \
+    [ ! -e "/run/rtprov/lock-$(stat -c %d "$work/r")-$(stat -c %i "$work/r")" ]
 run rollback --root "$work/r"
 check "a second rollback has nothing to do" grep -q '^nothing to roll back' <<<"$out"
 
