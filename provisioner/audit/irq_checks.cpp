@@ -2,6 +2,8 @@
 #include "provisioner/audit/irq_checks.hpp"
 
 #include "provisioner/audit/kernel_checks.hpp"
+#include "provisioner/core/error.hpp"
+#include "provisioner/core/text.hpp"
 
 #include <map>
 
@@ -47,7 +49,7 @@ std::map<unsigned, std::string> feeders(const SystemView& view, const std::set<u
             for (const system::SoundIrq& irq : card.irqs) {
                 std::string& text = out[irq.irq];
                 text += (text.empty() ? "" : ", ") + std::string("card ") +
-                        std::to_string(card.number) + " '" + card.id + "'";
+                        std::to_string(card.number) + " " + quoted(card.id);
             }
     for (unsigned irq : irqs)
         if (!out.count(irq))
@@ -82,8 +84,8 @@ std::optional<Check> check_sound_irqs(const SystemView& view, const Expectation&
     else
         for (const system::SoundCard& card : *view.sound_cards)
             if (card.irqs.empty())
-                warns.push_back("card " + std::to_string(card.number) + " '" + card.id +
-                                "': " + card.problem);
+                warns.push_back("card " + std::to_string(card.number) + " " + quoted(card.id) +
+                                ": " + card.problem);
     if (irqs.empty()) {
         c.status = Status::warn;
         c.reason = "profile '" + e.profile_name + "' sets the sound path's IRQ threads to fifo " +
@@ -110,7 +112,7 @@ std::optional<Check> check_sound_irqs(const SystemView& view, const Expectation&
                 threads_of[*irq].push_back(&t);
                 continue;
             }
-            const std::string item = "'" + t.comm + "' (" + sched_text(t) + ")";
+            const std::string item = quoted(t.comm) + " (" + sched_text(t) + ")";
             if (t.policy == core::SchedPolicy::deadline ||
                 (t.policy && core::has_static_priority(*t.policy) && t.rt_priority >= sound))
                 outrank.push_back(item);
@@ -125,7 +127,7 @@ std::optional<Check> check_sound_irqs(const SystemView& view, const Expectation&
         const system::IrqLine* line = line_of(view, irq);
         std::string label = "IRQ " + std::to_string(irq);
         if (line && !line->actions.empty())
-            label += " '" + line->actions.front() + "'";
+            label += " " + quoted(line->actions.front());
         label += " (" + feeds.at(irq) + ")";
         const auto found = threads_of.find(irq);
         if (found == threads_of.end()) {
@@ -136,18 +138,22 @@ std::optional<Check> check_sound_irqs(const SystemView& view, const Expectation&
         }
         std::string state;
         for (const Thread* t : found->second) {
-            state += (state.empty() ? "" : ", ") + ("'" + t->comm + "' " + sched_text(*t));
+            state += (state.empty() ? "" : ", ") + (quoted(t->comm) + " " + sched_text(*t));
             if (!at(*t, sound)) {
-                fails.push_back(label + ": thread '" + t->comm + "' runs " + sched_text(*t) +
+                fails.push_back(label + ": thread " + quoted(t->comm) + " runs " + sched_text(*t) +
                                 ", not the planned fifo " + std::to_string(sound) + " (" +
                                 e.irqs->sound_reason + ")");
                 untuned = true;
             }
         }
-        if (line && line->actions.size() > 1)
+        if (line && line->actions.size() > 1) {
+            std::vector<std::string> handlers;
+            for (const std::string& action : line->actions)
+                handlers.push_back(core::one_line(action));
             warns.push_back(label + " is shared by " + std::to_string(line->actions.size()) +
-                            " handlers (" + listing(line->actions) +
+                            " handlers (" + listing(handlers) +
                             "): each of them runs in the sound path's thread, at its priority");
+        }
         const Irq* proc = proc_irq_of(view, irq);
         if (!proc || !proc->affinity) {
             warns.push_back(label + ": its CPUs (/proc/irq/" + std::to_string(irq) +

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "provisioner/audit/machine_checks.hpp"
 
+#include "provisioner/core/error.hpp"
 #include "provisioner/core/text.hpp"
 
 #include <algorithm>
@@ -25,8 +26,8 @@ Check ok(Check c, std::string reason) {
 }
 
 std::string where(const LimitsRule& rule) {
-    return "'" + rule.domain + " " + rule.type + " " + rule.item + " " + rule.value + "' (" +
-           rule.file + ":" + std::to_string(rule.line) + ")";
+    return quoted(rule.domain + " " + rule.type + " " + rule.item + " " + rule.value) + " (" +
+           core::one_line(rule.file) + ":" + std::to_string(rule.line) + ")";
 }
 
 // The gid of group 'name' in /etc/group text, or -1.

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "provisioner/audit/reserved_cpu_checks.hpp"
 
+#include "provisioner/core/error.hpp"
+
 #include <algorithm>
 #include <optional>
 #include <set>
@@ -8,10 +10,6 @@
 namespace rtprov::audit {
 
 namespace {
-
-std::string quoted_text(const std::string& text) {
-    return "'" + text + "'";
-}
 
 // Fix texts name a value in the form the file or command takes, and say which form that
 // is, so that '3' written as a hex mask is not read as CPU 3: "the CPU list 0-1 (the
@@ -26,7 +24,7 @@ std::string as_hex_mask(const core::CpuList& cpus, const std::string& what) {
 
 std::string irq_label(const Irq& irq) {
     return "IRQ " + std::to_string(irq.number) +
-           (irq.name.empty() ? std::string() : " " + quoted_text(irq.name));
+           (irq.name.empty() ? std::string() : " " + quoted(irq.name));
 }
 
 // How often 'irq' fired on the CPUs 'on' since boot; nullopt when /proc/interrupts did not
@@ -280,7 +278,7 @@ Check check_reserved_cpu_tasks(const SystemView& view, const Expectation& e) {
             if (t.allowed->intersection(e.cores.reserved).empty() || per_cpu_kthread(p, t))
                 continue;
             (p.kernel_thread ? kernel : user)
-                .push_back(quoted_text(p.comm) + " (pid " + std::to_string(p.pid) + ", " +
+                .push_back(quoted(p.comm) + " (pid " + std::to_string(p.pid) + ", " +
                            cpus_text(*t.allowed) + ")");
             break;
         }
@@ -383,7 +381,7 @@ Check check_rt_above_audio(const SystemView& view, const Expectation& e) {
             if (!above)
                 continue;
             const std::string item =
-                quoted_text(t.comm) + " (tid " + std::to_string(t.tid) + ", " + sched_text(t);
+                quoted(t.comm) + " (tid " + std::to_string(t.tid) + ", " + sched_text(t);
             if (s && s->audio_priority()) {
                 auto it = std::find_if(inverted.begin(), inverted.end(),
                                        [s](const auto& entry) { return entry.first == s; });
@@ -413,7 +411,7 @@ Check check_rt_above_audio(const SystemView& view, const Expectation& e) {
     for (const auto& [s, threads] : inverted) {
         // Measured: MPD at rr 45 above its own fifo 40 threads went 47 ms without the CPU
         // and the DAC dropped out 16 times in 10.5 s (on the reference box).
-        reasons.push_back(quoted_text(s->unit) +
+        reasons.push_back(quoted(s->unit) +
                           " runs other threads at or above its own audio "
                           "threads (" +
                           to_string(s->app_sched ? *s->app_sched : *s->unit_sched) +
@@ -421,7 +419,7 @@ Check check_rt_above_audio(const SystemView& view, const Expectation& e) {
                           "; they make the audio threads wait (measured on MPD: 47 ms without "
                           "the CPU, 16 dropouts in 10.5 s)");
         fixes.push_back("remove the unit-wide priority (tuning.services." + s->profile_key +
-                        ".policy: app), apply and restart " + quoted_text(s->unit));
+                        ".policy: app), apply and restart " + quoted(s->unit));
     }
     if (!foreign.empty()) {
         reasons.push_back(std::to_string(foreign.size()) + " real-time task" +

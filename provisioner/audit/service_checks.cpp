@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "provisioner/audit/service_checks.hpp"
 
+#include "provisioner/core/error.hpp"
 #include "provisioner/core/text.hpp"
 
 #include <fnmatch.h>
@@ -11,8 +12,10 @@ namespace rtprov::audit {
 
 namespace {
 
-std::string q(const std::string& text) {
-    return "'" + text + "'";
+// A command for the user to run, in quotes: its words as a shell reads them back (a unit
+// name may hold a '\\', which a shell would take away).
+std::string shown(const std::vector<std::string>& argv) {
+    return "'" + core::shell_command(argv) + "'";
 }
 
 void add_unique(std::vector<std::string>& items, const std::string& item) {
@@ -46,7 +49,7 @@ Judged judge(const Process& p, const Thread& t, const ServiceExpectation& s) {
     r.rt_priority = t.rt_priority;
     r.allowed_cpus = t.allowed ? t.allowed->to_string() : "?";
     const ThreadSched have{t.policy, is_realtime(t.policy) ? t.rt_priority : 0};
-    const std::string restart = "restart " + q(s.unit);
+    const std::string restart = "restart " + quoted(s.unit);
     if (s.app_sched && s.names_rt_thread(t.comm)) {
         j.audio = true;
         r.expected = to_string(*s.app_sched);
@@ -57,13 +60,14 @@ Judged judge(const Process& p, const Thread& t, const ServiceExpectation& s) {
                 auto limit = soft_rtprio(p);
                 if (limit &&
                     !covers(*limit, LimitValue{false, std::uint64_t(s.app_sched->priority)}))
-                    j.fix = "raise LimitRTPRIO of " + q(s.unit) + " to at least " +
+                    j.fix = "raise LimitRTPRIO of " + quoted(s.unit) + " to at least " +
                             std::to_string(s.app_sched->priority) + " (tuning.services." +
                             s.profile_key + ".limit_rtprio), apply and " + restart + ": " +
                             s.app_name + " could not make its threads real-time";
                 else
-                    j.fix = restart + "; if they stay ordinary, look in 'journalctl -u " + s.unit +
-                            "' for why it could not get real-time scheduling";
+                    j.fix = restart + "; if they stay ordinary, look in " +
+                            shown({"journalctl", "-u", s.unit}) +
+                            " for why it could not get real-time scheduling";
             } else {
                 r.note = "runs at " + to_string(have) + ", not " + r.expected + " as " +
                          s.app_name + " sets it";
@@ -120,8 +124,8 @@ Judged judge(const Process& p, const Thread& t, const ServiceExpectation& s) {
         r.note += std::string(r.note.empty() ? "" : "; ") + "allowed on " + cpus_text(*t.allowed) +
                   ", not only " + s.cpus->to_string();
         const std::string fix = restart + " so that its CPUAffinity=" + s.cpus->to_string() +
-                                " applies ('systemctl daemon-reload && systemctl restart " +
-                                s.unit + "')";
+                                " applies ('systemctl daemon-reload && " +
+                                core::shell_command({"systemctl", "restart", s.unit}) + "')";
         j.fix = j.fix.empty() ? fix : j.fix + "; " + fix;
     }
     return j;
@@ -137,7 +141,7 @@ Check limits_check(const std::vector<const Process*>& processes, const ServiceEx
     Check c;
     c.id = "service-limits";
     c.subject = s.unit;
-    c.title = "real-time and memory-lock limits of " + q(s.unit);
+    c.title = "real-time and memory-lock limits of " + quoted(s.unit);
     if (!s.min_rtprio && !s.memlock) {
         c.reason = "the profile sets no LimitRTPRIO= or LimitMEMLOCK= for it and no app needs one";
         return c;
@@ -146,7 +150,7 @@ Check limits_check(const std::vector<const Process*>& processes, const ServiceEx
     std::vector<std::string> unknown;
     std::string seen;
     for (const Process* p : processes) {
-        const std::string who = q(p->comm) + " (pid " + std::to_string(p->pid) + ")";
+        const std::string who = quoted(p->comm) + " (pid " + std::to_string(p->pid) + ")";
         if (!p->limits) {
             unknown.push_back(p->limits.problem);
             continue;
@@ -168,7 +172,7 @@ Check limits_check(const std::vector<const Process*>& processes, const ServiceEx
                 unknown.push_back(who + ": no 'Max locked memory' in its limits");
             else if (!covers(p->limits->memlock->soft, *s.memlock))
                 wrong.push_back(who + " may lock " + bytes_text(p->limits->memlock->soft) +
-                                " of memory, below limit_memlock " + q(s.memlock_setting));
+                                " of memory, below limit_memlock " + quoted(s.memlock_setting));
             else if (seen.find("MEMLOCK") == std::string::npos)
                 seen += (seen.empty() ? "" : ", ") + std::string("RLIMIT_MEMLOCK ") +
                         bytes_text(p->limits->memlock->soft) + " (needs " + s.memlock_setting + ")";
@@ -183,9 +187,9 @@ Check limits_check(const std::vector<const Process*>& processes, const ServiceEx
         if (s.memlock)
             settings +=
                 (settings.empty() ? "" : ", ") + std::string("LimitMEMLOCK=") + s.memlock_setting;
-        c.fix = "restart " + q(s.unit) + " so that rtprov's drop-in (" + settings +
-                ") applies; if it stays, see 'systemctl show -p LimitRTPRIO,LimitMEMLOCK " +
-                s.unit + "'";
+        c.fix = "restart " + quoted(s.unit) + " so that rtprov's drop-in (" + settings +
+                ") applies; if it stays, see " +
+                shown({"systemctl", "show", "-p", "LimitRTPRIO,LimitMEMLOCK", s.unit});
         return c;
     }
     if (!unknown.empty()) {
@@ -203,7 +207,7 @@ ServiceAudit audit_service(const SystemView& view, const ServiceExpectation& s) 
     Check c;
     c.id = "service-threads";
     c.subject = s.unit;
-    c.title = "threads of " + q(s.unit) + ": policy, priority and CPUs";
+    c.title = "threads of " + quoted(s.unit) + ": policy, priority and CPUs";
     if (!view.processes) {
         out.checks.push_back(cannot_read(std::move(c), view.processes.problem));
         return out;
@@ -214,8 +218,8 @@ ServiceAudit audit_service(const SystemView& view, const ServiceExpectation& s) 
             processes.push_back(&p);
     if (processes.empty()) {
         c.status = Status::warn;
-        c.reason = q(s.unit) + " is not running (no process in its cgroup)";
-        c.fix = "start it ('systemctl start " + s.unit + "') and rerun 'rtprov audit'";
+        c.reason = quoted(s.unit) + " is not running (no process in its cgroup)";
+        c.fix = "start it (" + shown({"systemctl", "start", s.unit}) + ") and rerun 'rtprov audit'";
         out.checks.push_back(std::move(c));
         return out;
     }
@@ -226,10 +230,10 @@ ServiceAudit audit_service(const SystemView& view, const ServiceExpectation& s) 
         for (const Thread& t : p->threads) {
             Judged j = judge(*p, t, s);
             if (j.audio)
-                audio.push_back(q(t.comm));
+                audio.push_back(quoted(t.comm));
             if (j.row.status != Status::ok) {
                 c.status = worst(c.status, j.row.status);
-                problems.push_back(q(t.comm) + " (tid " + std::to_string(t.tid) +
+                problems.push_back(quoted(t.comm) + " (tid " + std::to_string(t.tid) +
                                    "): " + j.row.note);
                 add_unique(fixes, j.fix);
             }
@@ -239,12 +243,13 @@ ServiceAudit audit_service(const SystemView& view, const ServiceExpectation& s) 
     for (const std::string& glob : s.rt_threads)
         if (std::none_of(out.table.threads.begin(), out.table.threads.end(),
                          [&](const ThreadRow& r) { return fnmatch_one(glob, r.comm); }))
-            absent.push_back(q(glob));
+            absent.push_back(quoted(glob));
     const std::size_t count = out.table.threads.size();
     if (!s.rt_threads.empty() && audio.empty()) {
         c.status = worst(c.status, Status::warn);
         problems.push_back("none of " + s.app_name + "'s " + s.app_threads + " runs");
-        add_unique(fixes, "see 'journalctl -u " + s.unit + "' for why they did not start");
+        add_unique(fixes,
+                   "see " + shown({"journalctl", "-u", s.unit}) + " for why they did not start");
     }
     if (c.status == Status::ok) {
         std::string sched;

@@ -5,6 +5,7 @@
 #include "provisioner/cli/commands.hpp"
 #include "provisioner/cli/json.hpp"
 #include "provisioner/core/error.hpp"
+#include "provisioner/core/text.hpp"
 #include "provisioner/pipeline/applied_system.hpp"
 
 #include <ctime>
@@ -24,20 +25,24 @@ std::string pad(std::string text, std::size_t width) {
     return text;
 }
 
+// Each field of the text report is one line (core::one_line): a reason names threads, IRQ
+// handlers, sound cards and files as the system named them, and a thread named
+// "\nresult: passed" must not add a line of its own to the report.
 std::string audit_text(const audit::AuditReport& report, const std::string& profile) {
+    using core::one_line;
     std::string out = "rtprov audit: " +
                       (profile.empty() ? std::string("no profile applied, generic checks only")
-                                       : "profile '" + profile + "'") +
+                                       : "profile " + quoted(profile)) +
                       "\n";
     for (const audit::Check& c : report.checks) {
         std::string title = c.title + (c.subject.empty() ? "" : " (" + c.subject + ")");
-        out += pad(audit::to_string(c.status), 5) + pad(c.id, 20) + title + "\n      " + c.reason +
-               "\n";
+        out += pad(audit::to_string(c.status), 5) + pad(one_line(c.id), 20) + one_line(title) +
+               "\n      " + one_line(c.reason) + "\n";
         if (!c.fix.empty())
-            out += "      fix: " + c.fix + "\n";
+            out += "      fix: " + one_line(c.fix) + "\n";
     }
     for (const audit::ServiceThreads& s : report.services) {
-        out += "\nthreads of " + s.unit + (s.threads.empty() ? ": not running\n" : ":\n");
+        out += "\nthreads of " + one_line(s.unit) + (s.threads.empty() ? ": not running\n" : ":\n");
         if (s.threads.empty())
             continue;
         out += "    TID CLS RTPRIO COMMAND          CPUS      EXPECTED            STATUS\n";
@@ -47,8 +52,9 @@ std::string audit_text(const audit::AuditReport& report, const std::string& prof
             out += std::string(tid.size() < 7 ? 7 - tid.size() : 0, ' ') + tid + " " +
                    pad(audit::ps_class(t.policy), 3) + " " +
                    std::string(prio.size() < 6 ? 6 - prio.size() : 0, ' ') + prio + " " +
-                   pad(t.comm, 16) + " " + pad(t.allowed_cpus, 9) + " " + pad(t.expected, 19) +
-                   " " + audit::to_string(t.status) + (t.note.empty() ? "" : ": " + t.note) + "\n";
+                   pad(one_line(t.comm), 16) + " " + pad(one_line(t.allowed_cpus), 9) + " " +
+                   pad(one_line(t.expected), 19) + " " + audit::to_string(t.status) +
+                   (t.note.empty() ? "" : ": " + one_line(t.note)) + "\n";
         }
     }
     audit::Status overall = report.overall();

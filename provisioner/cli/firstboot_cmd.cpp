@@ -9,6 +9,7 @@
 #include "provisioner/cli/firstboot_output.hpp"
 #include "provisioner/core/board_match.hpp"
 #include "provisioner/core/error.hpp"
+#include "provisioner/core/text.hpp"
 #include "provisioner/live/board_facts.hpp"
 #include "provisioner/pipeline/applied_system.hpp"
 #include "provisioner/pipeline/profile_search.hpp"
@@ -66,8 +67,11 @@ void progress(const std::string& status) {
 // A step worth finding later: the status line, and a structured journal entry with
 // 'id' (docs/firstboot.md); printed too only where stdout is not the journal, so the
 // journal has it once.
-void report(const char* id, int priority, const std::string& message,
+// The message is one line (core::one_line) in the journal as on stdout: it is sent past
+// the output filter, and may name the board as its firmware does.
+void report(const char* id, int priority, const std::string& text,
             const std::string& extra_field = "") {
+    const std::string message = core::one_line(text);
     systemd::notify("rtprov first boot: " + message);
     Delivery delivery = deliver(is_journal(STDOUT_FILENO));
     if (delivery.send) {
@@ -187,8 +191,8 @@ int run_firstboot(const FirstbootCommand&) {
             if (int rc = run_rtprov(lock.fd(), args); rc != 0)
                 throw Error("'rtprov apply' failed (exit " + std::to_string(rc) +
                             "); its messages are in 'journalctl -u rtprov-firstboot'; fix the "
-                            "cause, then 'rm -r " +
-                            std::string(target::k_firstboot_dir) +
+                            "cause, then '" +
+                            core::shell_command({"rm", "-r", target::k_firstboot_dir}) +
                             "' and reboot to run first boot again");
         }
         TrialView trial = trial_view(root, "/", true);

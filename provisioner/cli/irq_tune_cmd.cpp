@@ -7,6 +7,7 @@
 #include "provisioner/cli/commands.hpp"
 #include "provisioner/core/cpu_list.hpp"
 #include "provisioner/core/error.hpp"
+#include "provisioner/core/text.hpp"
 #include "provisioner/live/irq_tune.hpp"
 #include "provisioner/systemd/libsystemd.hpp"
 
@@ -129,9 +130,11 @@ int run_irq_tune(const IrqTuneCommand& c) {
         for (const system::SoundCard& card : result.cards) {
             std::string irqs;
             for (const system::SoundIrq& irq : card.irqs)
-                irqs += (irqs.empty() ? "" : ", ") + std::to_string(irq.irq) + " (" + irq.via + ")";
-            std::cout << "card " << card.number << " '" << card.id
-                      << "': " << (irqs.empty() ? "no IRQ found" : "IRQ " + irqs) << "\n";
+                irqs += (irqs.empty() ? "" : ", ") + std::to_string(irq.irq) + " (" +
+                        core::one_line(irq.via) + ")";
+            // the card's name as its driver gave it, on one line (core::one_line)
+            std::cout << "card " << card.number << " " << quoted(card.id) << ": "
+                      << (irqs.empty() ? "no IRQ found" : "IRQ " + irqs) << "\n";
         }
         for (const std::string& line : result.done)
             std::cout << "rtprov irq-tune: " << line << "\n";

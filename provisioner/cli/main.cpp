@@ -174,9 +174,21 @@ std::string target_name(const Options& o, const target::Root& root) {
     return o.image.empty() ? root.path() : o.image;
 }
 
-// How a command names its target in what it prints: the image, or the root folder.
-std::string target_option(const Options& o, const target::Root& root) {
-    return o.live ? "--live" : !o.image.empty() ? "--image " + o.image : "--root " + root.path();
+// The options that name the target, as a command rtprov prints for the user takes them:
+// --live, --image FILE or --root DIR.
+std::vector<std::string> target_options(const Options& o, const target::Root& root) {
+    if (o.live)
+        return {"--live"};
+    return o.image.empty() ? std::vector<std::string>{"--root", root.path()}
+                           : std::vector<std::string>{"--image", o.image};
+}
+
+// A command the user is told to run: the words as a shell reads them back
+// (core::shell_command), so that a root named 'odd $(id) dir' is one word, not a command.
+std::string rtprov_command(const std::string& verb, const std::vector<std::string>& options) {
+    std::vector<std::string> argv{"rtprov", verb};
+    argv.insert(argv.end(), options.begin(), options.end());
+    return core::shell_command(argv);
 }
 
 // The time apply and rollback give what they write and record: SOURCE_DATE_EPOCH's,
@@ -383,7 +395,8 @@ int run_apply(const Options& o) {
     if (result.stale_temporaries_removed > 0)
         std::cerr << "rtprov: info: removed " << result.stale_temporaries_removed
                   << " temporary file(s) left by an interrupted run\n";
-    const std::string target = target_name(o, *root), undo = target_option(o, *root);
+    const std::string target = target_name(o, *root),
+                      undo = rtprov_command("rollback", target_options(o, *root));
     close_image(root, lock, "apply wrote " + files_text(result.written.size()) + " into the image");
     if (result.nothing_to_do) {
         print_nothing_to_change(o, target, p.profile.name);
@@ -407,7 +420,7 @@ int run_apply(const Options& o) {
         std::cout << ", " << result.recorded.size()
                   << (result.recorded.size() == 1 ? " command" : " commands")
                   << " left to first boot";
-    std::cout << "; 'rtprov rollback " << undo << "' undoes it\n";
+    std::cout << "; '" << undo << "' undoes it\n";
     if (o.trial)
         std::cout << "trial armed: "
                   << (p.profile.board.boot.loader == core::BootLoader::rpi_firmware

@@ -560,10 +560,18 @@ std::string unfinished_live_rollback(const target::RollbackResult& rolled_back,
 std::string profiles_text(const std::vector<profile::ProfileEntry>& entries) {
     if (entries.empty())
         return "no profiles found\n";
+    // One line per profile: its name is a file's name in a folder the image may hold, and
+    // its description a YAML string.
+    struct Row {
+        std::string name, label, description;
+    };
+    std::vector<Row> rows;
     std::size_t name_width = 4, label_width = 6;
     for (const auto& e : entries) {
-        name_width = std::max(name_width, e.name.size());
-        label_width = std::max(label_width, e.label.size());
+        rows.push_back(
+            {core::one_line(e.name), core::one_line(e.label), core::one_line(e.description)});
+        name_width = std::max(name_width, rows.back().name.size());
+        label_width = std::max(label_width, rows.back().label.size());
     }
     auto pad = [](std::string s, std::size_t width) {
         s.resize(std::max(width, s.size()), ' ');
@@ -571,9 +579,9 @@ std::string profiles_text(const std::vector<profile::ProfileEntry>& entries) {
     };
     std::string out =
         pad("NAME", name_width) + "  " + pad("SOURCE", label_width) + "  DESCRIPTION\n";
-    for (const auto& e : entries)
-        out += pad(e.name, name_width) + "  " + pad(e.label, label_width) + "  " +
-               (e.hidden ? "(hidden by the one above) " : "") + e.description + "\n";
+    for (std::size_t i = 0; i < entries.size(); ++i)
+        out += pad(rows[i].name, name_width) + "  " + pad(rows[i].label, label_width) + "  " +
+               (entries[i].hidden ? "(hidden by the one above) " : "") + rows[i].description + "\n";
     return out;
 }
 

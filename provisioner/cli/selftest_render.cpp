@@ -4,6 +4,8 @@
 #include "provisioner/cli/json.hpp"
 #include "provisioner/cli/render.hpp"
 #include "provisioner/core/cpu_list.hpp"
+#include "provisioner/core/error.hpp"
+#include "provisioner/core/text.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -23,8 +25,9 @@ std::string pad(std::string text, std::size_t width, bool right = true) {
 
 std::string kernel_line(const selftest::SelftestReport& r) {
     std::string push = std::string(selftest::to_string(r.kernel.push_ipi));
-    return "kernel " + r.kernel_release + " (" + r.kernel.version + "), " +
-           (r.kernel.preempt_rt ? "PREEMPT_RT" : "not PREEMPT_RT") + ", RT_PUSH_IPI " + push + "\n";
+    return "kernel " + core::one_line(r.kernel_release) + " (" + core::one_line(r.kernel.version) +
+           "), " + (r.kernel.preempt_rt ? "PREEMPT_RT" : "not PREEMPT_RT") + ", RT_PUSH_IPI " +
+           push + "\n";
 }
 
 // Why a probe that did not pass may have starved, saying which fact the hint rests on:
@@ -129,7 +132,7 @@ std::string cause_text(const selftest::CoreReport& c) {
     if (!w.stack.empty()) {
         out += "  kernel stack at the timer's IRQ:";
         for (std::size_t i = 0; i < w.stack.size() && i < 12; ++i)
-            out += (i ? " <- " : " ") + w.stack[i];
+            out += (i ? " <- " : " ") + core::one_line(w.stack[i]);
         out += w.stack.size() > 12 ? " ...\n" : "\n";
     }
     return out;
@@ -218,10 +221,11 @@ std::vector<CauseRow> cause_rows(const selftest::WakeupCause& w) {
     std::vector<CauseRow> rows;
     if (!w.split_known)
         return rows;
-    const std::string before = w.idle_exit_ns > 0       ? "exit from idle"
-                               : !w.earlier_irq.empty() ? "IRQ '" + w.earlier_irq + "' was running"
-                               : w.from_idle            ? "the CPU was idle"
-                                                        : "";
+    const std::string before = w.idle_exit_ns > 0 ? "exit from idle"
+                               : !w.earlier_irq.empty()
+                                   ? "IRQ " + quoted(w.earlier_irq) + " was running"
+                               : w.from_idle ? "the CPU was idle"
+                                             : "";
     if (w.irq_handler_delay_ns >= 0)
         rows.push_back({"timer to its IRQ", w.irq_handler_delay_ns, before});
     rows.push_back({"IRQ latency", w.irq_latency_ns, "timer expiry until timerlat's handler ran"});
@@ -229,8 +233,8 @@ std::vector<CauseRow> cause_rows(const selftest::WakeupCause& w) {
     if (!w.blocking_thread.empty())
         rows.push_back({"blocking thread", w.blocking_ns,
                         w.from_idle
-                            ? "the idle task '" + w.blocking_thread + "', leaving idle"
-                            : "'" + w.blocking_thread + "', running when the timer expired"});
+                            ? "the idle task " + quoted(w.blocking_thread) + ", leaving idle"
+                            : quoted(w.blocking_thread) + ", running when the timer expired"});
     for (auto [kind, sum, label] :
          {std::tuple{selftest::Interference::Kind::irq, w.irq_ns, "IRQ interference"},
           {selftest::Interference::Kind::softirq, w.softirq_ns, "softirq interference"},
@@ -241,7 +245,7 @@ std::vector<CauseRow> cause_rows(const selftest::WakeupCause& w) {
         std::string names;
         for (const selftest::Interference& i : w.interference)
             if (i.kind == kind)
-                names += (names.empty() ? "'" : ", '") + i.name + "' " +
+                names += (names.empty() ? "" : ", ") + quoted(i.name) + " " +
                          (i.count > 1 ? std::to_string(i.count) + " times " : "") +
                          fixed(double(i.duration_ns) / 1000.0);
         rows.push_back({label, sum, names});
@@ -355,7 +359,7 @@ std::string verdict_of_measured(const selftest::SelftestReport& r) {
 std::string selftest_text(const selftest::SelftestReport& r) {
     const selftest::RunParameters& p = r.parameters;
     std::string out = "rtprov selftest " + r.started_at + ": " +
-                      (r.profile.empty() ? "no profile applied" : "profile '" + r.profile + "'") +
+                      (r.profile.empty() ? "no profile applied" : "profile " + quoted(r.profile)) +
                       "; " + fixed(p.duration_ms / 1000.0, 0) + " s per idle policy, every " +
                       std::to_string(p.interval_us) + " µs at SCHED_FIFO " +
                       std::to_string(p.priority) + ", " +
@@ -407,8 +411,9 @@ std::string selftest_text(const selftest::SelftestReport& r) {
                    ? "unassigned: no profile is applied, so " + which + are + " held to " + limit +
                          " (an audio box's CPU is held to audio latency unless a profile makes "
                          "it housekeeping)\n"
-                   : "unassigned: profile '" + r.profile + "' gives " + which + " no role, so " +
-                         (cpus.size() == 1 ? "it" : "they") + are + " held to " + limit + "\n";
+                   : "unassigned: profile " + quoted(r.profile) + " gives " + which +
+                         " no role, so " + (cpus.size() == 1 ? "it" : "they") + are + " held to " +
+                         limit + "\n";
     }
     for (const selftest::CoreReport& c : r.cores)
         if (c.missed_too_many)
@@ -432,7 +437,7 @@ std::string selftest_text(const selftest::SelftestReport& r) {
                (pr.schedstat_seen ? "" : " (schedstat gave no numbers: starvation not visible)") +
                ": " + (r.pi_probe->passed ? "pass" : "FAIL") + "\n";
         for (const selftest::StarvedThread& t : pr.starved)
-            out += "  starved: thread " + std::to_string(t.tid) + " '" + t.name + "' at " +
+            out += "  starved: thread " + std::to_string(t.tid) + " " + quoted(t.name) + " at " +
                    fixed(double(t.window_start.count()) / 1e9, 2) + " s: waited " +
                    fixed(double(t.wait_ns) / 1e6, 1) + " ms, ran " +
                    fixed(double(t.run_ns) / 1e6, 2) + " ms in a " +

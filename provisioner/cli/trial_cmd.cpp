@@ -12,6 +12,7 @@
 #include "provisioner/cli/render.hpp"
 #include "provisioner/core/error.hpp"
 #include "provisioner/core/plan.hpp"
+#include "provisioner/core/text.hpp"
 #include "provisioner/pipeline/target_root.hpp"
 #include "provisioner/system/sysroot.hpp"
 #include "provisioner/systemd/libsystemd.hpp"
@@ -40,7 +41,10 @@ namespace {
 constexpr const char* k_id_committed = "2b8e4f6a1c3d4e5f9a7b8c0d1e2f3a4b";
 constexpr const char* k_id_fell_back = "9c1d3e5f7a2b4c6d8e0f1a3b5c7d9e2f";
 
-void report(const char* id, int priority, const std::string& message) {
+// One line in the journal and on stdout alike: the message is sent past the output
+// filter, and names the system gave (in a report's failing lines) stay on it.
+void report(const char* id, int priority, const std::string& text) {
+    const std::string message = core::one_line(text);
     systemd::journal_send({"MESSAGE=rtprov trial: " + message, std::string("MESSAGE_ID=") + id,
                            "PRIORITY=" + std::to_string(priority)});
     std::cout << "rtprov trial: " << message << std::endl;
@@ -96,9 +100,9 @@ int commit(target::Root& root, const target::RootLock& lock, target::TrialRecord
         end_trial(root, record, "commit-failed",
                   "the trial boot passed, but committing it failed ('rtprov apply --live' exit " +
                       std::to_string(rc) +
-                      ", see 'journalctl -u rtprov-trial'); what it wrote is recorded: run "
-                      "'rtprov apply --live --profile " +
-                      std::string(core::k_applied_profile_path) +
+                      ", see 'journalctl -u rtprov-trial'); what it wrote is recorded: run '" +
+                      core::shell_command({"rtprov", "apply", "--live", "--profile",
+                                           core::k_applied_profile_path}) +
                       "' to finish it, or 'rtprov rollback --live' to undo everything; not "
                       "rebooted");
         report(k_id_fell_back, LOG_ERR, "commit failed: " + read_trial_record(root)->reason);

@@ -54,10 +54,11 @@ std::optional<unsigned> match_score(const BoardMatch& match, const BoardFacts& f
 std::string describe(const BoardFacts& facts) {
     std::string out;
     if (facts.device_tree_model)
-        out += "model '" + *facts.device_tree_model + "', ";
+        out += "model " + quoted(*facts.device_tree_model) + ", ";
     if (facts.dmi_product_name)
-        out += "product '" + *facts.dmi_product_name + "', ";
-    out += "OS " + (facts.os_ids.empty() ? std::string("unknown") : facts.os_ids.front()) + ", " +
+        out += "product " + quoted(*facts.dmi_product_name) + ", ";
+    out += "OS " +
+           (facts.os_ids.empty() ? std::string("unknown") : one_line(facts.os_ids.front())) + ", " +
            std::to_string(facts.cpu_count) + (facts.cpu_count == 1 ? " CPU" : " CPUs");
     return out;
 }

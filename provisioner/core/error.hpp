@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 #pragma once
 
+#include "provisioner/core/text.hpp"
+
 #include <stdexcept>
 #include <string>
 
@@ -31,9 +33,11 @@ class UsageError : public Error {
         : Error(option + ": " + message) {}
 };
 
-// Quotes a value for a message: 'value'.
+// Quotes a value for a message: 'value', on one line however it was named
+// (core::one_line: a path or name from an image or the system may hold a newline or an
+// escape sequence).
 inline std::string quoted(const std::string& value) {
-    return "'" + value + "'";
+    return "'" + core::one_line(value) + "'";
 }
 
 } // namespace rtprov

@@ -58,7 +58,7 @@ std::size_t utf8_length(std::string_view text, std::size_t i) {
     return n;
 }
 
-std::string printable_name(std::string_view text) {
+std::string one_line(std::string_view text) {
     static const char k_hex[] = "0123456789abcdef";
     std::string out;
     out.reserve(text.size());
@@ -66,22 +66,27 @@ std::string printable_name(std::string_view text) {
     for (std::size_t i = 0; i < text.size();) {
         const auto c = static_cast<unsigned char>(text[i]);
         if (c < 0x80) {
-            if (c < 0x20 || c == 0x7f || c == '\\')
+            if (c < 0x20 || c == 0x7f)
                 escaped(c);
             else
                 out += char(c);
             ++i;
             continue;
         }
-        // a byte that is not UTF-8 alone, a C1 control (0xC2 0x80..0x9F) whole
         const std::size_t n = utf8_length(text, i);
+        // U+0080..U+009F are C2 80..C2 9F: U+009B is a CSI to some terminals
         const bool c1 = n == 2 && c == 0xc2 && static_cast<unsigned char>(text[i + 1]) <= 0x9f;
-        if (n == 0 || c1) {
-            for (std::size_t end = i + std::max<std::size_t>(n, 1); i < end; ++i)
-                escaped(static_cast<unsigned char>(text[i]));
+        if (n == 0) {
+            escaped(c); // not UTF-8: the byte alone, what follows is looked at afresh
+            ++i;
             continue;
         }
-        out.append(text.substr(i, n));
+        if (c1) {
+            escaped(c);
+            escaped(static_cast<unsigned char>(text[i + 1]));
+        } else {
+            out.append(text.substr(i, n));
+        }
         i += n;
     }
     return out;
@@ -90,7 +95,7 @@ std::string printable_name(std::string_view text) {
 std::string quoted_list(const std::vector<std::string>& items) {
     std::string out;
     for (const std::string& item : items)
-        out += (out.empty() ? "'" : ", '") + item + "'";
+        out += (out.empty() ? "'" : ", '") + one_line(item) + "'";
     return out;
 }
 

@@ -23,12 +23,13 @@ std::string_view trim(std::string_view text);
 // otherwise.
 std::size_t utf8_length(std::string_view text, std::size_t i);
 
-// A name the system gave (a thread's comm, a sound card's id or long name) as one
-// printable line of UTF-8, for a message or a journal field: each control byte (C0 and
-// DEL), C1 control (U+0080..U+009F), byte that is not part of well-formed UTF-8, and the
-// backslash is written \xNN, so a name never breaks a line or drives a terminal, and two
-// names never show alike. printable_name("irq/9-a\nb") is "irq/9-a\x0ab".
-std::string printable_name(std::string_view text);
+// 'text' as one line that shows every byte: each control character (below 0x20, newline
+// and tab included; DEL; the C1 controls U+0080..U+009F) and each byte that is not part of
+// well-formed UTF-8 is written as \xNN; printable UTF-8 stays as it is. For names that
+// come from the system or an image (a thread's, an IRQ handler's, a sound card's, a
+// file's) wherever they enter text: a thread named "\nresult: passed" cannot add a line
+// to a report. Applying it twice changes nothing more.
+std::string one_line(std::string_view text);
 
 // True when 'word' is one of the words of 'text'.
 bool has_word(std::string_view text, std::string_view word);
@@ -36,7 +37,7 @@ bool has_word(std::string_view text, std::string_view word);
 // The items with 'separator' between them: join({"a", "b"}, ", ") is "a, b".
 std::string join(const std::vector<std::string>& items, std::string_view separator);
 
-// Each item in single quotes, with ", " between: "'a', 'b'".
+// Each item in single quotes, as one_line shows it, with ", " between: "'a', 'b'".
 std::string quoted_list(const std::vector<std::string>& items);
 
 // Permission bits as 'ls' and chmod write them in octal: '0644'.

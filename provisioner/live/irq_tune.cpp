@@ -72,11 +72,6 @@ std::vector<KernelThread> kernel_threads(const system::SysRoot& r) {
     return out;
 }
 
-// A thread's name in a message or a journal field: quoted, on one line whatever it holds.
-std::string shown(const std::string& name) {
-    return "'" + core::printable_name(name) + "'";
-}
-
 std::string sched_text(const ThreadSched& s) {
     static const char* k_names[] = {"other", "fifo", "rr", "batch", "iso", "idle", "deadline"};
     const std::string name =
@@ -449,8 +444,8 @@ IrqTuneResult tune_irqs(const std::string& root, const IrqTuneRequest& request,
         result.cards = *cards;
         for (const system::SoundCard& card : *cards)
             if (card.irqs.empty())
-                result.findings.push_back("card " + std::to_string(card.number) + " ('" + card.id +
-                                          "'): " + card.problem);
+                result.findings.push_back("card " + std::to_string(card.number) + " (" +
+                                          quoted(card.id) + "): " + card.problem);
     } else {
         result.findings.push_back(cards.absent ? "no ALSA in this kernel (/proc/asound/cards "
                                                  "is missing): no sound card to find"
@@ -499,8 +494,8 @@ IrqTuneResult tune_irqs(const std::string& root, const IrqTuneRequest& request,
     for (const auto& [t, want] : changes) {
         std::optional<ThreadSched> now = calls.get_sched(t->pid);
         if (!now) {
-            result.findings.push_back("cannot read the scheduling of " + shown(t->comm) + " (pid " +
-                                      std::to_string(t->pid) + "): it ended");
+            result.findings.push_back("cannot read the scheduling of " + quoted(t->comm) +
+                                      " (pid " + std::to_string(t->pid) + "): it ended");
             continue;
         }
         if (*now == want)
@@ -549,12 +544,12 @@ IrqTuneResult tune_irqs(const std::string& root, const IrqTuneRequest& request,
 
     for (const ThreadChange& c : to_set) {
         if (std::string error = calls.set_sched(c.thread->pid, c.want); !error.empty()) {
-            result.findings.push_back("cannot set " + shown(c.thread->comm) + " (pid " +
+            result.findings.push_back("cannot set " + quoted(c.thread->comm) + " (pid " +
                                       std::to_string(c.thread->pid) + ") to " + sched_text(c.want) +
                                       ": " + error);
             result.ok = false;
         } else {
-            result.done.push_back(shown(c.thread->comm) + " " + sched_text(c.now) + " -> " +
+            result.done.push_back(quoted(c.thread->comm) + " " + sched_text(c.now) + " -> " +
                                   sched_text(c.want));
         }
     }
@@ -636,17 +631,17 @@ IrqTuneResult restore_irqs(const std::string& root, const KernelCalls& calls,
         // Only the same kernel thread: a pid the kernel gave to another since is left alone.
         const auto now = kernel.find(pid);
         if (now == kernel.end() || now->second != thread.first) {
-            result.findings.push_back(shown(thread.first) + " (pid " + std::to_string(pid) +
+            result.findings.push_back(quoted(thread.first) + " (pid " + std::to_string(pid) +
                                       ") has ended: nothing of it to put back");
             continue;
         }
         if (std::string error = calls.set_sched(pid, thread.second); !error.empty()) {
-            result.findings.push_back("cannot put " + shown(thread.first) + " (pid " +
+            result.findings.push_back("cannot put " + quoted(thread.first) + " (pid " +
                                       std::to_string(pid) + ") back to " +
                                       sched_text(thread.second) + ": " + error);
             result.ok = false;
         } else {
-            result.done.push_back(shown(thread.first) + " back to " + sched_text(thread.second));
+            result.done.push_back(quoted(thread.first) + " back to " + sched_text(thread.second));
         }
     }
     for (const auto& [irq, list] : saved.affinities) {

@@ -89,7 +89,8 @@ parse_saved_settings(const std::string& text, const std::string& file, const std
                         ": not an osnoise setting rtprov saved ('<setting> <number or CPU "
                         "list>', each once); it holds the settings a killed 'rtprov selftest "
                         "--trace' changed: check " +
-                        tracefs + "/osnoise/ and remove the file ('rm " + file + "')");
+                        tracefs + "/osnoise/ and remove the file ('" +
+                        core::shell_command({"rm", file}) + "')");
         undo.push_back({tracefs + "/osnoise/" + setting, value});
     }
     return undo;
@@ -266,7 +267,7 @@ TimerlatSession::TimerlatSession(const TimerlatSetup& setup) : m_tracefs(setup.t
                     " (rtla, or another tracing tool); its settings are shared by every "
                     "user, so rtprov does not run beside it: stop it ('echo nop > " +
                     (users.front().find("global") != std::string::npos
-                         ? m_tracefs + "/current_tracer"
+                         ? core::shell_command({m_tracefs + "/current_tracer"})
                          : "INSTANCE/current_tracer") +
                     "') or measure without --trace");
     if (auto options = read_text(m_tracefs + "/osnoise/options");
@@ -274,7 +275,7 @@ TimerlatSession::TimerlatSession(const TimerlatSetup& setup) : m_tracefs(setup.t
         throw Error(rtprov::quoted(m_tracefs + "/osnoise/options") +
                     " has NO_OSNOISE_WORKLOAD (a user-space workload of rtla -u): the tracer "
                     "would start no threads to measure; 'echo OSNOISE_WORKLOAD > " +
-                    m_tracefs + "/osnoise/options' turns them back on");
+                    core::shell_command({m_tracefs + "/osnoise/options"}) + "' turns them back on");
 
     // The instance first: a name taken (not by rtprov: its own are named by a live pid,
     // this one) is refused before anything is changed.

@@ -2,6 +2,7 @@
 #include "provisioner/selftest/timerlat_trace.hpp"
 
 #include "provisioner/core/cpu_list.hpp"
+#include "provisioner/core/error.hpp"
 
 #include <algorithm>
 #include <charconv>
@@ -271,14 +272,15 @@ std::pair<std::string, std::int64_t> WakeupCause::main_part() const {
                  positive(irq_handler_delay_ns));
     consider("the timer's own IRQ", timer_irq_ns);
     if (!blocking_thread.empty())
-        consider(from_idle ? "the idle task '" + blocking_thread + "' leaving idle"
-                           : "thread '" + blocking_thread + "' running when the timer expired",
+        consider(from_idle
+                     ? "the idle task " + quoted(blocking_thread) + " leaving idle"
+                     : "thread " + quoted(blocking_thread) + " running when the timer expired",
                  blocking_ns);
     for (const Interference& i : interference)
         consider(std::string(i.kind == Interference::Kind::irq   ? "IRQ"
                              : i.kind == Interference::Kind::nmi ? "NMI"
                                                                  : to_string(i.kind)) +
-                     " '" + i.name + "'",
+                     " " + quoted(i.name),
                  i.duration_ns);
     consider("nothing the trace saw (the scheduler, or a delay outside the kernel)", rest_ns());
     return best;

@@ -128,8 +128,8 @@ card_texts(const std::string& text, const std::vector<std::pair<unsigned, std::s
         std::string body = head_end < end ? text.substr(head_end + 1, end - head_end - 1) : "";
         if (body.ends_with('\n'))
             body.pop_back();
-        out[found[k].number] = {core::printable_name(core::trim(rest.substr(0, rest.find(" - ")))),
-                                core::printable_name(core::trim(body))};
+        out[found[k].number] = {core::one_line(core::trim(rest.substr(0, rest.find(" - ")))),
+                                core::one_line(core::trim(body))};
     }
     return out;
 }
@@ -458,14 +458,14 @@ Fact<std::vector<SoundCard>> read_sound_cards(const SysRoot& root,
     for (const auto& [n, id] : cards) {
         SoundCard card;
         card.number = n;
-        card.id = core::printable_name(id);
+        card.id = core::one_line(id);
         card.driver = std::move(texts[n].driver);
         card.name = std::move(texts[n].name);
         Finder(root, irq_lines).find(card);
         // they name devices and device-tree nodes and strings, as the firmware gave them
-        card.problem = core::printable_name(card.problem);
+        card.problem = core::one_line(card.problem);
         for (SoundIrq& irq : card.irqs)
-            irq.via = core::printable_name(irq.via);
+            irq.via = core::one_line(irq.via);
         std::sort(card.irqs.begin(), card.irqs.end(),
                   [](const SoundIrq& a, const SoundIrq& b) { return a.irq < b.irq; });
         out.push_back(std::move(card));

@@ -32,7 +32,7 @@ struct SoundIrq {
 
 struct SoundCard {
     unsigned number = 0;
-    // The names below are each one printable line (core::printable_name): a line break or
+    // The names below are each one printable line (core::one_line): a line break or
     // control byte a driver or device put in one is written \xNN.
     std::string id;     // the card's id (/sys/class/sound/cardN/id), "[id]" in /proc/asound/cards
     std::string driver; // e.g. "USB-Audio", "HDA-Intel", "RPi-simple"; from /proc/asound/cards

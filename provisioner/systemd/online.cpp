@@ -2,6 +2,7 @@
 #include "provisioner/systemd/online.hpp"
 
 #include "provisioner/core/error.hpp"
+#include "provisioner/core/text.hpp"
 #include "provisioner/systemd/libsystemd.hpp"
 #include "provisioner/systemd/units.hpp"
 
@@ -150,12 +151,14 @@ std::string job_verb(OnlineStep::Kind kind) {
 } // namespace
 
 std::string OnlineStep::command() const {
+    // As a shell reads it back: a unit name may hold a '\\' (systemd-escape).
     if (kind == Kind::reload)
         return "systemctl daemon-reload";
     // An empty AllowedCPUs= resets it (systemd.resource-control(5)).
     if (kind == Kind::set_allowed_cpus)
-        return "systemctl set-property --runtime " + unit + " AllowedCPUs=" + cpus.to_string();
-    return "systemctl " + job_verb(kind) + " " + unit;
+        return core::shell_command(
+            {"systemctl", "set-property", "--runtime", unit, "AllowedCPUs=" + cpus.to_string()});
+    return core::shell_command({"systemctl", job_verb(kind), unit});
 }
 
 std::vector<OnlineStep> online_steps(const OnlineActions& actions) {
@@ -180,7 +183,7 @@ std::string systemctl_commands(const std::vector<OnlineStep>& steps) {
         std::string command = steps[i].command();
         if (const std::string verb = job_verb(steps[i].kind); !verb.empty())
             for (; i + 1 < steps.size() && steps[i + 1].kind == steps[i].kind; ++i)
-                command += " " + steps[i + 1].unit;
+                command += " " + core::shell_command({steps[i + 1].unit});
         out += (out.empty() ? "" : " && ") + command;
     }
     return out;

@@ -138,12 +138,14 @@ bool kernel_mounts(const std::string& fstype) {
     return false;
 }
 
-// "qemu-system-x86 (1234)"
+// "qemu-system-x86 (1234)"; a name as the process gave it, on one line (core::one_line)
 std::string process_name(const std::string& pid) {
     std::ifstream comm("/proc/" + pid + "/comm");
     std::string name;
-    std::getline(comm, name);
-    return (name.empty() ? "process" : name) + " (" + pid + ")";
+    std::getline(comm, name, '\0'); // all of it: a name holds no NUL, but may hold a newline
+    if (!name.empty() && name.back() == '\n')
+        name.pop_back(); // the kernel's
+    return (name.empty() ? "process" : core::one_line(name)) + " (" + pid + ")";
 }
 
 // The processes other than this one that have the file 'image' open (only for writing:
@@ -210,7 +212,8 @@ std::vector<std::string> lockers(const struct stat& image) {
     return found;
 }
 
-// Folders of earlier sessions whose rtprov is gone (its namespace, and the mounts in it,
+// The folders /run/rtprov/image-PID rtprov made before its sessions mounted a tmpfs of
+// their own (ImageSession), whose rtprov is gone (its namespace, and the mounts in it,
 // went with it): removed when empty, as they are then.
 void remove_stale_mount_folders(const std::string& parent) {
     std::error_code ec;
@@ -649,11 +652,22 @@ ImageSession::ImageSession(const std::string& image, bool writable)
                         std::strerror(errno) + "; --image needs root");
         if (::mount(nullptr, "/", nullptr, MS_REC | MS_PRIVATE, nullptr) != 0)
             throw Error(std::string("cannot make the mounts private: ") + std::strerror(errno));
+        // The mount folder is in a tmpfs of this namespace's own, on the one folder
+        // /run/rtprov/image every session shares: a killed run leaves no folder behind,
+        // nothing is ever removed, and each session's paths differ by its pid (a swap
+        // file the image's commands turned on is named in /proc/swaps by its path).
         const std::string parent = "/run/rtprov";
         ::mkdir(parent.c_str(), 0700);
         remove_stale_mount_folders(parent);
+        const std::string shared = parent + "/image";
+        if (::mkdir(shared.c_str(), 0700) != 0 && errno != EEXIST)
+            throw Error("cannot make " + rtprov::quoted(shared) + ": " + std::strerror(errno));
+        if (::mount("rtprov-image", shared.c_str(), "tmpfs", MS_NOSUID | MS_NODEV | MS_NOEXEC,
+                    "mode=0700,size=64k") != 0)
+            throw Error("cannot mount a tmpfs on " + rtprov::quoted(shared) +
+                        " to open the image under: " + std::strerror(errno));
         m_root = mount_folder();
-        if (::mkdir(m_root.c_str(), 0700) != 0 && errno != EEXIST)
+        if (::mkdir(m_root.c_str(), 0700) != 0)
             throw Error("cannot make " + rtprov::quoted(m_root) + ": " + std::strerror(errno));
 
         // Read-only first: every refusal below leaves the image as it was.
@@ -667,7 +681,7 @@ ImageSession::ImageSession(const std::string& image, bool writable)
 }
 
 std::string ImageSession::mount_folder() {
-    return "/run/rtprov/image-" + std::to_string(::getpid());
+    return "/run/rtprov/image/" + std::to_string(::getpid());
 }
 
 void ImageSession::make_writable() {
@@ -692,8 +706,9 @@ void ImageSession::mount_all(const ImageLayout& layout, bool writable) {
             if (!kernel_mounts(p.fstype))
                 throw Error("the running kernel cannot mount " + p.fstype + " (" + describe(p) +
                             " of " + rtprov::quoted(m_image) +
-                            "; /proc/filesystems does not list it): load its module ('modprobe " +
-                            p.fstype + "') or open the image where the kernel has it");
+                            "; /proc/filesystems does not list it): load its module ('" +
+                            core::shell_command({"modprobe", p.fstype}) +
+                            "') or open the image where the kernel has it");
             const std::string at = in_root == "/" ? m_root : m_root + in_root;
             auto [loop_fd, device] = attach_loop(m_image_fd, m_image, p.offset, p.size, writable);
             // ext4 read-only: no journal replay either, so not a byte is written; what a

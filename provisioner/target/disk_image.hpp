@@ -81,7 +81,8 @@ class ImageSession {
     ImageSession(const ImageSession&) = delete;
     ImageSession& operator=(const ImageSession&) = delete;
 
-    // The folder this process mounts an image's root on: /run/rtprov/image-PID.
+    // The folder this process mounts an image's root on: /run/rtprov/image/PID, in a
+    // tmpfs its mount namespace alone sees (none of it is left on the host).
     static std::string mount_folder();
     // Where the image's root is mounted (the --root the commands work on).
     const std::string& root() const { return m_root; }

@@ -2,6 +2,7 @@
 #include "provisioner/target/firstboot_state.hpp"
 
 #include "provisioner/core/error.hpp"
+#include "provisioner/core/text.hpp"
 
 #include <charconv>
 #include <sstream>
@@ -43,8 +44,8 @@ FirstbootState parse_firstboot_state(const std::string& text, const std::string&
         auto bad = [&](const std::string& what) {
             return Error(label + ":" + std::to_string(number) + ": " + what +
                          "; the first-boot state is damaged: remove it to run first boot "
-                         "again ('rm " +
-                         label + "'), or fix the line");
+                         "again ('" +
+                         core::shell_command({"rm", label}) + "'), or fix the line");
         };
         if (eq == std::string::npos)
             throw bad("expected key=value, found " + quoted(line));

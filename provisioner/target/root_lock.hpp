@@ -20,6 +20,13 @@ namespace rtprov::target {
 // '/' included); and the kernel drops it when the holder ends, however it ends (a
 // SIGKILL leaves no stale lock behind). Where /run/rtprov cannot be made (a bare chroot
 // without /run), the root folder itself is locked.
+//
+// The holder removes its lock file as it lets go, so /run/rtprov holds a file only
+// while a run holds it (one per root ever used piled up there): it unlinks the path
+// while it still holds the lock, and every taker checks, once the lock is its own, that
+// the path still names the file it locked (else the file was removed by its holder, no
+// one's lock any more, and it opens the new one). Lock files a killed run left are
+// removed by the next taker the same way: their lock taken first.
 class RootLock {
   public:
     static constexpr const char* k_lock_dir = "/run/rtprov";
@@ -33,6 +40,8 @@ class RootLock {
                       const std::string& lock_dir = k_lock_dir);
     RootLock(const RootLock&) = delete;
     RootLock& operator=(const RootLock&) = delete;
+    // Lets go, having removed the lock file (only in the process that took it).
+    ~RootLock();
 
     // The locked descriptor, for handing to a child rtprov.
     int fd() const { return m_own ? m_own.get() : m_inherited; }
@@ -42,6 +51,8 @@ class RootLock {
     // the parent's lock is used.
     core::Fd m_own;
     int m_inherited = -1;
+    std::string m_path; // the lock file m_own is, removed on letting go; "" for the folder
+    pid_t m_pid = 0;    // the process that took it
 };
 
 // The pid and command name of the process holding the flock of the file with device

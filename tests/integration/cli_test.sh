@@ -59,6 +59,8 @@ check "a refused rollback changes nothing" [ "$(tree_sum "$work/r")" = "$drifted
 run rollback --root "$work/r" --force
 check "rollback --force succeeds" [ "$rc" -eq 0 ]
 check "rollback restores the tree byte for byte" [ "$(tree_sum "$work/r")" = "$original" ]
+check "apply and rollback leave no lock file of the root in /run/rtprov" \
+    [ ! -e "/run/rtprov/lock-$(stat -c %d "$work/r")-$(stat -c %i "$work/r")" ]
 run rollback --root "$work/r"
 check "a second rollback has nothing to do" grep -q '^nothing to roll back' <<<"$out"
 
@@ -93,6 +95,23 @@ check "and takes out the state and its backup" \
     bash -c "[ ! -e '$work/r/var/lib/rtprov/state' ] && [ ! -e '$work/r/var/lib/rtprov/backup.tar' ]"
 rm -r "$work/r/var/lib/rtprov"
 check "and, the reports aside, restores the tree byte for byte" [ "$(tree_sum "$work/r")" = "$original" ]
+
+# The undo hint is a command to paste: a root named with spaces, a command substitution
+# and quotes is one word of it, as a shell reads it back, and nothing of it runs.
+odd="$work/odd \$(touch pwned) 'q' \"dir\""
+cp -a "$src/tests/fixtures/roots/pi4-trixie" "$odd"
+original=$(tree_sum "$odd")
+run apply --root "$odd" --profile pi4
+hint=$(sed -n "s/^applied profile 'pi4': .*; '\(rtprov rollback .*\)' undoes it$/\1/p" <<<"$out")
+check "the undo hint quotes the root as a shell reads it back" \
+    [ "$hint" = "rtprov rollback --root '$work/odd \$(touch pwned) '\\''q'\\'' \"dir\"'" ] ||
+    echo "$out" >&2
+mkdir -p "$work/bin"
+ln -sf "$(realpath "$rtprov")" "$work/bin/rtprov"
+(cd "$work" && PATH="$work/bin:$PATH" bash -c "$hint" >/dev/null 2>&1)
+check "pasted into a shell, it rolls that root back" [ "$(tree_sum "$odd")" = "$original" ]
+check "and runs nothing of the root's name" [ ! -e "$work/pwned" ]
+rm -rf "$odd"
 
 # -- profiles -----------------------------------------------------------------------------
 fresh r pi4-trixie
@@ -361,4 +380,70 @@ refused_sde +1700000000 "$digits_only"
 refused_sde " 1700000000" "$digits_only"
 refused_sde "" "$digits_only"
 refused_sde 15032385536 "is later than 15032385535 (2446-05-10T22:38:55Z), the latest time ext4 stores"
+# -- a name a thread gives itself stays on one line of the audit ------------------------------
+# Any user may name a thread "\nresult: passed" (prctl PR_SET_NAME, or its
+# /proc/self/task/TID/comm). Two real processes do: one names its main thread with prctl,
+# the other names a second thread through its comm file; the audit reads them from a
+# system tree holding an applied profile (CPU 1 reserved) and their /proc files, the
+# second one placed in mpd.service's cgroup so that its threads make a table.
+sys=$work/sys
+fresh sys debian13
+"$rtprov" apply --root "$sys" --profile x86-debian13 --set board.cpus=2 >/dev/null 2>&1
+mkdir -p "$sys/sys/devices/system/cpu" "$sys/proc/sys/kernel"
+echo 0-1 >"$sys/sys/devices/system/cpu/online"
+echo 0-1 >"$sys/sys/devices/system/cpu/present"
+echo '#1 SMP PREEMPT_DYNAMIC Debian 6.12.117-1' >"$sys/proc/sys/kernel/version"
+echo 'BOOT_IMAGE=/vmlinuz root=/dev/vda ro' >"$sys/proc/cmdline"
+forged=$'\nresult: passed'
+namer() { # namer HOW READY: a process that names a thread $forged, then waits
+    python3 - "$1" "$2" "$forged" <<'PY' &
+import ctypes, sys, threading, time
+how, ready, name = sys.argv[1], sys.argv[2], sys.argv[3]
+if how == "prctl":
+    ctypes.CDLL(None).prctl(15, name.encode(), 0, 0, 0)  # PR_SET_NAME
+    open(ready, "w").close()
+else:
+    def named():
+        with open(f"/proc/self/task/{threading.get_native_id()}/comm", "w") as comm:
+            comm.write(name)
+        open(ready, "w").close()
+        time.sleep(600)
+    threading.Thread(target=named, daemon=True).start()
+time.sleep(600)
+PY
+}
+namer prctl "$work/ready1"
+by_prctl=$!
+namer comm "$work/ready2"
+by_comm=$!
+for _ in $(seq 50); do [ -e "$work/ready1" ] && [ -e "$work/ready2" ] && break; sleep 0.1; done
+for pid in $by_prctl $by_comm; do
+    mkdir -p "$sys/proc/$pid"
+    for f in stat status comm limits cgroup; do cat "/proc/$pid/$f" >"$sys/proc/$pid/$f"; done
+    for task in /proc/"$pid"/task/*; do
+        mkdir -p "$sys/proc/$pid/task/${task##*/}"
+        for f in stat status comm; do cat "$task/$f" >"$sys/proc/$pid/task/${task##*/}/$f"; done
+    done
+done
+kill "$by_prctl" "$by_comm"
+wait "$by_prctl" "$by_comm" 2>/dev/null
+echo "0::/system.slice/mpd.service" >"$sys/proc/$by_comm/cgroup"
+check "both threads took the name" \
+    [ "$(cat "$sys/proc/$by_prctl/comm" "$sys/proc/$by_comm"/task/*/comm | grep -c '^result: passed$')" = 2 ]
+run audit --sysroot "$sys"
+check "the audit with the named threads fails (exit 3)" [ "$rc" -eq 3 ] || echo "$err" >&2
+check "it has one result line, its own, the last" \
+    [ "$(grep -c '^result: ' <<<"$out")$(tail -n 1 <<<"$out")" = "1result: did not pass" ] ||
+    echo "$out" >&2
+check "the process named with prctl is named on one line, escaped" \
+    grep -qF "'\\x0aresult: passed' (pid $by_prctl, CPUs 0-1)" <<<"$out"
+check "the thread named through its comm file is one row of mpd.service's table" \
+    grep -qE "^ +[0-9]+ TS +- +\\\\x0aresult: passed +0-1 " <<<"$out" || echo "$out" >&2
+run audit --sysroot "$sys" --json
+check "the JSON keeps the name as the thread gave it" python3 -c '
+import json, sys
+r = json.loads(sys.argv[1])
+names = [t["comm"] for s in r["services"] for t in s["threads"]]
+assert "\nresult: passed" in names, names
+' "$out"
 finish

@@ -22,8 +22,11 @@ if [ "$(id -u)" != 0 ] || ! [ -e /dev/loop-control ]; then
     exit 0
 fi
 
-leaks() { losetup -a | grep -F "$work" || grep -F "/run/rtprov/image-" /proc/mounts; }
+leaks() { losetup -a | grep -F "$work" || grep -F "/run/rtprov/image" /proc/mounts; }
 no_leaks() { ! leaks; }
+# No session's mount folder is left on this host: each was in a tmpfs of its namespace's
+# own (and none of the image-PID folders of rtprov before it).
+no_mount_folders() { [ -z "$(ls -A /run/rtprov/image)" ] && ! ls -d /run/rtprov/image-* >/dev/null 2>&1; }
 
 # mbr_fstab TEXT: the MBR image's root partition gets /etc/fstab TEXT (printf format).
 mbr_fstab() {
@@ -117,6 +120,7 @@ rm -rf "$work/ro"
 RTPROV_TEST_KILL_AT_STEP=2 "$rtprov" apply --image "$img" --profile x86-debian13 \
     --set board.cpus=4 --set tuning.kernel.extra='[nosoftlockup]' >/dev/null 2>&1
 check "a SIGKILLed apply --image leaves no loop device or mount" no_leaks
+check "and no mount folder: it was in a tmpfs of its mount namespace's own" no_mount_folders
 run apply --image "$img" --profile x86-debian13 --set board.cpus=4
 check "the next apply converges" [ "$rc" -eq 0 ]
 # a file rtprov wrote, edited since: the refusal names it in the image, not in rtprov's
@@ -153,12 +157,28 @@ debugfs -w -R "feature needs_recovery" "$work/unclean.img?offset=$offset" >/dev/
 run status --image "$work/unclean.img"
 check "a root with a journal not yet replayed is shown with a warning that says so" \
     grep -qF "was not cleanly unmounted: its journal holds changes not yet written in place" <<<"$err"
-check "no mount folder of a killed run is left" bash -c "! ls -d /run/rtprov/image-* 2>/dev/null | grep -q ."
+check "no mount folder of a killed run is left" no_mount_folders
 sum=$(sha256sum <"$img")
 run rollback --image "$img"
 check "a rollback with nothing to roll back says so" \
     grep -qF "nothing to roll back: rtprov has not applied anything to image '$img'" <<<"$out"
 check "and writes no byte of the image" [ "$(sha256sum <"$img")" = "$sum" ]
+# the undo hint names the image as a shell reads it back: pasted, it rolls that image back
+# and runs nothing of its name
+odd="$work/odd \$(touch pwned) 'q' \"disk\".img"
+ln "$img" "$odd"
+run apply --image "$odd" --profile x86-debian13 --set board.cpus=4
+hint=$(sed -n "s/^applied profile 'x86-debian13': .*; '\(rtprov rollback .*\)' undoes it$/\1/p" <<<"$out")
+check "apply --image of an oddly named image quotes it in the undo hint" \
+    [ "$hint" = "rtprov rollback --image '$work/odd \$(touch pwned) '\''q'\'' \"disk\".img'" ] ||
+    echo "$out" >&2
+mkdir -p "$work/bin"
+ln -sf "$(realpath "$rtprov")" "$work/bin/rtprov"
+(cd "$work" && PATH="$work/bin:$PATH" bash -c "$hint" >/dev/null 2>&1)
+check "pasted into a shell, it rolls the image back" \
+    [ "$(partition_tree "$img" $offset)" = "$tree_before" ]
+check "and runs nothing of the image's name" [ ! -e "$work/pwned" ]
+rm "$odd"
 
 # A command run in the image (update-grub, --regenerate-boot=now) that leaves a daemon
 # behind: it is ended, so that no mount or loop device outlives rtprov.

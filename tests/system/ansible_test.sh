@@ -114,8 +114,9 @@ playbook() {
         "$src/plugins/ansible/ansible_collections/rtprov/rtprov/playbooks/provision.yml"
 }
 # What Ansible's chroot connection leaves of its own: its remote temporary folder
-# (on the tmpfs /tmp here) and root's ~/.ansible, which it creates; and the lock files
-# 'rtprov apply' and 'rollback' take in /run/rtprov (a tmpfs on a booted system). Lines
+# (on the tmpfs /tmp here) and root's ~/.ansible, which it creates; and what is in
+# /run/rtprov, where 'rtprov apply' and 'rollback' make their lock files (each removed as
+# its run lets go; a tmpfs on a booted system). Lines
 # of find start with the path, those of sha256sum have it after two spaces.
 excl='(^|  )\./(root/\.ansible|tmp|run/rtprov)/'
 sum0=$(tree_sum "$root" "$excl")

@@ -85,6 +85,10 @@ TEST_CASE("a damaged first-boot state is refused with the line and the way out")
               "first-boot state is damaged: remove it to run first boot again ('rm "
               "/var/lib/rtprov/firstboot/state'), or fix the line");
     }
+    // in an image whose root is named so, the command to paste quotes it as a shell would
+    CHECK_THROWS_WITH(target::parse_firstboot_state("phase=sleeping\n", "/img/it's $(id)/state"),
+                      Catch::Matchers::EndsWith("('rm '/img/it'\\''s $(id)/state''), or fix the "
+                                                "line"));
     CHECK_THROWS_AS(target::parse_firstboot_state("phase=sleeping\n", "s"), Error);
     CHECK_THROWS_AS(target::parse_firstboot_state("colour=blue\n", "s"), Error);
 }

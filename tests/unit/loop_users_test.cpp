@@ -55,9 +55,9 @@ TEST_CASE("a swap file in the image is named by its path in its file system, wit
           "the image's swap file '/swapfile' is on: 'd=$(mktemp -d) && mount /dev/loop5 \"$d\" "
           "&& swapoff \"$d\"/swapfile && umount \"$d\" && rmdir \"$d\"' turns it off through a "
           "mount of its file system");
-    CHECK(image_swap_text({"/run/rtprov/image-7/var/swap file", "/var/swap file", "/dev/loop5"}) ==
+    CHECK(image_swap_text({"/run/rtprov/image/7/var/swap file", "/var/swap file", "/dev/loop5"}) ==
           "the image's swap file '/var/swap file' (/proc/swaps: "
-          "'/run/rtprov/image-7/var/swap file') is on: 'd=$(mktemp -d) && mount /dev/loop5 "
+          "'/run/rtprov/image/7/var/swap file') is on: 'd=$(mktemp -d) && mount /dev/loop5 "
           "\"$d\" && swapoff \"$d\"'/var/swap file' && umount \"$d\" && rmdir \"$d\"' turns it "
           "off through a mount of its file system");
 }

@@ -98,3 +98,14 @@ TEST_CASE("the steps of a live apply go in order, each with the systemctl comman
           "rtprov-cpu-dma-latency.service");
     CHECK(systemd::online_steps(systemd::OnlineActions{}).empty());
 }
+
+TEST_CASE("a unit name a shell would change is quoted in the commands to run by hand") {
+    // systemd-escape writes '-' in a name as \x2d, which an unquoted shell word loses
+    systemd::OnlineActions actions;
+    actions.restart = {"mpd.service", "player@x\\x2dy.service"};
+    actions.runtime_allowed_cpus = {{"a\\x2db.slice", CpuList({0})}};
+    auto steps = systemd::online_steps(actions);
+    CHECK(systemd::systemctl_commands(steps) ==
+          "systemctl set-property --runtime 'a\\x2db.slice' AllowedCPUs=0 && systemctl restart "
+          "mpd.service 'player@x\\x2dy.service'");
+}

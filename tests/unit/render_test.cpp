@@ -229,3 +229,13 @@ TEST_CASE("the status textfile without an applied profile has no info sample and
     CHECK(text.find("\nrtprov_drifted_files 0\n") != std::string::npos);
     CHECK(text.find("# TYPE rtprov_profile_info gauge\n") != std::string::npos);
 }
+
+TEST_CASE("the profile list has one line per profile, whatever its file is named") {
+    std::vector<profile::ProfileEntry> entries = {
+        {"x\nresult: passed", "/etc/rtprov/profiles/x\nresult: passed.yaml", "target", "a\nb",
+         false},
+        {"pi4", "/usr/share/rtprov/profiles/pi4.yaml", "built-in", "Raspberry Pi 4", false}};
+    CHECK(cli::profiles_text(entries) == "NAME                 SOURCE    DESCRIPTION\n"
+                                         "x\\x0aresult: passed  target    a\\x0ab\n"
+                                         "pi4                  built-in  Raspberry Pi 4\n");
+}

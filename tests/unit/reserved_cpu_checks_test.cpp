@@ -184,6 +184,22 @@ TEST_CASE("a user task allowed on a reserved CPU fails; services and per-CPU kth
                    "see check 'isolated-cpus'");
 }
 
+TEST_CASE("a task's own name is shown on one line, its control characters escaped") {
+    // Any user may name a thread so (prctl PR_SET_NAME): it must not forge a report line.
+    Expectation e = with_mpd();
+    SystemView v = with({mpd_process(), process(513, "\nresult: passed", "/", "0-3"),
+                         process(514, "x\x1b[2J\tz", "/", "0-3", SchedPolicy::fifo, 90)});
+    Check c = check_reserved_cpu_tasks(v, e);
+    CHECK(c.reason == "2 tasks outside the profile's services may run on reserved CPUs 2-3: "
+                      "'\\x0aresult: passed' (pid 513, CPUs 0-3) and 'x\\x1b[2J\\x09z' (pid "
+                      "514, CPUs 0-3)");
+    CHECK(check_rt_above_audio(v, e).reason.ends_with(": 'x\\x1b[2J\\x09z' (tid 514, fifo 90, "
+                                                      "CPUs 0-3)"));
+    v.irqs.value = std::vector<Irq>{irq(24, "snd\nresult: passed", "2-3", "")};
+    CHECK(check_irq_affinity(v, &e).reason.find("IRQ 24 'snd\\x0aresult: passed'") !=
+          std::string::npos);
+}
+
 TEST_CASE("unbound kernel threads alone on reserved CPUs only warn") {
     Expectation e = with_mpd();
     SystemView v = with({mpd_process(), kthread(60, "kworker/u8:1", "0-3")});
@@ -396,6 +412,20 @@ TEST_CASE("sound-irqs: a shared line warns; other IRQ threads at or above the so
     CHECK(c.status == Status::warn);
     CHECK(c.reason.ends_with("; but IRQ threads not at the planned fifo 39 of the others (a device "
                              "added after boot, or changed by hand): 'irq/40-eth0' (fifo 40)"));
+}
+
+TEST_CASE("sound-irqs: the names of cards, handlers and threads are shown on one line") {
+    SoundBox box;
+    box.v.sound_cards.value->at(1).id = "D\nAC";
+    box.v.irq_lines.value->at(1).actions = {"xhci\x1b_hcd", "second\nresult: passed"};
+    box.thread_of(91).comm = "irq/33-x\nb";
+    box.thread_of(91).rt_priority = 50;
+    Check c = box.check();
+    CHECK(c.reason == "IRQ 33 'xhci\\x1b_hcd' (card 1 'D\\x0aAC'): thread 'irq/33-x\\x0ab' runs "
+                      "fifo 50, not the planned fifo 41 (one above MPD's fifo 40); also IRQ 33 "
+                      "'xhci\\x1b_hcd' (card 1 'D\\x0aAC') is shared by 2 handlers "
+                      "(xhci\\x1b_hcd and second\\x0aresult: passed): each of them runs in the "
+                      "sound path's thread, at its priority");
 }
 
 TEST_CASE("sound-irqs: no card, a name glob, and what could not be read") {

@@ -8,9 +8,11 @@
 #include <fcntl.h>
 #include <sys/file.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <filesystem>
+#include <vector>
 
 using rtprov::Error;
 using namespace rtprov::target;
@@ -88,4 +90,99 @@ TEST_CASE("the lock lives in a folder only root may enter; without one, on the r
     int folder = ::open(dir.path().c_str(), O_RDONLY | O_DIRECTORY);
     CHECK(::flock(folder, LOCK_EX | LOCK_NB) != 0);
     ::close(folder);
+}
+
+namespace {
+
+std::size_t entries(const std::string& dir) {
+    std::size_t n = 0;
+    for ([[maybe_unused]] const auto& entry : std::filesystem::directory_iterator(dir))
+        ++n;
+    return n;
+}
+
+} // namespace
+
+TEST_CASE("the holder removes its lock file as it lets go; a child it forked does not") {
+    TempDir dir, locks;
+    Root root(dir.path());
+    const std::string lock_dir = locks.path() + "/rtprov";
+    {
+        RootLock lock(root, std::nullopt, lock_dir);
+        CHECK(entries(lock_dir) == 1);
+        // a forked child unwinding with its copy of the lock leaves the file to its parent
+        pid_t child = ::fork();
+        if (child == 0) {
+            lock.~RootLock();
+            ::_exit(0);
+        }
+        int status = 0;
+        ::waitpid(child, &status, 0);
+        CHECK(entries(lock_dir) == 1);
+        CHECK_THROWS_AS(RootLock(root, std::nullopt, lock_dir), Error);
+    }
+    CHECK(entries(lock_dir) == 0);
+    // so a root used many times, or many roots, leave nothing behind
+    for (int i = 0; i < 3; ++i)
+        RootLock again(root, std::nullopt, lock_dir);
+    CHECK(entries(lock_dir) == 0);
+}
+
+TEST_CASE("a lock file no one holds, left by a killed run, is removed by the next taker") {
+    TempDir dir, locks;
+    Root root(dir.path());
+    const std::string lock_dir = locks.path() + "/rtprov";
+    ::mkdir(lock_dir.c_str(), 0700);
+    const std::string stale = lock_dir + "/lock-1-2", held = lock_dir + "/lock-1-3",
+                      other = lock_dir + "/irq-tune.state";
+    for (const std::string& path : {stale, held, other})
+        ::close(::open(path.c_str(), O_RDWR | O_CREAT, 0600));
+    int holder = ::open(held.c_str(), O_RDWR);
+    REQUIRE(::flock(holder, LOCK_EX | LOCK_NB) == 0);
+    {
+        RootLock lock(root, std::nullopt, lock_dir);
+        CHECK_FALSE(std::filesystem::exists(stale));
+        CHECK(std::filesystem::exists(held)); // still someone's lock
+        CHECK(std::filesystem::exists(other));
+    }
+    ::close(holder);
+}
+
+TEST_CASE("takers racing for a root whose lock file comes and goes never hold it together") {
+    // Each of 4 processes takes the lock 150 times; inside, a marker file made with O_EXCL
+    // proves no one else is inside. A taker that finds it held tries again.
+    TempDir dir, locks;
+    Root root(dir.path());
+    const std::string lock_dir = locks.path() + "/rtprov";
+    const std::string marker = dir.path() + "/inside";
+    std::vector<pid_t> children;
+    for (int c = 0; c < 4; ++c) {
+        pid_t child = ::fork();
+        if (child == 0) {
+            int together = 0;
+            for (int taken = 0; taken < 150;) {
+                try {
+                    RootLock lock(root, std::nullopt, lock_dir);
+                    int fd = ::open(marker.c_str(), O_WRONLY | O_CREAT | O_EXCL, 0600);
+                    if (fd < 0)
+                        ++together;
+                    else
+                        ::close(fd);
+                    ::usleep(50);
+                    ::unlink(marker.c_str());
+                    ++taken;
+                } catch (const Error&) {
+                }
+            }
+            ::_exit(together == 0 ? 0 : 1);
+        }
+        children.push_back(child);
+    }
+    for (pid_t child : children) {
+        int status = 0;
+        ::waitpid(child, &status, 0);
+        CHECK(WIFEXITED(status));
+        CHECK(WEXITSTATUS(status) == 0);
+    }
+    CHECK(entries(lock_dir) == 0);
 }

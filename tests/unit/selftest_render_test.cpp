@@ -417,6 +417,13 @@ TEST_CASE("a traced run names what held its worst wake-up up, in text, JSON and 
     // the history keeps traced runs apart from rtprov's own
     CHECK(r.parameters.key() == "duration=1000ms interval=100us priority=99 load=none "
                                 "method=timerlat");
+    // a thread's name as it gave it, on one line (a report read back may hold anything)
+    r.cores.back().latency.cause->blocking_thread = "\nresult: passed:1777";
+    const std::string named = selftest_text(r);
+    CHECK(line_starting(named, "  blocking thread") ==
+          "  blocking thread             2090.0 µs  '\\x0aresult: passed:1777', running when the "
+          "timer expired");
+    CHECK(line_starting(named, "result: passed") == "");
 }
 
 TEST_CASE("a trace asked for on a kernel without the tracer says why and names no cause") {

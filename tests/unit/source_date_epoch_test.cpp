@@ -11,9 +11,10 @@ using rtprov::core::parse_source_date_epoch;
 
 namespace {
 
+// The value as a message quotes it: on one line, a tab or newline in it written \x09, \x0a.
 std::string not_a_number(const std::string& value) {
-    return "SOURCE_DATE_EPOCH='" + value +
-           "' is not a number of seconds since 1970 (ASCII digits only, no sign or space); "
+    return "SOURCE_DATE_EPOCH=" + rtprov::quoted(value) +
+           " is not a number of seconds since 1970 (ASCII digits only, no sign or space); "
            "unset it or set it to seconds since 1970, e.g. the last commit's time: "
            "SOURCE_DATE_EPOCH=$(git log -1 --format=%ct)";
 }
@@ -40,6 +41,8 @@ TEST_CASE("SOURCE_DATE_EPOCH with a sign, a blank or anything but digits is refu
          {"+1700000000", " 1700000000", "1700000000 ", "\t1700000000", "-1", "1700000000\n", "",
           "yesterday", "1e9", "0x10", "1700000000.5", "١٢٣"})
         CHECK_THROWS_WITH(parse_source_date_epoch(value), not_a_number(value));
+    CHECK_THROWS_WITH(parse_source_date_epoch("1700000000\n"),
+                      Catch::Matchers::StartsWith("SOURCE_DATE_EPOCH='1700000000\\x0a' is not"));
 }
 
 TEST_CASE("SOURCE_DATE_EPOCH later than ext4's latest time is refused, saying so") {

@@ -25,6 +25,37 @@ TEST_CASE("quoted_list quotes each item") {
     CHECK(quoted_list({"debian", "raspbian"}) == "'debian', 'raspbian'");
 }
 
+TEST_CASE("one_line leaves printable UTF-8 as it is") {
+    for (const char* name :
+         {"mpd", "output:alsa", "irq/130-snd_hda_intel:card0", "a\\x0ab",
+          "caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x8e\xb5 \xc2\xa0", "'quoted'", ""}) {
+        INFO(name);
+        CHECK(one_line(name) == name);
+    }
+}
+
+TEST_CASE("one_line writes control characters and bytes that are not UTF-8 as \\xNN") {
+    CHECK(one_line("\nresult: passed") == "\\x0aresult: passed");
+    CHECK(one_line("a\tb\rc\x1b[2J\x7f") == "a\\x09b\\x0dc\\x1b[2J\\x7f");
+    CHECK(one_line(std::string("a\0b", 3)) == "a\\x00b");
+    // C1 controls in UTF-8 (U+009B is a CSI to some terminals); U+00A0 is not one
+    CHECK(one_line("\xc2\x9b"
+                   "2J\xc2\x85\xc2\xa0") == "\\xc2\\x9b2J\\xc2\\x85\xc2\xa0");
+    // a lone or overlong lead, a stray continuation byte, a truncated sequence at the end
+    CHECK(one_line("\xc0\x8a-\x80-\xe2\x82") == "\\xc0\\x8a-\\x80-\\xe2\\x82");
+    // a sequence cut short is escaped, the character after it kept
+    CHECK(one_line("\xe2\x82"
+                   "a") == "\\xe2\\x82a");
+    // applied twice, it changes nothing more
+    const std::string once = one_line("x\ny\x1b\xff");
+    CHECK(one_line(once) == once);
+}
+
+TEST_CASE("a quoted value is shown on one line, in quoted() and quoted_list() alike") {
+    CHECK(rtprov::quoted("\nresult: passed") == "'\\x0aresult: passed'");
+    CHECK(quoted_list({"a\nb", "c"}) == "'a\\x0ab', 'c'");
+}
+
 TEST_CASE("shell_command quotes only the words a shell would split or expand") {
     CHECK(shell_command({"update-grub"}) == "update-grub");
     CHECK(shell_command({"apt-get", "install", "-y", "linux-image-rt-amd64"}) ==
@@ -50,21 +81,4 @@ TEST_CASE("utf8_length takes well-formed UTF-8 only") {
         INFO(bad);
         CHECK(utf8_length(bad, 0) == 0);
     }
-}
-
-TEST_CASE("printable_name keeps a name on one printable line and tells names apart") {
-    CHECK(printable_name("irq/122-PCIe PME") == "irq/122-PCIe PME");
-    CHECK(printable_name("Gerät µ €") == "Gerät µ €");
-    CHECK(printable_name("irq/9-a\nb\tc\rd") == "irq/9-a\\x0ab\\x09c\\x0dd");
-    CHECK(printable_name(std::string("a\0b\x7f", 4)) == "a\\x00b\\x7f");
-    // C1 controls (U+009B is a CSI to some terminals), and bytes that are not UTF-8
-    CHECK(printable_name("a\xc2\x9b"
-                         "b\xc2\x85") == "a\\xc2\\x9bb\\xc2\\x85");
-    CHECK(printable_name("\xff\xfe"
-                         "a\xc3") == "\\xff\\xfea\\xc3");
-    CHECK(printable_name("\xe2\x82"
-                         "x") == "\\xe2\\x82x");
-    // the backslash too: a name that holds the text "\x0a" shows apart from a line break
-    CHECK(printable_name("a\\x0a") == "a\\x5cx0a");
-    CHECK(printable_name("").empty());
 }
