@@ -28,8 +28,14 @@ std::string ps_class(const ThreadPolicy& policy);
 // core::is_realtime; false for nullopt.
 bool is_realtime(const ThreadPolicy& policy);
 
-// PF_KTHREAD in the flags field (include/linux/sched.h).
+// Bits of the flags field (include/linux/sched.h): PF_KTHREAD, a kernel thread;
+// PF_WQ_WORKER, a workqueue worker (kworker, and a rescuer while it runs); and
+// PF_NO_SETAFFINITY, a thread whose CPUs only the kernel sets: sched_setaffinity(2), and so
+// taskset(1), fails for it with EINVAL (kthread_bind_mask() sets it on per-CPU threads and
+// workqueue workers).
 inline constexpr unsigned long k_pf_kthread = 0x00200000;
+inline constexpr unsigned long k_pf_wq_worker = 0x00000020;
+inline constexpr unsigned long k_pf_no_setaffinity = 0x04000000;
 
 // What /proc/<pid>/task/<tid>/stat says about a thread.
 struct TaskStat {

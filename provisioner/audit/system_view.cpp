@@ -37,6 +37,7 @@ std::optional<Thread> read_thread(const RootReader& r, const std::string& dir) {
     t.policy = stat->policy;
     t.rt_priority = stat->rt_priority;
     t.last_cpu = stat->processor;
+    t.flags = stat->flags;
     if (Fact<std::string> status = r.text(dir + "/status"))
         t.allowed = parse_cpus_allowed(*status);
     return t;
@@ -290,6 +291,14 @@ SystemView read_system_view(const std::string& root) {
     v.groups = r.text("/etc/group");
     v.limits_rules = read_limits_rules(r);
     v.cpu_dma_latency = read_device(r, "/dev/cpu_dma_latency");
+    if (Fact<std::string> mask = r.value("/sys/devices/virtual/workqueue/cpumask")) {
+        v.workqueue_cpumask = core::parse_cpu_mask(*mask);
+        if (!v.workqueue_cpumask)
+            v.workqueue_cpumask.problem = "'/sys/devices/virtual/workqueue/cpumask' holds '" +
+                                          *mask + "': " + v.workqueue_cpumask.problem;
+    } else {
+        v.workqueue_cpumask = Fact<core::CpuList>::failed(mask.problem, mask.absent);
+    }
     return v;
 }
 

@@ -24,6 +24,7 @@ struct Thread {
     ThreadPolicy policy = core::SchedPolicy::other;
     int rt_priority = 0;
     int last_cpu = -1;
+    unsigned long flags = 0;              // PF_* bits (k_pf_no_setaffinity, ...)
     std::optional<core::CpuList> allowed; // Cpus_allowed_list; nullopt when unreadable
 };
 
@@ -95,6 +96,8 @@ struct SystemView {
     // add nothing
     Fact<std::vector<LimitsRule>> limits_rules;
     Fact<DeviceNode> cpu_dma_latency; // /dev/cpu_dma_latency
+    // /sys/devices/virtual/workqueue/cpumask: where unbound workqueue workers may run
+    Fact<core::CpuList> workqueue_cpumask;
 
     // The IRQs of the sound path: the cards' and those 'globs' name
     // (system::sound_path_irqs); empty when the IRQs could not be read; with no ALSA, the

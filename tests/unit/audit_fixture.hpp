@@ -12,7 +12,8 @@
 
 // A /proc and /sys tree shaped like a running 4-CPU machine's, for the audit tests. It
 // starts healthy: a generic kernel with RT_PUSH_IPI on and its preemption mode visible in
-// debugfs (no /boot/config), CPUs 2-3 isolated and nohz_full,
+// debugfs (no /boot/config), CPUs 2-3 isolated and nohz_full, the unbound workqueues on
+// CPUs 0-1,
 // 'performance' everywhere, default RT throttling, no processes and no IRQs, no SMT,
 // nothing mitigated, no swap, no user in group audio.
 namespace audit_fixture {
@@ -22,6 +23,9 @@ inline constexpr int k_fifo = 1;
 inline constexpr int k_rr = 2;
 inline constexpr int k_idle = 5;
 inline constexpr unsigned long k_kthread_flags = 0x00208040; // PF_KTHREAD among others
+// A per-CPU kernel thread or a workqueue worker: PF_NO_SETAFFINITY too
+inline constexpr unsigned long k_bound_kthread_flags = k_kthread_flags | 0x04000000;
+inline constexpr unsigned long k_wq_worker_flags = k_bound_kthread_flags | 0x00000020;
 
 inline const std::string k_generic = "#1 SMP PREEMPT_DYNAMIC Debian 6.12.117-1 (2025-11-10)";
 inline const std::string k_rt = "#1 SMP PREEMPT_RT Debian 6.12.117-1 (2025-11-10)";
@@ -81,6 +85,7 @@ class FakeSystem {
         write("proc/sys/vm/swappiness", "60\n");
         write("proc/swaps", "Filename\t\t\t\tType\t\tSize\t\tUsed\t\tPriority\n");
         write("etc/group", "root:x:0:\naudio:x:29:\n");
+        write("sys/devices/virtual/workqueue/cpumask", "3\n");
     }
 
     void write(const std::string& path, const std::string& content) const {
@@ -103,11 +108,10 @@ class FakeSystem {
         add(pid, 1, 0, cgroup, threads, limits);
     }
 
-    // A kernel thread: a child of kthreadd with PF_KTHREAD.
+    // A kernel thread: a child of kthreadd with PF_KTHREAD (and 'flags' as given).
     void kthread(int pid, const std::string& comm, const std::string& cpus, int policy = k_other,
-                 int priority = 0) const {
-        add(pid, 2, k_kthread_flags, "/", {{pid, comm, policy, priority, cpus}},
-            limits_text("0", "8388608"));
+                 int priority = 0, unsigned long flags = k_kthread_flags) const {
+        add(pid, 2, flags, "/", {{pid, comm, policy, priority, cpus}}, limits_text("0", "8388608"));
     }
 
     // An IRQ with its /proc/irq folder and its line in /proc/interrupts.

@@ -123,3 +123,18 @@ TEST_CASE("an smp_affinity_list without a write bit is recorded as not writable"
     CHECK(v.irqs->front().chip == "GICv2");
     CHECK(v.irqs->front().hwirq == 30u);
 }
+
+TEST_CASE("threads keep their PF_* flags; the workqueue cpumask is read as a hex mask") {
+    FakeSystem sys;
+    sys.kthread(25, "ktimers/2", "2", k_fifo, 1, k_bound_kthread_flags);
+    sys.kthread(26, "kworker/u8:1", "0-3", k_other, 0, k_wq_worker_flags);
+    SystemView v = sys.view();
+    REQUIRE(v.processes);
+    CHECK(v.processes->at(0).threads[0].flags == k_bound_kthread_flags);
+    CHECK((v.processes->at(1).threads[0].flags & k_pf_wq_worker) != 0);
+    REQUIRE(v.workqueue_cpumask);
+    CHECK(v.workqueue_cpumask->to_string() == "0-1");
+    sys.write("sys/devices/virtual/workqueue/cpumask", "0-1\n");
+    CHECK(sys.view().workqueue_cpumask.problem ==
+          "'/sys/devices/virtual/workqueue/cpumask' holds '0-1': '0-1' is not a hex CPU mask");
+}
