@@ -535,3 +535,80 @@ TEST_CASE("sound-irqs: no card, a name glob, and what could not be read") {
     CHECK(c.status == Status::warn);
     CHECK(c.reason == "cannot read '/proc': Permission denied");
 }
+
+TEST_CASE("shared_by_devices: several devices' handlers, not one driver's several") {
+    CHECK_FALSE(shared_by_devices({}));
+    CHECK_FALSE(shared_by_devices({"snd_hda_intel:card0"}));
+    CHECK_FALSE(shared_by_devices({"dwc_otg", "dwc_otg_pcd", "dwc_otg_hcd:usb1"}));
+    CHECK(shared_by_devices({"snd_hda_intel:card0", "ehci_hcd:usb2"}));
+    CHECK(shared_by_devices({"snd_hda_intel:card0", "snd_hda_intel:card1"}));
+    CHECK(shared_by_devices({"dwc_otg", "dwc_otgx"}));
+}
+
+TEST_CASE("sound-irq-shared: profile or not, a card's or a USB controller's line shared with "
+          "another device warns, with the fix for each") {
+    SoundBox box;
+    Check alone = check_sound_irq_sharing(box.v, nullptr);
+    CHECK(alone.status == Status::ok);
+    CHECK(alone.reason == "no interrupt of the sound path is shared: IRQ 24 (card 0 'Intel'): "
+                          "'snd_hda_intel:card0' and IRQ 33 (card 1 'DAC'): 'xhci_hcd'");
+    box.v.irq_lines.value->at(0).actions.push_back("ehci_hcd:usb2");
+    Check card = check_sound_irq_sharing(box.v, nullptr);
+    CHECK(card.status == Status::warn);
+    CHECK(card.reason.starts_with("IRQ 24 (card 0 'Intel') is shared by 'snd_hda_intel:card0', "
+                                  "'ehci_hcd:usb2': each interrupt runs the other device's "
+                                  "handler too"));
+    CHECK(card.fix.starts_with("give the card an interrupt of its own: its driver's MSI"));
+    CHECK(card.fix.find("lsusb") == std::string::npos);
+    // with the profile's IRQ layout, the other handler's thread gets the sound priority
+    CHECK(check_sound_irq_sharing(box.v, &box.e).reason.find("with tuning.irqs") !=
+          std::string::npos);
+    box.v.irq_lines.value->at(0).actions.pop_back();
+
+    // a USB host controller with no card behind it yet, sharing its line
+    box.v.irq_lines.value->push_back({16, {"ehci_hcd:usb2", "eth1"}, "IO-APIC", 16});
+    box.v.usb_hosts.push_back({2, "0000:00:1d.0", {16}});
+    Check usb = check_sound_irq_sharing(box.v, nullptr);
+    CHECK(usb.status == Status::warn);
+    CHECK(usb.reason.starts_with("IRQ 16 (the host controller of USB bus 2 (0000:00:1d.0)) is "
+                                 "shared by 'ehci_hcd:usb2', 'eth1'"));
+    CHECK(usb.fix == "plug the USB DAC into a port of a USB controller whose interrupt is not "
+                     "shared ('lsusb -t' shows which bus a port is on)");
+}
+
+TEST_CASE("sound-irq-shared: no ALSA is ok; a card whose interrupt cannot be found is named, "
+          "and when none can be, it warns") {
+    SoundBox box;
+    box.v.sound_cards = Fact<std::vector<system::SoundCard>>::failed("no ALSA", true);
+    Check none = check_sound_irq_sharing(box.v, nullptr);
+    CHECK(none.status == Status::ok);
+    CHECK(none.reason == "the kernel has no ALSA (/proc/asound/cards is missing), and no USB "
+                         "host controller was found");
+
+    system::SoundCard headphones;
+    headphones.number = 0;
+    headphones.id = "Headphones";
+    headphones.device = "/sys/devices/platform/soc/fe00b840.mailbox/bcm2835_audio";
+    headphones.problem = "no interrupt was found by device";
+    system::SoundCard virtual_card;
+    virtual_card.number = 2;
+    virtual_card.id = "Loopback";
+    virtual_card.problem = "it has no device in sysfs: a virtual card, which no interrupt feeds";
+    box.v.sound_cards.value = std::vector<system::SoundCard>{headphones, virtual_card};
+    box.v.sound_cards.problem.clear();
+    Check unseen = check_sound_irq_sharing(box.v, nullptr);
+    CHECK(unseen.status == Status::warn);
+    CHECK(unseen.reason == "no sound card's interrupt was found, so whether one is shared cannot "
+                           "be seen: card 0 'Headphones': no interrupt was found by device");
+    CHECK(unseen.fix.find("tuning.irqs.sound_names") != std::string::npos);
+    // the profile names the card's interrupt: then it is judged
+    box.e.sound_names = {"xhci_hcd"};
+    Check named = check_sound_irq_sharing(box.v, &box.e);
+    CHECK(named.status == Status::ok);
+    CHECK(named.reason == "no interrupt of the sound path is shared: IRQ 33 (named by "
+                          "tuning.irqs.sound_names): 'xhci_hcd'; not judged: card 0 "
+                          "'Headphones': no interrupt was found by device");
+    // what cannot be read is said, never ok
+    box.v.irq_lines = Fact<std::vector<system::IrqLine>>::failed("cannot list '/sys/kernel/irq'");
+    CHECK(check_sound_irq_sharing(box.v, nullptr).status == Status::warn);
+}
