@@ -20,10 +20,13 @@ struct AuditReport {
 };
 
 // Runs the checks. Without an expectation, the ones that hold for every audio machine:
-// kernel-preemption, rt-push-ipi, rt-throttling, cpu-governor, irq-affinity and
-// irq-unmovable (on the CPUs the kernel isolates). With one, also cmdline,
-// isolated-cpus, nohz-full (when planned), reserved-cpu-tasks, rt-above-audio, and
-// service-threads and service-limits per service. Pure.
+// kernel-preemption, rt-push-ipi, rt-throttling, high-res-timers, tickless, cpu-governor,
+// irq-affinity and irq-unmovable (on the CPUs the kernel isolates), sound-irq-shared,
+// smt, cpu-mitigations, swappiness, audio-filesystems, and of the users who run audio
+// (accounts.hpp) rt-priority, audio-group-limits and cpu-dma-latency. With one, also
+// cmdline, isolated-cpus, nohz-full (when planned), reserved-cpu-tasks, rt-above-audio,
+// sound-irqs (when the profile tunes the IRQs), and service-threads and service-limits
+// per service. Pure.
 AuditReport run_audit(const SystemView& view, const Expectation* expectation = nullptr);
 
 } // namespace rtprov::audit

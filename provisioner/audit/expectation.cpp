@@ -74,6 +74,26 @@ const boot::KernelParam* Expectation::param(const std::string& key) const {
     return nullptr;
 }
 
+std::optional<ThreadSched>
+Expectation::planned_kernel_thread(const std::string& comm,
+                                   const std::set<unsigned>& sound_irqs) const {
+    if (!irqs)
+        return std::nullopt;
+    // live/irq_tune.cpp sets these by the same names: irq/N-name (setup_irq_thread in
+    // kernel/irq/manage.c) and ktimers/N (PREEMPT_RT's timer softirq threads,
+    // kernel/softirq.c)
+    if (const std::optional<unsigned> irq = system::irq_of_thread(comm)) {
+        if (sound_irqs.count(*irq))
+            return ThreadSched{core::SchedPolicy::fifo, irqs->sound};
+        if (irqs->others)
+            return ThreadSched{core::SchedPolicy::fifo, *irqs->others};
+        return std::nullopt;
+    }
+    if (irqs->timers && comm.starts_with("ktimers/"))
+        return ThreadSched{core::SchedPolicy::fifo, *irqs->timers};
+    return std::nullopt;
+}
+
 Expectation expect(const core::Profile& profile, const core::ResolvedCores& cores,
                    const std::vector<core::AppKnowledge>& apps,
                    const std::vector<core::InstalledKernel>& kernels) {
@@ -127,6 +147,7 @@ Expectation expect(const core::Profile& profile, const core::ResolvedCores& core
             t.irqs.sound_cpus == core::IrqCpus::reserved ? cores.reserved : cores.housekeeping;
         e.sound_names = t.irqs.sound_names;
     }
+    e.housekeeping_workqueues = t.housekeeping_workqueues;
     return e;
 }
 

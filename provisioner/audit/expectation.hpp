@@ -10,6 +10,7 @@
 #include "provisioner/core/profile.hpp"
 
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -70,9 +71,19 @@ struct Expectation {
     std::optional<core::IrqLayout> irqs;
     core::CpuList sound_irq_cpus;         // where the sound path's IRQs go (tuning.irqs.sound_cpus)
     std::vector<std::string> sound_names; // tuning.irqs.sound_names
+    // tuning.housekeeping_workqueues: rtprov-irq-tune@boot keeps the unbound workqueues
+    // on the housekeeping CPUs
+    bool housekeeping_workqueues = false;
 
     // The planned parameter 'key', or nullptr.
     const boot::KernelParam* param(const std::string& key) const;
+
+    // The priority the IRQ layout (irqs) gives kernel thread 'comm' — an IRQ thread of
+    // 'sound_irqs' the sound path's, another IRQ thread the others', ktimers/N the timer
+    // threads' — as rtprov-irq-tune@.service sets them; nullopt for a thread it leaves
+    // alone.
+    std::optional<ThreadSched> planned_kernel_thread(const std::string& comm,
+                                                     const std::set<unsigned>& sound_irqs) const;
 };
 
 // Builds the expectation of 'profile' on 'cores' (core::resolve_cores with the running

@@ -5,7 +5,9 @@
 #include "provisioner/core/error.hpp"
 #include "provisioner/core/text.hpp"
 
+#include <algorithm>
 #include <map>
+#include <set>
 
 namespace rtprov::audit {
 
@@ -210,6 +212,111 @@ std::optional<Check> check_sound_irqs(const SystemView& view, const Expectation&
                         "; an unmovable IRQ is a limit of its controller, not of the profile");
     for (const std::string& f : fixes)
         c.fix += (c.fix.empty() ? "" : "; ") + f;
+    return c;
+}
+
+bool shared_by_devices(const std::vector<std::string>& actions) {
+    if (actions.size() < 2)
+        return false;
+    const std::string base = *std::min_element(
+        actions.begin(), actions.end(),
+        [](const std::string& a, const std::string& b) { return a.size() < b.size(); });
+    for (const std::string& a : actions)
+        if (a != base && !(a.starts_with(base) && (a[base.size()] == '_' || a[base.size()] == ':')))
+            return true;
+    return false;
+}
+
+Check check_sound_irq_sharing(const SystemView& view, const Expectation* e) {
+    Check c =
+        make_check("sound-irq-shared", "the sound path's interrupts shared with other devices");
+    if (!view.irq_lines)
+        return cannot_read(std::move(c), view.irq_lines.problem);
+    if (!view.sound_cards && !view.sound_cards.absent)
+        return cannot_read(std::move(c), view.sound_cards.problem);
+    // What each interrupt feeds, by IRQ.
+    std::map<unsigned, std::vector<std::string>> feeds;
+    std::set<unsigned> usb_irqs; // a USB card's or a host controller's
+    std::vector<std::string> unseen;
+    if (view.sound_cards)
+        for (const system::SoundCard& card : *view.sound_cards) {
+            const std::string name = "card " + std::to_string(card.number) + " " + quoted(card.id);
+            if (card.irqs.empty() && !card.device.empty())
+                unseen.push_back(name + ": " + card.problem);
+            for (const system::SoundIrq& irq : card.irqs) {
+                feeds[irq.irq].push_back(name);
+                if (card.usb)
+                    usb_irqs.insert(irq.irq);
+            }
+        }
+    if (e)
+        for (unsigned irq : view.sound_irqs(e->sound_names))
+            if (!feeds.count(irq))
+                feeds[irq].push_back("named by tuning.irqs.sound_names");
+    for (const system::UsbHost& host : view.usb_hosts)
+        for (unsigned irq : host.irqs) {
+            usb_irqs.insert(irq);
+            feeds[irq].push_back("the host controller of USB bus " + std::to_string(host.bus) +
+                                 (host.controller.empty() ? "" : " (" + host.controller + ")"));
+        }
+
+    std::vector<std::string> shared, alone;
+    bool usb = false, card = false, card_seen = false;
+    for (const auto& [irq, what] : feeds) {
+        const system::IrqLine* line = line_of(view, irq);
+        if (!line)
+            continue;
+        const std::string label =
+            "IRQ " + std::to_string(irq) + " (" + core::join(what, ", ") + ")";
+        // a card's interrupt, or one the profile names for it, was judged
+        for (const std::string& w : what)
+            card_seen = card_seen || !w.starts_with("the host controller");
+        if (!shared_by_devices(line->actions)) {
+            alone.push_back(label + ": " + core::quoted_list(line->actions));
+            continue;
+        }
+        shared.push_back(label + " is shared by " + core::quoted_list(line->actions));
+        (usb_irqs.count(irq) ? usb : card) = true;
+    }
+    const std::string none = view.sound_cards.absent
+                                 ? "the kernel has no ALSA (/proc/asound/cards is missing)"
+                                 : "no sound card has an interrupt";
+    const std::string not_judged = unseen.empty() ? "" : "; not judged: " + listing(unseen);
+    if (shared.empty() && (unseen.empty() || card_seen)) {
+        c.reason = (alone.empty() ? none + ", and no USB host controller was found"
+                                  : "no interrupt of the sound path is shared: " + listing(alone)) +
+                   not_judged;
+        return c;
+    }
+    c.status = Status::warn;
+    if (shared.empty()) {
+        // no card's interrupt could be found: whether one is shared cannot be seen
+        c.reason = "no sound card's interrupt was found, so whether one is shared cannot be "
+                   "seen: " +
+                   listing(unseen) + (alone.empty() ? "" : "; not shared: " + listing(alone));
+        c.fix = "name the interrupt that feeds the card (its handler in /proc/interrupts) in a "
+                "profile's tuning.irqs.sound_names and rerun 'rtprov audit'; a card that does "
+                "not play (a Raspberry Pi's onboard audio next to a DAC: dtparam=audio=off in "
+                "config.txt) can be left out";
+        return c;
+    }
+    c.reason = listing(shared) +
+               ": each interrupt runs the other device's handler too, and a level-triggered "
+               "line stays raised until both are served" +
+               (e && e->irqs ? "; with tuning.irqs, the other handler's thread gets the sound "
+                               "path's priority too"
+                             : "") +
+               not_judged;
+    std::vector<std::string> fixes;
+    if (card)
+        fixes.push_back("give the card an interrupt of its own: its driver's MSI (for "
+                        "snd-hda-intel 'options snd-hda-intel enable_msi=1' in "
+                        "/etc/modprobe.d/), another PCI slot, or unload the other device's "
+                        "driver when it is not needed");
+    if (usb)
+        fixes.push_back("plug the USB DAC into a port of a USB controller whose interrupt is not "
+                        "shared ('lsusb -t' shows which bus a port is on)");
+    c.fix = core::join(fixes, "; ");
     return c;
 }
 

@@ -123,6 +123,109 @@ std::optional<core::CpuList> parse_cpus_allowed(std::string_view status) {
     return std::nullopt;
 }
 
+std::optional<unsigned> parse_status_uid(std::string_view status) {
+    constexpr std::string_view key = "Uid:";
+    for (std::string_view line : lines(status)) {
+        if (!line.starts_with(key))
+            continue;
+        const std::vector<std::string> ids = words(line.substr(key.size()));
+        if (ids.size() < 2)
+            return std::nullopt;
+        return number<unsigned>(ids[1]);
+    }
+    return std::nullopt;
+}
+
+std::optional<bool> parse_status_has_cap(std::string_view status, unsigned cap) {
+    constexpr std::string_view key = "CapEff:";
+    for (std::string_view line : lines(status)) {
+        if (!line.starts_with(key))
+            continue;
+        const std::string_view hex = core::trim(line.substr(key.size()));
+        std::uint64_t mask = 0;
+        auto [end, ec] = std::from_chars(hex.data(), hex.data() + hex.size(), mask, 16);
+        if (hex.empty() || ec != std::errc() || end != hex.data() + hex.size() || cap > 63)
+            return std::nullopt;
+        return (mask >> cap) & 1U;
+    }
+    return std::nullopt;
+}
+
+std::optional<TimerList> parse_timer_list(std::string_view text) {
+    TimerList out;
+    // the fields of one CPU's section, counted once each however often they appear
+    bool hres = false, nohz = false;
+    auto field = [](std::string_view line, std::string_view name) -> std::optional<std::string> {
+        // '  .hres_active    : 1'
+        std::string_view rest = core::trim(line);
+        if (!rest.starts_with(name))
+            return std::nullopt;
+        rest.remove_prefix(name.size());
+        rest = core::trim(rest);
+        if (!rest.starts_with(':'))
+            return std::nullopt;
+        return std::string(core::trim(rest.substr(1)));
+    };
+    for (std::string_view line : lines(text)) {
+        if (line.starts_with("cpu: ")) {
+            ++out.cpus;
+            hres = nohz = false;
+            continue;
+        }
+        if (out.cpus == 0)
+            continue;
+        if (auto v = field(line, ".hres_active"); v && !hres) {
+            hres = true;
+            ++out.hres_shown;
+            out.hres_active += *v == "1" ? 1 : 0;
+        }
+        std::optional<std::string> mode = field(line, ".nohz_mode");
+        if (!mode)
+            mode = field(line, ".nohz");
+        if (mode && !nohz) {
+            nohz = true;
+            ++out.nohz_shown;
+            out.nohz_active += *mode != "0" ? 1 : 0;
+        }
+    }
+    if (out.cpus == 0)
+        return std::nullopt;
+    return out;
+}
+
+namespace {
+
+// fstab(5) fields in /proc/mounts escape ' ', '\t', '\n' and '\\' as three octal digits.
+std::string unescape_mount_field(std::string_view field) {
+    auto octal = [](char c) { return c >= '0' && c <= '7'; };
+    std::string out;
+    for (std::size_t i = 0; i < field.size(); ++i) {
+        if (field[i] == '\\' && i + 3 < field.size() && octal(field[i + 1]) &&
+            octal(field[i + 2]) && octal(field[i + 3])) {
+            out += static_cast<char>((field[i + 1] - '0') * 64 + (field[i + 2] - '0') * 8 +
+                                     (field[i + 3] - '0'));
+            i += 3;
+            continue;
+        }
+        out += field[i];
+    }
+    return out;
+}
+
+} // namespace
+
+std::vector<Mount> parse_mounts(std::string_view text) {
+    std::vector<Mount> out;
+    for (std::string_view line : lines(text)) {
+        const std::vector<std::string> f = words(line);
+        if (f.size() < 4)
+            continue;
+        out.push_back({unescape_mount_field(f[0]), unescape_mount_field(f[1]),
+                       unescape_mount_field(f[2]), unescape_mount_field(f[3])});
+    }
+    return out;
+}
+
 bool covers(const LimitValue& have, const LimitValue& need) {
     if (have.unlimited)
         return true;

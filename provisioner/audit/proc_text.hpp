@@ -28,8 +28,14 @@ std::string ps_class(const ThreadPolicy& policy);
 // core::is_realtime; false for nullopt.
 bool is_realtime(const ThreadPolicy& policy);
 
-// PF_KTHREAD in the flags field (include/linux/sched.h).
+// Bits of the flags field (include/linux/sched.h): PF_KTHREAD, a kernel thread;
+// PF_WQ_WORKER, a workqueue worker (kworker, and a rescuer while it runs); and
+// PF_NO_SETAFFINITY, a thread whose CPUs only the kernel sets: sched_setaffinity(2), and so
+// taskset(1), fails for it with EINVAL (kthread_bind_mask() sets it on per-CPU threads and
+// workqueue workers).
 inline constexpr unsigned long k_pf_kthread = 0x00200000;
+inline constexpr unsigned long k_pf_wq_worker = 0x00000020;
+inline constexpr unsigned long k_pf_no_setaffinity = 0x04000000;
 
 // What /proc/<pid>/task/<tid>/stat says about a thread.
 struct TaskStat {
@@ -48,6 +54,44 @@ std::optional<TaskStat> parse_stat(std::string_view text);
 
 // Cpus_allowed_list from a status file; nullopt when it is missing or malformed.
 std::optional<core::CpuList> parse_cpus_allowed(std::string_view status);
+
+// The effective user id on the 'Uid:' line of a status file (real, effective, saved and
+// file system uid, proc(5)); nullopt when it is missing or malformed.
+std::optional<unsigned> parse_status_uid(std::string_view status);
+
+// CAP_SYS_NICE (include/uapi/linux/capability.h): raise a thread to any real-time priority
+// whatever its RLIMIT_RTPRIO (sched(7)).
+inline constexpr unsigned k_cap_sys_nice = 23;
+
+// True when the 'CapEff:' mask of a status file holds capability 'cap'; nullopt when the
+// line is missing or malformed.
+std::optional<bool> parse_status_has_cap(std::string_view status, unsigned cap);
+
+// What /proc/timer_list shows of each CPU (kernel/time/timer_list.c, print_cpu()):
+// '.hres_active' is printed only by a kernel with CONFIG_HIGH_RES_TIMERS, the tick's
+// state only by one with CONFIG_TICK_ONESHOT: '.nohz_mode' (0 periodic tick, 1 and 2
+// tickless idle) on older kernels, the flag '.nohz' on newer ones.
+struct TimerList {
+    unsigned cpus = 0;        // 'cpu: N' sections
+    unsigned hres_shown = 0;  // CPUs with a '.hres_active' line
+    unsigned hres_active = 0; // ... that says 1
+    unsigned nohz_shown = 0;  // CPUs with a '.nohz' or '.nohz_mode' line
+    unsigned nohz_active = 0; // ... that is not 0
+};
+
+// Nullopt when the text has no 'cpu: N' section.
+std::optional<TimerList> parse_timer_list(std::string_view text);
+
+// One line of /proc/mounts (proc(5); the fields of fstab(5)), with the octal escapes of
+// blanks and backslashes ('\040') decoded.
+struct Mount {
+    std::string source;  // '/dev/sda2', 'server:/music', 'sshfs#me@host:'
+    std::string point;   // '/media/usb'
+    std::string type;    // 'ext4', 'nfs4', 'fuse.sshfs', 'fuseblk'
+    std::string options; // 'rw,relatime'
+};
+
+std::vector<Mount> parse_mounts(std::string_view text);
 
 // One resource limit value: a number or 'unlimited'.
 struct LimitValue {

@@ -2,6 +2,7 @@
 #include "provisioner/audit/reserved_cpu_checks.hpp"
 
 #include "provisioner/core/error.hpp"
+#include "provisioner/core/text.hpp"
 
 #include <algorithm>
 #include <optional>
@@ -250,7 +251,8 @@ Check check_unmovable_irqs(const SystemView& view, const Expectation* e) {
 
 // A failure for user-space tasks: the profile reserves these CPUs, and the reference box
 // kept 43 µs only because nothing else ran there (288 µs with the other cores loaded).
-// A warning for unbound kernel threads: mostly out of reach.
+// A warning for unbound kernel threads that can be moved, each with the way that moves
+// it; those the kernel does not let anyone move are named, and are not a finding.
 Check check_reserved_cpu_tasks(const SystemView& view, const Expectation& e) {
     Check c = make_check("reserved-cpu-tasks", "tasks allowed on the reserved CPUs");
     if (e.reserve_method == core::ReserveMethod::none) {
@@ -264,8 +266,13 @@ Check check_reserved_cpu_tasks(const SystemView& view, const Expectation& e) {
     }
     if (!view.processes)
         return cannot_read(std::move(c), view.processes.problem);
-    std::vector<std::string> user;
-    std::vector<std::string> kernel;
+    // Unbound workqueue workers follow /sys/devices/virtual/workqueue/cpumask
+    // (Documentation/core-api/workqueue.rst); writing it moves them only when it still
+    // holds a reserved CPU. Unread, it may.
+    const Fact<core::CpuList>& wq_mask = view.workqueue_cpumask;
+    const bool mask_moves = !wq_mask || !wq_mask->intersection(e.cores.reserved).empty();
+    std::vector<std::string> user, workers, movable, unmovable;
+    std::string movable_pids;
     std::size_t unseen = 0; // threads whose CPUs could not be read
     for (const Process& p : *view.processes) {
         if (service_of(p, e))
@@ -277,55 +284,101 @@ Check check_reserved_cpu_tasks(const SystemView& view, const Expectation& e) {
             }
             if (t.allowed->intersection(e.cores.reserved).empty() || per_cpu_kthread(p, t))
                 continue;
-            (p.kernel_thread ? kernel : user)
-                .push_back(quoted(p.comm) + " (pid " + std::to_string(p.pid) + ", " +
-                           cpus_text(*t.allowed) + ")");
+            const std::string item = quoted(p.comm) + " (pid " + std::to_string(p.pid) + ", " +
+                                     cpus_text(*t.allowed) + ")";
+            if (!p.kernel_thread) {
+                user.push_back(item);
+            } else if (t.flags & k_pf_no_setaffinity) {
+                ((t.flags & k_pf_wq_worker) && mask_moves ? workers : unmovable).push_back(item);
+            } else {
+                movable.push_back(item);
+                movable_pids += (movable_pids.empty() ? "" : " ") + std::to_string(p.pid);
+            }
             break;
         }
     }
     const std::string reserved = cpus_text(e.cores.reserved);
-    if (user.empty() && kernel.empty()) {
-        c.reason = "only the profile's services and per-CPU kernel threads may run on reserved " +
-                   reserved;
-        if (unseen > 0) {
-            c.status = Status::warn;
-            c.reason = "of the threads whose CPUs could be read, " + c.reason + "; " +
-                       std::to_string(unseen) + (unseen == 1 ? " thread's" : " threads'") +
-                       " Cpus_allowed_list could not be read, so they were not checked";
-            c.fix = "run 'rtprov audit' as root, on the running system";
-        }
+    const std::string hk = e.cores.housekeeping.to_string();
+    std::vector<std::string> kernel, fixes;
+    if (!workers.empty()) {
+        kernel.push_back(std::to_string(workers.size()) + " unbound workqueue worker" +
+                         (workers.size() == 1 ? "" : "s") + " (" + listing(workers) + "), which " +
+                         (workers.size() == 1 ? "follows" : "follow") +
+                         " /sys/devices/virtual/workqueue/cpumask: " +
+                         (wq_mask ? "it holds " + cpus_text(*wq_mask) : wq_mask.problem));
+        // The file takes a hex mask: wq_unbound_cpumask_store() parses it with
+        // cpumask_parse() (kernel/workqueue.c).
+        const std::string mask = e.cores.housekeeping.to_mask();
+        fixes.push_back(
+            e.housekeeping_workqueues
+                ? "rtprov-irq-tune@boot.service writes the housekeeping CPUs there "
+                  "(tuning.housekeeping_workqueues): run 'systemctl start "
+                  "rtprov-irq-tune@boot.service'; 'journalctl -b -u rtprov-irq-tune@boot.service' "
+                  "says why it did not take"
+                : "write " + as_hex_mask(e.cores.housekeeping, "the housekeeping CPUs") +
+                      " to the workqueue cpumask, which takes a hex CPU mask: echo " + mask +
+                      " > /sys/devices/virtual/workqueue/cpumask (tuning.housekeeping_workqueues: "
+                      "true does it at every boot)");
+    }
+    if (!movable.empty()) {
+        kernel.push_back(std::to_string(movable.size()) + " kernel thread" +
+                         (movable.size() == 1 ? "" : "s") +
+                         " not bound to one CPU that taskset "
+                         "can move: " +
+                         listing(movable));
+        // taskset(1) -c takes a CPU list
+        fixes.push_back("keep them on " +
+                        as_cpu_list(e.cores.housekeeping, "the housekeeping CPUs") +
+                        ": for pid in " + movable_pids + "; do taskset -pc " + hk +
+                        " $pid; done (the kernel may widen them again when a CPU comes online)");
+    }
+    const std::string unmovable_text =
+        unmovable.empty()
+            ? ""
+            : std::to_string(unmovable.size()) + " kernel thread" +
+                  (unmovable.size() == 1 ? "" : "s") +
+                  " the kernel does not let anyone move (PF_NO_SETAFFINITY; " +
+                  (wq_mask ? "the workqueue cpumask already holds only " + cpus_text(*wq_mask)
+                           : std::string("taskset refuses them")) +
+                  "): " + listing(unmovable);
+    if (!user.empty()) {
+        c.status = Status::fail;
+        c.reason = std::to_string(user.size()) + (user.size() == 1 ? " task" : " tasks") +
+                   " outside the profile's services may run on reserved " + reserved + ": " +
+                   listing(user);
+        for (const std::string& k : kernel)
+            c.reason += "; and " + k;
+        if (!unmovable_text.empty())
+            c.reason += "; also " + unmovable_text;
+        if (e.reserve_method == core::ReserveMethod::isolcpus)
+            c.fix = "isolcpus= keeps tasks off only at boot: whatever gave these an affinity "
+                    "(taskset, CPUAffinity=) must leave " +
+                    reserved + " out; if every task is affected, see check 'isolated-cpus'";
+        else
+            c.fix = "AllowedCPUs= on init.scope, system.slice and user.slice keeps tasks off: "
+                    "check 'systemctl show -p AllowedCPUs system.slice user.slice init.scope' "
+                    "and restart what started before it";
+        for (const std::string& f : fixes)
+            c.fix += "; " + f;
         return c;
     }
-    std::string kernel_text = std::to_string(kernel.size()) + " kernel thread" +
-                              (kernel.size() == 1 ? "" : "s") +
-                              " not bound to one CPU: " + listing(kernel);
-    // The file takes a hex mask: wq_unbound_cpumask_store() parses it with cpumask_parse()
-    // (kernel/workqueue.c).
-    const std::string mask = e.cores.housekeeping.to_mask();
-    const std::string workqueue =
-        "unbound kernel workers follow /sys/devices/virtual/workqueue/cpumask, which takes a hex "
-        "CPU mask: write " +
-        as_hex_mask(e.cores.housekeeping, "the housekeeping CPUs") + " there: echo " + mask +
-        " > /sys/devices/virtual/workqueue/cpumask";
-    if (user.empty()) {
+    if (!kernel.empty()) {
         c.status = Status::warn;
         c.reason = "reserved " + reserved + " " + (e.cores.reserved.size() == 1 ? "is" : "are") +
-                   " open to " + kernel_text;
-        c.fix = workqueue;
+                   " open to " + core::join(kernel, "; and ") +
+                   (unmovable_text.empty() ? "" : "; also " + unmovable_text);
+        c.fix = core::join(fixes, "; ");
         return c;
     }
-    c.status = Status::fail;
-    c.reason = std::to_string(user.size()) + (user.size() == 1 ? " task" : " tasks") +
-               " outside the profile's services may run on reserved " + reserved + ": " +
-               listing(user) + (kernel.empty() ? "" : "; and " + kernel_text);
-    if (e.reserve_method == core::ReserveMethod::isolcpus)
-        c.fix = "isolcpus= keeps tasks off only at boot: whatever gave these an affinity "
-                "(taskset, CPUAffinity=) must leave " +
-                reserved + " out; if every task is affected, see check 'isolated-cpus'";
-    else
-        c.fix = "AllowedCPUs= on init.scope, system.slice and user.slice keeps tasks off: check "
-                "'systemctl show -p AllowedCPUs system.slice user.slice init.scope' and restart "
-                "what started before it";
+    c.reason = "only the profile's services and per-CPU kernel threads may run on reserved " +
+               reserved + (unmovable_text.empty() ? "" : ", and " + unmovable_text);
+    if (unseen > 0) {
+        c.status = Status::warn;
+        c.reason = "of the threads whose CPUs could be read, " + c.reason + "; " +
+                   std::to_string(unseen) + (unseen == 1 ? " thread's" : " threads'") +
+                   " Cpus_allowed_list could not be read, so they were not checked";
+        c.fix = "run 'rtprov audit' as root, on the running system";
+    }
     return c;
 }
 
@@ -350,10 +403,8 @@ Check check_rt_above_audio(const SystemView& view, const Expectation& e) {
     std::vector<std::string> foreign;
     std::size_t unseen = 0; // threads whose CPUs could not be read
     const std::set<unsigned> sound_irqs = view.sound_irqs(e.sound_names);
-    auto is_sound_irq_thread = [&](const Thread& t) {
-        const std::optional<unsigned> irq = system::irq_of_thread(t.comm);
-        return irq && sound_irqs.count(*irq);
-    };
+    std::vector<std::string> unmovable;
+    std::string movable_tids, all_tids;
     for (const Process& p : *view.processes) {
         const ServiceExpectation* s = service_of(p, e);
         for (const Thread& t : p.threads) {
@@ -365,11 +416,15 @@ Check check_rt_above_audio(const SystemView& view, const Expectation& e) {
                 continue;
             if (s && s->is_audio_thread(t))
                 continue;
-            // The sound path's IRQ threads run above the audio threads by design
-            // (tuning.irqs), on the reserved CPUs when sound_cpus is 'reserved'.
-            if (e.irqs && p.kernel_thread && is_sound_irq_thread(t) &&
-                t.policy == core::SchedPolicy::fifo && t.rt_priority == e.irqs->sound)
-                continue;
+            // What the profile's IRQ layout planned is not a finding: the sound path's IRQ
+            // threads and PREEMPT_RT's timer threads run above the audio threads by design
+            // (tuning.irqs, core/irq_layout.hpp), set so by rtprov-irq-tune@.service.
+            if (p.kernel_thread) {
+                const std::optional<ThreadSched> planned =
+                    e.planned_kernel_thread(t.comm, sound_irqs);
+                if (planned && *planned == ThreadSched{t.policy, t.rt_priority})
+                    continue;
+            }
             // migration/N is the CPU stopper: it shows as fifo 99 but runs only to move
             // tasks off its CPU (kernel/stop_machine.c).
             if (per_cpu_kthread(p, t) && t.comm.starts_with("migration/"))
@@ -390,6 +445,12 @@ Check check_rt_above_audio(const SystemView& view, const Expectation& e) {
                 it->second.push_back(item + ")");
             } else {
                 foreign.push_back(item + ", " + cpus_text(*t.allowed) + ")");
+                const std::string tid = std::to_string(t.tid);
+                all_tids += (all_tids.empty() ? "" : " ") + tid;
+                if (t.flags & k_pf_no_setaffinity)
+                    unmovable.push_back(quoted(t.comm));
+                else
+                    movable_tids += (movable_tids.empty() ? "" : " ") + tid;
             }
         }
     }
@@ -426,11 +487,24 @@ Check check_rt_above_audio(const SystemView& view, const Expectation& e) {
                           (foreign.size() == 1 ? "" : "s") + " at or above " + bar +
                           ", the audio threads', may run on reserved " + reserved + ": " +
                           listing(foreign));
+        if (!unmovable.empty())
+            reasons.push_back("the kernel does not let anyone move " + listing(unmovable) +
+                              " (PF_NO_SETAFFINITY: taskset refuses them)");
+        // chrt(1) without a policy option sets SCHED_RR: -f keeps them SCHED_FIFO (-o, not
+        // real-time, below priority 1).
+        const std::string chrt =
+            *lowest > 1 ? "chrt -f -p " + std::to_string(*lowest - 1) : std::string("chrt -o -p 0");
+        std::string fix = "lower them below " + std::to_string(*lowest) + ": for tid in " +
+                          all_tids + "; do " + chrt + " $tid; done";
         // taskset(1) -c takes a CPU list.
-        fixes.push_back("lower them below " + std::to_string(*lowest) +
-                        " (chrt -p PRIORITY TID) or keep them off the reserved CPUs with " +
-                        as_cpu_list(e.cores.housekeeping, "the housekeeping CPUs") +
-                        ": taskset -pc " + e.cores.housekeeping.to_string() + " TID");
+        if (!movable_tids.empty())
+            fix += "; or keep " +
+                   (unmovable.empty() ? std::string("them") : "those taskset can move") +
+                   " off the reserved CPUs with " +
+                   as_cpu_list(e.cores.housekeeping, "the housekeeping CPUs") + ": for tid in " +
+                   movable_tids + "; do taskset -pc " + e.cores.housekeeping.to_string() +
+                   " $tid; done";
+        fixes.push_back(fix);
     }
     c.status = inverted.empty() ? Status::warn : Status::fail;
     for (const std::string& r : reasons)

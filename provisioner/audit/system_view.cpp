@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "provisioner/audit/system_view.hpp"
 
+#include "provisioner/audit/filesystem_checks.hpp"
+
 #include "provisioner/boot/kernel_config.hpp"
 #include "provisioner/core/error.hpp"
 #include "provisioner/core/text.hpp"
@@ -37,6 +39,7 @@ std::optional<Thread> read_thread(const RootReader& r, const std::string& dir) {
     t.policy = stat->policy;
     t.rt_priority = stat->rt_priority;
     t.last_cpu = stat->processor;
+    t.flags = stat->flags;
     if (Fact<std::string> status = r.text(dir + "/status"))
         t.allowed = parse_cpus_allowed(*status);
     return t;
@@ -57,6 +60,10 @@ std::optional<Process> read_process(const RootReader& r, int pid) {
     p.kernel_thread = (stat->flags & k_pf_kthread) != 0 || p.ppid == 2 || pid == 2;
     if (Fact<std::string> cgroup = r.text(dir + "/cgroup"))
         p.cgroup = systemd_cgroup(*cgroup);
+    if (Fact<std::string> status = r.text(dir + "/status")) {
+        p.uid = parse_status_uid(*status);
+        p.cap_sys_nice = parse_status_has_cap(*status, k_cap_sys_nice).value_or(false);
+    }
     Fact<std::string> limits = r.text(dir + "/limits");
     if (limits)
         p.limits.value = parse_limits(*limits);
@@ -227,7 +234,8 @@ Fact<DeviceNode> read_device(const RootReader& r, const std::string& path) {
     } else if (!S_ISCHR(st.st_mode)) {
         fact = Fact<DeviceNode>::failed("'" + path + "' is not a character device");
     } else {
-        fact.value = DeviceNode{unsigned(st.st_mode & 07777), unsigned(st.st_gid)};
+        fact.value =
+            DeviceNode{unsigned(st.st_mode & 07777), unsigned(st.st_gid), unsigned(st.st_uid)};
     }
     return fact;
 }
@@ -271,7 +279,7 @@ SystemView read_kernel_view(const std::string& root) {
     return v;
 }
 
-SystemView read_system_view(const std::string& root) {
+SystemView read_system_view(const std::string& root, const std::vector<std::string>& units) {
     const RootReader r(root);
     SystemView v = read_kernel_view(root);
     v.governors = read_governors(r, v.cpus.online);
@@ -290,6 +298,37 @@ SystemView read_system_view(const std::string& root) {
     v.groups = r.text("/etc/group");
     v.limits_rules = read_limits_rules(r);
     v.cpu_dma_latency = read_device(r, "/dev/cpu_dma_latency");
+    v.passwd = r.text("/etc/passwd");
+    if (Fact<std::string> text = r.text("/proc/timer_list")) {
+        if (std::optional<TimerList> timers = parse_timer_list(*text))
+            v.timer_list.value = *timers;
+        else
+            v.timer_list.problem = "'/proc/timer_list' shows no CPU";
+    } else {
+        v.timer_list = Fact<TimerList>::failed(text.problem, text.absent);
+    }
+    if (Fact<std::string> text = r.text("/proc/mounts"))
+        v.mounts.value = parse_mounts(*text);
+    else
+        v.mounts = Fact<std::vector<Mount>>::failed(text.problem, text.absent);
+    v.mpd_conf = r.text("/etc/mpd.conf");
+    for (const MusicFolder& folder : music_folders(v))
+        if (r.exists(folder.path))
+            v.present_folders.insert(folder.path);
+    if (Fact<std::string> mask = r.value("/sys/devices/virtual/workqueue/cpumask")) {
+        v.workqueue_cpumask = core::parse_cpu_mask(*mask);
+        if (!v.workqueue_cpumask)
+            v.workqueue_cpumask.problem = "'/sys/devices/virtual/workqueue/cpumask' holds '" +
+                                          *mask + "': " + v.workqueue_cpumask.problem;
+    } else {
+        v.workqueue_cpumask = Fact<core::CpuList>::failed(mask.problem, mask.absent);
+    }
+    if (v.irq_lines)
+        v.usb_hosts = system::read_usb_hosts(r, *v.irq_lines);
+    for (const std::string& unit : units)
+        v.units.emplace(unit, system::read_unit_file(r, unit));
+    // the rtkit package's D-Bus activation file (rtkit-daemon is started on demand)
+    v.rtkit = r.exists("/usr/share/dbus-1/system-services/org.freedesktop.RealtimeKit1.service");
     return v;
 }
 

@@ -5,6 +5,7 @@
 #include "provisioner/core/cpu_list.hpp"
 #include "provisioner/system/cpus.hpp"
 #include "provisioner/system/sound_cards.hpp"
+#include "provisioner/system/unit_files.hpp"
 
 #include <map>
 #include <optional>
@@ -24,6 +25,7 @@ struct Thread {
     ThreadPolicy policy = core::SchedPolicy::other;
     int rt_priority = 0;
     int last_cpu = -1;
+    unsigned long flags = 0;              // PF_* bits (k_pf_no_setaffinity, ...)
     std::optional<core::CpuList> allowed; // Cpus_allowed_list; nullopt when unreadable
 };
 
@@ -31,8 +33,10 @@ struct Process {
     int pid = 0;
     int ppid = 0;
     std::string comm;
-    bool kernel_thread = false; // PF_KTHREAD, or a child of kthreadd (pid 2)
-    std::string cgroup;         // the systemd cgroup path, see systemd_cgroup()
+    bool kernel_thread = false;  // PF_KTHREAD, or a child of kthreadd (pid 2)
+    std::string cgroup;          // the systemd cgroup path, see systemd_cgroup()
+    std::optional<unsigned> uid; // its effective uid; nullopt when unreadable
+    bool cap_sys_nice = false;   // CAP_SYS_NICE in its effective capabilities
     std::vector<Thread> threads;
     Fact<ProcessLimits> limits;
 };
@@ -57,10 +61,11 @@ struct LimitsRule {
     std::string domain, type, item, value;
 };
 
-// A device node's permission bits and group.
+// A device node's permission bits, owner and group.
 struct DeviceNode {
     unsigned mode = 0;
     unsigned gid = 0;
+    unsigned uid = 0;
 };
 
 struct SystemView {
@@ -95,6 +100,19 @@ struct SystemView {
     // add nothing
     Fact<std::vector<LimitsRule>> limits_rules;
     Fact<DeviceNode> cpu_dma_latency; // /dev/cpu_dma_latency
+    Fact<std::string> passwd;         // /etc/passwd
+    Fact<TimerList> timer_list;       // /proc/timer_list
+    Fact<std::vector<Mount>> mounts;  // /proc/mounts
+    Fact<std::string> mpd_conf;       // /etc/mpd.conf: MPD's music_directory and user
+    // The music folders of music_folders() that exist
+    std::set<std::string> present_folders;
+    // /sys/devices/virtual/workqueue/cpumask: where unbound workqueue workers may run
+    Fact<core::CpuList> workqueue_cpumask;
+    std::vector<system::UsbHost> usb_hosts;
+    // The units read_system_view() was given, as systemd loads them
+    std::map<std::string, Fact<system::UnitFile>> units;
+    // RTKit's D-Bus service file is there: a desktop session can ask it for real-time
+    bool rtkit = false;
 
     // The IRQs of the sound path: the cards' and those 'globs' name
     // (system::sound_path_irqs); empty when the IRQs could not be read; with no ALSA, the
@@ -104,10 +122,12 @@ struct SystemView {
 };
 
 // Reads the running system under 'root' ("/" normally; tests give a folder holding proc/,
-// sys/ and boot/). Paths in problems are shown as if 'root' were '/'. Read-only, takes well
-// under a second on a normal system, and never throws for a missing or unreadable file:
-// the fact says why. A process or thread that ends while it is read is left out.
-SystemView read_system_view(const std::string& root = "/");
+// sys/ and boot/), with the systemd units 'units' (the profile's services). Paths in
+// problems are shown as if 'root' were '/'. Read-only, takes well under a second on a
+// normal system, and never throws for a missing or unreadable file: the fact says why. A
+// process or thread that ends while it is read is left out.
+SystemView read_system_view(const std::string& root = "/",
+                            const std::vector<std::string>& units = {});
 
 // Only the kernel's part of it (command line, version, config, scheduler, CPUs): no
 // governors, IRQs or processes, for a decision that needs no more.

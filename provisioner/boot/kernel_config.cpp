@@ -22,6 +22,7 @@ std::map<std::string, std::string> parse_kernel_config(const std::string& text) 
         std::string_view name = line.substr(0, equals);
         if (!name.starts_with("CONFIG_NO_HZ") && !name.starts_with("CONFIG_RCU_NOCB") &&
             !name.starts_with("CONFIG_PREEMPT") && name != "CONFIG_IRQ_FORCED_THREADING" &&
+            name != "CONFIG_HIGH_RES_TIMERS" && name != "CONFIG_HZ_PERIODIC" &&
             !(name.starts_with("CONFIG_ARM64_") && name.ends_with("K_PAGES")))
             continue;
         options.emplace(std::string(name), std::string(line.substr(equals + 1, 64)));

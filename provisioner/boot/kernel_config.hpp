@@ -11,7 +11,8 @@ namespace rtprov::boot {
 
 // The options rtprov decides on, set in a kernel config (/boot/config-<version>):
 // 'CONFIG_NO_HZ_FULL' -> 'y'. Only those of the families it reads are kept —
-// CONFIG_NO_HZ*, CONFIG_RCU_NOCB*, CONFIG_PREEMPT*, CONFIG_IRQ_FORCED_THREADING, the page
+// CONFIG_NO_HZ*, CONFIG_HZ_PERIODIC, CONFIG_HIGH_RES_TIMERS (the audit's timer checks),
+// CONFIG_RCU_NOCB*, CONFIG_PREEMPT*, CONFIG_IRQ_FORCED_THREADING, the page
 // size CONFIG_ARM64_{4,16,64}K_PAGES — so a config of
 // any size costs a few entries (a hostile 8 MiB one of tiny lines would be 80 MB as a whole map).
 // '# CONFIG_X is not set' lines and comments are left out.

@@ -142,7 +142,8 @@ std::string audit_prometheus(const audit::AuditReport& report, const std::string
 void add_audit_command(CLI::App& parent, AuditCommand& c) {
     c.app = parent.add_subcommand(
         "audit", "Check this running system against the applied profile: thread priorities "
-                 "and CPUs, boot parameters, isolation, IRQs, RT_PUSH_IPI; changes nothing");
+                 "and CPUs, boot parameters, isolation, IRQs, RT_PUSH_IPI; and, profile or not, "
+                 "timers, file systems, the users' real-time limits; changes nothing");
     c.app->add_flag("--json", c.json, "Print JSON");
     c.app
         ->add_option("--prometheus", c.prometheus_file,
@@ -153,8 +154,9 @@ void add_audit_command(CLI::App& parent, AuditCommand& c) {
         ->type_name("FILE");
     c.app
         ->add_option("--sysroot", c.sysroot,
-                     "Read /proc, /sys, /boot, /dev and /etc (rtprov's profile, group, "
-                     "security/limits.conf) from DIR instead of '/' (a copied tree)")
+                     "Read /proc, /sys, /boot, /dev, /etc (rtprov's profile, group, passwd, "
+                     "security/limits.conf, mpd.conf, systemd units) and /usr (units, RTKit) "
+                     "from DIR instead of '/' (a copied tree)")
         ->type_name("DIR");
 }
 
@@ -167,7 +169,11 @@ int run_audit(const AuditCommand& c) {
                       "audit this machine");
     std::optional<pipeline::AppliedSystem> applied =
         pipeline::load_applied_system(c.sysroot, data_dir("apps"));
-    audit::SystemView view = audit::read_system_view(c.sysroot);
+    std::vector<std::string> units;
+    if (applied)
+        for (const audit::ServiceExpectation& s : applied->expected.services)
+            units.push_back(s.unit);
+    audit::SystemView view = audit::read_system_view(c.sysroot, units);
     const audit::Expectation* expectation = applied ? &applied->expected : nullptr;
     audit::AuditReport report = audit::run_audit(view, expectation);
     std::string name = applied ? applied->profile.name : "";

@@ -162,4 +162,41 @@ Result<CpuList> parse_cpu_list(std::string_view text) {
     return Result<CpuList>::failed(std::move(error));
 }
 
+Result<CpuList> parse_cpu_mask(std::string_view text) {
+    text = trim(text);
+    const std::string shown =
+        "'" + std::string(text.substr(0, 80)) + (text.size() > 80 ? "...'" : "'");
+    if (text.empty())
+        return Result<CpuList>::failed("an empty CPU mask");
+    std::vector<std::string_view> words;
+    for (std::size_t start = 0;;) {
+        const std::size_t comma = text.find(',', start);
+        words.push_back(
+            text.substr(start, comma == std::string_view::npos ? comma : comma - start));
+        if (comma == std::string_view::npos)
+            break;
+        start = comma + 1;
+    }
+    std::vector<unsigned> cpus;
+    for (std::size_t i = 0; i < words.size(); ++i) {
+        const std::string_view word = words[i];
+        std::uint32_t value = 0;
+        auto [end, ec] = std::from_chars(word.data(), word.data() + word.size(), value, 16);
+        if (word.empty() || word.size() > 8 || ec != std::errc() ||
+            end != word.data() + word.size())
+            return Result<CpuList>::failed(shown + " is not a hex CPU mask");
+        const std::size_t base = (words.size() - 1 - i) * 32;
+        for (unsigned bit = 0; bit < 32; ++bit) {
+            if (!(value & (std::uint32_t(1) << bit)))
+                continue;
+            if (base + bit > CpuList::k_max_cpu)
+                return Result<CpuList>::failed(shown +
+                                               " names a CPU beyond the kernel's limit of " +
+                                               std::to_string(CpuList::k_max_cpu));
+            cpus.push_back(unsigned(base + bit));
+        }
+    }
+    return {CpuList(std::move(cpus)), {}, false};
+}
+
 } // namespace rtprov::core

@@ -50,4 +50,9 @@ class CpuList {
 // string is an empty list.
 Result<CpuList> parse_cpu_list(std::string_view text);
 
+// Parses the kernel's hex bitmap as CpuList::to_mask writes it and cpumask files show it
+// ("f", "00000000,0000000f"): 32-bit words of at most 8 hex digits, most significant first.
+// A bit beyond k_max_cpu is a problem.
+Result<CpuList> parse_cpu_mask(std::string_view text);
+
 } // namespace rtprov::core

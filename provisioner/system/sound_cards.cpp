@@ -433,6 +433,50 @@ Fact<std::vector<IrqLine>> read_irq_lines(const SysRoot& root) {
     return {std::move(out), {}, false};
 }
 
+std::vector<UsbHost> read_usb_hosts(const SysRoot& root, const std::vector<IrqLine>& lines) {
+    std::vector<UsbHost> out;
+    Fact<std::vector<std::string>> names = root.names("/sys/bus/usb/devices");
+    if (!names)
+        return out;
+    for (const std::string& name : *names) {
+        const std::optional<unsigned long> bus = usb_bus(name);
+        if (!bus)
+            continue;
+        UsbHost host;
+        host.bus = *bus;
+        Fact<std::string> hub = root.resolve("/sys/bus/usb/devices/" + name);
+        const std::string controller = hub ? parent(*hub) : std::string();
+        host.controller = controller.empty() ? std::string() : basename(controller);
+        const std::string suffix = ":usb" + std::to_string(*bus);
+        for (const IrqLine& l : lines)
+            for (const std::string& action : l.actions)
+                if (action.ends_with(suffix) &&
+                    std::find(host.irqs.begin(), host.irqs.end(), l.number) == host.irqs.end())
+                    host.irqs.push_back(l.number);
+        auto with_handler = [&](unsigned long irq) {
+            for (const IrqLine& l : lines)
+                if (l.number == irq && !l.actions.empty())
+                    return true;
+            return false;
+        };
+        if (host.irqs.empty() && controller.starts_with(k_devices + "/")) {
+            if (Fact<std::vector<int>> msi = root.numbered(controller + "/msi_irqs"))
+                for (int irq : *msi)
+                    if (irq >= 0 && with_handler(static_cast<unsigned long>(irq)))
+                        host.irqs.push_back(static_cast<unsigned>(irq));
+            if (Fact<long long> irq = root.integer(controller + "/irq");
+                host.irqs.empty() && irq && *irq > 0 &&
+                with_handler(static_cast<unsigned long>(*irq)))
+                host.irqs.push_back(static_cast<unsigned>(*irq));
+        }
+        std::sort(host.irqs.begin(), host.irqs.end());
+        out.push_back(std::move(host));
+    }
+    std::sort(out.begin(), out.end(),
+              [](const UsbHost& a, const UsbHost& b) { return a.bus < b.bus; });
+    return out;
+}
+
 Fact<std::vector<SoundCard>> read_sound_cards(const SysRoot& root,
                                               const std::vector<IrqLine>& irq_lines) {
     Fact<std::string> text = root.text("/proc/asound/cards");

@@ -55,6 +55,20 @@ std::set<unsigned> sound_path_irqs(const std::vector<SoundCard>& cards,
                                    const std::vector<std::string>& globs,
                                    std::vector<std::string>* unmatched = nullptr);
 
+// A USB host controller, through which a USB DAC's samples arrive.
+struct UsbHost {
+    unsigned long bus = 0;  // N of its root hub usbN
+    std::string controller; // its device's name: '0000:00:14.0', '3f980000.usb'
+    std::vector<unsigned> irqs;
+};
+
+// The USB buses (/sys/bus/usb/devices/usbN, the root hubs) and the IRQs of their host
+// controllers: the lines usb_hcd_request_irqs() names '<driver>:usbN'
+// (drivers/usb/core/hcd.c), else the controller's MSI or INTx interrupt ('msi_irqs',
+// 'irq' of its device). A bus whose interrupt is not found that way has none. Empty when
+// there is no USB.
+std::vector<UsbHost> read_usb_hosts(const SysRoot& root, const std::vector<IrqLine>& lines);
+
 // Every IRQ in /sys/kernel/irq, ascending.
 Fact<std::vector<IrqLine>> read_irq_lines(const SysRoot& root);
 

@@ -359,8 +359,70 @@ PY
 echo 'GENTLE_FAIR_SLEEPERS RT_PUSH_IPI' >"$sys/sys/kernel/debug/sched/features"
 "$rtprov" audit --sysroot "$sys" >"$work/audit.txt" 2>&1
 check "the text audit shows RT_PUSH_IPI ok once it is on" grep -Eq '^ok +rt-push-ipi' "$work/audit.txt"
+
+# The checks on rtcqs's ground, read from the tree: the timers, the file systems, the
+# profile's service and the users who run audio (its unit read with rtprov's drop-in).
+printf '%s\n' 'Timer List Version: v0.10' 'cpu: 0' '  .hres_active    : 1' \
+    '  .nohz           : 1' 'cpu: 1' '  .hres_active    : 1' '  .nohz           : 1' \
+    >"$sys/proc/timer_list"
+echo '/dev/vda / ext4 rw,relatime 0 0' >"$sys/proc/mounts"
+printf '%s\n' 'root:x:0:0:root:/root:/bin/bash' 'mpd:x:107:29::/var/lib/mpd:/usr/sbin/nologin' \
+    >"$sys/etc/passwd"
+printf '%s\n' 'root:x:0:' 'audio:x:29:' >"$sys/etc/group"
+mkdir -p "$sys/usr/lib/systemd/system" "$sys/var/lib/mpd/music"
+printf '%s\n' '[Service]' 'ExecStart=/usr/bin/mpd --systemd' >"$sys/usr/lib/systemd/system/mpd.service"
+printf '%s\n' 'music_directory "/var/lib/mpd/music"' 'user "mpd"' >"$sys/etc/mpd.conf"
+"$rtprov" audit --sysroot "$sys" --json >"$work/audit-root.json" 2>&1
+check "a service that is not running and whose unit sets no LimitRTPRIO= warns" \
+    grep -q "'mpd.service' is not running and has no LimitRTPRIO=: it starts as root" \
+    "$work/audit-root.json"
+# the drop-in 'rtprov apply' writes for mpd.service once its unit is installed
+mkdir -p "$sys/etc/systemd/system/mpd.service.d"
+printf '%s\n' '[Service]' 'LimitRTPRIO=40' >"$sys/etc/systemd/system/mpd.service.d/60-rtprov.conf"
+"$rtprov" audit --sysroot "$sys" --json >"$work/audit-rtcqs.json" 2>"$work/audit-rtcqs.err"
+check "the audit of the tree runs its checks of timers, file systems and users" \
+    python3 - "$work/audit-rtcqs.json" <<'PY' || cat "$work/audit-rtcqs.err" >&2
+import json, sys
+r = json.load(open(sys.argv[1]))
+c = {x["id"]: x for x in r["checks"]}
+for i in ("high-res-timers", "tickless", "sound-irq-shared", "audio-filesystems", "rt-priority",
+          "audio-group-limits", "cpu-dma-latency"):
+    assert i in c, i
+assert c["high-res-timers"]["status"] == "ok", c["high-res-timers"]
+assert c["tickless"]["status"] == "ok", c["tickless"]
+a = c["audio-filesystems"]
+assert a["status"] == "ok", a
+assert "'/var/lib/mpd/music' (MPD's music_directory in /etc/mpd.conf) on ext4" in a["reason"], a
+# mpd.service does not run in the tree: its unit with rtprov's drop-in says what it will get
+p = c["rt-priority"]
+assert p["status"] == "ok", p
+assert p["reason"].startswith("'mpd.service' is not running; it will get LimitRTPRIO=40 "
+                              "(/etc/systemd/system/mpd.service.d/60-rtprov.conf:"), p
+# mpd is in group audio by its primary group, but logs in nowhere: pam_limits judges nobody
+g = c["audio-group-limits"]
+assert g["status"] == "ok" and "audio runs as the profile's services" in g["reason"], g
+# the tree has no /sys/kernel/irq: the check cannot see, and says so
+s = c["sound-irq-shared"]
+assert s["status"] == "warn" and "/sys/kernel/irq" in s["reason"] and s["fix"], s
+PY
 "$rtprov" audit >"$work/audit-host.txt" 2>&1
 rc=$?
 check "audit of this machine without a profile runs (exit 0 or 3)" [ "$rc" -eq 0 ] || [ "$rc" -eq 3 ]
 check "it ran only the generic checks" grep -q 'no profile applied, generic checks only' "$work/audit-host.txt"
+"$rtprov" audit --json >"$work/audit-host.json" 2>&1
+check "without a profile the audit covers rtcqs 0.6.4's checks, each with a reason" \
+    python3 - "$work/audit-host.json" <<'PY'
+import json, sys
+r = json.load(open(sys.argv[1]))
+ids = [c["id"] for c in r["checks"]]
+# rtcqs: group limits, real-time priorities at all, governor, SMT, high-resolution timers,
+# tickless, preemption, mitigations, swappiness, file systems, IRQs, /dev/cpu_dma_latency
+rtcqs = ["audio-group-limits", "rt-priority", "cpu-governor", "smt", "high-res-timers",
+         "tickless", "kernel-preemption", "cpu-mitigations", "swappiness", "audio-filesystems",
+         "sound-irq-shared", "cpu-dma-latency"]
+assert all(i in ids for i in rtcqs), ids
+assert len(ids) == 16, ids
+assert all(c["reason"] for c in r["checks"])
+assert all(c["fix"] for c in r["checks"] if c["status"] != "ok")
+PY
 finish

@@ -12,9 +12,11 @@
 
 // A /proc and /sys tree shaped like a running 4-CPU machine's, for the audit tests. It
 // starts healthy: a generic kernel with RT_PUSH_IPI on and its preemption mode visible in
-// debugfs (no /boot/config), CPUs 2-3 isolated and nohz_full,
+// debugfs (no /boot/config), high-resolution timers and a tickless idle on every CPU,
+// CPUs 2-3 isolated and nohz_full, the unbound workqueues on CPUs 0-1,
 // 'performance' everywhere, default RT throttling, no processes and no IRQs, no SMT,
-// nothing mitigated, no swap, no user in group audio.
+// nothing mitigated, no swap, one ext4 file system, no ALSA, only root in /etc/passwd
+// and no user in group audio.
 namespace audit_fixture {
 
 inline constexpr int k_other = 0;
@@ -22,7 +24,27 @@ inline constexpr int k_fifo = 1;
 inline constexpr int k_rr = 2;
 inline constexpr int k_idle = 5;
 inline constexpr unsigned long k_kthread_flags = 0x00208040; // PF_KTHREAD among others
+// A per-CPU kernel thread or a workqueue worker: PF_NO_SETAFFINITY too
+inline constexpr unsigned long k_bound_kthread_flags = k_kthread_flags | 0x04000000;
+inline constexpr unsigned long k_wq_worker_flags = k_bound_kthread_flags | 0x00000020;
 
+// /proc/timer_list of 'cpus' CPUs as recent kernels print it ('.nohz' a flag), or
+// as older ones do ('.nohz_mode' 2: tickless with high-resolution timers); with
+// 'hres' false, as a kernel without CONFIG_HIGH_RES_TIMERS (no '.hres_active' line).
+inline std::string timer_list_text(unsigned cpus, bool hres = true, bool nohz = true,
+                                   bool old_format = false) {
+    std::string out = "Timer List Version: v0.10\nHRTIMER_MAX_CLOCK_BASES: 8\nnow at 1 nsecs\n\n";
+    for (unsigned cpu = 0; cpu < cpus; ++cpu) {
+        out += "cpu: " + std::to_string(cpu) + "\n clock 0:\n  .base:       0\n";
+        if (hres)
+            out += "  .expires_next   : 1 nsecs\n  .hres_active    : 1\n  .nr_events      : 5\n";
+        out += old_format ? std::string("  .nohz_mode      : ") + (nohz ? "2" : "0") + "\n"
+                          : std::string("  .nohz           : ") + (nohz ? "1" : "0") +
+                                "\n  .highres        : " + (hres ? "1" : "0") + "\n";
+        out += "  .tick_stopped   : 0\njiffies: 4295260577\n\n";
+    }
+    return out + "Tick Device: mode:     1\nBroadcast device\nClock Event Device: <NULL>\n";
+}
 inline const std::string k_generic = "#1 SMP PREEMPT_DYNAMIC Debian 6.12.117-1 (2025-11-10)";
 inline const std::string k_rt = "#1 SMP PREEMPT_RT Debian 6.12.117-1 (2025-11-10)";
 inline const std::string k_cmdline =
@@ -72,6 +94,7 @@ class FakeSystem {
         for (int cpu = 0; cpu < 4; ++cpu)
             governor(cpu, "performance");
         std::filesystem::create_directories(dir.path() + "/proc/irq");
+        std::filesystem::create_directories(dir.path() + "/sys/kernel/irq");
         m_interrupts = "           CPU0       CPU1       CPU2       CPU3\n";
         write("proc/interrupts", m_interrupts);
         // no SMT, nothing mitigated, no swap, no user in group audio
@@ -81,6 +104,10 @@ class FakeSystem {
         write("proc/sys/vm/swappiness", "60\n");
         write("proc/swaps", "Filename\t\t\t\tType\t\tSize\t\tUsed\t\tPriority\n");
         write("etc/group", "root:x:0:\naudio:x:29:\n");
+        write("etc/passwd", "root:x:0:0:root:/root:/bin/bash\n");
+        write("proc/timer_list", timer_list_text(4));
+        write("proc/mounts", "/dev/vda / ext4 rw,relatime 0 0\nproc /proc proc rw 0 0\n");
+        write("sys/devices/virtual/workqueue/cpumask", "3\n");
     }
 
     void write(const std::string& path, const std::string& content) const {
@@ -97,17 +124,19 @@ class FakeSystem {
               name + "\n");
     }
 
-    // A user-space process with its threads (the first is the main thread, tid == pid).
+    // A user-space process with its threads (the first is the main thread, tid == pid),
+    // run by 'uid' with the effective capabilities 'cap_eff' (a hex mask, as in status).
     void process(int pid, const std::string& cgroup, const std::vector<FakeThread>& threads,
-                 const std::string& limits = limits_text("0", "8388608")) const {
-        add(pid, 1, 0, cgroup, threads, limits);
+                 const std::string& limits = limits_text("0", "8388608"), unsigned uid = 0,
+                 const std::string& cap_eff = "0000000000000000") const {
+        add(pid, 1, 0, cgroup, threads, limits, uid, cap_eff);
     }
 
-    // A kernel thread: a child of kthreadd with PF_KTHREAD.
+    // A kernel thread: a child of kthreadd with PF_KTHREAD (and 'flags' as given).
     void kthread(int pid, const std::string& comm, const std::string& cpus, int policy = k_other,
-                 int priority = 0) const {
-        add(pid, 2, k_kthread_flags, "/", {{pid, comm, policy, priority, cpus}},
-            limits_text("0", "8388608"));
+                 int priority = 0, unsigned long flags = k_kthread_flags) const {
+        add(pid, 2, flags, "/", {{pid, comm, policy, priority, cpus}}, limits_text("0", "8388608"),
+            0, "000001ffffffffff");
     }
 
     // An IRQ with its /proc/irq folder and its line in /proc/interrupts.
@@ -119,6 +148,10 @@ class FakeSystem {
             write(base + "/effective_affinity_list", effective + "\n");
         if (!writable)
             ::chmod((dir.path() + "/" + base + "/smp_affinity_list").c_str(), 0444);
+        // /sys/kernel/irq/N: the handlers, the last column of /proc/interrupts
+        const std::string sys_irq = "sys/kernel/irq/" + std::to_string(number) + "/";
+        write(sys_irq + "actions", chip_and_name.substr(chip_and_name.rfind(' ') + 1) + "\n");
+        write(sys_irq + "chip_name", chip_and_name.substr(0, chip_and_name.find(' ')) + "\n");
         m_interrupts += " " + std::to_string(number) +
                         ":          5          0          0"
                         "          0  " +
@@ -150,12 +183,15 @@ class FakeSystem {
     }
 
     void add(int pid, int ppid, unsigned long flags, const std::string& cgroup,
-             const std::vector<FakeThread>& threads, const std::string& limits) const {
+             const std::vector<FakeThread>& threads, const std::string& limits, unsigned uid,
+             const std::string& cap_eff) const {
         const std::string base = "proc/" + std::to_string(pid);
         const FakeThread& main = threads.front();
+        const std::string id = std::to_string(uid);
         write(base + "/stat", stat_line(pid, main.comm, ppid, flags, main.policy, main.priority));
-        write(base + "/status",
-              "Name:\t" + main.comm + "\nCpus_allowed_list:\t" + main.cpus + "\n");
+        write(base + "/status", "Name:\t" + main.comm + "\nUid:\t" + id + "\t" + id + "\t" + id +
+                                    "\t" + id + "\nCapEff:\t" + cap_eff + "\nCpus_allowed_list:\t" +
+                                    main.cpus + "\n");
         write(base + "/cgroup", "0::" + cgroup + "\n");
         write(base + "/limits", limits);
         for (const FakeThread& t : threads) {

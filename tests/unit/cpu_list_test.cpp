@@ -5,6 +5,7 @@
 
 using rtprov::core::CpuList;
 using rtprov::core::parse_cpu_list;
+using rtprov::core::parse_cpu_mask;
 
 namespace {
 
@@ -60,4 +61,18 @@ TEST_CASE("CpuList::to_mask writes the kernel's hex bitmap") {
     CHECK(CpuList({4}).to_mask() == "10");
     CHECK(CpuList({0, 32}).to_mask() == "1,00000001");
     CHECK(CpuList().to_mask() == "0");
+}
+
+TEST_CASE("parse_cpu_mask reads the kernel's hex bitmap back, and refuses what is not one") {
+    CHECK(parse_cpu_mask("3")->to_string() == "0-1");
+    CHECK(parse_cpu_mask("00000000,0000000f")->to_string() == "0-3");
+    CHECK(parse_cpu_mask("1,00000001")->to_string() == "0,32");
+    CHECK(parse_cpu_mask("0")->empty());
+    for (const CpuList& cpus : {CpuList({0, 1, 2}), CpuList({4}), CpuList({0, 32, 63})})
+        CHECK(*parse_cpu_mask(cpus.to_mask()) == cpus);
+    CHECK(parse_cpu_mask("").problem == "an empty CPU mask");
+    CHECK(parse_cpu_mask("0-3").problem == "'0-3' is not a hex CPU mask");
+    CHECK(parse_cpu_mask("f,,f").problem == "'f,,f' is not a hex CPU mask");
+    CHECK(parse_cpu_mask("123456789").problem == "'123456789' is not a hex CPU mask");
+    CHECK_FALSE(parse_cpu_mask(std::string(300, 'f')));
 }

@@ -112,3 +112,24 @@ TEST_CASE("a unit-wide real-time policy is the audio priority of an unknown app"
     CHECK(to_string(*s.unit_sched) == "rr 30");
     CHECK(to_string(ThreadSched{SchedPolicy::batch, 0}) == "batch");
 }
+
+TEST_CASE("the IRQ layout's kernel threads: the sound path's, the others', the timer threads'") {
+    core::ServiceTuning mpd = service("mpd");
+    core::Profile p = profile_with({mpd});
+    p.tuning.irqs.sound.mode = core::IrqPriority::Mode::automatic;
+    p.tuning.housekeeping_workqueues = true;
+    const Expectation e = expect(p, k_cores, k_apps, {debian_kernel()});
+    REQUIRE(e.irqs);
+    CHECK(e.housekeeping_workqueues);
+    const std::set<unsigned> sound = {33};
+    // one above MPD's fifo 40, one below it, the timer threads one above the sound path
+    CHECK(e.planned_kernel_thread("irq/33-xhci_hcd", sound) == ThreadSched{SchedPolicy::fifo, 41});
+    CHECK(e.planned_kernel_thread("irq/40-eth0", sound) == ThreadSched{SchedPolicy::fifo, 39});
+    CHECK(e.planned_kernel_thread("ktimers/2", sound) == ThreadSched{SchedPolicy::fifo, 42});
+    CHECK_FALSE(e.planned_kernel_thread("ksoftirqd/2", sound));
+    // timer_threads: false leaves ktimers/N alone; no tuning.irqs leaves every thread alone
+    p.tuning.irqs.timer_threads = false;
+    CHECK_FALSE(expect(p, k_cores, k_apps, {}).planned_kernel_thread("ktimers/2", sound));
+    p.tuning.irqs.sound.mode = core::IrqPriority::Mode::leave;
+    CHECK_FALSE(expect(p, k_cores, k_apps, {}).planned_kernel_thread("irq/33-xhci_hcd", sound));
+}

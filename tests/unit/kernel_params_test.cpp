@@ -44,8 +44,11 @@ std::string tokens(const ParamDecision& d) {
 TEST_CASE("kernel configs are read option by option, only the families rtprov decides on") {
     auto config = parse_kernel_config("# comment\nCONFIG_NO_HZ_FULL=y\n# CONFIG_PREEMPT_RT is "
                                       "not set\nCONFIG_PREEMPT_NONE=\"x\"\nCONFIG_RCU_NOCB_CPU=y\n"
-                                      "CONFIG_SND=m\n");
+                                      "CONFIG_SND=m\nCONFIG_HIGH_RES_TIMERS=y\n"
+                                      "CONFIG_HZ_PERIODIC=y\n");
     CHECK(config.at("CONFIG_NO_HZ_FULL") == "y");
+    CHECK(config.at("CONFIG_HIGH_RES_TIMERS") == "y"); // the audit's timer checks
+    CHECK(config.at("CONFIG_HZ_PERIODIC") == "y");
     CHECK_FALSE(config.count("CONFIG_PREEMPT_RT"));
     CHECK(config.at("CONFIG_PREEMPT_NONE") == "\"x\"");
     CHECK(config.at("CONFIG_RCU_NOCB_CPU") == "y");

@@ -4,9 +4,6 @@
 #include "tests/unit/audit_fixture.hpp"
 #include "tests/unit/catch.hpp"
 
-#include <sys/stat.h>
-#include <sys/sysmacros.h>
-
 #include <filesystem>
 
 using namespace rtprov;
@@ -17,11 +14,6 @@ namespace {
 
 bool has(const std::string& text, const std::string& part) {
     return text.find(part) != std::string::npos;
-}
-
-// The fixture with 'members' in group audio (gid 29).
-void audio_users(const FakeSystem& sys, const std::string& members) {
-    sys.write("etc/group", "root:x:0:\naudio:x:29:" + members + "\n");
 }
 
 } // namespace
@@ -101,111 +93,4 @@ TEST_CASE("swappiness matters only with swap in use") {
     CHECK(check_swappiness(sys.view()).status == Status::ok);
     sys.remove("proc/swaps");
     CHECK(check_swappiness(sys.view()).status == Status::warn);
-}
-
-TEST_CASE("the audio group's checks run only when it has members") {
-    FakeSystem sys;
-    CHECK_FALSE(check_audio_group_limits(sys.view()));
-    CHECK_FALSE(check_cpu_dma_latency_access(sys.view()));
-    sys.remove("etc/group");
-    // no /etc/group: cannot know who is in it
-    std::optional<Check> unseen = check_audio_group_limits(sys.view());
-    REQUIRE(unseen);
-    CHECK(unseen->status == Status::warn);
-}
-
-TEST_CASE("audio-group-limits: what pam_limits gives each member, soft capped by hard") {
-    FakeSystem sys;
-    audio_users(sys, "alice,bob");
-    std::optional<Check> bare = check_audio_group_limits(sys.view());
-    REQUIRE(bare);
-    CHECK(bare->status == Status::warn);
-    CHECK(has(bare->reason, "group audio has 'alice', 'bob', but rtprio is 0 for 'alice' (soft "
-                            "0, hard 0: no rule (the kernel's default))"));
-    CHECK(has(bare->reason, "memlock is the kernel's default for 'alice'"));
-    CHECK(has(bare->fix, "@audio - rtprio 95"));
-
-    sys.write("etc/security/limits.conf", "# defaults\n*  -  memlock  unlimited\n");
-    sys.write("etc/security/limits.d/95-audio.conf",
-              "@audio   -   RTPRIO   95  # JACK\n@audio hard memlock 64\n");
-    sys.write("etc/security/limits.d/99-ignored.txt", "@audio - rtprio 0\n");
-    sys.write("etc/security/limits.d/.hidden.conf", "@audio - rtprio 0\n");
-    std::optional<Check> capped = check_audio_group_limits(sys.view());
-    REQUIRE(capped);
-    INFO(capped->reason);
-    // the group's hard 64 KiB outranks '*'s unlimited, and caps the soft one
-    CHECK(capped->status == Status::warn);
-    CHECK(has(capped->reason, "memlock is 64 KiB for 'alice' ('* - memlock unlimited' "
-                              "(/etc/security/limits.conf:2) and '@audio hard memlock 64' "
-                              "(/etc/security/limits.d/95-audio.conf:2))"));
-    CHECK_FALSE(has(capped->reason, "rtprio is 0"));
-
-    sys.write("etc/security/limits.d/95-audio.conf",
-              "@audio - rtprio 95\n@audio - memlock UNLIMITED\n");
-    std::optional<Check> good = check_audio_group_limits(sys.view());
-    REQUIRE(good);
-    CHECK(good->status == Status::ok);
-    CHECK(has(good->reason, "rtprio 95 by '@audio - rtprio 95' "
-                            "(/etc/security/limits.d/95-audio.conf:1)"));
-
-    // a user's own rule outranks the group's, wherever it is
-    sys.write("etc/security/limits.d/10-alice.conf", "alice - rtprio 0\n");
-    std::optional<Check> user = check_audio_group_limits(sys.view());
-    REQUIRE(user);
-    CHECK(user->status == Status::warn);
-    CHECK(has(user->reason, "rtprio is 0 for 'alice'"));
-    sys.remove("etc/security/limits.d/10-alice.conf");
-
-    // a soft rule alone cannot lift the kernel's hard 0; a value pam drops sets nothing
-    sys.write("etc/security/limits.d/95-audio.conf",
-              "@audio soft rtprio 95\n@audio - rtprio abc\n@audio - memlock unlimited\n");
-    std::optional<Check> soft = check_audio_group_limits(sys.view());
-    REQUIRE(soft);
-    CHECK(soft->status == Status::warn);
-    CHECK(has(soft->reason, "rtprio is 0 for 'alice' (soft 95, hard 0"));
-}
-
-TEST_CASE("audio-group-limits: a limits file that is there but cannot be read is not "
-          "skipped") {
-    FakeSystem sys;
-    audio_users(sys, "alice");
-    sys.write("etc/security/limits.d/95-audio.conf", "@audio - rtprio 95\n");
-    const std::string fifo = sys.dir.path() + "/etc/security/limits.d/99-override.conf";
-    REQUIRE(::mkfifo(fifo.c_str(), 0644) == 0);
-    std::optional<Check> c = check_audio_group_limits(sys.view());
-    REQUIRE(c);
-    CHECK(c->status == Status::warn);
-    CHECK(has(c->reason, "99-override.conf"));
-}
-
-TEST_CASE("cpu-dma-latency: group audio's members may write the device, or it warns") {
-    FakeSystem sys;
-    audio_users(sys, "alice");
-    std::optional<Check> absent = check_cpu_dma_latency_access(sys.view());
-    REQUIRE(absent);
-    CHECK(absent->status == Status::warn);
-    CHECK(has(absent->reason, "/dev/cpu_dma_latency"));
-    sys.write("dev/cpu_dma_latency", "");
-    const std::string node = sys.dir.path() + "/dev/cpu_dma_latency";
-    // a stand-in that is not a character device is not taken for one
-    REQUIRE(::chmod(node.c_str(), 0666) == 0);
-    std::optional<Check> plain = check_cpu_dma_latency_access(sys.view());
-    REQUIRE(plain);
-    CHECK(plain->status == Status::warn);
-    CHECK(has(plain->reason, "is not a character device"));
-    std::filesystem::remove(node);
-    if (::mknod(node.c_str(), S_IFCHR | 0600, makedev(10, 62)) != 0) {
-        WARN("mknod needs root here: the device's modes are not checked");
-        return;
-    }
-    REQUIRE(::chmod(node.c_str(), 0600) == 0);
-    std::optional<Check> closed = check_cpu_dma_latency_access(sys.view());
-    REQUIRE(closed);
-    CHECK(closed->status == Status::warn);
-    CHECK(has(closed->reason, "mode 0600"));
-    CHECK(has(closed->fix, "tuning.hold_cpu_dma_latency: true"));
-    REQUIRE(::chmod(node.c_str(), 0666) == 0);
-    std::optional<Check> open = check_cpu_dma_latency_access(sys.view());
-    REQUIRE(open);
-    CHECK(open->status == Status::ok);
 }

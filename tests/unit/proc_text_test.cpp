@@ -143,3 +143,48 @@ TEST_CASE("interrupt counts are keyed by the CPU the header names, offline CPUs 
     CHECK(lines[0].counts == std::map<unsigned, std::uint64_t>{{0, 0}, {2, 2276665}});
     CHECK(lines[0].name == "virtio1-req.0");
 }
+
+TEST_CASE("a status file gives the effective uid and whether CAP_SYS_NICE is held") {
+    const std::string status = "Name:\tmpd\nUid:\t0\t107\t107\t107\nGid:\t29\t29\t29\t29\n"
+                               "CapEff:\t0000000000800000\n";
+    CHECK(parse_status_uid(status) == 107u);
+    CHECK(parse_status_has_cap(status, k_cap_sys_nice) == true);
+    CHECK(parse_status_has_cap(status, 21) == false);
+    CHECK(parse_status_has_cap("CapEff:\t000001ffffffffff\n", k_cap_sys_nice) == true);
+    CHECK_FALSE(parse_status_uid("Name:\tx\n"));
+    CHECK_FALSE(parse_status_uid("Uid:\t0\n"));
+    CHECK_FALSE(parse_status_has_cap("CapEff:\tzz\n", k_cap_sys_nice));
+}
+
+TEST_CASE("timer_list gives, per CPU, high-resolution mode and whether the tick stops") {
+    auto now = parse_timer_list(audit_fixture::timer_list_text(3));
+    REQUIRE(now);
+    CHECK(now->cpus == 3);
+    CHECK(now->hres_shown == 3);
+    CHECK(now->hres_active == 3);
+    CHECK(now->nohz_shown == 3);
+    CHECK(now->nohz_active == 3);
+    // older kernels: '.nohz_mode' 0, 1 or 2
+    auto old = parse_timer_list(audit_fixture::timer_list_text(2, true, false, true));
+    REQUIRE(old);
+    CHECK(old->nohz_shown == 2);
+    CHECK(old->nohz_active == 0);
+    // no CONFIG_HIGH_RES_TIMERS: no '.hres_active' line
+    auto lowres = parse_timer_list(audit_fixture::timer_list_text(2, false));
+    REQUIRE(lowres);
+    CHECK(lowres->hres_shown == 0);
+    CHECK_FALSE(parse_timer_list("Timer List Version: v0.10\n"));
+}
+
+TEST_CASE("mounts are read with their octal escapes undone") {
+    const std::vector<Mount> mounts =
+        parse_mounts("/dev/vda / ext4 rw,relatime 0 0\n"
+                     "/dev/sdb1 /media/my\\040music\\134x fuseblk rw,user_id=0 0 0\nshort line\n");
+    REQUIRE(mounts.size() == 2);
+    CHECK(mounts[0].point == "/");
+    CHECK(mounts[0].type == "ext4");
+    CHECK(mounts[1].point == "/media/my music\\x");
+    CHECK(mounts[1].type == "fuseblk");
+    CHECK(mounts[1].options == "rw,user_id=0");
+    CHECK(mounts[1].source == "/dev/sdb1");
+}

@@ -48,11 +48,17 @@ Process process(int pid, const std::string& comm, const std::string& cgroup,
     return p;
 }
 
+// PF_* bits as /proc/PID/stat shows them (include/linux/sched.h)
+constexpr unsigned long k_no_setaffinity = 0x04000000; // per-CPU threads, workqueue workers
+constexpr unsigned long k_wq_worker = 0x00000020 | k_no_setaffinity;
+
 Process kthread(int pid, const std::string& comm, const std::string& allowed,
-                SchedPolicy policy = SchedPolicy::other, int priority = 0) {
+                SchedPolicy policy = SchedPolicy::other, int priority = 0,
+                unsigned long flags = 0x00208040) {
     Process p = process(pid, comm, "/", allowed, policy, priority);
     p.ppid = 2;
     p.kernel_thread = true;
+    p.threads.front().flags = flags;
     return p;
 }
 
@@ -89,6 +95,7 @@ SystemView with(std::vector<Process> processes, std::vector<Irq> irqs = {}) {
     v.cpus.isolated.value = cpus("2-3");
     v.processes.value = std::move(processes);
     v.irqs.value = std::move(irqs);
+    v.workqueue_cpumask.value = cpus("0-3"); // the kernel's default: every CPU
     return v;
 }
 
@@ -173,15 +180,17 @@ TEST_CASE("a user task allowed on a reserved CPU fails; services and per-CPU kth
 
     SystemView wandering = clean;
     wandering.processes.value->push_back(process(512, "cron", "/system.slice/cron.service", "0-3"));
-    wandering.processes.value->push_back(kthread(60, "kworker/u8:1", "0-3"));
+    wandering.processes.value->push_back(
+        kthread(60, "kworker/u8:1", "0-3", SchedPolicy::other, 0, k_wq_worker));
     Check c = check_reserved_cpu_tasks(wandering, e);
     CHECK(c.status == Status::fail);
     CHECK(c.reason == "1 task outside the profile's services may run on reserved CPUs 2-3: "
-                      "'cron' (pid 512, CPUs 0-3); and 1 kernel thread not bound to one CPU: "
-                      "'kworker/u8:1' (pid 60, CPUs 0-3)");
-    CHECK(c.fix == "isolcpus= keeps tasks off only at boot: whatever gave these an affinity "
-                   "(taskset, CPUAffinity=) must leave CPUs 2-3 out; if every task is affected, "
-                   "see check 'isolated-cpus'");
+                      "'cron' (pid 512, CPUs 0-3); and 1 unbound workqueue worker "
+                      "('kworker/u8:1' (pid 60, CPUs 0-3)), which follows "
+                      "/sys/devices/virtual/workqueue/cpumask: it holds CPUs 0-3");
+    CHECK(c.fix.starts_with("isolcpus= keeps tasks off only at boot: whatever gave these an "
+                            "affinity (taskset, CPUAffinity=) must leave CPUs 2-3 out; if every "
+                            "task is affected, see check 'isolated-cpus'; write the hex mask 3"));
 }
 
 TEST_CASE("a task's own name is shown on one line, its control characters escaped") {
@@ -200,24 +209,67 @@ TEST_CASE("a task's own name is shown on one line, its control characters escape
           std::string::npos);
 }
 
-TEST_CASE("unbound kernel threads alone on reserved CPUs only warn") {
+TEST_CASE("unbound workqueue workers alone on reserved CPUs warn, with the mask that moves "
+          "them") {
     Expectation e = with_mpd();
-    SystemView v = with({mpd_process(), kthread(60, "kworker/u8:1", "0-3")});
+    SystemView v = with(
+        {mpd_process(), kthread(60, "kworker/u8:1", "0-3", SchedPolicy::other, 0, k_wq_worker)});
     Check c = check_reserved_cpu_tasks(v, e);
     CHECK(c.status == Status::warn);
-    CHECK(c.reason == "reserved CPUs 2-3 are open to 1 kernel thread not bound to one CPU: "
-                      "'kworker/u8:1' (pid 60, CPUs 0-3)");
-    CHECK(c.fix == "unbound kernel workers follow /sys/devices/virtual/workqueue/cpumask, which "
-                   "takes a hex CPU mask: write the hex mask 3 (CPUs 0-1, the housekeeping CPUs) "
-                   "there: echo 3 > /sys/devices/virtual/workqueue/cpumask");
+    CHECK(c.reason == "reserved CPUs 2-3 are open to 1 unbound workqueue worker ('kworker/u8:1' "
+                      "(pid 60, CPUs 0-3)), which follows /sys/devices/virtual/workqueue/cpumask: "
+                      "it holds CPUs 0-3");
+    CHECK(c.fix == "write the hex mask 3 (CPUs 0-1, the housekeeping CPUs) to the workqueue "
+                   "cpumask, which takes a hex CPU mask: echo 3 > "
+                   "/sys/devices/virtual/workqueue/cpumask (tuning.housekeeping_workqueues: true "
+                   "does it at every boot)");
     Expectation wide = e;
     wide.cores = {core::CpuList({0, 1, 2, 33}), core::CpuList({3})};
-    CHECK(check_reserved_cpu_tasks(v, wide).fix ==
-          "unbound kernel workers follow /sys/devices/virtual/workqueue/cpumask, which takes a "
-          "hex CPU mask: write the hex mask 2,00000007 (CPUs 0-2,33, the housekeeping CPUs) "
-          "there: echo 2,00000007 > /sys/devices/virtual/workqueue/cpumask");
+    CHECK(check_reserved_cpu_tasks(v, wide).fix.find(
+              "write the hex mask 2,00000007 (CPUs 0-2,33, the housekeeping CPUs) to the "
+              "workqueue cpumask, which takes a hex CPU mask: echo 2,00000007 > "
+              "/sys/devices/virtual/workqueue/cpumask") == 0);
+    // the profile has rtprov-irq-tune@boot write it: the fix is to run that
+    Expectation tuned = e;
+    tuned.housekeeping_workqueues = true;
+    CHECK(check_reserved_cpu_tasks(v, tuned).fix.starts_with(
+        "rtprov-irq-tune@boot.service writes the housekeeping CPUs there "
+        "(tuning.housekeeping_workqueues): run 'systemctl start rtprov-irq-tune@boot.service'"));
     e.reserve_method = core::ReserveMethod::none;
     CHECK(check_reserved_cpu_tasks(v, e).status == Status::ok);
+}
+
+TEST_CASE("reserved-cpu-tasks offers a fix only where it moves something: the workqueue mask "
+          "already kept, what the kernel does not let move is named") {
+    Expectation e = with_mpd();
+    // Seen on the debos example's Debian 13 guest: with the workqueue mask already 3, the
+    // unbound workqueues' rescuers and kcompactd0 stay allowed on every CPU.
+    SystemView v = with({mpd_process(),
+                         kthread(40, "kworker/R-kbloc", "0-3", SchedPolicy::other, 0, k_wq_worker),
+                         kthread(41, "kworker/R-md", "0-3", SchedPolicy::other, 0, k_wq_worker),
+                         kthread(55, "kcompactd0", "0-3")});
+    v.workqueue_cpumask.value = cpus("0-1");
+    Check c = check_reserved_cpu_tasks(v, e);
+    CHECK(c.status == Status::warn);
+    CHECK(c.reason == "reserved CPUs 2-3 are open to 1 kernel thread not bound to one CPU that "
+                      "taskset can move: 'kcompactd0' (pid 55, CPUs 0-3); also 2 kernel threads "
+                      "the kernel does not let anyone move (PF_NO_SETAFFINITY; the workqueue "
+                      "cpumask already holds only CPUs 0-1): 'kworker/R-kbloc' (pid 40, CPUs "
+                      "0-3) and 'kworker/R-md' (pid 41, CPUs 0-3)");
+    CHECK(c.fix == "keep them on the CPU list 0-1 (the housekeeping CPUs): for pid in 55; do "
+                   "taskset -pc 0-1 $pid; done (the kernel may widen them again when a CPU comes "
+                   "online)");
+    CHECK(c.fix.find("workqueue/cpumask") == std::string::npos);
+    // once kcompactd0 is moved, nothing is left to do: what cannot move is named, not a finding
+    v.processes.value->back().threads.front().allowed = cpus("0-1");
+    Check left = check_reserved_cpu_tasks(v, e);
+    CHECK(left.status == Status::ok);
+    CHECK(left.reason == "only the profile's services and per-CPU kernel threads may run on "
+                         "reserved CPUs 2-3, and 2 kernel threads the kernel does not let anyone "
+                         "move (PF_NO_SETAFFINITY; the workqueue cpumask already holds only CPUs "
+                         "0-1): 'kworker/R-kbloc' (pid 40, CPUs 0-3) and 'kworker/R-md' (pid 41, "
+                         "CPUs 0-3)");
+    CHECK(left.fix.empty());
 }
 
 TEST_CASE("a foreign real-time task above the audio threads on reserved CPUs warns") {
@@ -230,8 +282,57 @@ TEST_CASE("a foreign real-time task above the audio threads on reserved CPUs war
     CHECK(c.status == Status::warn);
     CHECK(c.reason == "1 real-time task at or above priority 40, the audio threads', may run on "
                       "reserved CPUs 2-3: 'multipathd' (tid 301, rr 99, CPUs 0-3)");
-    CHECK(c.fix == "lower them below 40 (chrt -p PRIORITY TID) or keep them off the reserved "
-                   "CPUs with the CPU list 0-1 (the housekeeping CPUs): taskset -pc 0-1 TID");
+    CHECK(c.fix == "lower them below 40: for tid in 301; do chrt -f -p 39 $tid; done; or keep "
+                   "them off the reserved CPUs with the CPU list 0-1 (the housekeeping CPUs): for "
+                   "tid in 301; do taskset -pc 0-1 $tid; done");
+}
+
+TEST_CASE("rt-above-audio offers taskset only for threads the kernel lets move") {
+    Expectation e = with_mpd();
+    // per-CPU kthreads (smpboot): PF_NO_SETAFFINITY, so taskset fails with EINVAL
+    SystemView v = with({mpd_process(),
+                         kthread(70, "idle_inject/2", "2", SchedPolicy::fifo, 50, k_no_setaffinity),
+                         kthread(71, "ktimers/3", "3", SchedPolicy::fifo, 50, k_no_setaffinity)});
+    Check c = check_rt_above_audio(v, e);
+    CHECK(c.status == Status::warn);
+    CHECK(c.reason == "2 real-time tasks at or above priority 40, the audio threads', may run on "
+                      "reserved CPUs 2-3: 'idle_inject/2' (tid 70, fifo 50, CPU 2) and "
+                      "'ktimers/3' (tid 71, fifo 50, CPU 3); the kernel does not let anyone move "
+                      "'idle_inject/2' and 'ktimers/3' (PF_NO_SETAFFINITY: taskset refuses them)");
+    CHECK(c.fix == "lower them below 40: for tid in 70 71; do chrt -f -p 39 $tid; done");
+    // one that can move gets its taskset, the others not
+    v.processes.value->push_back(process(302, "burner", "/", "0-3", SchedPolicy::fifo, 60));
+    CHECK(check_rt_above_audio(v, e).fix ==
+          "lower them below 40: for tid in 70 71 302; do chrt -f -p 39 $tid; done; or keep "
+          "those taskset can move off the reserved CPUs with the CPU list 0-1 (the housekeeping "
+          "CPUs): for tid in 302; do taskset -pc 0-1 $tid; done");
+}
+
+TEST_CASE("rt-above-audio: the timer threads at the layout's priority are the profile's own "
+          "plan, not a finding") {
+    Expectation e = with_mpd();
+    core::IrqLayout layout;
+    layout.sound = 41;
+    layout.timers = 42; // tuning.irqs.timer_threads on PREEMPT_RT: sound + 1
+    e.irqs = layout;
+    SystemView v =
+        with({mpd_process(), kthread(71, "ktimers/2", "2", SchedPolicy::fifo, 42, k_no_setaffinity),
+              kthread(72, "ktimers/3", "3", SchedPolicy::fifo, 42, k_no_setaffinity)});
+    v.sound_cards.value = std::vector<system::SoundCard>{};
+    v.irq_lines.value = std::vector<system::IrqLine>{};
+    Check planned = check_rt_above_audio(v, e);
+    CHECK(planned.status == Status::ok);
+    CHECK(planned.fix.empty());
+    // away from the plan it is reported again
+    v.processes.value->at(2).threads[0].rt_priority = 60;
+    Check off = check_rt_above_audio(v, e);
+    CHECK(off.status == Status::warn);
+    CHECK(off.reason.find("'ktimers/3' (tid 72, fifo 60, CPU 3)") != std::string::npos);
+    CHECK(off.reason.find("ktimers/2") == std::string::npos);
+    // without timer_threads the layout leaves them alone, and 42 is above the audio threads
+    e.irqs->timers.reset();
+    v.processes.value->at(2).threads[0].rt_priority = 42;
+    CHECK(check_rt_above_audio(v, e).status == Status::warn);
 }
 
 TEST_CASE("the sound path's IRQ threads on the reserved CPUs are expected, at the planned priority "
@@ -463,4 +564,81 @@ TEST_CASE("sound-irqs: no card, a name glob, and what could not be read") {
     c = box.check();
     CHECK(c.status == Status::warn);
     CHECK(c.reason == "cannot read '/proc': Permission denied");
+}
+
+TEST_CASE("shared_by_devices: several devices' handlers, not one driver's several") {
+    CHECK_FALSE(shared_by_devices({}));
+    CHECK_FALSE(shared_by_devices({"snd_hda_intel:card0"}));
+    CHECK_FALSE(shared_by_devices({"dwc_otg", "dwc_otg_pcd", "dwc_otg_hcd:usb1"}));
+    CHECK(shared_by_devices({"snd_hda_intel:card0", "ehci_hcd:usb2"}));
+    CHECK(shared_by_devices({"snd_hda_intel:card0", "snd_hda_intel:card1"}));
+    CHECK(shared_by_devices({"dwc_otg", "dwc_otgx"}));
+}
+
+TEST_CASE("sound-irq-shared: profile or not, a card's or a USB controller's line shared with "
+          "another device warns, with the fix for each") {
+    SoundBox box;
+    Check alone = check_sound_irq_sharing(box.v, nullptr);
+    CHECK(alone.status == Status::ok);
+    CHECK(alone.reason == "no interrupt of the sound path is shared: IRQ 24 (card 0 'Intel'): "
+                          "'snd_hda_intel:card0' and IRQ 33 (card 1 'DAC'): 'xhci_hcd'");
+    box.v.irq_lines.value->at(0).actions.push_back("ehci_hcd:usb2");
+    Check card = check_sound_irq_sharing(box.v, nullptr);
+    CHECK(card.status == Status::warn);
+    CHECK(card.reason.starts_with("IRQ 24 (card 0 'Intel') is shared by 'snd_hda_intel:card0', "
+                                  "'ehci_hcd:usb2': each interrupt runs the other device's "
+                                  "handler too"));
+    CHECK(card.fix.starts_with("give the card an interrupt of its own: its driver's MSI"));
+    CHECK(card.fix.find("lsusb") == std::string::npos);
+    // with the profile's IRQ layout, the other handler's thread gets the sound priority
+    CHECK(check_sound_irq_sharing(box.v, &box.e).reason.find("with tuning.irqs") !=
+          std::string::npos);
+    box.v.irq_lines.value->at(0).actions.pop_back();
+
+    // a USB host controller with no card behind it yet, sharing its line
+    box.v.irq_lines.value->push_back({16, {"ehci_hcd:usb2", "eth1"}, "IO-APIC", 16});
+    box.v.usb_hosts.push_back({2, "0000:00:1d.0", {16}});
+    Check usb = check_sound_irq_sharing(box.v, nullptr);
+    CHECK(usb.status == Status::warn);
+    CHECK(usb.reason.starts_with("IRQ 16 (the host controller of USB bus 2 (0000:00:1d.0)) is "
+                                 "shared by 'ehci_hcd:usb2', 'eth1'"));
+    CHECK(usb.fix == "plug the USB DAC into a port of a USB controller whose interrupt is not "
+                     "shared ('lsusb -t' shows which bus a port is on)");
+}
+
+TEST_CASE("sound-irq-shared: no ALSA is ok; a card whose interrupt cannot be found is named, "
+          "and when none can be, it warns") {
+    SoundBox box;
+    box.v.sound_cards = Fact<std::vector<system::SoundCard>>::failed("no ALSA", true);
+    Check none = check_sound_irq_sharing(box.v, nullptr);
+    CHECK(none.status == Status::ok);
+    CHECK(none.reason == "the kernel has no ALSA (/proc/asound/cards is missing), and no USB "
+                         "host controller was found");
+
+    system::SoundCard headphones;
+    headphones.number = 0;
+    headphones.id = "Headphones";
+    headphones.device = "/sys/devices/platform/soc/fe00b840.mailbox/bcm2835_audio";
+    headphones.problem = "no interrupt was found by device";
+    system::SoundCard virtual_card;
+    virtual_card.number = 2;
+    virtual_card.id = "Loopback";
+    virtual_card.problem = "it has no device in sysfs: a virtual card, which no interrupt feeds";
+    box.v.sound_cards.value = std::vector<system::SoundCard>{headphones, virtual_card};
+    box.v.sound_cards.problem.clear();
+    Check unseen = check_sound_irq_sharing(box.v, nullptr);
+    CHECK(unseen.status == Status::warn);
+    CHECK(unseen.reason == "no sound card's interrupt was found, so whether one is shared cannot "
+                           "be seen: card 0 'Headphones': no interrupt was found by device");
+    CHECK(unseen.fix.find("tuning.irqs.sound_names") != std::string::npos);
+    // the profile names the card's interrupt: then it is judged
+    box.e.sound_names = {"xhci_hcd"};
+    Check named = check_sound_irq_sharing(box.v, &box.e);
+    CHECK(named.status == Status::ok);
+    CHECK(named.reason == "no interrupt of the sound path is shared: IRQ 33 (named by "
+                          "tuning.irqs.sound_names): 'xhci_hcd'; not judged: card 0 "
+                          "'Headphones': no interrupt was found by device");
+    // what cannot be read is said, never ok
+    box.v.irq_lines = Fact<std::vector<system::IrqLine>>::failed("cannot list '/sys/kernel/irq'");
+    CHECK(check_sound_irq_sharing(box.v, nullptr).status == Status::warn);
 }

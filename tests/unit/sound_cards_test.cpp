@@ -330,3 +330,41 @@ TEST_CASE("a card's id comes from sysfs, on one line, and finds its names by it"
     CHECK(cards[1].id == "NoText"); // in sysfs, not (yet) in /proc/asound/cards
     CHECK(cards[1].name.empty());
 }
+
+TEST_CASE("USB host controllers: by the '<driver>:usbN' line, else their device's MSI or line") {
+    SoundSysroot s;
+    const std::string vl805 = "platform/scb/fd500000.pcie/pci0000:00/0000:00:00.0/0000:01:00.0";
+    s.irq(37, "dwc_otg, dwc_otg_pcd, dwc_otg_hcd:usb3", "GICv2", 105);
+    s.irq(55, "xhci_hcd", "BRCM STB PCIe MSI", 524288);
+    s.irq(56, "", "BRCM STB PCIe MSI", 524289); // a vector without a handler
+    s.irq(16, "ehci_hcd:usb4, eth0", "IO-APIC", 16);
+    s.usb_bus(vl805 + "/usb1", 1);
+    s.usb_bus(vl805 + "/usb2", 2);
+    s.dir.write("sys/devices/" + vl805 + "/msi_irqs/55", "msi\n");
+    s.dir.write("sys/devices/" + vl805 + "/msi_irqs/56", "msi\n");
+    s.usb_bus("platform/soc/fe980000.usb/usb3", 3);
+    s.usb_bus("pci0000:00/0000:00:1d.0/usb4", 4);
+    s.dir.write("sys/devices/pci0000:00/0000:00:1d.0/irq", "16\n");
+    s.usb_bus("platform/dummy_hcd.0/usb5", 5);
+    std::filesystem::create_directories(s.dir.path() + "/sys/bus/usb/devices");
+    for (const auto& [bus, hub] : std::vector<std::pair<std::string, std::string>>{
+             {"usb1", vl805 + "/usb1"},
+             {"usb2", vl805 + "/usb2"},
+             {"usb3", "platform/soc/fe980000.usb/usb3"},
+             {"usb4", "pci0000:00/0000:00:1d.0/usb4"},
+             {"usb5", "platform/dummy_hcd.0/usb5"},
+             {"1-1", vl805 + "/usb1"}})
+        s.link("sys/bus/usb/devices/" + bus, "../../../devices/" + hub);
+    SysRoot root(s.dir.path());
+    std::vector<UsbHost> hosts = read_usb_hosts(root, *read_irq_lines(root));
+    REQUIRE(hosts.size() == 5);
+    CHECK(hosts[0].bus == 1);
+    CHECK(hosts[0].controller == "0000:01:00.0");
+    CHECK(hosts[0].irqs == std::vector<unsigned>{55});
+    CHECK(hosts[1].irqs == std::vector<unsigned>{55}); // USB 2 and 3 buses of one xhci
+    CHECK(hosts[2].controller == "fe980000.usb");
+    CHECK(hosts[2].irqs == std::vector<unsigned>{37});
+    CHECK(hosts[3].irqs == std::vector<unsigned>{16});
+    CHECK(hosts[4].irqs.empty());
+    CHECK(read_usb_hosts(SysRoot(s.dir.path() + "/nothing"), {}).empty());
+}

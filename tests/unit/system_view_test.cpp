@@ -123,3 +123,57 @@ TEST_CASE("an smp_affinity_list without a write bit is recorded as not writable"
     CHECK(v.irqs->front().chip == "GICv2");
     CHECK(v.irqs->front().hwirq == 30u);
 }
+
+TEST_CASE("threads keep their PF_* flags, processes their uid and CAP_SYS_NICE") {
+    FakeSystem sys;
+    sys.process(812, "/system.slice/mpd.service", {{812, "mpd", k_other, 0, "2-3"}},
+                limits_text("40", "unlimited"), 107);
+    sys.kthread(25, "ktimers/2", "2", k_fifo, 1, k_bound_kthread_flags);
+    SystemView v = sys.view();
+    REQUIRE(v.processes);
+    const Process& kthread = v.processes->at(0);
+    CHECK(kthread.threads[0].flags == k_bound_kthread_flags);
+    CHECK((kthread.threads[0].flags & k_pf_no_setaffinity) != 0);
+    CHECK(kthread.uid == 0u);
+    CHECK(kthread.cap_sys_nice);
+    const Process& mpd = v.processes->at(1);
+    CHECK(mpd.uid == 107u);
+    CHECK_FALSE(mpd.cap_sys_nice);
+    CHECK((mpd.threads[0].flags & k_pf_no_setaffinity) == 0);
+}
+
+TEST_CASE("timers, mounts, the workqueue mask, RTKit and the asked-for units are read; what "
+          "is missing is a problem") {
+    FakeSystem sys;
+    sys.write("lib/systemd/system/mpd.service", "[Service]\nUser=mpd\n");
+    SystemView v = read_system_view(sys.dir.path(), {"mpd.service", "none.service"});
+    REQUIRE(v.timer_list);
+    CHECK(v.timer_list->hres_active == 4);
+    REQUIRE(v.mounts);
+    CHECK(v.mounts->front().type == "ext4");
+    REQUIRE(v.workqueue_cpumask);
+    CHECK(v.workqueue_cpumask->to_string() == "0-1");
+    REQUIRE(v.passwd);
+    CHECK_FALSE(v.rtkit);
+    CHECK(v.units.at("mpd.service")->service.at("User").value == "mpd");
+    CHECK(v.units.at("none.service").absent);
+    CHECK(v.mpd_conf.absent);
+
+    sys.remove("proc/timer_list");
+    sys.write("sys/devices/virtual/workqueue/cpumask", "0-1\n");
+    sys.write("usr/share/dbus-1/system-services/org.freedesktop.RealtimeKit1.service", "");
+    SystemView w = sys.view();
+    CHECK(w.timer_list.problem == "cannot read '/proc/timer_list': No such file or directory");
+    CHECK(w.workqueue_cpumask.problem ==
+          "'/sys/devices/virtual/workqueue/cpumask' holds '0-1': '0-1' is not a hex CPU mask");
+    CHECK(w.rtkit);
+    sys.write("proc/timer_list", "garbage\n");
+    CHECK(sys.view().timer_list.problem == "'/proc/timer_list' shows no CPU");
+}
+
+TEST_CASE("the music folders that exist are recorded") {
+    FakeSystem sys;
+    std::filesystem::create_directories(sys.dir.path() + "/media");
+    SystemView v = sys.view();
+    CHECK(v.present_folders == std::set<std::string>{"/media"});
+}
