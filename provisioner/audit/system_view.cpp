@@ -6,7 +6,7 @@
 #include "provisioner/boot/kernel_config.hpp"
 #include "provisioner/core/error.hpp"
 #include "provisioner/core/text.hpp"
-#include "provisioner/target/root.hpp"
+#include "provisioner/fs/root.hpp"
 
 #include <sys/stat.h>
 
@@ -20,7 +20,7 @@
 
 namespace rtprov::audit {
 
-namespace fs = std::filesystem;
+namespace stdfs = std::filesystem;
 
 namespace {
 

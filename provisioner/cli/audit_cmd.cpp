@@ -13,7 +13,7 @@
 #include <iostream>
 #include <map>
 
-namespace fs = std::filesystem;
+namespace stdfs = std::filesystem;
 
 namespace rtprov::cli {
 

@@ -2,8 +2,8 @@
 #pragma once
 
 #include "provisioner/cli/render.hpp"
-#include "provisioner/target/root.hpp"
-#include "provisioner/target/root_lock.hpp"
+#include "provisioner/fs/root.hpp"
+#include "provisioner/fs/root_lock.hpp"
 
 #include <CLI/CLI.hpp>
 
@@ -28,7 +28,7 @@ inline constexpr const char* k_selftest_history = "/var/lib/rtprov/selftest";
 // The newest self-test report kept in ROOT's history folder as 'selftest --prometheus'
 // writes it (for 'status --prometheus'); "" when there is no such folder or no report in
 // it. Throws rtprov::Error naming the folder or file it cannot read.
-std::string newest_selftest_prometheus(const target::Root& root);
+std::string newest_selftest_prometheus(const fs::Root& root);
 
 // 'rtprov selftest': latency run and PI-boost probe on this machine.
 struct SelftestCommand {
@@ -93,7 +93,7 @@ void add_status_options(CLI::App& status, StatusCommand& c);
 // applied and every file is as rtprov wrote it (or nothing is applied), 3 when a managed
 // file changed or went missing or an apply or rollback was interrupted, 1 for a state
 // that is not this root's; a damaged state throws rtprov::Error.
-int run_status(const target::Root& root, const std::string& name, const StatusCommand& c);
+int run_status(const fs::Root& root, const std::string& name, const StatusCommand& c);
 
 // 'rtprov firstboot': the first-boot flow of rtprov-firstboot.service.
 struct FirstbootCommand {
@@ -117,7 +117,7 @@ struct TrialCommand {
 void add_trial_command(CLI::App& parent, TrialCommand& c);
 // The trial under 'root' and what this boot is to it: from 'sysroot's /proc when
 // 'running', else (an image) an armed trial is its next boot.
-TrialView trial_view(const target::Root& root, const std::string& sysroot, bool running);
+TrialView trial_view(const fs::Root& root, const std::string& sysroot, bool running);
 int run_trial(const TrialCommand& c);
 // First boot armed a trial ('apply --live --trial') and does not reboot into it ('why'):
 // the trial is disarmed (GRUB's next_entry, systemd-boot's one-shot), recorded as aborted
@@ -125,7 +125,7 @@ int run_trial(const TrialCommand& c);
 // profile, as a commit does (tryboot.txt and the trial's other files retired), so that no
 // later reboot boots it. Nothing when no trial is armed. Throws rtprov::Error when that
 // apply fails.
-void take_back_trial(target::Root& root, const target::RootLock& lock, const std::string& why);
+void take_back_trial(fs::Root& root, const fs::RootLock& lock, const std::string& why);
 
 // 'rtprov irq-tune': what rtprov-irq-tune@.service runs (live::tune_irqs), or with
 // --restore what 'rollback --live' puts back (live::restore_irqs).
@@ -180,7 +180,7 @@ std::string data_dir(const char* sub);
 
 // The crash tests' hook (RTPROV_TEST_KILL_AT_STEP, docs/ARCHITECTURE.md) on 'root', for
 // every command that writes through it.
-void set_test_kill_hook(target::Root& root);
+void set_test_kill_hook(fs::Root& root);
 
 // Throws rtprov::Error unless every file of 'needed' (paths below the root, such as
 // "proc/cmdline") can be read under the --sysroot 'sysroot': a folder without them is not

@@ -10,6 +10,7 @@
 #include "provisioner/core/board_match.hpp"
 #include "provisioner/core/error.hpp"
 #include "provisioner/core/text.hpp"
+#include "provisioner/fs/root_lock.hpp"
 #include "provisioner/live/board_facts.hpp"
 #include "provisioner/pipeline/applied_system.hpp"
 #include "provisioner/pipeline/profile_search.hpp"
@@ -18,7 +19,6 @@
 #include "provisioner/systemd/libsystemd.hpp"
 #include "provisioner/systemd/online.hpp"
 #include "provisioner/target/firstboot_state.hpp"
-#include "provisioner/target/root_lock.hpp"
 
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -34,7 +34,7 @@
 #include <iostream>
 #include <sstream>
 
-namespace fs = std::filesystem;
+namespace stdfs = std::filesystem;
 
 namespace rtprov::cli {
 
@@ -89,7 +89,7 @@ void report(const char* id, int priority, const std::string& text,
 
 // As 'rtprov plan --live' looks profiles up (no --profile-dir at first boot).
 profile::SearchPath search_path() {
-    static const target::Root system_root("/");
+    static const fs::Root system_root("/");
     return pipeline::profile_search_path({}, &system_root, data_dir("profiles"));
 }
 
@@ -156,8 +156,8 @@ void add_firstboot_command(CLI::App& parent, FirstbootCommand& c) {
 
 int run_firstboot(const FirstbootCommand&) {
     auto started = std::chrono::steady_clock::now();
-    target::Root root("/");
-    target::RootLock lock(root);
+    fs::Root root("/");
+    fs::RootLock lock(root);
     target::FirstbootState state =
         target::read_firstboot_state(root).value_or(target::FirstbootState{});
     if (state.phase == "done" || state.phase == "failed") {
@@ -172,7 +172,7 @@ int run_firstboot(const FirstbootCommand&) {
     };
     try {
         profile::FirstbootConfig config;
-        if (auto file = root.read(target::k_firstboot_config, target::caps::k_config))
+        if (auto file = root.read(target::k_firstboot_config, fs::caps::k_config))
             config = profile::parse_firstboot_config(file->content, target::k_firstboot_config);
         core::BoardFacts facts = live::read_board_facts("/");
         if (state.phase.empty()) {
@@ -252,7 +252,7 @@ int run_firstboot(const FirstbootCommand&) {
         if (state.cmdline != "ok")
             report(k_id_missing, LOG_WARNING, "the running kernel: " + state.cmdline);
 
-        fs::create_directories(target::k_firstboot_dir);
+        stdfs::create_directories(target::k_firstboot_dir);
         const std::string dir = target::k_firstboot_dir;
         state.selftest = "not run";
         if (config.selftest_s > 0) {
@@ -267,7 +267,7 @@ int run_firstboot(const FirstbootCommand&) {
         }
         progress("audit");
         int rc = run_rtprov(lock.fd(), {"audit", "--json"}, dir + "/.audit.json.tmp");
-        fs::rename(dir + "/.audit.json.tmp", dir + "/audit.json");
+        stdfs::rename(dir + "/.audit.json.tmp", dir + "/audit.json");
         state.audit = rc == k_exit_ok           ? "passed"
                       : rc == k_exit_not_passed ? "did not pass"
                                                 : "error";

@@ -6,6 +6,7 @@
 #include "provisioner/core/error.hpp"
 #include "provisioner/core/sha256.hpp"
 #include "provisioner/core/text.hpp"
+#include "provisioner/fs/root_lock.hpp"
 #include "provisioner/live/cpu_dma_latency.hpp"
 #include "provisioner/live/cpuset_partition.hpp"
 #include "provisioner/live/sched_features.hpp"
@@ -17,7 +18,6 @@
 #include "provisioner/systemd/online.hpp"
 #include "provisioner/target/disk_image.hpp"
 #include "provisioner/target/journal.hpp"
-#include "provisioner/target/root_lock.hpp"
 
 #include <CLI/CLI.hpp>
 #include <syslog.h>
@@ -33,7 +33,7 @@
 #include <map>
 #include <optional>
 
-namespace fs = std::filesystem;
+namespace stdfs = std::filesystem;
 using namespace rtprov;
 
 // Built-in data sits in ../share/rtprov next to the binary, both where it is installed
@@ -41,16 +41,16 @@ using namespace rtprov;
 // chroot into an image), the folder the package installs it to.
 std::string rtprov::cli::data_dir(const char* sub) {
     std::error_code ec;
-    fs::path exe = fs::read_symlink("/proc/self/exe", ec);
+    stdfs::path exe = stdfs::read_symlink("/proc/self/exe", ec);
     if (ec)
-        return (fs::path(RTPROV_INSTALL_DATADIR) / sub).string();
+        return (stdfs::path(RTPROV_INSTALL_DATADIR) / sub).string();
     return (exe.parent_path().parent_path() / "share/rtprov" / sub).string();
 }
 
 // Test hook (documented in docs/ARCHITECTURE.md): RTPROV_TEST_KILL_AT_STEP=N makes
 // rtprov SIGKILL itself before its Nth durable step, to prove that an interrupted run
 // converges.
-void rtprov::cli::set_test_kill_hook(target::Root& root) {
+void rtprov::cli::set_test_kill_hook(fs::Root& root) {
     const char* at = std::getenv("RTPROV_TEST_KILL_AT_STEP");
     if (!at)
         return;
@@ -100,7 +100,7 @@ struct Options {
 
 using cli::data_dir;
 
-profile::SearchPath search_path(const Options& o, const target::Root* root) {
+profile::SearchPath search_path(const Options& o, const fs::Root* root) {
     return pipeline::profile_search_path(o.profile_dirs, root, data_dir("profiles"));
 }
 
@@ -116,7 +116,7 @@ std::optional<target::ImageSession> g_image;
 
 // The target root: --root DIR, --live, or the root of --image FILE, opened writable for
 // 'writable' commands (apply, rollback) and read-only for the others.
-std::unique_ptr<target::Root> open_root(const Options& o, bool required, bool writable = false) {
+std::unique_ptr<fs::Root> open_root(const Options& o, bool required, bool writable = false) {
     if (o.image.empty())
         return pipeline::open_target(o.root, o.live, required);
     if (!o.root.empty() || o.live)
@@ -133,7 +133,7 @@ std::unique_ptr<target::Root> open_root(const Options& o, bool required, bool wr
 
 // An image's root, read so far, opened again with its file systems read-write. The lock
 // on the image is held throughout: what was read is what is written.
-std::unique_ptr<target::Root> reopen_writable(std::unique_ptr<target::Root> root) {
+std::unique_ptr<fs::Root> reopen_writable(std::unique_ptr<fs::Root> root) {
     root.reset(); // lets go of the read-only mounts
     g_image->make_writable();
     std::cerr << "rtprov: writing to " << g_image->image() << "\n";
@@ -170,13 +170,13 @@ void check_image_space(const target::ImageSession& image, const core::Plan& plan
 }
 
 // What a command calls its target: the image file, or the root folder.
-std::string target_name(const Options& o, const target::Root& root) {
+std::string target_name(const Options& o, const fs::Root& root) {
     return o.image.empty() ? root.path() : o.image;
 }
 
 // The options that name the target, as a command rtprov prints for the user takes them:
 // --live, --image FILE or --root DIR.
-std::vector<std::string> target_options(const Options& o, const target::Root& root) {
+std::vector<std::string> target_options(const Options& o, const fs::Root& root) {
     if (o.live)
         return {"--live"};
     return o.image.empty() ? std::vector<std::string>{"--root", root.path()}
@@ -210,7 +210,7 @@ std::string applied_at(std::optional<std::int64_t> epoch) {
 
 // What apply and rollback write takes 'epoch' as its time when there is one (an image
 // built twice has the same file times).
-void prepare_writes(target::Root& root, std::optional<std::int64_t> epoch) {
+void prepare_writes(fs::Root& root, std::optional<std::int64_t> epoch) {
     if (epoch)
         root.set_source_date_epoch(*epoch);
     cli::set_test_kill_hook(root);
@@ -219,7 +219,7 @@ void prepare_writes(target::Root& root, std::optional<std::int64_t> epoch) {
 // Writes an image (--image) back and unmounts it before a command says it succeeded: a
 // failure to is the command's, told after what was done ('done'). The root and its lock
 // go first: a descriptor open in a file system keeps it from being unmounted.
-void close_image(std::unique_ptr<target::Root>& root, std::optional<target::RootLock>& lock,
+void close_image(std::unique_ptr<fs::Root>& root, std::optional<fs::RootLock>& lock,
                  const std::string& done) {
     if (!g_image)
         return;
@@ -243,7 +243,7 @@ void print_findings_to_stderr(const core::Plan& plan) {
             std::cerr << "rtprov: " << core::to_string(f.severity) << ": " << f.message << "\n";
 }
 
-target::CommandRunner command_runner(const Options& o, const target::Root& root) {
+target::CommandRunner command_runner(const Options& o, const fs::Root& root) {
     return pipeline::command_runner(
         root, o.live, [](const std::string& line) { std::cerr << "rtprov: " << line << "\n"; });
 }
@@ -261,7 +261,7 @@ std::optional<int> inherited_lock_fd() {
     return int(fd);
 }
 
-pipeline::Planned make_plan(const Options& o, const target::Root& root) {
+pipeline::Planned make_plan(const Options& o, const fs::Root& root) {
     if (o.profile.empty())
         throw CLI::ValidationError("--profile",
                                    "name a profile: --profile NAME (see 'rtprov profiles')");
@@ -351,7 +351,7 @@ int run_apply(const Options& o) {
         target::check_is_system_root(*root);
     }
     // Planned under the lock too: what the plan read is what apply changes.
-    std::optional<target::RootLock> lock;
+    std::optional<fs::RootLock> lock;
     lock.emplace(*root, inherited_lock_fd());
     pipeline::Planned p = make_plan(o, *root);
     if (p.plan.refused()) {
@@ -460,7 +460,7 @@ int run_rollback(const Options& o) {
         target::check_rollback(*root, drift_policy(o));
         root = reopen_writable(std::move(root));
     }
-    std::optional<target::RootLock> lock;
+    std::optional<fs::RootLock> lock;
     lock.emplace(*root, inherited_lock_fd());
     prepare_writes(*root, epoch);
     pipeline::SystemdBus systemd_bus;

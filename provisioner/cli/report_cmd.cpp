@@ -4,21 +4,21 @@
 #include "provisioner/cli/commands.hpp"
 #include "provisioner/cli/selftest_render.hpp"
 #include "provisioner/core/error.hpp"
-#include "provisioner/target/root.hpp"
+#include "provisioner/fs/root.hpp"
 
 #include <algorithm>
 #include <filesystem>
 #include <iostream>
 #include <regex>
 
-namespace fs = std::filesystem;
+namespace stdfs = std::filesystem;
 
 namespace rtprov::cli {
 
 namespace {
 
 // A self-test report: up to a week's late seconds on a few cores.
-constexpr target::SizeCap k_report_cap{"self-test report", 64u << 20};
+constexpr fs::SizeCap k_report_cap{"self-test report", 64u << 20};
 
 // The newest report the history folder holds: its names sort by time
 // (20261203T142638Z.json, then -2, -3 for more in the same second). Only regular files
@@ -31,12 +31,12 @@ std::string newest_report(const std::string& dir) {
     std::error_code ec;
     std::string newest;
     std::pair<std::string, unsigned long> newest_key;
-    for (const auto& entry : fs::directory_iterator(dir, ec)) {
+    for (const auto& entry : stdfs::directory_iterator(dir, ec)) {
         std::smatch m;
         const std::string file = entry.path().filename().string();
         std::error_code type_ec;
         if (!std::regex_match(file, m, name) ||
-            entry.symlink_status(type_ec).type() != fs::file_type::regular)
+            entry.symlink_status(type_ec).type() != stdfs::file_type::regular)
             continue;
         std::pair<std::string, unsigned long> key{m[1], m[7].matched ? std::stoul(m[7]) : 1};
         if (newest.empty() || key > newest_key) {
@@ -52,13 +52,13 @@ std::string newest_report(const std::string& dir) {
 
 } // namespace
 
-std::string newest_selftest_prometheus(const target::Root& root) {
+std::string newest_selftest_prometheus(const fs::Root& root) {
     const std::string dir = root.host_path(k_selftest_history);
     std::error_code ec;
-    const fs::file_type type = fs::symlink_status(dir, ec).type();
-    if (type == fs::file_type::not_found)
+    const stdfs::file_type type = stdfs::symlink_status(dir, ec).type();
+    if (type == stdfs::file_type::not_found)
         return "";
-    if (type != fs::file_type::directory) {
+    if (type != stdfs::file_type::directory) {
         // not followed (a link could lead out of the root), but said: the metrics are missing
         std::cerr << "rtprov: warning: " << rtprov::quoted(dir)
                   << " is not a folder (a link, or another kind of file): the newest "
@@ -104,12 +104,12 @@ int run_report(const ReportCommand& c) {
     if (c.from.empty() && (newest = newest_report(c.history_dir)).empty())
         throw Error("no self-test report in " + rtprov::quoted(c.history_dir) +
                     "; run 'rtprov selftest' first, or pass --from FILE");
-    fs::path file = fs::weakly_canonical(c.from.empty() ? fs::path(c.history_dir) / newest
-                                                        : fs::absolute(c.from));
-    if (!c.html_file.empty() && fs::weakly_canonical(fs::absolute(c.html_file)) == file)
+    stdfs::path file = stdfs::weakly_canonical(c.from.empty() ? stdfs::path(c.history_dir) / newest
+                                                              : stdfs::absolute(c.from));
+    if (!c.html_file.empty() && stdfs::weakly_canonical(stdfs::absolute(c.html_file)) == file)
         throw Error("--html " + rtprov::quoted(c.html_file) +
                     " is the report it would be made from; name another file for the page");
-    const target::Root folder(file.parent_path().string());
+    const fs::Root folder(file.parent_path().string());
     const auto kept = folder.read("/" + file.filename().string(), k_report_cap);
     if (!kept)
         throw Error("cannot read " + rtprov::quoted(file.string()) +
@@ -121,8 +121,8 @@ int run_report(const ReportCommand& c) {
     std::vector<selftest::HistoryEntry> past;
     if (!c.html_file.empty())
         try {
-            const target::Root history(c.history_dir);
-            if (auto tsv = history.read("/history.tsv", target::caps::k_state))
+            const fs::Root history(c.history_dir);
+            if (auto tsv = history.read("/history.tsv", fs::caps::k_state))
                 for (selftest::HistoryEntry& e : selftest::parse_history(tsv->content))
                     if (e.started_at != report.started_at)
                         past.push_back(std::move(e));

@@ -7,12 +7,12 @@
 #include "provisioner/core/error.hpp"
 #include "provisioner/core/plan.hpp"
 #include "provisioner/core/source_date_epoch.hpp"
+#include "provisioner/fs/root.hpp"
 #include "provisioner/pipeline/applied_system.hpp"
 #include "provisioner/selftest/report.hpp"
 #include "provisioner/selftest/timerlat_run.hpp"
 #include "provisioner/selftest/timerlat_session.hpp"
 #include "provisioner/system/cpus.hpp"
-#include "provisioner/target/root.hpp"
 
 #include <sys/stat.h>
 #include <sys/utsname.h>
@@ -30,7 +30,7 @@
 #include <set>
 #include <sstream>
 
-namespace fs = std::filesystem;
+namespace stdfs = std::filesystem;
 
 namespace rtprov::cli {
 
@@ -174,9 +174,9 @@ void check_sysroot(const std::string& sysroot, const std::vector<std::string>& n
     const std::string instead = "pass --sysroot a folder that holds a running system's proc/ "
                                 "and sys/ (a copied tree), or leave --sysroot out to " +
                                 without;
-    if (!fs::is_directory(sysroot, ec))
+    if (!stdfs::is_directory(sysroot, ec))
         throw Error("--sysroot " + quoted(sysroot) + " is not a folder" +
-                    (fs::exists(sysroot, ec) ? "" : " (it does not exist)") + "; " + instead);
+                    (stdfs::exists(sysroot, ec) ? "" : " (it does not exist)") + "; " + instead);
     std::vector<std::string> missing;
     const system::SysRoot root(sysroot); // as every reader of the system reads it
     for (const std::string& path : needed)
@@ -193,18 +193,19 @@ void check_sysroot(const std::string& sysroot, const std::vector<std::string>& n
 }
 
 void check_output_file(const std::string& path) {
-    fs::path p = fs::absolute(path);
-    if (!fs::is_directory(p.parent_path()))
+    stdfs::path p = stdfs::absolute(path);
+    if (!stdfs::is_directory(p.parent_path()))
         throw Error("cannot write " + quoted(path) + ": folder " +
                     quoted(p.parent_path().string()) + " does not exist; create it first");
     std::error_code ec;
-    const fs::file_status entry = fs::symlink_status(p, ec);
-    if (ec || entry.type() == fs::file_type::not_found || entry.type() == fs::file_type::regular)
+    const stdfs::file_status entry = stdfs::symlink_status(p, ec);
+    if (ec || entry.type() == stdfs::file_type::not_found ||
+        entry.type() == stdfs::file_type::regular)
         return;
     throw Error("cannot write " + quoted(path) + ": it is " +
-                (entry.type() == fs::file_type::symlink     ? "a symbolic link"
-                 : entry.type() == fs::file_type::directory ? "a folder"
-                                                            : "not a regular file") +
+                (entry.type() == stdfs::file_type::symlink     ? "a symbolic link"
+                 : entry.type() == stdfs::file_type::directory ? "a folder"
+                                                               : "not a regular file") +
                 ", which rtprov does not replace; name a new file or the file itself");
 }
 
@@ -218,8 +219,8 @@ std::string output_file_name_problem(const std::string& value) {
 
 void write_file(const std::string& path, const std::string& content) {
     check_output_file(path);
-    fs::path p = fs::absolute(path);
-    target::Root dir(p.parent_path().string());
+    stdfs::path p = stdfs::absolute(path);
+    fs::Root dir(p.parent_path().string());
     core::FileState state;
     state.content = content;
     // a new file is the user's who runs rtprov; a file that is there keeps mode and owner
@@ -245,9 +246,9 @@ class ReportFiles {
     // a warning, as a history that cannot be kept.
     explicit ReportFiles(const SelftestCommand& c) : m_c(c) {
         try {
-            fs::create_directories(c.history_dir);
-            target::Root history(c.history_dir);
-            if (auto old = history.read("/history.tsv", target::caps::k_state))
+            stdfs::create_directories(c.history_dir);
+            fs::Root history(c.history_dir);
+            if (auto old = history.read("/history.tsv", fs::caps::k_state))
                 m_past = selftest::parse_history(old->content);
         } catch (const std::exception& e) {
             warn_history(e);
@@ -285,13 +286,13 @@ class ReportFiles {
     // '<report name>.trace.txt'; returns its path, "" (with a warning) when it cannot.
     std::string keep_trace(const selftest::SelftestReport& report, const std::string& trace) {
         try {
-            target::Root history(m_c.history_dir);
+            fs::Root history(m_c.history_dir);
             name(report, history);
             const std::string file = m_name.substr(0, m_name.size() - 5) + ".trace.txt";
             core::FileState state;
             state.content = trace;
             history.write("/" + file, state);
-            return (fs::path(m_c.history_dir) / file).string();
+            return (stdfs::path(m_c.history_dir) / file).string();
         } catch (const std::exception& e) {
             warn_history(e);
             return "";
@@ -301,7 +302,7 @@ class ReportFiles {
     const std::vector<selftest::HistoryEntry>& past() const { return m_past; }
     // The kept report's path, "" when it could not be kept.
     std::string kept_as() const {
-        return m_name.empty() ? "" : (fs::path(m_c.history_dir) / m_name).string();
+        return m_name.empty() ? "" : (stdfs::path(m_c.history_dir) / m_name).string();
     }
 
   private:
@@ -309,7 +310,7 @@ class ReportFiles {
         if (m_history_failed)
             return;
         try {
-            target::Root history(m_c.history_dir);
+            fs::Root history(m_c.history_dir);
             name(report, history);
             core::FileState state;
             state.content = json;
@@ -329,7 +330,7 @@ class ReportFiles {
     // The report's name in the history, chosen once: ISO 8601's basic format
     // (20261203T142638Z.json), no colons, which FAT (a USB stick), Windows and scp's
     // HOST:PATH read otherwise. Two runs in the same second keep both reports.
-    void name(const selftest::SelftestReport& report, const target::Root& history) {
+    void name(const selftest::SelftestReport& report, const fs::Root& history) {
         if (!m_name.empty())
             return;
         std::string stamp = utc_text(report.started_unix, "%Y%m%dT%H%M%SZ");
@@ -466,7 +467,7 @@ int run_selftest(const SelftestCommand& c) {
     uname(&names);
     report.kernel_release = names.release;
     report.kernel = selftest::read_kernel_context(
-        (fs::path(c.sysroot) / "sys/kernel/debug/sched/features").string());
+        (stdfs::path(c.sysroot) / "sys/kernel/debug/sched/features").string());
 
     selftest::Thresholds thresholds;
     unsigned duration_s = c.duration_s, interval_us = c.interval_us;

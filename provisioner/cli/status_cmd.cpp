@@ -21,7 +21,7 @@ namespace {
 // while it holds what rtprov wrote there, by its sha256 in the state (a file edited by
 // hand since would name a board nobody applied; its drift is in the drift gauge). ""
 // when it cannot be read or drifted.
-std::string applied_board(const target::Root& root, const target::Status& status) {
+std::string applied_board(const fs::Root& root, const target::Status& status) {
     const auto written =
         std::find_if(status.files.begin(), status.files.end(), [](const target::FileStatus& f) {
             return f.file.path == core::k_applied_profile_path;
@@ -29,7 +29,7 @@ std::string applied_board(const target::Root& root, const target::Status& status
     if (written == status.files.end())
         return "";
     try {
-        auto applied = root.read(core::k_applied_profile_path, target::caps::k_config);
+        auto applied = root.read(core::k_applied_profile_path, fs::caps::k_config);
         if (applied && core::sha256_hex(applied->content) == written->file.sha256)
             return profile::parse_profile(applied->content,
                                           root.host_path(core::k_applied_profile_path))
@@ -56,7 +56,7 @@ void add_status_options(CLI::App& status, StatusCommand& c) {
         ->type_name("FILE");
 }
 
-int run_status(const target::Root& root, const std::string& name, const StatusCommand& c) {
+int run_status(const fs::Root& root, const std::string& name, const StatusCommand& c) {
     if (!c.prometheus_file.empty())
         check_output_file(c.prometheus_file);
     target::Status status = target::read_status(root);

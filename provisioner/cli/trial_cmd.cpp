@@ -13,12 +13,12 @@
 #include "provisioner/core/error.hpp"
 #include "provisioner/core/plan.hpp"
 #include "provisioner/core/text.hpp"
+#include "provisioner/fs/root.hpp"
+#include "provisioner/fs/root_lock.hpp"
 #include "provisioner/pipeline/target_root.hpp"
 #include "provisioner/system/sysroot.hpp"
 #include "provisioner/systemd/libsystemd.hpp"
 #include "provisioner/systemd/online.hpp"
-#include "provisioner/target/root.hpp"
-#include "provisioner/target/root_lock.hpp"
 #include "provisioner/target/trial_record.hpp"
 
 #include <syslog.h>
@@ -31,7 +31,7 @@
 #include <iostream>
 #include <optional>
 
-namespace fs = std::filesystem;
+namespace stdfs = std::filesystem;
 
 namespace rtprov::cli {
 
@@ -73,7 +73,7 @@ bool running(const TrialCommand& c) {
     return c.root == "/" || c.sysroot != "/";
 }
 
-void end_trial(target::Root& root, target::TrialRecord record, const std::string& phase,
+void end_trial(fs::Root& root, target::TrialRecord record, const std::string& phase,
                const std::string& reason) {
     record.phase = phase;
     record.reason = reason;
@@ -84,14 +84,14 @@ void end_trial(target::Root& root, target::TrialRecord record, const std::string
 // A plain apply of the applied profile, as a child: its boot configuration becomes the
 // default, and the trial's files are retired. What a commit runs, and first boot when it
 // takes back a trial no boot tried.
-int run_plain_apply(const target::RootLock& lock) {
+int run_plain_apply(const fs::RootLock& lock) {
     return run_rtprov(lock.fd(), {"apply", "--live", "--profile", core::k_applied_profile_path,
                                   "--regenerate-boot=now"});
 }
 
 // The trial boot passed: a plain apply of the applied profile makes its boot
 // configuration the default (and retires the trial's files).
-int commit(target::Root& root, const target::RootLock& lock, target::TrialRecord record) {
+int commit(fs::Root& root, const fs::RootLock& lock, target::TrialRecord record) {
     int rc = run_plain_apply(lock);
     if (rc != 0) {
         // What the commit wrote may already be the default (apply keeps what it wrote):
@@ -105,7 +105,8 @@ int commit(target::Root& root, const target::RootLock& lock, target::TrialRecord
                                            core::k_applied_profile_path}) +
                       "' to finish it, or 'rtprov rollback --live' to undo everything; not "
                       "rebooted");
-        report(k_id_fell_back, LOG_ERR, "commit failed: " + read_trial_record(root)->reason);
+        report(k_id_fell_back, LOG_ERR,
+               "commit failed: " + target::read_trial_record(root)->reason);
         return k_exit_failed;
     }
     end_trial(root, record, "committed", "");
@@ -117,7 +118,7 @@ int commit(target::Root& root, const target::RootLock& lock, target::TrialRecord
 // Takes next_entry=rtprov-trial out of GRUB's environment block, if it is there, or, on
 // the running machine, systemd-boot's one-shot ('bootctl set-oneshot ""' removes it): a
 // trial that ended must not be booted later. Returns what it did, "" for nothing.
-std::string disarm(target::Root& root, const std::string& loader) {
+std::string disarm(fs::Root& root, const std::string& loader) {
     if (loader == core::to_string(core::BootLoader::systemd_boot)) {
         if (root.path() != "/")
             return "";
@@ -129,7 +130,7 @@ std::string disarm(target::Root& root, const std::string& loader) {
     }
     if (loader != core::to_string(core::BootLoader::grub))
         return "";
-    auto block = root.read_entry(boot::k_grub_env, target::caps::k_config);
+    auto block = root.read_entry(boot::k_grub_env, fs::caps::k_config);
     if (!block || block->symlink)
         return "";
     boot::GrubEnv env = boot::parse_grub_env(block->content);
@@ -145,9 +146,9 @@ int check(const TrialCommand& c) {
     if (c.root == "/" && c.sysroot != "/")
         throw UsageError("--sysroot", "the trial on this machine is judged from this machine's "
                                       "own /proc: leave out --sysroot (tests give --root too)");
-    target::Root root(c.root);
+    fs::Root root(c.root);
     set_test_kill_hook(root);
-    target::RootLock lock(root);
+    fs::RootLock lock(root);
     TrialView seen = trial_view(root, c.sysroot, running(c));
     switch (seen.boot) {
     case target::TrialBoot::none:
@@ -172,7 +173,8 @@ int check(const TrialCommand& c) {
                                          "lacks tryboot (update it: rpi-eeprom-update) or "
                                          "the reboot was not 'reboot \"0 tryboot\"'")
                            : std::string()));
-        report(k_id_fell_back, LOG_WARNING, "fell back: " + read_trial_record(root)->reason);
+        report(k_id_fell_back, LOG_WARNING,
+               "fell back: " + target::read_trial_record(root)->reason);
         return k_exit_ok;
     case target::TrialBoot::trial:
         break;
@@ -182,7 +184,7 @@ int check(const TrialCommand& c) {
                          "a trial boot is checked on the running system: run 'rtprov trial "
                          "check' without --root and --sysroot");
     target::TrialRecord record = *seen.record;
-    fs::create_directories(core::k_trial_reports_dir);
+    stdfs::create_directories(core::k_trial_reports_dir);
     const std::string dir = core::k_trial_reports_dir;
     int selftest = run_rtprov(lock.fd(), {"selftest", "--json", dir + "/selftest.json"},
                               dir + "/selftest.txt");
@@ -208,9 +210,9 @@ int check(const TrialCommand& c) {
 }
 
 int commit_by_hand(const TrialCommand& c) {
-    target::Root root(c.root);
+    fs::Root root(c.root);
     set_test_kill_hook(root);
-    target::RootLock lock(root);
+    fs::RootLock lock(root);
     TrialView seen = trial_view(root, c.sysroot, running(c));
     if (c.root != "/" || c.sysroot != "/")
         throw UsageError("--root", "a trial is committed on the running system, from its own "
@@ -226,9 +228,9 @@ int commit_by_hand(const TrialCommand& c) {
 }
 
 int abort_trial(const TrialCommand& c) {
-    target::Root root(c.root);
+    fs::Root root(c.root);
     set_test_kill_hook(root);
-    target::RootLock lock(root);
+    fs::RootLock lock(root);
     std::optional<target::TrialRecord> record;
     try {
         record = target::read_trial_record(root);
@@ -260,7 +262,7 @@ int abort_trial(const TrialCommand& c) {
 
 } // namespace
 
-void take_back_trial(target::Root& root, const target::RootLock& lock, const std::string& why) {
+void take_back_trial(fs::Root& root, const fs::RootLock& lock, const std::string& why) {
     std::optional<target::TrialRecord> record = target::read_trial_record(root);
     if (!record || record->phase != "armed")
         return;
@@ -280,7 +282,7 @@ void take_back_trial(target::Root& root, const target::RootLock& lock, const std
                     "run it again, or 'rtprov rollback --live' to undo everything");
 }
 
-TrialView trial_view(const target::Root& root, const std::string& sysroot, bool running) {
+TrialView trial_view(const fs::Root& root, const std::string& sysroot, bool running) {
     TrialView seen;
     seen.record = target::read_trial_record(root);
     if (!seen.record || seen.record->phase != "armed")
@@ -348,7 +350,7 @@ void add_trial_command(CLI::App& parent, TrialCommand& c) {
 
 int run_trial(const TrialCommand& c) {
     if (c.status->parsed()) {
-        target::Root root(c.root);
+        fs::Root root(c.root);
         TrialView seen = trial_view(root, c.sysroot, running(c));
         if (!c.prometheus_file.empty())
             write_file(c.prometheus_file, trial_prometheus(seen));
@@ -360,7 +362,7 @@ int run_trial(const TrialCommand& c) {
     if (c.check->parsed()) {
         int rc = check(c);
         if (!c.prometheus_file.empty()) {
-            target::Root root(c.root);
+            fs::Root root(c.root);
             write_file(c.prometheus_file,
                        trial_prometheus(trial_view(root, c.sysroot, running(c))));
         }

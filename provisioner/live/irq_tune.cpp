@@ -4,7 +4,7 @@
 #include "provisioner/core/error.hpp"
 #include "provisioner/core/fd.hpp"
 #include "provisioner/core/text.hpp"
-#include "provisioner/target/root.hpp"
+#include "provisioner/fs/root.hpp"
 
 #include <fcntl.h>
 #include <sched.h>
@@ -23,7 +23,7 @@
 
 namespace rtprov::live {
 
-namespace fs = std::filesystem;
+namespace stdfs = std::filesystem;
 
 namespace {
 
@@ -209,7 +209,7 @@ std::string read_state(const std::string& path, SavedState& s) {
     if (::fstat(fd.get(), &st) != 0)
         return state_refused("cannot read " + quoted(path) + ": " + std::strerror(errno));
     if (!S_ISREG(st.st_mode))
-        return state_refused(quoted(path) + " is " + target::file_type_name(st.st_mode) +
+        return state_refused(quoted(path) + " is " + fs::file_type_name(st.st_mode) +
                              ", not rtprov's state file");
     if (st.st_uid != ::geteuid() || (st.st_mode & 022) != 0)
         return state_refused(quoted(path) + " is owned by uid " + std::to_string(st.st_uid) +
@@ -275,13 +275,13 @@ std::string read_state(const std::string& path, SavedState& s) {
 // ours and closed to others, as the root lock's /run/rtprov (target/root_lock.cpp): who
 // may rename files there may take the state away or hold a lock of their own. "" or the
 // problem, with the fix.
-fs::path state_folder(const std::string& path) {
-    const fs::path folder = fs::path(path).parent_path();
-    return folder.empty() ? fs::path(".") : folder;
+stdfs::path state_folder(const std::string& path) {
+    const stdfs::path folder = stdfs::path(path).parent_path();
+    return folder.empty() ? stdfs::path(".") : folder;
 }
 
 // "" when 'folder' is a folder of ours closed to others, else why not, with the fix.
-std::string folder_problem(const fs::path& folder) {
+std::string folder_problem(const stdfs::path& folder) {
     struct stat dir {};
     if (::lstat(folder.c_str(), &dir) != 0)
         return "cannot use the folder " + quoted(folder.string()) +
@@ -291,15 +291,15 @@ std::string folder_problem(const fs::path& folder) {
     return "the state's folder " + quoted(folder.string()) + " is " +
            (S_ISDIR(dir.st_mode) ? "owned by uid " + std::to_string(dir.st_uid) + " with mode " +
                                        core::octal(dir.st_mode & 07777)
-                                 : target::file_type_name(dir.st_mode)) +
+                                 : fs::file_type_name(dir.st_mode)) +
            ": it must be a folder of uid " + std::to_string(::geteuid()) +
            " closed to others (mode 0700); nothing changed: give a --state in such a folder";
 }
 
 std::string lock_state(const std::string& path, core::Fd& lock) {
-    const fs::path folder = state_folder(path);
+    const stdfs::path folder = state_folder(path);
     std::error_code ec;
-    fs::create_directories(folder.parent_path(), ec);
+    stdfs::create_directories(folder.parent_path(), ec);
     ::mkdir(folder.c_str(), 0700);
     if (std::string problem = folder_problem(folder); !problem.empty())
         return problem;
@@ -598,20 +598,20 @@ IrqTuneResult restore_irqs(const std::string& root, const KernelCalls& calls,
     // was). Where either is, the lock is taken first: a tune holding it may be saving one.
     bool any = false;
     for (const std::string& file : {state_path, state_path + ".lock"}) {
-        const fs::file_status status = fs::symlink_status(file, ec);
+        const stdfs::file_status status = stdfs::symlink_status(file, ec);
         // libstdc++ sets 'ec' for a missing file too, with the type not_found
-        if (ec && status.type() != fs::file_type::not_found) {
+        if (ec && status.type() != stdfs::file_type::not_found) {
             result.findings.push_back("cannot see " + quoted(file) + ": " + ec.message() +
                                       "; nothing put back");
             result.ok = false;
             return result;
         }
-        any = any || fs::exists(status);
+        any = any || stdfs::exists(status);
     }
     if (!any) {
         // ...unless others could have removed them
-        const fs::path folder = state_folder(state_path);
-        if (fs::exists(fs::symlink_status(folder, ec)))
+        const stdfs::path folder = state_folder(state_path);
+        if (stdfs::exists(stdfs::symlink_status(folder, ec)))
             if (std::string problem = folder_problem(folder); !problem.empty()) {
                 result.findings.push_back(problem);
                 result.ok = false;
@@ -667,7 +667,7 @@ IrqTuneResult restore_irqs(const std::string& root, const KernelCalls& calls,
         }
     }
     // Kept while something could not be put back: a second try may.
-    if (result.ok && !fs::remove(state_path, ec) && ec)
+    if (result.ok && !stdfs::remove(state_path, ec) && ec)
         result.findings.push_back("cannot remove " + quoted(state_path) + ": " + ec.message());
     return result;
 }

@@ -4,21 +4,21 @@
 #include "provisioner/audit/kernel_checks.hpp"
 #include "provisioner/core/error.hpp"
 #include "provisioner/core/plan.hpp"
+#include "provisioner/fs/root.hpp"
 #include "provisioner/pipeline/probe.hpp"
 #include "provisioner/profile/app_loader.hpp"
 #include "provisioner/profile/profile_loader.hpp"
 #include "provisioner/target/firstboot_state.hpp"
-#include "provisioner/target/root.hpp"
 
 #include <filesystem>
 
 namespace rtprov::pipeline {
 
 std::optional<core::Profile> applied_profile(const std::string& sysroot) {
-    // Through target::Root, as the probe reads the same root: in a --sysroot tree a
+    // Through fs::Root, as the probe reads the same root: in a --sysroot tree a
     // symlink is resolved inside the tree and the file opened beneath it.
-    const target::Root root(sysroot.empty() ? "/" : sysroot);
-    auto file = root.read(core::k_applied_profile_path, target::caps::k_config);
+    const fs::Root root(sysroot.empty() ? "/" : sysroot);
+    auto file = root.read(core::k_applied_profile_path, fs::caps::k_config);
     if (!file)
         return std::nullopt;
     return profile::parse_profile(file->content, root.host_path(core::k_applied_profile_path));
@@ -29,7 +29,7 @@ std::optional<AppliedSystem> load_applied_system(const std::string& sysroot,
     std::optional<core::Profile> profile = applied_profile(sysroot);
     if (!profile)
         return std::nullopt;
-    target::Root root(sysroot);
+    fs::Root root(sysroot);
     core::TargetFacts facts = pipeline::probe(root, *profile, core::TargetMode::live);
     auto cores = core::resolve_cores(*profile, facts.cpu_count);
     if (!cores)

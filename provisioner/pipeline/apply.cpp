@@ -18,7 +18,7 @@
 
 namespace rtprov::pipeline {
 
-Planned make_plan(const PlanRequest& request, const target::Root& root) {
+Planned make_plan(const PlanRequest& request, const fs::Root& root) {
     std::vector<profile::Override> overrides;
     for (const std::string& set : request.sets)
         overrides.push_back({set});
@@ -53,7 +53,7 @@ Planned make_plan(const PlanRequest& request, const target::Root& root) {
     return p;
 }
 
-Applied apply(target::Root& root, const target::RootLock& lock, const Planned& planned,
+Applied apply(fs::Root& root, const fs::RootLock& lock, const Planned& planned,
               const target::ApplyInfo& info, const target::CommandRunner& run,
               const LiveOptions& live, ServiceManager& manager,
               const std::function<void(const systemd::OnlineResult&)>& told_before_error) {
@@ -125,7 +125,7 @@ Applied apply(target::Root& root, const target::RootLock& lock, const Planned& p
     return applied;
 }
 
-RolledBack rollback(target::Root& root, const target::RootLock& lock, target::DriftPolicy drift,
+RolledBack rollback(fs::Root& root, const fs::RootLock& lock, target::DriftPolicy drift,
                     const target::CommandRunner& run, bool live, ServiceManager& manager) {
     if (live)
         systemd::libsystemd(); // a missing library stops the rollback before its first change

@@ -3,11 +3,11 @@
 
 #include "provisioner/core/plan.hpp"
 #include "provisioner/core/profile.hpp"
+#include "provisioner/fs/root.hpp"
+#include "provisioner/fs/root_lock.hpp"
 #include "provisioner/live/irq_tune.hpp"
 #include "provisioner/systemd/online.hpp"
 #include "provisioner/target/journal.hpp"
-#include "provisioner/target/root.hpp"
-#include "provisioner/target/root_lock.hpp"
 
 #include <functional>
 #include <optional>
@@ -41,7 +41,7 @@ struct Planned {
 // Loads the profile (profile_search_path, then the --set overrides), reads the target
 // (pipeline::probe) and plans. An applied profile that cannot be read is a warning in
 // the plan: the keys it put on the command line that the new profile drops stay there.
-Planned make_plan(const PlanRequest& request, const target::Root& root);
+Planned make_plan(const PlanRequest& request, const fs::Root& root);
 
 // The system manager that apply and rollback --live tell what changed: systemd over
 // D-Bus (SystemdBus), or a fake in tests.
@@ -83,7 +83,7 @@ struct Applied {
 // (online_actions, with the files apply retired). When apply_plan throws after writing some
 // files, systemd is still told about them: 'told_before_error' gets what came of that, and the
 // error is thrown again.
-Applied apply(target::Root& root, const target::RootLock& lock, const Planned& planned,
+Applied apply(fs::Root& root, const fs::RootLock& lock, const Planned& planned,
               const target::ApplyInfo& info, const target::CommandRunner& run,
               const LiveOptions& live, ServiceManager& manager,
               const std::function<void(const systemd::OnlineResult&)>& told_before_error);
@@ -97,7 +97,7 @@ struct RolledBack {
 };
 
 // target::rollback, then, live, what systemd must learn of the files put back and removed.
-RolledBack rollback(target::Root& root, const target::RootLock& lock, target::DriftPolicy drift,
+RolledBack rollback(fs::Root& root, const fs::RootLock& lock, target::DriftPolicy drift,
                     const target::CommandRunner& run, bool live, ServiceManager& manager);
 
 } // namespace rtprov::pipeline

@@ -63,7 +63,7 @@ ManagedFileSha recorded_profile_sha(const target::State& state) {
 
 } // namespace
 
-std::vector<DriftDiff> drift_diffs(const target::Root& root, const target::Status& status,
+std::vector<DriftDiff> drift_diffs(const fs::Root& root, const target::Status& status,
                                    const WrittenCandidates& candidates) {
     std::vector<DriftDiff> out;
     std::optional<target::Backups> backups;
@@ -82,7 +82,7 @@ std::vector<DriftDiff> drift_diffs(const target::Root& root, const target::Statu
                 }
         if (!written && f.file.cmdline && !f.file.created) {
             if (!backups) {
-                auto archive = root.read(target::k_backup_file, target::caps::k_backup);
+                auto archive = root.read(target::k_backup_file, fs::caps::k_backup);
                 backups = archive ? target::read_backup_archive(
                                         archive->content, root.host_path(target::k_backup_file))
                                   : target::Backups{};
@@ -105,7 +105,7 @@ std::vector<DriftDiff> drift_diffs(const target::Root& root, const target::Statu
             out.push_back(std::move(d));
             continue;
         }
-        auto now = root.read_entry(f.file.path, target::caps::k_managed);
+        auto now = root.read_entry(f.file.path, fs::caps::k_managed);
         d.diff = core::unified_diff(diff_text(*written),
                                     now ? std::optional(diff_text(*now)) : std::nullopt,
                                     f.file.path + " (as rtprov wrote it)", f.file.path + " (now)");
@@ -117,11 +117,11 @@ std::vector<DriftDiff> drift_diffs(const target::Root& root, const target::Statu
     return out;
 }
 
-WrittenCandidates replan_applied(const target::Root& root, const target::State& state, bool live,
+WrittenCandidates replan_applied(const fs::Root& root, const target::State& state, bool live,
                                  const std::string& apps) {
     WrittenCandidates out;
     try {
-        auto applied = root.read(core::k_applied_profile_path, target::caps::k_config);
+        auto applied = root.read(core::k_applied_profile_path, fs::caps::k_config);
         if (!applied) {
             out.replan_problem =
                 "the applied profile " + std::string(core::k_applied_profile_path) + " is gone";

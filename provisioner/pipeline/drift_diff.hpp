@@ -2,8 +2,8 @@
 #pragma once
 
 #include "provisioner/core/plan.hpp"
+#include "provisioner/fs/root.hpp"
 #include "provisioner/target/journal.hpp"
-#include "provisioner/target/root.hpp"
 
 #include <string>
 #include <vector>
@@ -34,14 +34,14 @@ struct WrittenCandidates {
 // For every file of 'status' not as rtprov wrote it (drift other than none): the diff,
 // when one candidate holds the recorded SHA-256. Reads the current files and backup.tar
 // through 'root'; writes nothing. Throws rtprov::Error when backup.tar is damaged.
-std::vector<DriftDiff> drift_diffs(const target::Root& root, const target::Status& status,
+std::vector<DriftDiff> drift_diffs(const fs::Root& root, const target::Status& status,
                                    const WrittenCandidates& candidates);
 
 // Plans the applied profile (/etc/rtprov/profile.yaml of 'root', when its SHA-256 is
 // the one the state recorded) again on 'root', read-only, once for each way of
 // regenerating boot files. 'apps' is rtprov's app knowledge folder. Never throws for
 // what it cannot do: 'replan_problem' says what.
-WrittenCandidates replan_applied(const target::Root& root, const target::State& state, bool live,
+WrittenCandidates replan_applied(const fs::Root& root, const target::State& state, bool live,
                                  const std::string& apps);
 
 } // namespace rtprov::pipeline

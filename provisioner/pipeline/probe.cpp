@@ -7,8 +7,8 @@
 
 namespace rtprov::pipeline {
 
-core::TargetFacts probe(const target::Root& root, const core::Profile& profile,
-                        core::TargetMode mode, bool trial) {
+core::TargetFacts probe(const fs::Root& root, const core::Profile& profile, core::TargetMode mode,
+                        bool trial) {
     core::TargetFacts facts = target::probe(root, profile, mode, trial);
     if (mode == core::TargetMode::live) {
         system::SysRoot sys(root.path());

@@ -2,7 +2,7 @@
 #pragma once
 
 #include "provisioner/core/plan.hpp"
-#include "provisioner/target/root.hpp"
+#include "provisioner/fs/root.hpp"
 
 namespace rtprov::pipeline {
 
@@ -10,7 +10,7 @@ namespace rtprov::pipeline {
 // live target, the CPUs of the running system (system::layout_cpu_count, the one rule
 // for the CPUs 'auto' cores are resolved on). Offline the build host's CPUs say nothing
 // about the board, so the count stays unknown there.
-core::TargetFacts probe(const target::Root& root, const core::Profile& profile,
-                        core::TargetMode mode, bool trial = false);
+core::TargetFacts probe(const fs::Root& root, const core::Profile& profile, core::TargetMode mode,
+                        bool trial = false);
 
 } // namespace rtprov::pipeline

@@ -10,11 +10,11 @@ namespace {
 // A FileSource reading through a target root.
 class RootFiles : public profile::FileSource {
   public:
-    explicit RootFiles(const target::Root& root) : m_root(root) {}
+    explicit RootFiles(const fs::Root& root) : m_root(root) {}
     std::optional<std::string> read(const std::string& path) const override {
         if (!m_root.exists(path) || m_root.is_directory(path))
             return std::nullopt;
-        auto file = m_root.read(path, target::caps::k_config);
+        auto file = m_root.read(path, fs::caps::k_config);
         return file ? std::optional(file->content) : std::nullopt;
     }
     std::vector<std::string> list(const std::string& dir) const override {
@@ -24,13 +24,13 @@ class RootFiles : public profile::FileSource {
     std::string display(const std::string& path) const override { return m_root.host_path(path); }
 
   private:
-    const target::Root& m_root;
+    const fs::Root& m_root;
 };
 
 } // namespace
 
 profile::SearchPath profile_search_path(const std::vector<std::string>& profile_dirs,
-                                        const target::Root* root, const std::string& builtin_dir) {
+                                        const fs::Root* root, const std::string& builtin_dir) {
     profile::SearchPath path;
     for (const std::string& dir : profile_dirs)
         path.push_back({dir, "--profile-dir " + dir, profile::host_files()});

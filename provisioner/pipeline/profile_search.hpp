@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 #pragma once
 
+#include "provisioner/fs/root.hpp"
 #include "provisioner/profile/profile_loader.hpp"
-#include "provisioner/target/root.hpp"
 
 #include <string>
 #include <vector>
@@ -15,6 +15,6 @@ namespace rtprov::pipeline {
 // 'extends:' paths resolve inside the image, never on the host; 'root' must outlive the
 // path. Every command and first boot look profiles up this one way.
 profile::SearchPath profile_search_path(const std::vector<std::string>& profile_dirs,
-                                        const target::Root* root, const std::string& builtin_dir);
+                                        const fs::Root* root, const std::string& builtin_dir);
 
 } // namespace rtprov::pipeline

@@ -8,12 +8,12 @@
 
 namespace rtprov::pipeline {
 
-std::unique_ptr<target::Root> open_target(const std::string& root, bool live, bool required) {
+std::unique_ptr<fs::Root> open_target(const std::string& root, bool live, bool required) {
     if (live) {
-        if (!root.empty() && !target::is_running_system(target::Root(root)))
+        if (!root.empty() && !fs::is_running_system(fs::Root(root)))
             throw UsageError("--live", "--live works on this machine's '/'; drop --root " +
                                            quoted(root) + " or --live");
-        return std::make_unique<target::Root>("/");
+        return std::make_unique<fs::Root>("/");
     }
     if (root.empty()) {
         if (required)
@@ -21,8 +21,8 @@ std::unique_ptr<target::Root> open_target(const std::string& root, bool live, bo
                                        "machine");
         return nullptr;
     }
-    auto opened = std::make_unique<target::Root>(root);
-    if (target::is_running_system(*opened))
+    auto opened = std::make_unique<fs::Root>(root);
+    if (fs::is_running_system(*opened))
         throw Error("refusing --root " + quoted(root) +
                     ": that is the running system; pass --live to change it");
     return opened;
@@ -38,7 +38,7 @@ core::Regenerate regenerate_mode(std::string_view word, bool live) {
     return live ? core::Regenerate::now : core::Regenerate::first_boot;
 }
 
-target::CommandRunner command_runner(const target::Root& root, bool live,
+target::CommandRunner command_runner(const fs::Root& root, bool live,
                                      std::function<void(const std::string&)> say) {
     const auto mode = live ? target::RunMode::live : target::RunMode::chroot;
     return [&root, mode, say = std::move(say)](const std::vector<std::string>& argv) {

@@ -3,16 +3,16 @@
 
 #include "provisioner/core/error.hpp"
 #include "provisioner/core/grammar.hpp"
+#include "provisioner/fs/root.hpp"
 #include "provisioner/profile/schema.hpp"
 #include "provisioner/profile/yaml_tree.hpp"
-#include "provisioner/target/root.hpp"
 
 #include <algorithm>
 #include <filesystem>
 
 namespace rtprov::profile {
 
-namespace fs = std::filesystem;
+namespace stdfs = std::filesystem;
 
 namespace {
 
@@ -84,10 +84,10 @@ std::vector<core::AppKnowledge> load_apps(const std::string& dir) {
         "PipeWire, JACK, ...) is missing: ";
     const std::string fix = "; reinstall rtprov, or build the 'rtprov_apps' target";
     std::error_code ec;
-    if (!fs::is_directory(dir, ec))
+    if (!stdfs::is_directory(dir, ec))
         throw Error(missing + "no folder " + quoted(dir) + fix);
-    std::vector<fs::path> files;
-    for (const auto& entry : fs::directory_iterator(dir, ec))
+    std::vector<stdfs::path> files;
+    for (const auto& entry : stdfs::directory_iterator(dir, ec))
         if (entry.path().extension() == ".yaml")
             files.push_back(entry.path());
     if (files.empty())
@@ -95,11 +95,11 @@ std::vector<core::AppKnowledge> load_apps(const std::string& dir) {
     std::sort(files.begin(), files.end());
     std::vector<core::AppKnowledge> apps;
     std::vector<core::ProfileProblem> problems;
-    for (const fs::path& path : files) {
+    for (const stdfs::path& path : files) {
         const std::string file = path.string();
         std::vector<core::ProfileProblem> parsed;
-        Tree root = parse_yaml(target::read_host_file(file, target::caps::k_config).value_or(""),
-                               file, parsed);
+        Tree root =
+            parse_yaml(fs::read_host_file(file, fs::caps::k_config).value_or(""), file, parsed);
         if (!parsed.empty()) {
             problems.insert(problems.end(), parsed.begin(), parsed.end());
             continue;

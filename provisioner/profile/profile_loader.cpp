@@ -4,9 +4,9 @@
 #include "provisioner/core/error.hpp"
 #include "provisioner/core/grammar.hpp"
 #include "provisioner/core/irq_layout.hpp"
+#include "provisioner/fs/root.hpp"
 #include "provisioner/profile/schema.hpp"
 #include "provisioner/profile/yaml_tree.hpp"
-#include "provisioner/target/root.hpp"
 
 #include <yaml-cpp/yaml.h> // the emitter: to_yaml()
 
@@ -24,7 +24,7 @@ namespace rtprov::profile {
 
 using core::Origin;
 using core::ProfileProblem;
-namespace fs = std::filesystem;
+namespace stdfs = std::filesystem;
 
 namespace {
 
@@ -35,20 +35,20 @@ class HostFiles : public FileSource {
     // A folder of that name is not a profile; a FIFO or device is refused by its type.
     std::optional<std::string> read(const std::string& path) const override {
         std::error_code ec;
-        if (fs::is_directory(path, ec))
+        if (stdfs::is_directory(path, ec))
             return std::nullopt;
-        return target::read_host_file(path, target::caps::k_config);
+        return fs::read_host_file(path, fs::caps::k_config);
     }
     std::vector<std::string> list(const std::string& dir) const override {
         std::vector<std::string> names;
         std::error_code ec;
-        for (const auto& entry : fs::directory_iterator(dir, ec))
+        for (const auto& entry : stdfs::directory_iterator(dir, ec))
             names.push_back(entry.path().filename().string());
         return names;
     }
     std::string identity(const std::string& path) const override {
         std::error_code ec;
-        return fs::weakly_canonical(path, ec).string();
+        return stdfs::weakly_canonical(path, ec).string();
     }
     std::string display(const std::string& path) const override { return path; }
 };
@@ -59,7 +59,7 @@ struct ProfileFile {
     std::string path;
 
     std::string shown() const { return files->display(path); }
-    std::string stem() const { return fs::path(path).stem().string(); }
+    std::string stem() const { return stdfs::path(path).stem().string(); }
     std::string identity() const { return files->identity(path); }
     bool same_as(const ProfileFile& other) const {
         return files == other.files && identity() == other.identity();
@@ -349,7 +349,7 @@ std::optional<ProfileFile> find_in(const SearchPath& search_path, const std::str
 }
 
 std::size_t dir_index(const SearchPath& search_path, const ProfileFile& file) {
-    std::string parent = file.files->identity(fs::path(file.path).parent_path().string());
+    std::string parent = file.files->identity(stdfs::path(file.path).parent_path().string());
     for (std::size_t i = 0; i < search_path.size(); ++i)
         if (search_path[i].files == file.files &&
             search_path[i].files->identity(search_path[i].path) == parent)
@@ -398,7 +398,7 @@ Tree load_chain(const ProfileFile& file, const SearchPath& search_path,
             // files of the image).
             ProfileFile base{file.files, extends->scalar.front() == '/'
                                              ? extends->scalar
-                                             : fs::path(file.path).parent_path().string() + "/" +
+                                             : stdfs::path(file.path).parent_path().string() + "/" +
                                                    extends->scalar};
             if (base.files->read(base.path))
                 base_file = base;
@@ -602,7 +602,7 @@ core::Profile parse_profile(const std::string& text, const std::string& label) {
     Tree tree = parse_yaml(text, label, problems);
     if (const Tree* extends = child(tree, "extends"))
         problems.push_back({extends->origin, "a resolved profile has no 'extends'"});
-    return finish(tree, fs::path(label).stem().string(), {label}, std::move(problems));
+    return finish(tree, stdfs::path(label).stem().string(), {label}, std::move(problems));
 }
 
 // ---- Profile -> YAML --------------------------------------------------------------------

@@ -2,7 +2,7 @@
 #include "provisioner/system/sysroot.hpp"
 
 #include "provisioner/core/error.hpp"
-#include "provisioner/target/root.hpp"
+#include "provisioner/fs/root.hpp"
 
 #include <sys/stat.h>
 
@@ -13,11 +13,11 @@
 
 namespace rtprov::system {
 
-namespace fs = std::filesystem;
+namespace stdfs = std::filesystem;
 
 namespace {
 
-std::optional<int> number_name(const fs::path& path) {
+std::optional<int> number_name(const stdfs::path& path) {
     const std::string name = path.filename().string();
     int value = 0;
     auto [end, ec] = std::from_chars(name.data(), name.data() + name.size(), value);
@@ -31,24 +31,24 @@ std::optional<int> number_name(const fs::path& path) {
 SysRoot::SysRoot(const std::string& root) : m_root(root.empty() ? "/" : root) {
     if (m_root != "/") {
         try {
-            m_tree = std::make_shared<const target::Root>(m_root.string());
+            m_tree = std::make_shared<const fs::Root>(m_root.string());
         } catch (const Error&) {
             // not a folder: every read says the file cannot be read
         }
     }
 }
 
-Fact<fs::path> SysRoot::host(const std::string& path) const {
+Fact<stdfs::path> SysRoot::host(const std::string& path) const {
     const std::string absolute = path.starts_with('/') ? path : "/" + path;
     if (m_root == "/")
-        return {fs::path(absolute), {}, false};
+        return {stdfs::path(absolute), {}, false};
     if (!m_tree)
-        return Fact<fs::path>::failed("cannot read '" + absolute + "': " + quoted(m_root.string()) +
-                                      " is not a folder");
+        return Fact<stdfs::path>::failed("cannot read '" + absolute +
+                                         "': " + quoted(m_root.string()) + " is not a folder");
     try {
-        return {fs::path(m_tree->host_path(m_tree->resolve(absolute))), {}, false};
+        return {stdfs::path(m_tree->host_path(m_tree->resolve(absolute))), {}, false};
     } catch (const Error& e) {
-        return Fact<fs::path>::failed(e.what());
+        return Fact<stdfs::path>::failed(e.what());
     }
 }
 
@@ -58,11 +58,11 @@ Fact<std::string> SysRoot::text(const std::string& path) const {
     try {
         std::optional<std::string> content;
         if (m_root == "/") {
-            content = target::read_host_file(absolute, target::caps::k_system, absolute);
+            content = fs::read_host_file(absolute, fs::caps::k_system, absolute);
         } else if (!m_tree) {
             fact.problem = host(absolute).problem; // says the sysroot is not a folder
             return fact;
-        } else if (auto file = m_tree->read(absolute, target::caps::k_system)) {
+        } else if (auto file = m_tree->read(absolute, fs::caps::k_system)) {
             // resolved inside the tree and opened beneath it (openat2), as Root reads
             content = std::move(file->content);
         }
@@ -131,12 +131,12 @@ Fact<core::CpuList> SysRoot::cpu_list(const std::string& path) const {
 }
 
 Fact<std::vector<int>> SysRoot::numbered(const std::string& path) const {
-    Fact<fs::path> folder = host(path);
+    Fact<stdfs::path> folder = host(path);
     if (!folder)
         return Fact<std::vector<int>>::failed(folder.problem);
     std::error_code ec;
     std::vector<int> out;
-    fs::directory_iterator it(*folder, ec);
+    stdfs::directory_iterator it(*folder, ec);
     if (ec)
         return Fact<std::vector<int>>::failed("cannot list '" + path + "': " + ec.message(),
                                               ec == std::errc::no_such_file_or_directory);
@@ -148,12 +148,12 @@ Fact<std::vector<int>> SysRoot::numbered(const std::string& path) const {
 }
 
 Fact<std::vector<std::string>> SysRoot::names(const std::string& path) const {
-    Fact<fs::path> folder = host(path);
+    Fact<stdfs::path> folder = host(path);
     if (!folder)
         return Fact<std::vector<std::string>>::failed(folder.problem);
     std::error_code ec;
     std::vector<std::string> out;
-    fs::directory_iterator it(*folder, ec);
+    stdfs::directory_iterator it(*folder, ec);
     if (ec)
         return Fact<std::vector<std::string>>::failed("cannot list '" + path + "': " + ec.message(),
                                                       ec == std::errc::no_such_file_or_directory);
@@ -167,7 +167,7 @@ Fact<std::string> SysRoot::resolve(const std::string& path) const {
     const std::string absolute = path.starts_with('/') ? path : "/" + path;
     if (m_root == "/") {
         std::error_code ec;
-        fs::path canonical = fs::canonical(absolute, ec);
+        stdfs::path canonical = stdfs::canonical(absolute, ec);
         if (ec)
             return Fact<std::string>::failed("cannot resolve '" + absolute + "': " + ec.message(),
                                              ec == std::errc::no_such_file_or_directory);
@@ -187,13 +187,13 @@ Fact<std::string> SysRoot::resolve(const std::string& path) const {
 }
 
 bool SysRoot::exists(const std::string& path) const {
-    Fact<fs::path> file = host(path);
+    Fact<stdfs::path> file = host(path);
     std::error_code ec;
-    return file && fs::exists(*file, ec);
+    return file && stdfs::exists(*file, ec);
 }
 
 bool SysRoot::has_write_bit(const std::string& path) const {
-    Fact<fs::path> file = host(path);
+    Fact<stdfs::path> file = host(path);
     struct stat st {};
     return file && ::stat(file->c_str(), &st) == 0 && (st.st_mode & 0222) != 0;
 }

@@ -3,7 +3,7 @@
 
 #include "provisioner/core/cpu_list.hpp"
 #include "provisioner/core/result.hpp"
-#include "provisioner/target/root.hpp"
+#include "provisioner/fs/root.hpp"
 
 #include <filesystem>
 #include <memory>
@@ -21,9 +21,9 @@ namespace rtprov::system {
 template <typename T> using Fact = core::Result<T>;
 
 // Files below a system root, read-only; messages name them as if the root were '/'.
-// Regular files only, size capped (target::read_host_file): a sysroot is any folder, and
+// Regular files only, size capped (fs::read_host_file): a sysroot is any folder, and
 // a FIFO or device node there must not block or start anything. In a copied tree every
-// symlink is resolved inside the tree (target::Root::resolve), as it was on the machine
+// symlink is resolved inside the tree (fs::Root::resolve), as it was on the machine
 // it was copied from: an absolute link names a file of the tree, never of the host, and
 // '..' cannot climb out. Never throws for a missing or unreadable file: the fact says why.
 class SysRoot {
@@ -54,7 +54,7 @@ class SysRoot {
 
   private:
     std::filesystem::path m_root;
-    std::shared_ptr<const target::Root> m_tree; // a --sysroot tree; null for '/'
+    std::shared_ptr<const fs::Root> m_tree; // a --sysroot tree; null for '/'
 };
 
 } // namespace rtprov::system

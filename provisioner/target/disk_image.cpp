@@ -4,9 +4,9 @@
 #include "provisioner/core/error.hpp"
 #include "provisioner/core/shared_library.hpp"
 #include "provisioner/core/text.hpp"
+#include "provisioner/fs/root.hpp"
 #include "provisioner/target/loop_users.hpp"
 #include "provisioner/target/mounts.hpp"
-#include "provisioner/target/root.hpp"
 
 #include <blkid/blkid.h>
 #include <fcntl.h>
@@ -34,7 +34,7 @@
 #include <memory>
 #include <sstream>
 
-namespace fs = std::filesystem;
+namespace stdfs = std::filesystem;
 
 namespace rtprov::target {
 
@@ -153,13 +153,13 @@ std::string process_name(const std::string& pid) {
 std::vector<std::string> openers(const struct stat& image, bool writers = false) {
     std::vector<std::string> found;
     std::error_code ec;
-    for (const auto& process : fs::directory_iterator("/proc", ec)) {
+    for (const auto& process : stdfs::directory_iterator("/proc", ec)) {
         const std::string pid = process.path().filename().string();
         if (pid.empty() || pid.find_first_not_of("0123456789") != std::string::npos ||
             pid == std::to_string(::getpid()))
             continue;
         std::error_code fd_ec;
-        for (const auto& fd : fs::directory_iterator(process.path() / "fd", fd_ec)) {
+        for (const auto& fd : stdfs::directory_iterator(process.path() / "fd", fd_ec)) {
             struct stat st {};
             if (::stat(fd.path().c_str(), &st) != 0 || st.st_dev != image.st_dev ||
                 st.st_ino != image.st_ino)
@@ -217,7 +217,7 @@ std::vector<std::string> lockers(const struct stat& image) {
 // went with it): removed when empty, as they are then.
 void remove_stale_mount_folders(const std::string& parent) {
     std::error_code ec;
-    for (const auto& entry : fs::directory_iterator(parent, ec)) {
+    for (const auto& entry : stdfs::directory_iterator(parent, ec)) {
         const std::string name = entry.path().filename().string();
         if (name.rfind("image-", 0) != 0)
             continue;
@@ -253,7 +253,7 @@ std::vector<std::string> holders(const std::vector<dev_t>& devices) {
         return holds[key] = yes;
     };
     std::error_code ec;
-    for (const auto& entry : fs::directory_iterator("/proc", ec)) {
+    for (const auto& entry : stdfs::directory_iterator("/proc", ec)) {
         const std::string pid = entry.path().filename().string();
         if (pid.empty() || pid.size() > 9 ||
             pid.find_first_not_of("0123456789") != std::string::npos ||
@@ -271,7 +271,7 @@ std::vector<std::string> holders(const std::vector<dev_t>& devices) {
 std::vector<int> descendants() {
     std::map<int, int> parent_of;
     std::error_code ec;
-    for (const auto& entry : fs::directory_iterator("/proc", ec)) {
+    for (const auto& entry : stdfs::directory_iterator("/proc", ec)) {
         const std::string pid = entry.path().filename().string();
         if (pid.empty() || pid.size() > 9 ||
             pid.find_first_not_of("0123456789") != std::string::npos)
@@ -603,7 +603,7 @@ ImageLayout read_image_layout(const std::string& image) {
 }
 
 ImageSession::ImageSession(const std::string& image, bool writable)
-    : m_image(fs::absolute(image).string()) {
+    : m_image(stdfs::absolute(image).string()) {
     m_layout = read_image_layout(m_image);
     m_image_fd = ::open(m_image.c_str(), (writable ? O_RDWR : O_RDONLY) | O_CLOEXEC);
     // A file that cannot be written (its mode, a read-only file system) is still opened
@@ -750,8 +750,8 @@ void ImageSession::mount_all(const ImageLayout& layout, bool writable) {
         mounted.push_back(root_index);
 
         // The boot partitions, where the image's fstab mounts them.
-        const Root root(m_root);
-        const auto fstab = root.read("/etc/fstab", caps::k_config);
+        const fs::Root root(m_root);
+        const auto fstab = root.read("/etc/fstab", fs::caps::k_config);
         std::vector<FstabEntry> boot;
         for (FstabEntry& e : fstab_entries(fstab ? fstab->content : ""))
             if (e.target == "/boot" || e.target.rfind("/boot/", 0) == 0)

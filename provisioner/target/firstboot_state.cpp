@@ -80,8 +80,8 @@ FirstbootState parse_firstboot_state(const std::string& text, const std::string&
     return s;
 }
 
-std::optional<FirstbootState> read_firstboot_state(const Root& root) {
-    auto file = root.read(k_firstboot_state, caps::k_config);
+std::optional<FirstbootState> read_firstboot_state(const fs::Root& root) {
+    auto file = root.read(k_firstboot_state, fs::caps::k_config);
     if (!file)
         return std::nullopt;
     return parse_firstboot_state(file->content, root.host_path(k_firstboot_state));
@@ -107,7 +107,7 @@ RebootDecision decide_reboot(const FirstbootState& state, const std::string& mis
     return {true, missing, ""};
 }
 
-void write_firstboot_state(Root& root, const FirstbootState& state) {
+void write_firstboot_state(fs::Root& root, const FirstbootState& state) {
     root.make_directories(k_firstboot_dir);
     core::FileState file;
     file.content = format_firstboot_state(state);

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #pragma once
 
-#include "provisioner/target/root.hpp"
+#include "provisioner/fs/root.hpp"
 
 #include <optional>
 #include <string>
@@ -39,11 +39,11 @@ std::string format_firstboot_state(const FirstbootState& state);
 FirstbootState parse_firstboot_state(const std::string& text, const std::string& label);
 
 // The state under 'root', or nullopt when first boot never ran there.
-std::optional<FirstbootState> read_firstboot_state(const Root& root);
+std::optional<FirstbootState> read_firstboot_state(const fs::Root& root);
 
 // Writes the state atomically and durably; in phase done or failed also the 'done'
 // marker.
-void write_firstboot_state(Root& root, const FirstbootState& state);
+void write_firstboot_state(fs::Root& root, const FirstbootState& state);
 
 // Whether first boot reboots now, given what the running kernel still lacks ('missing',
 // "" when nothing) and whether the configuration allows a reboot. The guard: once a

@@ -30,25 +30,25 @@ core::FileState private_file(std::string content) {
 }
 
 // Temporaries left by a killed run sit next to the files it was writing.
-std::set<std::string> temporary_dirs(const Root& root, const std::vector<std::string>& paths) {
+std::set<std::string> temporary_dirs(const fs::Root& root, const std::vector<std::string>& paths) {
     std::set<std::string> dirs = {"/var/lib", k_state_dir};
     for (const std::string& path : paths)
-        dirs.insert(split_parent(root.resolve(path)).first);
+        dirs.insert(fs::split_parent(root.resolve(path)).first);
     std::erase_if(dirs, [&](const std::string& dir) { return !root.is_directory(dir); });
     return dirs;
 }
 
-int remove_stale_temporaries(Root& root, const std::vector<std::string>& paths) {
+int remove_stale_temporaries(fs::Root& root, const std::vector<std::string>& paths) {
     int removed = 0;
     for (const std::string& dir : temporary_dirs(root, paths))
         removed += root.remove_stale_temporaries(dir);
     return removed;
 }
 
-bool has_stale_temporaries(const Root& root, const std::vector<std::string>& paths) {
+bool has_stale_temporaries(const fs::Root& root, const std::vector<std::string>& paths) {
     for (const std::string& dir : temporary_dirs(root, paths))
         for (const std::string& name : root.list(dir))
-            if (name.starts_with(Root::k_temp_prefix))
+            if (name.starts_with(fs::Root::k_temp_prefix))
                 return true;
     return false;
 }
@@ -59,8 +59,8 @@ std::string state_sha(const core::FileState& state) {
     return core::sha256_hex(state.symlink ? "symlink -> " + state.content : state.content);
 }
 
-std::optional<std::string> current_sha(const Root& root, const std::string& path) {
-    auto entry = root.read_entry(path, caps::k_managed);
+std::optional<std::string> current_sha(const fs::Root& root, const std::string& path) {
+    auto entry = root.read_entry(path, fs::caps::k_managed);
     if (!entry)
         return std::nullopt;
     return state_sha(*entry);
@@ -68,16 +68,16 @@ std::optional<std::string> current_sha(const Root& root, const std::string& path
 
 // Where a managed path lives: a symlink rtprov makes is the entry itself; a file is
 // written where its path leads, through links on the way.
-std::string managed_path(const Root& root, const std::string& path, bool symlink) {
+std::string managed_path(const fs::Root& root, const std::string& path, bool symlink) {
     return symlink ? root.resolve_parent(path) : root.resolve(path);
 }
 
-void write_state(Root& root, const State& state) {
+void write_state(fs::Root& root, const State& state) {
     root.write(k_state_file, private_file(serialize_state(state)));
 }
 
-Backups read_backups(const Root& root) {
-    auto archive = root.read(k_backup_file, caps::k_backup);
+Backups read_backups(const fs::Root& root) {
+    auto archive = root.read(k_backup_file, fs::caps::k_backup);
     return archive ? read_backup_archive(archive->content, root.host_path(k_backup_file))
                    : Backups{};
 }
@@ -118,11 +118,11 @@ bool carries_mark(const std::string& content) {
                            core::k_owned_header_start) == 0;
 }
 
-FileCheck judge_file(const Root& root, const State& state, const ManagedFile& file,
+FileCheck judge_file(const fs::Root& root, const State& state, const ManagedFile& file,
                      const std::function<const Backups&()>& backups) {
     FileCheck check;
     try {
-        check.current = root.read_entry(file.path, caps::k_managed);
+        check.current = root.read_entry(file.path, fs::caps::k_managed);
     } catch (const Error& e) {
         // Nothing rtprov could have written (a folder, a FIFO, too large) or unreadable:
         // drift, and why, so that status reports it; rollback refuses it even with --force
@@ -203,7 +203,7 @@ FileCheck judge_file(const Root& root, const State& state, const ManagedFile& fi
     return check;
 }
 
-FileCheck check_file(const Root& root, const State& state, const ManagedFile& file,
+FileCheck check_file(const fs::Root& root, const State& state, const ManagedFile& file,
                      const std::function<const Backups&()>& backups) {
     FileCheck check = judge_file(root, state, file, backups);
     // Only a command-line file's text is needed later: a state listing many large files
@@ -217,7 +217,8 @@ FileCheck check_file(const Root& root, const State& state, const ManagedFile& fi
 // A state copied from another root, or written for a root that never had these files,
 // matches none: acting on it would restore another machine's originals, or report a
 // rollback that restored nothing.
-void refuse_foreign(const Root& root, const State& state, const std::vector<FileCheck>& checks) {
+void refuse_foreign(const fs::Root& root, const State& state,
+                    const std::vector<FileCheck>& checks) {
     if (state.status != ApplyStatus::applied)
         return;
     std::size_t written = 0, holding = 0;
@@ -242,7 +243,8 @@ void refuse_foreign(const Root& root, const State& state, const std::vector<File
 // enable link, a target among rtprov's units. One holding exactly what the state says
 // rtprov wrote, yet without the mark, was never rtprov's: the checksum was made for it
 // (a created file edited by hand is drift instead). No --force makes rtprov remove it.
-void refuse_unmarked(const Root& root, const State& state, const std::vector<FileCheck>& checks) {
+void refuse_unmarked(const fs::Root& root, const State& state,
+                     const std::vector<FileCheck>& checks) {
     for (std::size_t i = 0; i < state.files.size(); ++i) {
         const ManagedFile& file = state.files[i];
         if (!file.created || file.generated || file.runtime || !checks[i].holds_ours ||
@@ -257,7 +259,7 @@ void refuse_unmarked(const Root& root, const State& state, const std::vector<Fil
     }
 }
 
-std::vector<FileCheck> check_files(const Root& root, const State& state,
+std::vector<FileCheck> check_files(const fs::Root& root, const State& state,
                                    const std::function<const Backups&()>& backups) {
     std::vector<FileCheck> checks;
     for (const ManagedFile& file : state.files)
@@ -266,7 +268,7 @@ std::vector<FileCheck> check_files(const Root& root, const State& state,
 }
 
 // The archive, read once on first use.
-std::function<const Backups&()> lazy_backups(const Root& root, std::optional<Backups>& cache) {
+std::function<const Backups&()> lazy_backups(const fs::Root& root, std::optional<Backups>& cache) {
     return [&root, &cache]() -> const Backups& {
         if (!cache)
             cache = read_backups(root);
@@ -276,13 +278,13 @@ std::function<const Backups&()> lazy_backups(const Root& root, std::optional<Bac
 
 } // namespace
 
-std::vector<ManagedFile> stale_entries(const Root& root, const State& state,
+std::vector<ManagedFile> stale_entries(const fs::Root& root, const State& state,
                                        const core::Plan& plan) {
     std::set<std::string> wanted;
     for (const core::FileChange& change : plan.changes)
         wanted.insert(managed_path(root, change.path, change.next.symlink));
     for (const std::string& path : plan.unchanged) {
-        auto entry = root.read_entry(path, caps::k_managed);
+        auto entry = root.read_entry(path, fs::caps::k_managed);
         wanted.insert(managed_path(root, path, entry && entry->symlink));
     }
     std::vector<ManagedFile> stale;
@@ -292,7 +294,7 @@ std::vector<ManagedFile> stale_entries(const Root& root, const State& state,
     return stale;
 }
 
-void check_is_system_root(const Root& root) {
+void check_is_system_root(const fs::Root& root) {
     for (const char* dir : {"/etc", "/var/lib"})
         if (!root.is_directory(dir))
             throw Error("target root " + quoted(root.path()) + " has no " + quoted(dir) +
@@ -300,10 +302,10 @@ void check_is_system_root(const Root& root) {
                         "holds etc/, usr/ and var/ (in a pi-gen stage: \"${ROOTFS_DIR}\")");
 }
 
-std::optional<State> read_state(const Root& root) {
+std::optional<State> read_state(const fs::Root& root) {
     // rtprov writes its state as a regular file: a link there (dangling or not) is not
     // "nothing applied"
-    auto file = root.read_entry(k_state_file, caps::k_state);
+    auto file = root.read_entry(k_state_file, fs::caps::k_state);
     if (!file)
         return std::nullopt;
     if (file->symlink)
@@ -357,7 +359,7 @@ namespace {
 // Everything that could stop apply_plan() on a root with a 'previous' state, before its
 // first change: the state must be this root's, and a file the profile no longer needs is
 // retired only if not changed by hand since. Returns the previous state's file checks.
-std::vector<FileCheck> apply_checks(const Root& root, const std::optional<State>& previous,
+std::vector<FileCheck> apply_checks(const fs::Root& root, const std::optional<State>& previous,
                                     const core::Plan& plan) {
     if (!previous)
         return {};
@@ -399,7 +401,7 @@ std::vector<std::string> hand_to_first_boot(State& state, const core::Plan& plan
 
 } // namespace
 
-bool apply_changes_nothing(const Root& root, const core::Plan& plan) {
+bool apply_changes_nothing(const fs::Root& root, const core::Plan& plan) {
     if (!plan.changes.empty() || !plan.commands.empty())
         return false;
     const std::optional<State> state = read_state(root);
@@ -418,12 +420,13 @@ bool apply_changes_nothing(const Root& root, const core::Plan& plan) {
     return !has_stale_temporaries(root, paths);
 }
 
-bool rollback_changes_nothing(const Root& root) {
+bool rollback_changes_nothing(const fs::Root& root) {
     return !read_state(root) && !has_stale_temporaries(root, {});
 }
 
-ApplyResult apply_plan(Root& root, const RootLock&, const core::Plan& plan, const ApplyInfo& info,
-                       const CommandRunner& run, const std::function<void()>& before_writes) {
+ApplyResult apply_plan(fs::Root& root, const fs::RootLock&, const core::Plan& plan,
+                       const ApplyInfo& info, const CommandRunner& run,
+                       const std::function<void()>& before_writes) {
     if (plan.refused())
         throw Error("the plan has refusals (see 'rtprov plan'); nothing was written");
     check_is_system_root(root);
@@ -453,7 +456,7 @@ ApplyResult apply_plan(Root& root, const RootLock&, const core::Plan& plan, cons
     // Files already as planned: what is on disk is what rtprov means to be there. This
     // also settles the checksums a killed apply recorded but never wrote.
     for (const std::string& path : plan.unchanged) {
-        auto entry = root.read_entry(path, caps::k_managed);
+        auto entry = root.read_entry(path, fs::caps::k_managed);
         std::string resolved = managed_path(root, path, entry && entry->symlink);
         auto file = std::find_if(next.files.begin(), next.files.end(),
                                  [&](const ManagedFile& f) { return f.path == resolved; });
@@ -490,13 +493,13 @@ ApplyResult apply_plan(Root& root, const RootLock&, const core::Plan& plan, cons
     Backups backups;
     bool new_backups = false;
     if (previous && root.exists(k_backup_file))
-        backups = read_backup_archive(root.read(k_backup_file, caps::k_backup)->content,
+        backups = read_backup_archive(root.read(k_backup_file, fs::caps::k_backup)->content,
                                       root.host_path(k_backup_file));
     std::vector<std::string> resolved;
     for (const core::FileChange& change : plan.changes) {
         std::string path = managed_path(root, change.path, change.next.symlink);
         resolved.push_back(path);
-        for (const std::string& dir : root.missing_directories(split_parent(path).first))
+        for (const std::string& dir : root.missing_directories(fs::split_parent(path).first))
             // The state folder is rtprov's own, recorded by 'state-dir' and removed last.
             if (dir != k_state_dir && std::find(next.created_dirs.begin(), next.created_dirs.end(),
                                                 dir) == next.created_dirs.end())
@@ -558,7 +561,7 @@ ApplyResult apply_plan(Root& root, const RootLock&, const core::Plan& plan, cons
     // recorded: say so, and how to go on.
     try {
         for (std::size_t i = 0; i < plan.changes.size(); ++i) {
-            root.make_directories(split_parent(resolved[i]).first);
+            root.make_directories(fs::split_parent(resolved[i]).first);
             root.write(resolved[i], plan.changes[i].next);
             result.written.push_back(resolved[i]);
         }
@@ -622,7 +625,7 @@ ApplyResult apply_plan(Root& root, const RootLock&, const core::Plan& plan, cons
                 new_outputs = true;
                 continue;
             }
-            auto current = root.read_entry(output, caps::k_managed);
+            auto current = root.read_entry(output, fs::caps::k_managed);
             ManagedFile file{output, !current, "", "", "", true, false, std::nullopt};
             if (current) {
                 file.original_sha256 = state_sha(*current);
@@ -686,7 +689,7 @@ struct RollbackInputs {
 // Everything that could stop a rollback of 'state', checked before the first change
 // (and read-only, before a disk image is opened for writing), so a refusal leaves every
 // file as it was.
-RollbackInputs rollback_inputs(const Root& root, State of, DriftPolicy drift) {
+RollbackInputs rollback_inputs(const fs::Root& root, State of, DriftPolicy drift) {
     // The archive is read whole, the state must be this root's, hand edits are named, and
     // each original rtprov needs is there.
     RollbackInputs in{std::move(of), read_backups(root), {}};
@@ -744,16 +747,16 @@ RollbackInputs rollback_inputs(const Root& root, State of, DriftPolicy drift) {
 
 } // namespace
 
-void check_apply(const Root& root, const core::Plan& plan) {
+void check_apply(const fs::Root& root, const core::Plan& plan) {
     apply_checks(root, read_state(root), plan);
 }
 
-void check_rollback(const Root& root, DriftPolicy drift) {
+void check_rollback(const fs::Root& root, DriftPolicy drift) {
     if (std::optional<State> state = read_state(root))
         rollback_inputs(root, std::move(*state), drift);
 }
 
-std::string rollback_refusal(const Root& root, DriftPolicy drift) {
+std::string rollback_refusal(const fs::Root& root, DriftPolicy drift) {
     try {
         check_rollback(root, drift);
     } catch (const Error& e) {
@@ -762,7 +765,8 @@ std::string rollback_refusal(const Root& root, DriftPolicy drift) {
     return "";
 }
 
-RollbackResult rollback(Root& root, const RootLock&, DriftPolicy drift, const CommandRunner& run) {
+RollbackResult rollback(fs::Root& root, const fs::RootLock&, DriftPolicy drift,
+                        const CommandRunner& run) {
     require_backup_library(); // before the first change, not halfway
     RollbackResult result;
     std::optional<State> state = read_state(root);
@@ -831,7 +835,8 @@ RollbackResult rollback(Root& root, const RootLock&, DriftPolicy drift, const Co
             core::FileState restored = original->second;
             // GRUB's environment block: what others set since a trial armed it stays.
             if (file.runtime && file.path == root.resolve(boot::k_grub_env))
-                if (auto now = root.read_entry(file.path, caps::k_managed); now && !now->symlink) {
+                if (auto now = root.read_entry(file.path, fs::caps::k_managed);
+                    now && !now->symlink) {
                     std::string kept;
                     restored.content =
                         boot::grub_env_rolled_back(original->second.content, now->content, kept);
@@ -857,7 +862,7 @@ RollbackResult rollback(Root& root, const RootLock&, DriftPolicy drift, const Co
                         {file.path, check.detail + " (rtprov's parameters taken out, the "
                                                    "originals of its keys put back)"});
             }
-            if (auto now = root.read_entry(file.path, caps::k_managed);
+            if (auto now = root.read_entry(file.path, fs::caps::k_managed);
                 now && now->same_as(restored))
                 continue;
             root.write(file.path, restored);
@@ -902,7 +907,7 @@ RollbackResult rollback(Root& root, const RootLock&, DriftPolicy drift, const Co
             const std::string path = std::string(k_state_dir) + "/" + name;
             if (path != k_state_file && path != k_backup_file &&
                 path != core::k_trial_record_path && path != core::k_trial_reports_dir &&
-                !name.starts_with(Root::k_temp_prefix))
+                !name.starts_with(fs::Root::k_temp_prefix))
                 return true;
         }
         return false;
@@ -920,7 +925,7 @@ RollbackResult rollback(Root& root, const RootLock&, DriftPolicy drift, const Co
     return result;
 }
 
-Status read_status(const Root& root) {
+Status read_status(const fs::Root& root) {
     Status status;
     status.state = read_state(root);
     if (!status.state)

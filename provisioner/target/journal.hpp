@@ -2,8 +2,8 @@
 #pragma once
 
 #include "provisioner/core/plan.hpp"
-#include "provisioner/target/root.hpp"
-#include "provisioner/target/root_lock.hpp"
+#include "provisioner/fs/root.hpp"
+#include "provisioner/fs/root_lock.hpp"
 #include "provisioner/target/state_file.hpp"
 
 #include <functional>
@@ -18,7 +18,7 @@ namespace rtprov::target {
 
 // Reads <root>/var/lib/rtprov/state. nullopt when rtprov never applied anything here.
 // Throws rtprov::Error for a damaged or foreign state file.
-std::optional<State> read_state(const Root& root);
+std::optional<State> read_state(const fs::Root& root);
 
 struct ApplyInfo {
     std::string profile;
@@ -53,21 +53,21 @@ using CommandRunner = std::function<int(const std::vector<std::string>& argv)>;
 // swept only under it. 'before_writes', when given, runs once the state records the
 // apply and before its first file is written (not when there is nothing to do): apply
 // --trial records its trial there, so no kill leaves a trial armed that nothing records.
-ApplyResult apply_plan(Root& root, const RootLock& lock, const core::Plan& plan,
+ApplyResult apply_plan(fs::Root& root, const fs::RootLock& lock, const core::Plan& plan,
                        const ApplyInfo& info, const CommandRunner& run = {},
                        const std::function<void()>& before_writes = {});
 
 // Files rtprov wrote in an earlier apply that 'plan' no longer wants (a service or a
 // feature left the profile). apply_plan() removes those it created and restores those
 // it changed; plan shows them.
-std::vector<ManagedFile> stale_entries(const Root& root, const State& state,
+std::vector<ManagedFile> stale_entries(const fs::Root& root, const State& state,
                                        const core::Plan& plan);
 
 // Whether apply_plan() (with 'plan') or rollback() would leave every file of 'root' as it
 // is: read-only, so that a disk image is not opened for writing only to find that out.
 // When unsure (a killed run's traces), false.
-bool apply_changes_nothing(const Root& root, const core::Plan& plan);
-bool rollback_changes_nothing(const Root& root);
+bool apply_changes_nothing(const fs::Root& root, const core::Plan& plan);
+bool rollback_changes_nothing(const fs::Root& root);
 
 enum class DriftPolicy { refuse, overwrite };
 
@@ -75,10 +75,10 @@ enum class DriftPolicy { refuse, overwrite };
 // root's or forged, a hand edit it would lose, a missing original), checked read-only:
 // they check it again themselves, but a disk image is opened for writing only when they
 // would not refuse, so a refusal changes no byte of it. Throws Error as they do.
-void check_apply(const Root& root, const core::Plan& plan);
-void check_rollback(const Root& root, DriftPolicy drift);
+void check_apply(const fs::Root& root, const core::Plan& plan);
+void check_rollback(const fs::Root& root, DriftPolicy drift);
 // check_rollback's refusal as text, "" when rollback would not refuse.
-std::string rollback_refusal(const Root& root, DriftPolicy drift);
+std::string rollback_refusal(const fs::Root& root, DriftPolicy drift);
 
 struct RollbackResult {
     std::vector<std::string> restored;  // changed files put back
@@ -96,7 +96,7 @@ struct RollbackResult {
 // (when given), then removes its own state. Files changed by hand since rtprov wrote
 // them are refused (rtprov::Error naming them) unless 'drift' is overwrite. A failing
 // command stops the rollback with the state kept, so it can run again.
-RollbackResult rollback(Root& root, const RootLock& lock, DriftPolicy drift,
+RollbackResult rollback(fs::Root& root, const fs::RootLock& lock, DriftPolicy drift,
                         const CommandRunner& run = {});
 
 // "update-grub", "kernel-install add 6.12 /boot/vmlinuz-6.12": argv as one line.
@@ -125,10 +125,10 @@ struct Status {
 };
 
 // What is applied and which managed files changed since (checksums).
-Status read_status(const Root& root);
+Status read_status(const fs::Root& root);
 
 // Refuses a root that is not an installed system's root (no /etc or /var/lib), with a
 // message that says which folder to pass instead.
-void check_is_system_root(const Root& root);
+void check_is_system_root(const fs::Root& root);
 
 } // namespace rtprov::target

@@ -16,7 +16,7 @@
 #include <map>
 #include <sstream>
 
-namespace fs = std::filesystem;
+namespace stdfs = std::filesystem;
 
 namespace rtprov::target {
 
@@ -37,7 +37,7 @@ struct AttachedLoop {
 std::vector<AttachedLoop> attached_loops() {
     std::vector<AttachedLoop> found;
     std::error_code ec;
-    for (const auto& entry : fs::directory_iterator("/sys/block", ec)) {
+    for (const auto& entry : stdfs::directory_iterator("/sys/block", ec)) {
         const std::string name = entry.path().filename().string();
         if (name.rfind("loop", 0) != 0)
             continue;
@@ -118,14 +118,14 @@ std::vector<dev_t> device_numbers(const std::vector<std::string>& paths) {
 
 std::string block_device_path(dev_t device) {
     std::error_code ec;
-    const fs::path link = fs::read_symlink("/sys/dev/block/" + std::to_string(::major(device)) +
-                                               ":" + std::to_string(::minor(device)),
-                                           ec);
+    const stdfs::path link = stdfs::read_symlink(
+        "/sys/dev/block/" + std::to_string(::major(device)) + ":" + std::to_string(::minor(device)),
+        ec);
     return ec ? std::string() : "/dev/" + link.filename().string();
 }
 
 bool autoclears(const std::string& loop) {
-    std::ifstream in("/sys/block/" + fs::path(loop).filename().string() + "/loop/autoclear");
+    std::ifstream in("/sys/block/" + stdfs::path(loop).filename().string() + "/loop/autoclear");
     std::string value;
     return std::getline(in, value) && value == "1";
 }

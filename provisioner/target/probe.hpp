@@ -2,7 +2,7 @@
 #pragma once
 
 #include "provisioner/core/plan.hpp"
-#include "provisioner/target/root.hpp"
+#include "provisioner/fs/root.hpp"
 
 namespace rtprov::target {
 
@@ -13,7 +13,7 @@ namespace rtprov::target {
 // rtprov::Error for a damaged state file or backup. The running system's CPUs are not
 // the root's: pipeline::probe adds them for a live target.
 // 'trial' (apply --trial) also reads which file system GRUB's environment block is on.
-core::TargetFacts probe(const Root& root, const core::Profile& profile, core::TargetMode mode,
+core::TargetFacts probe(const fs::Root& root, const core::Profile& profile, core::TargetMode mode,
                         bool trial = false);
 
 } // namespace rtprov::target

@@ -82,7 +82,7 @@ void own_pid_namespace(pid_t rtprov, const std::string& root_path) {
 
 } // namespace
 
-int run_in_root(const Root& root, const std::vector<std::string>& argv, RunMode mode) {
+int run_in_root(const fs::Root& root, const std::vector<std::string>& argv, RunMode mode) {
     if (argv.empty())
         throw Error("empty command");
     std::vector<std::string> binds;

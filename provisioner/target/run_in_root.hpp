@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #pragma once
 
-#include "provisioner/target/root.hpp"
+#include "provisioner/fs/root.hpp"
 
 #include <string>
 #include <vector>
@@ -17,6 +17,6 @@ enum class RunMode { live, chroot };
 // the child ends, whatever way it ends (update-grub needs the devices: grub-mkconfig runs
 // grub-probe). Its output goes to rtprov's standard error. Throws rtprov::Error when it
 // cannot be started.
-int run_in_root(const Root& root, const std::vector<std::string>& argv, RunMode mode);
+int run_in_root(const fs::Root& root, const std::vector<std::string>& argv, RunMode mode);
 
 } // namespace rtprov::target

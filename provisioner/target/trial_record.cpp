@@ -134,14 +134,14 @@ TrialRecord parse_trial_record(const std::string& text, const std::string& label
     return record;
 }
 
-std::optional<TrialRecord> read_trial_record(const Root& root) {
-    auto file = root.read(core::k_trial_record_path, caps::k_config);
+std::optional<TrialRecord> read_trial_record(const fs::Root& root) {
+    auto file = root.read(core::k_trial_record_path, fs::caps::k_config);
     if (!file)
         return std::nullopt;
     return parse_trial_record(file->content, root.host_path(core::k_trial_record_path));
 }
 
-void write_trial_record(Root& root, const TrialRecord& record) {
+void write_trial_record(fs::Root& root, const TrialRecord& record) {
     core::FileState file;
     file.content = format_trial_record(record);
     file.mode = 0644;

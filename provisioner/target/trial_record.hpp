@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #pragma once
 
-#include "provisioner/target/root.hpp"
+#include "provisioner/fs/root.hpp"
 
 #include <optional>
 #include <string>
@@ -34,8 +34,8 @@ std::string format_trial_record(const TrialRecord& record);
 // format_trial_record writes.
 TrialRecord parse_trial_record(const std::string& text, const std::string& label);
 
-std::optional<TrialRecord> read_trial_record(const Root& root);
-void write_trial_record(Root& root, const TrialRecord& record);
+std::optional<TrialRecord> read_trial_record(const fs::Root& root);
+void write_trial_record(fs::Root& root, const TrialRecord& record);
 
 // What a boot is to a trial, from the record, the running kernel's command line and this
 // boot's id (/proc/sys/kernel/random/boot_id).

@@ -68,7 +68,7 @@ const auto no_report = [](const systemd::OnlineResult&) {};
 
 TEST_CASE("make_plan loads the profile with its --set, probes the root and resolves the cores") {
     TempDir dir;
-    target::Root root(fixture_copy(dir, "debian13"));
+    fs::Root root(fixture_copy(dir, "debian13"));
     pipeline::Planned p = pipeline::make_plan(request(), root);
     CHECK(p.profile.name == "x86-debian13");
     CHECK(p.profile_yaml.find("cpus: 4") != std::string::npos);
@@ -85,7 +85,7 @@ TEST_CASE("an applied profile that cannot be read is a warning of the plan, not 
     const std::string path = fixture_copy(dir, "debian13");
     std::filesystem::create_directories(path + "/etc/rtprov");
     { std::ofstream(path + "/etc/rtprov/profile.yaml") << "name: [unclosed\n"; }
-    target::Root root(path);
+    fs::Root root(path);
     pipeline::Planned p = pipeline::make_plan(request(), root);
     auto warning =
         std::find_if(p.plan.findings.begin(), p.plan.findings.end(),
@@ -98,8 +98,8 @@ TEST_CASE("an applied profile that cannot be read is a warning of the plan, not 
 
 TEST_CASE("apply tells the service manager what changed only on the running system") {
     TempDir dir;
-    target::Root root(fixture_copy(dir, "debian13"));
-    target::RootLock lock(root);
+    fs::Root root(fixture_copy(dir, "debian13"));
+    fs::RootLock lock(root);
     pipeline::Planned p = pipeline::make_plan(request(), root);
 
     FakeManager offline;
@@ -122,8 +122,8 @@ TEST_CASE("apply tells the service manager what changed only on the running syst
 
 TEST_CASE("a service manager that refuses leaves the files written and says what was not done") {
     TempDir dir;
-    target::Root root(fixture_copy(dir, "debian13"));
-    target::RootLock lock(root);
+    fs::Root root(fixture_copy(dir, "debian13"));
+    fs::RootLock lock(root);
     pipeline::Planned p = pipeline::make_plan(request(), root);
     FakeManager refusing("systemd: daemon-reload failed: Access denied");
     pipeline::Applied applied =
@@ -138,8 +138,8 @@ TEST_CASE("when a command fails after the files, systemd is told about them and 
     TempDir dir;
     const std::string path = fixture_copy(dir, "debian13");
     dir.write("debian13/usr/sbin/update-grub", "#!/bin/sh\n"); // so that it is planned
-    target::Root root(path);
-    target::RootLock lock(root);
+    fs::Root root(path);
+    fs::RootLock lock(root);
     pipeline::Planned p = pipeline::make_plan(request(core::Regenerate::now), root);
     REQUIRE_FALSE(p.plan.commands.empty());
     FakeManager live;
@@ -158,8 +158,8 @@ TEST_CASE("when a command fails after the files, systemd is told about them and 
 
 TEST_CASE("rollback tells the service manager which units went, live only") {
     TempDir dir;
-    target::Root root(fixture_copy(dir, "debian13"));
-    target::RootLock lock(root);
+    fs::Root root(fixture_copy(dir, "debian13"));
+    fs::RootLock lock(root);
     pipeline::Planned p = pipeline::make_plan(request(), root);
     FakeManager unused;
     pipeline::apply(root, lock, p, info(p), {}, {false, false}, unused, no_report);

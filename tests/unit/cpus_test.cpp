@@ -2,9 +2,9 @@
 #include "provisioner/system/cpus.hpp"
 
 #include "provisioner/core/profile.hpp"
+#include "provisioner/fs/root.hpp"
 #include "provisioner/live/board_facts.hpp"
 #include "provisioner/pipeline/probe.hpp"
-#include "provisioner/target/root.hpp"
 #include "tests/unit/audit_fixture.hpp"
 #include "tests/unit/catch.hpp"
 
@@ -44,7 +44,7 @@ TEST_CASE("with a CPU offline, apply's probe, first boot's board facts and the a
     CHECK(cpus.online->to_string() == "0-2");
     REQUIRE(layout_cpu_count(cpus) == 4u);
     core::Profile profile;
-    core::TargetFacts facts = pipeline::probe(target::Root(root), profile, core::TargetMode::live);
+    core::TargetFacts facts = pipeline::probe(fs::Root(root), profile, core::TargetMode::live);
     CHECK(facts.cpu_count == 4u);
     CHECK(live::read_board_facts(root).cpu_count == 4u);
     audit::SystemView view = sys.view();

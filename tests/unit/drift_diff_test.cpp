@@ -11,7 +11,8 @@
 
 using namespace rtprov;
 using namespace rtprov::target;
-namespace fs = std::filesystem;
+using namespace rtprov::fs;
+namespace stdfs = std::filesystem;
 
 namespace {
 
@@ -22,8 +23,8 @@ const ApplyInfo k_info{"test", std::string(64, 'f'), "2026-11-29T00:00:00Z", "rp
 // A root with a command line rtprov edits and a drop-in it creates, applied.
 core::Plan applied(const TempDir& dir, Root& root) {
     dir.write("boot/firmware/cmdline.txt", k_cmdline);
-    fs::create_directories(dir.path() + "/var/lib");
-    fs::create_directories(dir.path() + "/etc");
+    stdfs::create_directories(dir.path() + "/var/lib");
+    stdfs::create_directories(dir.path() + "/etc");
     core::Plan plan;
     core::FileState cmdline = *root.read("/boot/firmware/cmdline.txt", caps::k_cmdline);
     core::FileState next = cmdline;
@@ -108,7 +109,7 @@ TEST_CASE("status --diff shows a missing file as removed, and nothing for files 
     Root root(dir.path());
     core::Plan plan = applied(dir, root);
     CHECK(pipeline::drift_diffs(root, read_status(root), {{plan}, ""}).empty());
-    fs::remove(dir.path() + "/etc/systemd/system/mpd.service.d/50-rtprov.conf");
+    stdfs::remove(dir.path() + "/etc/systemd/system/mpd.service.d/50-rtprov.conf");
     auto diffs = pipeline::drift_diffs(root, read_status(root), {{plan}, ""});
     REQUIRE(diffs.size() == 1);
     CHECK(diffs[0].drift == Drift::missing);
@@ -126,7 +127,7 @@ TEST_CASE("status counts drift as modified or missing files, not edits beside rt
               "console=tty1 root=PARTUUID=1 rootwait isolcpus=3 nohz=on\n");
     CHECK(read_status(root).files[0].drift == Drift::foreign_edit);
     CHECK(cli::drifted_files(read_status(root)) == 0);
-    fs::remove(dir.path() + "/etc/systemd/system/mpd.service.d/50-rtprov.conf");
+    stdfs::remove(dir.path() + "/etc/systemd/system/mpd.service.d/50-rtprov.conf");
     CHECK(cli::drifted_files(read_status(root)) == 1);
 }
 

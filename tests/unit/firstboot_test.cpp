@@ -127,7 +127,7 @@ TEST_CASE("a trial first boot armed is kept only when first boot reboots into it
 
 TEST_CASE("the first-boot state is written under the root and read back") {
     TempDir dir;
-    target::Root root(dir.path());
+    fs::Root root(dir.path());
     CHECK_FALSE(target::read_firstboot_state(root));
     target::FirstbootState s;
     s.phase = "rebooting";

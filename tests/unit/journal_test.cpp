@@ -13,14 +13,15 @@
 
 using namespace rtprov;
 using namespace rtprov::target;
-namespace fs = std::filesystem;
+using namespace rtprov::fs;
+namespace stdfs = std::filesystem;
 
 namespace {
 
 // A minimal system root with one file rtprov will change and none it will create.
 void make_system(const TempDir& dir) {
     dir.write("etc/default/grub", "GRUB_CMDLINE_LINUX_DEFAULT=\"quiet\"\n");
-    fs::create_directories(dir.path() + "/var/lib");
+    stdfs::create_directories(dir.path() + "/var/lib");
     ::chmod((dir.path() + "/etc/default/grub").c_str(), 0640);
     if (::geteuid() == 0)
         REQUIRE(::chown((dir.path() + "/etc/default/grub").c_str(), 123, 456) == 0);
@@ -31,7 +32,7 @@ const std::string k_owned = core::owned_file_header("test") + "owned\n";
 
 core::Plan two_changes(const Root& root) {
     core::Plan plan;
-    core::FileState grub = *root.read("/etc/default/grub", rtprov::target::caps::k_config);
+    core::FileState grub = *root.read("/etc/default/grub", rtprov::fs::caps::k_config);
     core::FileState next = grub;
     next.content = "GRUB_CMDLINE_LINUX_DEFAULT=\"quiet isolcpus=3\"\n";
     plan.changes.push_back({"/etc/default/grub", grub, next, "test"});
@@ -45,7 +46,7 @@ const ApplyInfo k_info{"test", std::string(64, 'f'), "2026-11-29T00:00:00Z", "gr
 // path -> "type mode uid gid content" for every entry below 'dir'.
 std::map<std::string, std::string> snapshot(const std::string& dir) {
     std::map<std::string, std::string> out;
-    for (const auto& entry : fs::recursive_directory_iterator(dir)) {
+    for (const auto& entry : stdfs::recursive_directory_iterator(dir)) {
         struct stat st {};
         ::lstat(entry.path().c_str(), &st);
         std::string line = std::to_string(st.st_mode) + " " + std::to_string(st.st_uid) + " " +
@@ -110,7 +111,7 @@ TEST_CASE("a later apply keeps the original from before the first apply") {
     Root root(dir.path());
     apply_plan(root, RootLock(root), two_changes(root), k_info);
     core::Plan second;
-    core::FileState grub = *root.read("/etc/default/grub", rtprov::target::caps::k_config);
+    core::FileState grub = *root.read("/etc/default/grub", rtprov::fs::caps::k_config);
     core::FileState next = grub;
     next.content = "GRUB_CMDLINE_LINUX_DEFAULT=\"quiet isolcpus=2-3\"\n";
     second.changes.push_back({"/etc/default/grub", grub, next, "test"});
@@ -149,7 +150,7 @@ TEST_CASE("status reports drift by checksum") {
     apply_plan(root, RootLock(root), two_changes(root), k_info);
     CHECK(read_status(root).files[0].drift == Drift::none);
     dir.write("etc/default/grub", "changed\n");
-    fs::remove(dir.path() + "/etc/rtprov/sub/owned.conf");
+    stdfs::remove(dir.path() + "/etc/rtprov/sub/owned.conf");
     Status status = read_status(root);
     CHECK(status.files[0].drift == Drift::modified);
     CHECK(status.files[1].drift == Drift::missing);
@@ -184,7 +185,7 @@ TEST_CASE("a corrupted state file stops apply and rollback and is left as it is"
 
 TEST_CASE("a root without /etc or /var/lib is refused") {
     TempDir dir;
-    fs::create_directories(dir.path() + "/etc");
+    stdfs::create_directories(dir.path() + "/etc");
     Root root(dir.path());
     try {
         apply_plan(root, RootLock(root), core::Plan{}, k_info);
@@ -402,9 +403,9 @@ TEST_CASE("a file the profile no longer wants is removed, or gets its original b
 TEST_CASE("rollback gives a symlink it replaced its own time back") {
     TempDir dir;
     make_system(dir);
-    fs::create_directories(dir.path() + "/etc/systemd/system");
+    stdfs::create_directories(dir.path() + "/etc/systemd/system");
     const std::string link = dir.path() + "/etc/systemd/system/x.service";
-    fs::create_symlink("/lib/systemd/system/x.service", link);
+    stdfs::create_symlink("/lib/systemd/system/x.service", link);
     const timespec times[2] = {{0, UTIME_OMIT}, {1234567890, 0}};
     REQUIRE(::utimensat(AT_FDCWD, link.c_str(), times, AT_SYMLINK_NOFOLLOW) == 0);
     Root root(dir.path());
@@ -414,7 +415,7 @@ TEST_CASE("rollback gives a symlink it replaced its own time back") {
                             core::symlink_to("/etc/rtprov/x.service"), "test"});
     apply_plan(root, RootLock(root), plan, k_info);
     rollback(root, RootLock(root), DriftPolicy::refuse);
-    CHECK(fs::read_symlink(link) == "/lib/systemd/system/x.service");
+    CHECK(stdfs::read_symlink(link) == "/lib/systemd/system/x.service");
     struct stat st {};
     REQUIRE(::lstat(link.c_str(), &st) == 0);
     CHECK(st.st_mtim.tv_sec == 1234567890);
@@ -426,8 +427,8 @@ TEST_CASE("a state copied from another root is refused, and nothing changes") {
     make_system(two);
     Root a(one.path()), b(two.path());
     apply_plan(a, RootLock(a), two_changes(a), k_info);
-    fs::copy(one.path() + "/var/lib/rtprov", two.path() + "/var/lib/rtprov",
-             fs::copy_options::recursive);
+    stdfs::copy(one.path() + "/var/lib/rtprov", two.path() + "/var/lib/rtprov",
+                stdfs::copy_options::recursive);
     auto before = snapshot(two.path());
     try {
         rollback(b, RootLock(b), DriftPolicy::overwrite);

@@ -4,10 +4,10 @@
 #include "provisioner/boot/grub.hpp"
 #include "provisioner/core/error.hpp"
 #include "provisioner/core/plan.hpp"
+#include "provisioner/fs/root.hpp"
 #include "provisioner/planner/planner.hpp"
 #include "provisioner/profile/app_loader.hpp"
 #include "provisioner/profile/profile_loader.hpp"
-#include "provisioner/target/root.hpp"
 #include "tests/unit/catch.hpp"
 #include "tests/unit/temp_dir.hpp"
 
@@ -43,7 +43,7 @@ TEST_CASE("every planner reads only what the probe read, for each built-in profi
     const auto apps = profile::load_apps(k_source + "/board-profiles/apps");
     for (const char* name : {"debian13", "pi4-trixie"}) {
         const std::string root_path = fixture_copy(dir, name);
-        target::Root root(root_path);
+        fs::Root root(root_path);
         for (const char* profile_name : {"pi4", "x86-debian13"})
             for (bool realtime : {false, true}) {
                 core::Profile p =
@@ -67,7 +67,7 @@ TEST_CASE("every planner reads only what the probe read, for each built-in profi
 
 TEST_CASE("probed facts refuse a path the probe did not read, and know a missing one") {
     TempDir dir;
-    target::Root root(fixture_copy(dir, "debian13"));
+    fs::Root root(fixture_copy(dir, "debian13"));
     core::Profile p = builtin("x86-debian13", {"board.cpus=4"});
     core::TargetFacts facts = target::probe(root, p, core::TargetMode::offline);
     REQUIRE(facts.file(boot::k_grub_defaults));
@@ -87,7 +87,7 @@ TEST_CASE("the probe reads every GRUB drop-in, and refuses a folder of more than
     std::ofstream(dropins + "/README") << "not a drop-in\n";
     core::Profile p = builtin("x86-debian13", {"board.cpus=4"});
     {
-        target::Root root(root_path);
+        fs::Root root(root_path);
         core::TargetFacts facts = target::probe(root, p, core::TargetMode::offline);
         const std::string cloud = std::string(boot::k_grub_dropin_dir) + "/50-cloud.cfg";
         REQUIRE(facts.file(cloud));
@@ -97,7 +97,7 @@ TEST_CASE("the probe reads every GRUB drop-in, and refuses a folder of more than
     }
     for (int i = 0; i < 65; ++i)
         std::ofstream(dropins + "/x" + std::to_string(i) + ".cfg") << "\n";
-    target::Root root(root_path);
+    fs::Root root(root_path);
     std::string error;
     try {
         target::probe(root, p, core::TargetMode::offline);

@@ -13,7 +13,7 @@ TEST_CASE("profiles are looked up in --profile-dir, then the target, then the bu
     TempDir image;
     std::filesystem::create_directories(image.path() + "/etc/rtprov/profiles");
     std::ofstream(image.path() + "/etc/rtprov/profiles/studio.yaml") << "name: studio\n";
-    target::Root root(image.path());
+    fs::Root root(image.path());
     profile::SearchPath path = pipeline::profile_search_path({"/opt/a", "/opt/b"}, &root, "/share");
     REQUIRE(path.size() == 4);
     CHECK(path[0].label == "--profile-dir /opt/a");
@@ -29,7 +29,7 @@ TEST_CASE("profiles are looked up in --profile-dir, then the target, then the bu
 
 TEST_CASE("a target without /etc/rtprov/profiles, or no target, adds no folder") {
     TempDir image;
-    target::Root root(image.path());
+    fs::Root root(image.path());
     CHECK(pipeline::profile_search_path({}, &root, "/share").size() == 1);
     CHECK(pipeline::profile_search_path({}, nullptr, "/share").size() == 1);
 }

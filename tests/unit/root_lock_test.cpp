@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-#include "provisioner/target/root_lock.hpp"
+#include "provisioner/fs/root_lock.hpp"
 
 #include "provisioner/core/error.hpp"
 #include "tests/unit/catch.hpp"
@@ -15,7 +15,7 @@
 #include <vector>
 
 using rtprov::Error;
-using namespace rtprov::target;
+using namespace rtprov::fs;
 
 TEST_CASE("a second lock on the same root is refused at once, naming the holder") {
     TempDir dir;

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-#include "provisioner/target/root.hpp"
+#include "provisioner/fs/root.hpp"
 
 #include "provisioner/core/error.hpp"
 #include "tests/unit/catch.hpp"
@@ -13,8 +13,8 @@
 
 using rtprov::Error;
 using rtprov::core::FileState;
-using rtprov::target::Root;
-namespace fs = std::filesystem;
+using rtprov::fs::Root;
+namespace stdfs = std::filesystem;
 
 namespace {
 
@@ -41,20 +41,20 @@ struct stat stat_of(const std::string& path) {
 TEST_CASE("absolute symlinks resolve inside the root, as when the image boots") {
     TempDir dir;
     dir.write("usr/lib/os-release", "ID=debian\n");
-    fs::create_directories(dir.path() + "/etc");
-    fs::create_symlink("/usr/lib/os-release", dir.path() + "/etc/os-release");
-    fs::create_symlink("/usr/lib", dir.path() + "/lib");
+    stdfs::create_directories(dir.path() + "/etc");
+    stdfs::create_symlink("/usr/lib/os-release", dir.path() + "/etc/os-release");
+    stdfs::create_symlink("/usr/lib", dir.path() + "/lib");
     Root root(dir.path());
     CHECK(root.resolve("/etc/os-release") == "/usr/lib/os-release");
     CHECK(root.resolve("/lib/os-release") == "/usr/lib/os-release");
     CHECK(root.resolve("/lib/new-file") == "/usr/lib/new-file");
-    CHECK(root.read("/etc/os-release", rtprov::target::caps::k_config)->content == "ID=debian\n");
+    CHECK(root.read("/etc/os-release", rtprov::fs::caps::k_config)->content == "ID=debian\n");
 }
 
 TEST_CASE("relative symlinks and '..' that stay inside are followed") {
     TempDir dir;
     dir.write("boot/firmware/overlays/README", "x");
-    fs::create_symlink("firmware/overlays", dir.path() + "/boot/overlays");
+    stdfs::create_symlink("firmware/overlays", dir.path() + "/boot/overlays");
     Root root(dir.path());
     CHECK(root.resolve("/boot/overlays/README") == "/boot/firmware/overlays/README");
     CHECK(root.resolve("/boot/./firmware/../firmware//overlays") == "/boot/firmware/overlays");
@@ -63,9 +63,9 @@ TEST_CASE("relative symlinks and '..' that stay inside are followed") {
 
 TEST_CASE("escapes through '..' and symlinks are refused") {
     TempDir dir;
-    fs::create_directories(dir.path() + "/etc");
-    fs::create_symlink("../../../../../tmp", dir.path() + "/etc/out");
-    fs::create_symlink("/../escape", dir.path() + "/etc/abs-out");
+    stdfs::create_directories(dir.path() + "/etc");
+    stdfs::create_symlink("../../../../../tmp", dir.path() + "/etc/out");
+    stdfs::create_symlink("/../escape", dir.path() + "/etc/abs-out");
     Root root(dir.path());
     CHECK(error_of(root, "/../etc/passwd", dir.path()) ==
           "path '/../etc/passwd' escapes the target root 'ROOT' through '..'");
@@ -83,10 +83,10 @@ TEST_CASE("escapes through '..' and symlinks are refused") {
 
 TEST_CASE("symlink loops are refused") {
     TempDir dir;
-    fs::create_directories(dir.path() + "/etc");
-    fs::create_symlink("b", dir.path() + "/etc/a");
-    fs::create_symlink("a", dir.path() + "/etc/b");
-    fs::create_symlink("self", dir.path() + "/etc/self");
+    stdfs::create_directories(dir.path() + "/etc");
+    stdfs::create_symlink("b", dir.path() + "/etc/a");
+    stdfs::create_symlink("a", dir.path() + "/etc/b");
+    stdfs::create_symlink("self", dir.path() + "/etc/self");
     Root root(dir.path());
     CHECK(error_of(root, "/etc/a", dir.path()) ==
           "path '/etc/a' in the target root 'ROOT' has too many levels of symbolic links (a "
@@ -99,21 +99,21 @@ TEST_CASE("symlink loops are refused") {
 TEST_CASE("a write through an absolute symlink lands inside the root") {
     TempDir dir;
     TempDir outside;
-    fs::create_directories(dir.path() + "/etc");
-    fs::create_directories(dir.path() + "/data");
+    stdfs::create_directories(dir.path() + "/etc");
+    stdfs::create_directories(dir.path() + "/data");
     // The host's outside.path() must never be touched: inside the root, this link
     // means <root><outside.path()>.
-    fs::create_symlink(outside.path(), dir.path() + "/etc/link");
-    fs::create_directories(dir.path() + outside.path());
+    stdfs::create_symlink(outside.path(), dir.path() + "/etc/link");
+    stdfs::create_directories(dir.path() + outside.path());
     Root root(dir.path());
     root.write("/etc/link/file", FileState{"hello\n", 0644, 0, 0, std::nullopt});
     CHECK(dir.read(outside.path().substr(1) + "/file") == "hello\n");
-    CHECK_FALSE(fs::exists(outside.path() + "/file"));
+    CHECK_FALSE(stdfs::exists(outside.path() + "/file"));
 }
 
 TEST_CASE("a write is atomic, keeps the requested mode and owner, and leaves no temporary") {
     TempDir dir;
-    fs::create_directories(dir.path() + "/etc");
+    stdfs::create_directories(dir.path() + "/etc");
     Root root(dir.path());
     root.write("/etc/f", FileState{"one\n", 0640, 0, 0, std::nullopt});
     struct stat st = stat_of(dir.path() + "/etc/f");
@@ -128,7 +128,7 @@ TEST_CASE("a write is atomic, keeps the requested mode and owner, and leaves no 
         CHECK((st.st_mode & 07777) == 0600);
     }
     std::size_t entries = 0;
-    for (const auto& entry : fs::directory_iterator(dir.path() + "/etc")) {
+    for (const auto& entry : stdfs::directory_iterator(dir.path() + "/etc")) {
         (void)entry;
         ++entries;
     }
@@ -137,7 +137,7 @@ TEST_CASE("a write is atomic, keeps the requested mode and owner, and leaves no 
 
 TEST_CASE("writing unchanged content does not rewrite the file") {
     TempDir dir;
-    fs::create_directories(dir.path() + "/etc");
+    stdfs::create_directories(dir.path() + "/etc");
     Root root(dir.path());
     FileState state{"same\n", 0644, ::geteuid(), ::getegid(), std::nullopt};
     root.write("/etc/f", state);
@@ -148,15 +148,15 @@ TEST_CASE("writing unchanged content does not rewrite the file") {
 
 TEST_CASE("reading a folder as a file is an error; a missing file is nullopt") {
     TempDir dir;
-    fs::create_directories(dir.path() + "/etc/d");
+    stdfs::create_directories(dir.path() + "/etc/d");
     Root root(dir.path());
-    CHECK_FALSE(root.read("/etc/missing", rtprov::target::caps::k_config));
-    CHECK_THROWS_AS(root.read("/etc/d", rtprov::target::caps::k_config), Error);
+    CHECK_FALSE(root.read("/etc/missing", rtprov::fs::caps::k_config));
+    CHECK_THROWS_AS(root.read("/etc/d", rtprov::fs::caps::k_config), Error);
 }
 
 TEST_CASE("make_directories reports what it created, parents first") {
     TempDir dir;
-    fs::create_directories(dir.path() + "/etc");
+    stdfs::create_directories(dir.path() + "/etc");
     Root root(dir.path());
     CHECK(root.make_directories("/etc/a/b") == std::vector<std::string>{"/etc/a", "/etc/a/b"});
     CHECK(root.make_directories("/etc/a/b").empty());
@@ -165,10 +165,10 @@ TEST_CASE("make_directories reports what it created, parents first") {
 TEST_CASE("remove_tree removes links as links and never follows them") {
     TempDir dir;
     dir.write("srv/victim/keep", "x");
-    fs::create_directories(dir.path() + "/var/own");
-    fs::create_symlink("/srv/victim", dir.path() + "/var/own/abs-link");
-    fs::create_symlink("../../srv/victim", dir.path() + "/var/own/rel-link");
-    fs::create_symlink("/srv/victim", dir.path() + "/var/top-link");
+    stdfs::create_directories(dir.path() + "/var/own");
+    stdfs::create_symlink("/srv/victim", dir.path() + "/var/own/abs-link");
+    stdfs::create_symlink("../../srv/victim", dir.path() + "/var/own/rel-link");
+    stdfs::create_symlink("/srv/victim", dir.path() + "/var/top-link");
     Root root(dir.path());
     root.remove_tree("/var/own");
     root.remove_tree("/var/top-link");
@@ -180,9 +180,9 @@ TEST_CASE("remove_tree removes links as links and never follows them") {
 TEST_CASE("a leftover temporary that is a symlink is removed as a link") {
     TempDir dir;
     dir.write("home/user/keep", "x");
-    fs::create_directories(dir.path() + "/var/lib");
-    fs::create_symlink("/home", dir.path() + "/var/lib/.rtprov-tmp-evil");
-    fs::create_symlink("/", dir.path() + "/var/lib/.rtprov-tmp-root");
+    stdfs::create_directories(dir.path() + "/var/lib");
+    stdfs::create_symlink("/home", dir.path() + "/var/lib/.rtprov-tmp-evil");
+    stdfs::create_symlink("/", dir.path() + "/var/lib/.rtprov-tmp-root");
     Root root(dir.path());
     CHECK(root.remove_stale_temporaries("/var/lib") == 2);
     CHECK(dir.read("home/user/keep") == "x");
@@ -193,9 +193,9 @@ TEST_CASE("remove_file and remove_directory act on a symlink itself, never its t
     TempDir dir;
     dir.write("etc/fstab", "fstab\n");
     dir.write("srv/keep/file", "x");
-    fs::create_directories(dir.path() + "/etc/rtprov");
-    fs::create_symlink("/etc/fstab", dir.path() + "/etc/rtprov/profile.yaml");
-    fs::create_symlink("/srv/keep", dir.path() + "/etc/linkdir");
+    stdfs::create_directories(dir.path() + "/etc/rtprov");
+    stdfs::create_symlink("/etc/fstab", dir.path() + "/etc/rtprov/profile.yaml");
+    stdfs::create_symlink("/srv/keep", dir.path() + "/etc/linkdir");
     Root root(dir.path());
     CHECK(root.remove_file("/etc/rtprov/profile.yaml"));
     CHECK(dir.read("etc/fstab") == "fstab\n");
@@ -206,24 +206,24 @@ TEST_CASE("remove_file and remove_directory act on a symlink itself, never its t
 TEST_CASE("write replaces a symlink at the last name instead of writing through it") {
     TempDir dir;
     dir.write("etc/fstab", "fstab\n");
-    fs::create_symlink("/etc/fstab", dir.path() + "/etc/managed");
+    stdfs::create_symlink("/etc/fstab", dir.path() + "/etc/managed");
     Root root(dir.path());
     root.write("/etc/managed",
                FileState{"restored\n", 0644, ::geteuid(), ::getegid(), std::nullopt});
     CHECK(dir.read("etc/fstab") == "fstab\n");
-    CHECK_FALSE(fs::is_symlink(dir.path() + "/etc/managed"));
+    CHECK_FALSE(stdfs::is_symlink(dir.path() + "/etc/managed"));
     CHECK(dir.read("etc/managed") == "restored\n");
 }
 
 TEST_CASE("a symlink is read with its own time, and written back with it") {
     TempDir dir;
-    fs::create_directories(dir.path() + "/etc");
-    fs::create_symlink("/lib/systemd/system/x.service", dir.path() + "/etc/x.service");
+    stdfs::create_directories(dir.path() + "/etc");
+    stdfs::create_symlink("/lib/systemd/system/x.service", dir.path() + "/etc/x.service");
     const timespec times[2] = {{0, UTIME_OMIT}, {1234567890, 0}};
     REQUIRE(::utimensat(AT_FDCWD, (dir.path() + "/etc/x.service").c_str(), times,
                         AT_SYMLINK_NOFOLLOW) == 0);
     Root root(dir.path());
-    const auto link = root.read_entry("/etc/x.service", rtprov::target::caps::k_managed);
+    const auto link = root.read_entry("/etc/x.service", rtprov::fs::caps::k_managed);
     REQUIRE(link);
     CHECK(link->mtime == 1234567890);
     REQUIRE(root.remove_file("/etc/x.service"));
@@ -233,7 +233,7 @@ TEST_CASE("a symlink is read with its own time, and written back with it") {
 
 TEST_CASE("a time of 0 is a time: a file's own, and SOURCE_DATE_EPOCH=0") {
     TempDir dir;
-    fs::create_directories(dir.path() + "/etc");
+    stdfs::create_directories(dir.path() + "/etc");
     Root root(dir.path());
     root.write("/etc/own", FileState{"own\n", 0644, ::geteuid(), ::getegid(), 0});
     CHECK(stat_of(dir.path() + "/etc/own").st_mtim.tv_sec == 0);
@@ -249,7 +249,7 @@ TEST_CASE("with SOURCE_DATE_EPOCH before or after the clock, what is written and
     for (const std::int64_t epoch :
          {std::int64_t(1700000000), std::int64_t(::time(nullptr)) + 10 * 365 * 86400}) {
         TempDir dir;
-        fs::create_directories(dir.path() + "/etc");
+        stdfs::create_directories(dir.path() + "/etc");
         const timespec old[2] = {{0, UTIME_OMIT}, {1000, 0}};
         REQUIRE(::utimensat(AT_FDCWD, (dir.path() + "/etc").c_str(), old, 0) == 0);
         Root root(dir.path());
@@ -286,24 +286,24 @@ TEST_CASE("a root that is not a directory is refused") {
 TEST_CASE("without openat2 the walk opens files beneath the root and follows no link") {
     TempDir dir;
     dir.write("etc/default/grub", "GRUB\n");
-    fs::create_symlink("/etc", dir.path() + "/link-dir");
-    fs::create_symlink("grub", dir.path() + "/etc/default/link-file");
+    stdfs::create_symlink("/etc", dir.path() + "/link-dir");
+    stdfs::create_symlink("grub", dir.path() + "/etc/default/link-file");
     int root_fd = ::open(dir.path().c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC);
     REQUIRE(root_fd >= 0);
-    int fd = rtprov::target::open_beneath_walk(root_fd, "/etc/default/grub", O_RDONLY);
+    int fd = rtprov::fs::open_beneath_walk(root_fd, "/etc/default/grub", O_RDONLY);
     REQUIRE(fd >= 0);
     char buffer[8] = {};
     CHECK(::read(fd, buffer, sizeof buffer) == 5);
     CHECK(std::string(buffer) == "GRUB\n");
     ::close(fd);
     errno = 0;
-    CHECK(rtprov::target::open_beneath_walk(root_fd, "/link-dir/default/grub", O_RDONLY) == -1);
+    CHECK(rtprov::fs::open_beneath_walk(root_fd, "/link-dir/default/grub", O_RDONLY) == -1);
     CHECK((errno == ELOOP || errno == ENOTDIR));
     errno = 0;
-    CHECK(rtprov::target::open_beneath_walk(root_fd, "/etc/default/link-file", O_RDONLY) == -1);
+    CHECK(rtprov::fs::open_beneath_walk(root_fd, "/etc/default/link-file", O_RDONLY) == -1);
     CHECK(errno == ELOOP);
-    CHECK(rtprov::target::open_beneath_walk(root_fd, "/etc/../etc/default/grub", O_RDONLY) == -1);
-    int top = rtprov::target::open_beneath_walk(root_fd, "/", O_RDONLY | O_DIRECTORY);
+    CHECK(rtprov::fs::open_beneath_walk(root_fd, "/etc/../etc/default/grub", O_RDONLY) == -1);
+    int top = rtprov::fs::open_beneath_walk(root_fd, "/", O_RDONLY | O_DIRECTORY);
     CHECK(top >= 0);
     ::close(top);
     ::close(root_fd);
@@ -311,12 +311,12 @@ TEST_CASE("without openat2 the walk opens files beneath the root and follows no 
 
 TEST_CASE("a FIFO or device node is refused by its type and never opened") {
     TempDir dir;
-    fs::create_directories(dir.path() + "/boot/firmware");
+    stdfs::create_directories(dir.path() + "/boot/firmware");
     const std::string fifo = dir.path() + "/boot/firmware/cmdline.txt";
     REQUIRE(::mkfifo(fifo.c_str(), 0644) == 0);
     Root root(dir.path());
     try {
-        root.read("/boot/firmware/cmdline.txt", rtprov::target::caps::k_cmdline);
+        root.read("/boot/firmware/cmdline.txt", rtprov::fs::caps::k_cmdline);
         FAIL("a FIFO was read");
     } catch (const Error& e) {
         CHECK(std::string(e.what()) ==
@@ -331,8 +331,8 @@ TEST_CASE("a FIFO or device node is refused by its type and never opened") {
     if (writer >= 0)
         ::close(writer);
     CHECK_THROWS_AS(root.write("/boot/firmware/cmdline.txt", FileState{"x\n"}), Error);
-    CHECK(fs::is_fifo(fifo));
-    CHECK_THROWS_AS(rtprov::target::read_host_file(fifo, rtprov::target::caps::k_config), Error);
+    CHECK(stdfs::is_fifo(fifo));
+    CHECK_THROWS_AS(rtprov::fs::read_host_file(fifo, rtprov::fs::caps::k_config), Error);
 }
 
 TEST_CASE("a file larger than its kind's cap is refused before it is read") {
@@ -342,7 +342,7 @@ TEST_CASE("a file larger than its kind's cap is refused before it is read") {
     REQUIRE(::truncate(big.c_str(), 5LL << 30) == 0);
     Root root(dir.path());
     try {
-        root.read("/boot/firmware/cmdline.txt", rtprov::target::caps::k_cmdline);
+        root.read("/boot/firmware/cmdline.txt", rtprov::fs::caps::k_cmdline);
         FAIL("a 5 GB file was read");
     } catch (const Error& e) {
         CHECK(std::string(e.what()) == "'" + big +
@@ -359,6 +359,6 @@ TEST_CASE("a file that grows past its cap while it is read is refused") {
     // /proc and /sys files report size 0; the cap holds on what is read.
     Root root("/");
     CHECK_THROWS_AS(root.read("/proc/self/status", {"test file", 16}), Error);
-    CHECK(root.read("/proc/self/status", rtprov::target::caps::k_system)->content.find("Pid:") !=
+    CHECK(root.read("/proc/self/status", rtprov::fs::caps::k_system)->content.find("Pid:") !=
           std::string::npos);
 }

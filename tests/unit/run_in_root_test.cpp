@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "provisioner/target/run_in_root.hpp"
 
-#include "provisioner/target/root.hpp"
+#include "provisioner/fs/root.hpp"
 #include "tests/unit/catch.hpp"
 #include "tests/unit/temp_dir.hpp"
 
@@ -17,9 +17,8 @@ using namespace rtprov;
 namespace {
 
 // run_in_root's exit code and what its child wrote to stderr.
-std::pair<int, std::string> run_capturing(const target::Root& root,
-                                          const std::vector<std::string>& argv,
-                                          const std::string& log) {
+std::pair<int, std::string>
+run_capturing(const fs::Root& root, const std::vector<std::string>& argv, const std::string& log) {
     int saved = ::dup(STDERR_FILENO);
     int fd = ::open(log.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
     ::dup2(fd, STDERR_FILENO);
@@ -55,13 +54,13 @@ TEST_CASE("a root whose path is swapped to another tree after it was opened is n
         return;
     }
     TempDir dir;
-    namespace fs = std::filesystem;
+    namespace stdfs = std::filesystem;
     for (const char* tree : {"a", "b"})
         for (const char* sub : {"dev", "sys", "proc"})
-            fs::create_directories(dir.path() + "/" + tree + "/" + sub);
+            stdfs::create_directories(dir.path() + "/" + tree + "/" + sub);
     const std::string link = dir.path() + "/image";
-    fs::create_directory_symlink(dir.path() + "/a", link);
-    target::Root root(link); // opened while it names a
+    stdfs::create_directory_symlink(dir.path() + "/a", link);
+    fs::Root root(link); // opened while it names a
     const std::string log = dir.path() + "/stderr";
 
     // As it was opened: entered, and only the command is missing there.
@@ -69,8 +68,8 @@ TEST_CASE("a root whose path is swapped to another tree after it was opened is n
     CHECK(rc == 127);
     CHECK(err.find("cannot run no-such-command") != std::string::npos);
 
-    fs::remove(link);
-    fs::create_directory_symlink(dir.path() + "/b", link); // now it names b
+    stdfs::remove(link);
+    stdfs::create_directory_symlink(dir.path() + "/b", link); // now it names b
     std::tie(rc, err) = run_capturing(root, {"no-such-command"}, log);
     CHECK(rc == 127);
     CHECK(err.find("the target root changed under rtprov") != std::string::npos);

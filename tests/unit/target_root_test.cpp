@@ -58,7 +58,7 @@ TEST_CASE("--regenerate-boot defaults to first boot offline and now live") {
 }
 
 TEST_CASE("the command runner says what it runs and how long it took") {
-    target::Root root("/");
+    fs::Root root("/");
     std::vector<std::string> said;
     auto run =
         pipeline::command_runner(root, true, [&](const std::string& s) { said.push_back(s); });

@@ -1,12 +1,12 @@
 // SPDX-License-Identifier: Apache-2.0
 #pragma once
 
-#include "provisioner/target/root.hpp"
+#include "provisioner/fs/root.hpp"
 
 #include <optional>
 #include <string>
 
-namespace rtprov::target {
+namespace rtprov::fs {
 
 // The one writer of a root. apply, rollback and first boot hold it for their whole run,
 // from before they read the state until after they wrote it last, so two runs never
@@ -65,4 +65,4 @@ struct LockHolder {
 std::optional<LockHolder> lock_holder(const std::string& locks, unsigned long long dev_major,
                                       unsigned long long dev_minor, unsigned long long ino);
 
-} // namespace rtprov::target
+} // namespace rtprov::fs

@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-namespace rtprov::target {
+namespace rtprov::fs {
 
 // A kind of file rtprov reads, and the most it reads of one: a larger file is refused,
 // named with its size, before a byte of it is read (a sparse 5 GB cmdline.txt costs
@@ -184,4 +184,4 @@ std::pair<std::string, std::string> split_parent(const std::string& path);
 // does, for where openat2 is missing. -1 and errno on failure (ELOOP/ENOTDIR on a link).
 int open_beneath_walk(int root_fd, const std::string& resolved, int flags);
 
-} // namespace rtprov::target
+} // namespace rtprov::fs

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-#include "provisioner/target/root.hpp"
+#include "provisioner/fs/root.hpp"
 
 #include "provisioner/core/error.hpp"
 
@@ -16,7 +16,7 @@
 #include <deque>
 #include <random>
 
-namespace rtprov::target {
+namespace rtprov::fs {
 
 namespace {
 
@@ -645,4 +645,4 @@ int Root::remove_stale_temporaries(const std::string& dir) {
     return removed;
 }
 
-} // namespace rtprov::target
+} // namespace rtprov::fs

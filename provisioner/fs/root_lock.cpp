@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-#include "provisioner/target/root_lock.hpp"
+#include "provisioner/fs/root_lock.hpp"
 
 #include "provisioner/core/error.hpp"
 
@@ -17,7 +17,7 @@
 #include <string_view>
 #include <vector>
 
-namespace rtprov::target {
+namespace rtprov::fs {
 
 namespace {
 
@@ -231,4 +231,4 @@ RootLock::~RootLock() {
     }
 }
 
-} // namespace rtprov::target
+} // namespace rtprov::fs
