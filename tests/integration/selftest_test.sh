@@ -10,6 +10,7 @@ rtprov=$1
 src=$2
 # shellcheck source=tests/integration/lib.sh
 . "$src/tests/integration/lib.sh"
+needs_root
 make_workdir
 
 # A system tree holding an applied profile: CPU 1 reserved, CPU 0 housekeeping.
@@ -94,7 +95,7 @@ if [ -x /usr/bin/chromium ] && [ -x /usr/bin/chromedriver ] &&
     check "the screenshot is a PNG image" \
         bash -c "head -c 8 '$src/build/artifacts/selftest-report.png' | od -An -c | grep -q 'P   N   G'"
 else
-    echo "SKIP: no chromium, chromedriver or python3-selenium here; the page was checked by its structure only"
+    skip "no chromium, chromedriver or python3-selenium here; the page was checked by its structure only"
 fi
 # and a text browser reads it: the verdict and the table are text
 if command -v w3m >/dev/null; then
@@ -103,7 +104,7 @@ if command -v w3m >/dev/null; then
         bash -c "grep -qF '$(sed -n 's/^verdict: //p' "$work/out2" | cut -c1-60)' '$work/r2.txt' &&
             grep -Eq '^ *1 +reserved +default' '$work/r2.txt'"
 else
-    echo "SKIP: no w3m here"
+    skip "no w3m here; the page was not read as text"
 fi
 
 # rtprov report: the newest kept report shown again; names that are no report's (a
