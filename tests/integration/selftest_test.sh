@@ -408,7 +408,16 @@ assert s["status"] == "warn" and "/sys/kernel/irq" in s["reason"] and s["fix"], 
 PY
 "$rtprov" audit >"$work/audit-host.txt" 2>&1
 rc=$?
-check "audit of this machine without a profile runs (exit 0 or 3)" [ "$rc" -eq 0 ] || [ "$rc" -eq 3 ]
+# The generic checks judge this machine, which the test does not know (a generic kernel
+# running NO_RT_PUSH_IPI, debugfs mounted, fails rt-push-ipi; this one may pass): either
+# verdict is right, so exit 0 and 3 are both accepted, each only with its own verdict.
+case $(sed -n 's/^result: //p' "$work/audit-host.txt") in
+"passed" | "passed with warnings") verdict_rc=0 ;;
+"did not pass") verdict_rc=3 ;;
+*) verdict_rc="no verdict" ;;
+esac
+check "audit of this machine without a profile runs: exit 0 with 'passed', 3 with 'did not pass' (this machine's verdict is not known)" \
+    [ "$rc" = "$verdict_rc" ] || { echo "exit $rc:" && cat "$work/audit-host.txt"; } >&2
 check "it ran only the generic checks" grep -q 'no profile applied, generic checks only' "$work/audit-host.txt"
 "$rtprov" audit --json >"$work/audit-host.json" 2>&1
 check "without a profile the audit covers rtcqs 0.6.4's checks, each with a reason" \

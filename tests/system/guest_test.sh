@@ -312,8 +312,12 @@ PY
 # rtla's auto-analysis of the same load; the tracer put back after it, and after a kill.
 trace_checks() {
     local d=$work/rt
-    check "rt: selftest --trace under the burner and the storm ran (exit 0 or 3)" \
-        bash -c "[ '$(fact trace.rc)' = 0 ] || [ '$(fact trace.rc)' = 3 ]" || cat "$d/trace.out" >&2
+    # The burner's 100 ms bursts and the storm's IRQ thread keep the measuring thread waiting
+    # for a few hundred ms at worst (CPU 3 125 ms, CPU 2 360 ms in CI), far under the applied
+    # profile's TCG limits (5 s, and any share of missed wake-ups; tcg_limits above): the run
+    # passes, and exit 3 would mean it was cut short or measured nothing.
+    check "rt: selftest --trace under the burner and the storm ran and passed the profile's TCG limits (exit 0)" \
+        is trace.rc 0 || cat "$d/trace.out" >&2
     check "rt: the storm's IRQ thread ran at FIFO 50" bash -c "[[ '$(fact trace.storm_thread)' =~ FF\ +50 ]]"
     # Under TCG the host may stall the vCPU inside a timer interrupt for milliseconds, so
     # the expected culprit need not be the single largest item: if not, it must be named in
