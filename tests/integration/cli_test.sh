@@ -8,6 +8,7 @@ rtprov=$1
 src=$2
 # shellcheck source=tests/integration/lib.sh
 . "$src/tests/integration/lib.sh"
+needs_root
 make_workdir
 
 # -- plan writes nothing ---------------------------------------------------------------
@@ -271,7 +272,7 @@ if unshare --mount true 2>/dev/null; then
     hide_libarchive rollback --root "$work/r" >/dev/null 2>&1
     check "rollback without libarchive changes nothing either" [ "$(tree_sum "$work/r")" = "$applied" ]
 else
-    echo "SKIP: no private mount namespace here; the missing-library checks did not run"
+    skip "no private mount namespace here; the missing-library checks did not run"
 fi
 # irq-tune refuses a layout that inverts the sound path, with the numbers, before it
 # reads or changes anything (its state file is never made).

@@ -13,6 +13,7 @@ rtprov=$1
 src=$2
 # shellcheck source=tests/integration/lib.sh
 . "$src/tests/integration/lib.sh"
+needs_root
 make_workdir
 export SOURCE_DATE_EPOCH=1764000000 # same 'applied-at' in every run, so trees compare
 

@@ -9,6 +9,7 @@ rtprov=$1
 src=$2
 # shellcheck source=tests/integration/lib.sh
 . "$src/tests/integration/lib.sh"
+needs_root
 make_workdir
 
 # bounded: rtprov with at most 64 MiB of heap and anonymous memory (RLIMIT_DATA; a plan

@@ -18,8 +18,7 @@ src=$2
 TMPDIR=/var/tmp make_workdir
 
 if [ "$(id -u)" != 0 ] || ! [ -e /dev/loop-control ]; then
-    echo "SKIP: --image needs root and loop devices"
-    exit 0
+    skip_test "--image needs root and loop devices"
 fi
 
 leaks() { losetup -a | grep -F "$work" || grep -F "/run/rtprov/image" /proc/mounts; }
@@ -316,7 +315,7 @@ printf '#!/bin/sh\n/bin/busybox dd if=/dev/zero of=/swapfile bs=1024 count=256 2
 mkfs.ext4 -q -F -E offset=$offset -L rootfs -d "$daemon_root" "$img3" 60000k
 run apply --image "$img3" --profile x86-debian13 --set board.cpus=4 --regenerate-boot=now
 if grep -qF "swapon refused" <<<"$out$err"; then
-    echo "SKIP: this kernel turns on no swap file here; the swap file hint was not checked"
+    skip "this kernel turns on no swap file here; the swap file hint was not checked"
 else
     turn_off=$(grep -o "the image's swap file '/swapfile' is on: '[^']*' turns it off through a mount of its file system" <<<"$err" |
         sed "s/^[^:]*: '//; s/' turns it off.*//")
@@ -428,7 +427,7 @@ if ! grep -qw vfat /proc/filesystems; then
         grep -qF "the running kernel cannot mount vfat" <<<"$err"
     check "and what to do" grep -qF "load its module ('modprobe vfat')" <<<"$err"
 else
-    echo "SKIP: this kernel mounts vfat; the missing-module refusal is not reachable here"
+    skip "this kernel mounts vfat; the missing-module refusal is not reachable here"
 fi
 
 # two partitions over the same blocks, and one partition mounted twice by the fstab

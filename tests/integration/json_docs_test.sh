@@ -10,6 +10,7 @@ set -uo pipefail
 rtprov=$1 src=$2
 # shellcheck source=tests/integration/lib.sh
 . "$src/tests/integration/lib.sh"
+needs_root
 make_workdir
 out=$work/out
 mkdir -p "$out"

@@ -4,6 +4,7 @@
 
 pass=0
 fail=0
+skipped=0
 
 # check DESCRIPTION COMMAND...: runs COMMAND, counts and reports the outcome; returns
 # non-zero on failure, so 'check ... || show_details' prints what went wrong.
@@ -17,6 +18,30 @@ check() {
         echo "FAIL: $description" >&2
         return 1
     fi
+}
+
+# skip REASON: checks that cannot run here (a tool missing, a kernel without what they need):
+# says so on a 'SKIP:' line and counts them, so that finish reports them; the checks that
+# did run still decide whether the test passed.
+skip() {
+    skipped=$((skipped + 1))
+    echo "SKIP: $*"
+}
+
+# skip_test REASON: the whole test cannot run here (not root, no loop devices): says why and
+# exits with the code ctest counts as skipped (SKIP_RETURN_CODE, tests/CMakeLists.txt), so
+# it shows as 'Skipped', not 'Passed'.
+skip_test() {
+    echo "SKIP: $*"
+    exit 77
+}
+
+# needs_root: skip_test unless root. rtprov gives each file it writes in a root the owner
+# it belongs to (root, for a new one), which only root can; so every test that applies to
+# a fixture root runs as root, as CI runs them.
+needs_root() {
+    [ "$(id -u)" = 0 ] ||
+        skip_test "needs root: rtprov gives each file it writes in a root its owner (root), which only root can; run the tests as root, as CI does (sudo ctest)"
 }
 
 # A temporary folder for the whole script, removed at exit unless RTPROV_KEEP_TESTDIR is set.
@@ -95,10 +120,17 @@ shell_in_root() {
     ln -sfn busybox "$1/bin/sh"
 }
 
-# Prints the pass/fail line ctest and CI read, and exits non-zero on failure.
+# Prints the pass/fail line ctest and CI read (with the skipped checks, when there were
+# any), and returns 1 on failure; 77 (skip_test) when nothing ran but skips, so that such a
+# test shows as skipped rather than passed.
 finish() {
-    echo "$pass passed, $fail failed"
-    [ "$fail" -eq 0 ]
+    if [ "$skipped" -gt 0 ]; then
+        echo "$pass passed, $fail failed, $skipped skipped"
+    else
+        echo "$pass passed, $fail failed"
+    fi
+    [ "$fail" -eq 0 ] || return 1
+    [ "$pass" -gt 0 ] || [ "$skipped" -eq 0 ] || return 77
 }
 
 # lint_textfile FILE: Prometheus' own linter (promtool, Debian's prometheus package) has
@@ -107,7 +139,7 @@ finish() {
 lint_textfile() {
     local said rc
     if ! command -v promtool >/dev/null; then
-        echo "SKIP: no promtool here (scripts/install-deps.sh test installs it); $1 was not linted"
+        skip "no promtool here (scripts/install-deps.sh test installs it); $1 was not linted"
         return 0
     fi
     said=$(promtool check metrics <"$1" 2>&1)

@@ -15,6 +15,13 @@ src=$2
 . "$src/tests/integration/lib.sh"
 make_workdir
 
+# in_root below needs private mount and PID namespaces: as root directly, otherwise in a user
+# namespace, which some kernels and containers do not give an unprivileged user.
+userns=()
+[ "$(id -u)" -eq 0 ] || userns=(--map-root-user)
+unshare "${userns[@]}" --mount --pid --fork true 2>"$work/unshare.err" ||
+    skip_test "no private mount and PID namespaces here ('unshare${userns[*]:+ ${userns[*]}} --mount --pid --fork': $(head -n1 "$work/unshare.err")); nothing was checked"
+
 root=$work/root
 cp -a "$src/tests/fixtures/roots/debian13" "$root"
 # The binary finds its data in ../share/rtprov beside it (through /proc/self/exe).
@@ -40,9 +47,7 @@ before=$(tree_sum "$root")
 # namespace and an empty environment (no D-Bus address leaks in). As root directly;
 # otherwise in a user namespace where this user is root.
 in_root() {
-    local map=()
-    [ "$(id -u)" -eq 0 ] || map=(--map-root-user)
-    unshare "${map[@]}" --mount --pid --fork --mount-proc="$root/proc" -- \
+    unshare "${userns[@]}" --mount --pid --fork --mount-proc="$root/proc" -- \
         env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin "${live_env[@]}" chroot "$root" /opt/rtprov/bin/rtprov "$@"
 }
 live_env=() # more of the environment for in_root: NAME=VALUE

@@ -10,6 +10,7 @@ rtprov=$1
 src=$2
 # shellcheck source=tests/integration/lib.sh
 . "$src/tests/integration/lib.sh"
+needs_root
 make_workdir
 
 # diff_of PATH: the diff 'status --diff' printed for PATH (from its '---' line to the

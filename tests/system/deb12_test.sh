@@ -82,7 +82,7 @@ lintian_passes() {
     local said rc name
     name=$(basename "$1")
     if ! command -v lintian >/dev/null; then
-        echo "SKIP: no lintian here (scripts/install-deps.sh test installs it)" >&2
+        skip "no lintian here (scripts/install-deps.sh test installs it); $name was not judged"
         return 0
     fi
     said=$(lintian --show-overrides "$1" 2>&1)
@@ -177,7 +177,7 @@ if grep -qx enabled /proc/sys/fs/binfmt_misc/qemu-aarch64 2>/dev/null; then
             bash -c "chroot '$work/arm-host' rtprov --version | grep -q 0.1.0"
     fi
 else
-    echo "deb12_test: no binfmt qemu-aarch64 here: the arm64 package was not run" >&2
+    skip "no binfmt qemu-aarch64 here: the arm64 package was not run"
 fi
 
 finish

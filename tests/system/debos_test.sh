@@ -275,8 +275,9 @@ check "the build log shows apt installing rt-tests" grep -q "apt | Setting up rt
 # so the kernel would wait for the timeout) and booted once more (oopsed, qemu.sh).
 # shellcheck source=tests/system/qemu.sh
 . "$src/tests/system/qemu.sh"
-t0=$(date +%s)
-for try in 1 2; do
+# bios_boot: the disk booted once, its console in console.log; qemu's exit status in
+# boot_rc (0: the guest powered off by itself, after its checks).
+bios_boot() {
     boot_rc=0
     : >"$work/console.log"
     setsid timeout 600 qemu-system-x86_64 -accel tcg,thread=multi -cpu max -smp 4 -m 2048 \
@@ -292,10 +293,11 @@ for try in 1 2; do
     fi
     wait "$qemu_pid" || boot_rc=$?
     qemu_pid=""
-    if ! { [ "$try" = 1 ] && [ "$boot_rc" != 0 ] && oopsed "$work/console.log"; }; then
-        break
-    fi
-done
+    return "$boot_rc"
+}
+powered_off() { [ "$boot_rc" = 0 ]; }
+t0=$(date +%s)
+guest_boot_retrying "$work/console.log" powered_off bios_boot || true # (boot_rc says)
 boot_s=$(($(date +%s) - t0))
 check "the guest booted and powered off by itself ($boot_s s)" [ "$boot_rc" = 0 ] ||
     tail -20 "$work/console.log"

@@ -77,21 +77,24 @@ guest_qemu_args=(-nic "user,model=virtio-net-pci,restrict=on,hostfwd=tcp:127.0.0
 # The guest boots again each time it reboots (qemu -no-reboot exits), while keep-booting
 # is there; the number of boots is in $work/boots.
 touch "$work/keep-booting"
+# fleet_boot N CMDLINE: boot N of the guest, with CMDLINE.
+fleet_boot() {
+    echo "fleet_test: boot $1: $2" >&2
+    guest_boot "$img" "$kernel" "$initrd" "$2" "$work/console.$1" 1800
+}
+# stopped: the test is over and stopped the guest (stop_guest).
+stopped() { [ ! -e "$work/keep-booting" ]; }
 boot_loop() {
-    local n=0 oopses=0 cmdline
+    local n=0 cmdline
     cmdline="root=/dev/vda ro $(grub_dropin_cmdline "$root")"
+    # a kernel oops (qemu TCG's, as in guest_test.sh) is not the guest rebooting: the same
+    # boot again, at most twice in the run
+    guest_oops_left=2
     while :; do
         n=$((n + 1))
         echo "$n" >"$work/boots"
-        echo "fleet_test: boot $n: $cmdline" >&2
-        guest_boot "$img" "$kernel" "$initrd" "$cmdline" "$work/console.$n" 1800
+        guest_boot_retrying "$work/console.$n" stopped fleet_boot "$n" "$cmdline"
         [ -e "$work/keep-booting" ] || break
-        # a kernel oops (qemu TCG's, as in guest_test.sh) is not the guest rebooting: the
-        # same boot again, at most twice in the run
-        if [ "$oopses" -lt 2 ] && oopsed "$work/console.$n"; then
-            oopses=$((oopses + 1)) n=$((n - 1))
-            continue
-        fi
         cmdline=$(guest_next_cmdline "$img")
         [ -n "$cmdline" ] || cmdline="root=/dev/vda ro $(grub_dropin_cmdline "$root")"
     done

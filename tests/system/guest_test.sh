@@ -92,21 +92,27 @@ boot_files() {
 boot_files "$base"
 
 
+# boot_fresh_image IMG KERNEL INITRD CMDLINE CONSOLE: a fresh image of $root at IMG, booted
+# (guest_boot).
+boot_fresh_image() {
+    guest_image "$root" "$1"
+    guest_boot "$@"
+}
+# collected IMG: the collector in the guest of IMG wrote its facts.
+collected() {
+    guest_cat "$1" /var/lib/rtprov-guest/facts.1 | grep -q .
+}
+
 # run_scenario NAME CMDLINE: boots the image of NAME and copies the guest's results to
 # $work/NAME/.
 run_scenario() {
-    local name=$1 cmdline=$2 img=$work/$1.img t0
+    local name=$1 cmdline=$2 img=$work/$1.img t0 booted=0
     t0=$(date +%s)
-    guest_image "$root" "$img"
-    guest_boot "$img" "$kernel" "$initrd" "$cmdline" "$work/$name.console"
-    local booted=$?
     # A kernel oops before the collector ran (qemu TCG, see tsc=reliable above) gets one
     # more boot from a fresh image, and says so; a second one fails.
-    if ! guest_cat "$img" /var/lib/rtprov-guest/facts.1 | grep -q . && oopsed "$work/$name.console"; then
-        guest_image "$root" "$img"
-        guest_boot "$img" "$kernel" "$initrd" "$cmdline" "$work/$name.console"
-        booted=$?
-    fi
+    scenario_collected() { collected "$img"; }
+    guest_boot_retrying "$work/$name.console" scenario_collected \
+        boot_fresh_image "$img" "$kernel" "$initrd" "$cmdline" "$work/$name.console" || booted=$?
     check "$name: the guest powered off by itself" [ "$booted" -eq 0 ]
     mkdir -p "$work/$name"
     for f in facts.1 apply.out rollback.out status.out journal.1 selftest.out selftest.json \
@@ -312,8 +318,12 @@ PY
 # rtla's auto-analysis of the same load; the tracer put back after it, and after a kill.
 trace_checks() {
     local d=$work/rt
-    check "rt: selftest --trace under the burner and the storm ran (exit 0 or 3)" \
-        bash -c "[ '$(fact trace.rc)' = 0 ] || [ '$(fact trace.rc)' = 3 ]" || cat "$d/trace.out" >&2
+    # The burner's 100 ms bursts and the storm's IRQ thread keep the measuring thread waiting
+    # for a few hundred ms at worst (CPU 3 125 ms, CPU 2 360 ms in CI), far under the applied
+    # profile's TCG limits (5 s, and any share of missed wake-ups; tcg_limits above): the run
+    # passes, and exit 3 would mean it was cut short or measured nothing.
+    check "rt: selftest --trace under the burner and the storm ran and passed the profile's TCG limits (exit 0)" \
+        is trace.rc 0 || cat "$d/trace.out" >&2
     check "rt: the storm's IRQ thread ran at FIFO 50" bash -c "[[ '$(fact trace.storm_thread)' =~ FF\ +50 ]]"
     # Under TCG the host may stall the vCPU inside a timer interrupt for milliseconds, so
     # the expected culprit need not be the single largest item: if not, it must be named in
@@ -480,23 +490,29 @@ firstboot)
     guest_image "$root" "$img"
     # systemd-firstboot would ask on the console for what the image leaves unset.
     cmdline="root=/dev/vda rw $console systemd.firstboot=off"
-    boots=0 oopses=0
-    while [ "$boots" -lt 3 ]; do
-        boots=$((boots + 1))
+    # firstboot_boot: boot number $boots of the image, timed.
+    firstboot_boot() {
+        local t0 rc=0
         t0=$(date +%s)
-        guest_boot "$img" "$kernel" "$initrd" "$cmdline" "$work/firstboot.console.$boots"
+        guest_boot "$img" "$kernel" "$initrd" "$cmdline" "$work/firstboot.console.$boots" || rc=$?
         echo "guest_test: firstboot boot $boots took $(($(date +%s) - t0)) s" >&2
+        return "$rc"
+    }
+    # firstboot_collected: that boot's facts, in $facts; true when the collector finished.
+    firstboot_collected() {
         facts=$work/firstboot.facts
         guest_cat "$img" "/var/lib/rtprov-guest/facts.$boots" >"$facts"
-        [ "$(fact collected)" = 1 ] && break
-        # An oops is the emulator's, not a boot rtprov asked for: the same image boots
-        # again with the same command line, as panic=10 would reboot a real machine
-        # (once; first boot resumes from its state file). A boot that oopsed after the
-        # journal reached the disk still counts in journal.boots, and that check says so.
-        if [ "$oopses" -eq 0 ] && oopsed "$work/firstboot.console.$boots"; then
-            oopses=1 boots=$((boots - 1))
-            continue
-        fi
+        [ "$(fact collected)" = 1 ]
+    }
+    # An oops is the emulator's, not a boot rtprov asked for: the same image boots again
+    # with the same command line, as panic=10 would reboot a real machine (once in all;
+    # first boot resumes from its state file). A boot that oopsed after the journal
+    # reached the disk still counts in journal.boots, and that check says so.
+    boots=0 guest_oops_left=1
+    while [ "$boots" -lt 3 ]; do
+        boots=$((boots + 1))
+        guest_boot_retrying "$work/firstboot.console.$boots" firstboot_collected firstboot_boot
+        firstboot_collected && break
         cmdline=$(guest_grub_cmdline "$img")
         echo "guest_test: the guest rebooted; booting its grub.cfg default: $cmdline" >&2
         if [ -z "$cmdline" ]; then
@@ -505,6 +521,7 @@ firstboot)
             break
         fi
     done
+    unset guest_oops_left # the other scenarios: once for each boot
     mkdir -p "$work/firstboot"
     for f in state status.out selftest.json audit.json firstboot.journal; do
         guest_cat "$img" "/var/lib/rtprov-guest/$f" >"$work/firstboot/$f"

@@ -81,6 +81,33 @@ oopsed() {
     mv "$1" "$1.oops"
 }
 
+# guest_boot_retrying CONSOLE DONE BOOT...: runs the boot command BOOT... (which writes the
+# guest's console to CONSOLE) and returns the exit status of its last run. qemu TCG makes
+# the guest kernel oops now and then (tests/system/guest_test.sh says how, at tsc=reliable),
+# which says nothing about rtprov; so when the guest kernel oopsed or panicked on a boot
+# (CONSOLE shows it) and the guest had not got as far as its checks (the command DONE, a
+# function name, fails), that is said, CONSOLE is kept as CONSOLE.oops and BOOT... runs
+# once more: once a call, or, where the caller set guest_oops_left, as often as that says
+# for all its calls together (counted down: a loop of boots that allows two in all sets 2).
+# Safe under 'set -e' when called as 'guest_boot_retrying ... || rc=$?'.
+guest_boot_retrying() {
+    local console=$1 checked=$2 rc left=1
+    shift 2
+    while :; do
+        rc=0
+        "$@" || rc=$?
+        if [ "${guest_oops_left:-$left}" -gt 0 ] && ! "$checked" && oopsed "$console"; then
+            if [ -n "${guest_oops_left:-}" ]; then
+                guest_oops_left=$((guest_oops_left - 1))
+            else
+                left=0
+            fi
+        else
+            return "$rc"
+        fi
+    done
+}
+
 # guest_next_cmdline IMG: the command line GRUB boots next from the powered-off guest's
 # disk: the entry whose id grubenv's next_entry names (grub-reboot(8)), spent in the
 # image as GRUB spends it, so that only this boot takes it; else the default entry.

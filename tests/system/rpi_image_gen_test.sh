@@ -555,10 +555,10 @@ if [ -n "$rig" ]; then
             --env-out "$pipe/bad.out")
         check "  and stops at rtkernel: maybe, before any build" [ "$?" -ne 0 ] || printf '  | %s\n' "$bad_pipe" | tail -5
     else
-        echo "SKIP: rpi-image-gen's lint and describe: Debian's python3 lacks python3-debian or python3-yaml (apt-get install python3-debian python3-yaml)"
+        skip "rpi-image-gen's lint and describe: Debian's python3 lacks python3-debian or python3-yaml (apt-get install python3-debian python3-yaml)"
     fi
 else
-    echo "SKIP: rpi-image-gen's own 'metadata --lint' and 'layer --describe': RPI_IMAGE_GEN is not set (a checkout of github.com/raspberrypi/rpi-image-gen; CI reaches only the Debian archive)"
+    skip "rpi-image-gen's own 'metadata --lint' and 'layer --describe': RPI_IMAGE_GEN is not set (a checkout of github.com/raspberrypi/rpi-image-gen; CI reaches only the Debian archive)"
 fi
 
 echo "rpi_image_gen_test: $(($(date +%s) - started)) s in all"
