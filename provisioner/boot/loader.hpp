@@ -16,6 +16,10 @@
 // names of the loaders are core::words(BootLoader)'s, the profile's table. Pure: what needs
 // I/O (reading the target, running bootctl, writing GRUB's environment block) is done by
 // the caller, which asks the row what to do.
+//
+// A new loader is a file, boot/NAME_loader.cpp, that defines its row (the shared steps of
+// its plan are in boot/plan_steps.hpp), a line in loaders() (boot/loader.cpp), its word in
+// core::BootLoader and core/profile.cpp's table, and its source in provisioner/CMakeLists.txt.
 namespace rtprov::boot {
 
 struct PlanContext; // boot/plan_steps.hpp: what a loader's plan works on
@@ -91,9 +95,10 @@ struct TrialBootFlag {
 // One boot loader: a row of the table.
 struct Loader {
     core::BootLoader id{};
-    // Reads into 'facts' what plan() reads of this loader's files (FileState::record for each
-    // path, there or not), the executables plan() asks about among them; 'trial': also what
-    // apply --trial needs. Throws rtprov::Error for what no real system has (64 drop-ins).
+    // Reads into 'facts' what plan() reads of this loader's files (TargetFacts::record for
+    // each path, there or not) and which of the executables plan() asks about are there;
+    // 'trial': also what apply --trial needs. Throws rtprov::Error for what no real system
+    // has (65 drop-ins).
     void (*probe)(const TargetReader& reader, const core::Profile& profile,
                   core::TargetFacts& facts, bool trial) = nullptr;
     // The loader's part of plan_boot(): the command line into its files, the PREEMPT_RT
@@ -131,7 +136,8 @@ struct Loader {
 
 // The table: every loader, in core::BootLoader's order.
 std::span<const Loader* const> loaders();
-// The row of 'id'.
+// The row of 'id'. Throws std::logic_error when it has none (a bug: loader_test.cpp
+// checks every word of the profile's table).
 const Loader& loader(core::BootLoader id);
 // The row named 'name' ("grub"), nullptr for none.
 const Loader* find_loader(std::string_view name);
