@@ -62,7 +62,7 @@ struct Expectation {
     bool realtime = false;                        // tuning.kernel.realtime
     std::vector<std::string> rt_packages;         // board.kernel.rt_packages, for fixes
     std::vector<std::string> rt_kernels; // installed kernels with CONFIG_PREEMPT_RT=y, for fixes
-    core::BootLoader boot_loader = core::BootLoader::grub;
+    core::BootLoader boot_loader = core::BootConfig{}.loader;
     bool rt_push_ipi_guard = true;
     std::optional<std::string> cpu_governor;
     std::vector<ServiceExpectation> services;

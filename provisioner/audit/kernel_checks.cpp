@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "provisioner/audit/kernel_checks.hpp"
 
+#include "provisioner/boot/loader.hpp"
 #include "provisioner/core/text.hpp"
 #include "provisioner/live/sched_features.hpp"
 #include "provisioner/system/kernel.hpp"
@@ -114,22 +115,7 @@ std::string realtime_fix(const Expectation& e) {
     std::string fix = (names.size() == 1 ? "boot the installed PREEMPT_RT kernel "
                                          : "boot one of the installed PREEMPT_RT kernels ") +
                       listing(names) + ": ";
-    switch (e.boot_loader) {
-    case core::BootLoader::grub:
-        // boot/grub.cpp: the drop-in points GRUB_TOP_LEVEL at the newest -rt- image.
-        return fix + "make it GRUB's default ('rtprov apply' sets GRUB_TOP_LEVEL to the newest "
-                     "-rt- kernel; run 'update-grub' so that /boot/grub/grub.cfg has it), then "
-                     "reboot";
-    case core::BootLoader::systemd_boot:
-        // rtprov does not choose systemd-boot's default entry; bootctl(1) set-default does.
-        return fix + "make its entry systemd-boot's default ('bootctl set-default ENTRY'), then "
-                     "reboot";
-    case core::BootLoader::rpi_firmware:
-        break;
-    }
-    // The Pi firmware starts the image config.txt's kernel= names.
-    return fix + "make it the firmware's kernel ('rtprov apply' writes kernel= with "
-                 "board.kernel.rt_image to config.txt; see 'rtprov status'), then reboot";
+    return fix + boot::loader(e.boot_loader).rt_default_fix;
 }
 
 // Compares a sysfs CPU list with the reserved CPUs.

@@ -8,20 +8,15 @@
 namespace rtprov::boot {
 
 // The boot part of plan(): kernel parameters into the command line of the profile's
-// boot loader (Pi firmware cmdline.txt, GRUB drop-in, /etc/kernel/cmdline), the
-// PREEMPT_RT choice, the packages it needs, and how the boot configuration is
-// regenerated. Adds changes, commands and findings to 'plan'. Pure.
+// boot loader (its row's plan, boot/loader.hpp: Pi firmware cmdline.txt, GRUB drop-in,
+// /etc/kernel/cmdline), the PREEMPT_RT choice, the packages it needs, and how the boot
+// configuration is regenerated. Adds changes, commands and findings to 'plan'. Pure.
 void plan_boot(core::Plan& plan, const core::Profile& profile,
                const std::optional<core::ResolvedCores>& cores, const core::TargetFacts& facts,
                const core::PlanOptions& options);
 
-// systemd-boot trial: the entry rtprov writes in TargetFacts::boot_entries_dir, and the
-// command that makes the next boot, and only that one, boot it (LoaderEntryOneShot,
-// bootctl(1) set-oneshot; systemd-boot reads and deletes the variable at boot).
-inline constexpr const char* k_sdboot_trial_entry = "rtprov-trial+0.conf";
-std::vector<std::string> sdboot_oneshot_argv(const std::string& entry);
-
-// The files a regeneration command rewrites ('update-grub': /boot/grub/grub.cfg).
+// The files a regeneration command rewrites ('update-grub': /boot/grub/grub.cfg), from the
+// table's rows (Loader::regenerated).
 std::vector<std::string> produces_of(const std::vector<std::string>& argv);
 
 // Files whose presence says a boot loader is installed that reads 'path', one of
@@ -39,14 +34,16 @@ enum class CommandUse { pending, rerun };
 // "systemd-boot", "rpi-firmware"): the regeneration, 'update-grub' (grub) or
 // 'kernel-install add RELEASE /boot/vmlinuz-RELEASE [/boot/initrd.img-RELEASE]'
 // (systemd-boot); and, only while pending, the package install of --install-packages
-// ('apt-get update', 'apt-get install -y --no-install-recommends PACKAGE...') and a
-// systemd-boot trial's 'bootctl set-oneshot rtprov-trial*'. rtprov
+// ('apt-get update', 'apt-get install -y --no-install-recommends PACKAGE...') and the
+// command that arms the loader's trial (Loader::trial_arming_command: a systemd-boot
+// trial's 'bootctl set-oneshot rtprov-trial*'). rtprov
 // runs nothing else that a state file names.
 bool is_planned_command(const std::vector<std::string>& argv, const std::string& loader,
                         CommandUse use);
 
 // Whether a state may list 'path' (resolved in the root) as changed by others after
-// apply: only GRUB's environment block, which a trial arms and GRUB rewrites at boot.
+// apply: only a loader's runtime file (Loader::runtime_file: GRUB's environment block,
+// which a trial arms and GRUB rewrites at boot).
 bool is_runtime_path(const std::string& path);
 
 // The boot loader whose regeneration 'argv' is ("grub", "systemd-boot"), "" for none.

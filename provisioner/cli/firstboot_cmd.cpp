@@ -5,6 +5,7 @@
 // rtprov command run as a child, so its output lands in the unit's journal as it would
 // on a terminal, and the steps are the ones an admin runs by hand.
 #include "provisioner/audit/system_view.hpp"
+#include "provisioner/boot/loader.hpp"
 #include "provisioner/cli/commands.hpp"
 #include "provisioner/cli/firstboot_output.hpp"
 #include "provisioner/core/board_match.hpp"
@@ -231,11 +232,12 @@ int run_firstboot(const FirstbootCommand&) {
                 state.reboot_cause += "; the next boot tries it once (a trial)";
             save("rebooting");
             report(k_id_reboot, LOG_NOTICE, "rebooting once: " + state.reboot_cause);
-            // The Pi firmware's trial is a one-shot flag of the reboot itself.
-            systemd::request_reboot(trial.record && trial.record->phase == "armed" &&
-                                            trial.record->loader == "rpi-firmware"
-                                        ? "0 tryboot"
-                                        : "");
+            // A trial may be a one-shot flag of the reboot itself (the Pi firmware's
+            // tryboot): the loader's row says which.
+            const boot::Loader* loader = trial.record && trial.record->phase == "armed"
+                                             ? boot::find_loader(trial.record->loader)
+                                             : nullptr;
+            systemd::request_reboot(loader ? loader->trial_reboot_argument : "");
             return k_exit_ok;
         }
         // No reboot tries the trial this first boot's apply armed: taken back, so that the

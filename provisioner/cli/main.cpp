@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // rtprov's command line: the only code that reads argv and the environment, prints,
 // or exits. Everything it does is a call into the library folders.
+#include "provisioner/boot/loader.hpp"
 #include "provisioner/cli/commands.hpp"
 #include "provisioner/cli/render.hpp"
 #include "provisioner/core/error.hpp"
@@ -421,13 +422,16 @@ int run_apply(const Options& o) {
                   << (result.recorded.size() == 1 ? " command" : " commands")
                   << " left to first boot";
     std::cout << "; '" << undo << "' undoes it\n";
-    if (o.trial)
+    if (o.trial) {
+        // A trial may be armed by the reboot into it (the Pi firmware's tryboot).
+        const std::string& argument =
+            boot::loader(p.profile.board.boot.loader).trial_reboot_argument;
         std::cout << "trial armed: "
-                  << (p.profile.board.boot.loader == core::BootLoader::rpi_firmware
-                          ? std::string("reboot into it with: systemctl reboot '0 tryboot'")
-                          : (o.live ? "the next boot, and only that one, is the trial"
-                                    : "the image's first boot is the trial"))
+                  << (!argument.empty() ? "reboot into it with: systemctl reboot '" + argument + "'"
+                      : o.live          ? "the next boot, and only that one, is the trial"
+                                        : "the image's first boot is the trial")
                   << "; 'rtprov trial status' follows it\n";
+    }
     return k_exit_ok;
 }
 

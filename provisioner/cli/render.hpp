@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #pragma once
 
+#include "provisioner/boot/loader.hpp"
 #include "provisioner/core/plan.hpp"
 #include "provisioner/pipeline/drift_diff.hpp"
 #include "provisioner/profile/profile_loader.hpp"
@@ -36,8 +37,10 @@ struct TrialView {
     std::optional<bool> tryboot;
     std::string tryboot_problem;
 };
-// The firmware's tryboot flag: a 32-bit big-endian cell (device-tree property).
-void read_tryboot_flag(TrialView& view, const std::string& sysroot);
+// The firmware's tryboot flag, the loader's 'flag' (boot::Loader::trial_boot_flag): a
+// 32-bit big-endian cell (device-tree property).
+void read_tryboot_flag(TrialView& view, const std::string& sysroot,
+                       const boot::TrialBootFlag& flag);
 std::string trial_text(const TrialView& trial);
 std::string trial_json(const TrialView& trial); // the object, or null
 // The trial for node-exporter's textfile collector: rtprov_trial_info (1, with the phase,

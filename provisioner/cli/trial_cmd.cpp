@@ -6,7 +6,7 @@
 // not and reboots into the default; on a later boot that was not the trial it records
 // that the trial never came up.
 
-#include "provisioner/boot/grub.hpp"
+#include "provisioner/boot/loader.hpp"
 #include "provisioner/cli/commands.hpp"
 #include "provisioner/cli/json.hpp"
 #include "provisioner/cli/render.hpp"
@@ -115,31 +115,41 @@ int commit(fs::Root& root, const fs::RootLock& lock, target::TrialRecord record)
     return k_exit_ok;
 }
 
-// Takes next_entry=rtprov-trial out of GRUB's environment block, if it is there, or, on
-// the running machine, systemd-boot's one-shot ('bootctl set-oneshot ""' removes it): a
-// trial that ended must not be booted later. Returns what it did, "" for nothing.
+// Disarms the trial of boot loader 'loader' as its row says (boot::Loader::disarm): takes
+// next_entry=rtprov-trial out of GRUB's environment block, if it is there, or, on the
+// running machine, removes systemd-boot's one-shot ('bootctl set-oneshot ""'): a trial that
+// ended must not be booted later. Returns what it did, "" for nothing.
 std::string disarm(fs::Root& root, const std::string& loader) {
-    if (loader == core::to_string(core::BootLoader::systemd_boot)) {
+    const boot::Loader* row = boot::find_loader(loader);
+    if (!row || !row->disarm)
+        return "";
+    const boot::TrialDisarm& how = *row->disarm;
+    if (!how.argv.empty()) {
         if (root.path() != "/")
             return "";
         auto run = pipeline::command_runner(root, true, [](const std::string&) {});
-        if (run({"bootctl", "set-oneshot", ""}) != 0)
-            throw Error("'bootctl set-oneshot \"\"' failed: the one-shot entry may still be "
-                        "set; run it by hand before the next reboot");
-        return "removed systemd-boot's one-shot entry (LoaderEntryOneShot)";
+        if (run(how.argv) != 0)
+            throw Error(how.failed);
+        return how.done;
     }
-    if (loader != core::to_string(core::BootLoader::grub))
+    if (how.file.empty() || !how.disarmed)
         return "";
-    auto block = root.read_entry(boot::k_grub_env, fs::caps::k_config);
-    if (!block || block->symlink)
+    auto file = root.read_entry(how.file, fs::caps::k_config);
+    if (!file || file->symlink)
         return "";
-    boot::GrubEnv env = boot::parse_grub_env(block->content);
-    if (!env.valid || env.get("next_entry") != std::string(boot::k_grub_trial_entry))
+    std::optional<std::string> disarmed = how.disarmed(file->content);
+    if (!disarmed)
         return "";
-    env.unset("next_entry");
-    block->content = boot::render_grub_env(env);
-    root.write(boot::k_grub_env, *block);
-    return "took next_entry out of " + root.host_path(boot::k_grub_env);
+    file->content = std::move(*disarmed);
+    root.write(how.file, *file);
+    return how.done + root.host_path(how.file);
+}
+
+// What the loader's flag says when this boot is not the trial (the Pi firmware: not a
+// tryboot).
+std::string not_trial_hint(const target::TrialRecord& record) {
+    const boot::Loader* loader = boot::find_loader(record.loader);
+    return loader && loader->trial_boot_flag ? loader->trial_boot_flag->not_trial_hint : "";
 }
 
 int check(const TrialCommand& c) {
@@ -167,12 +177,8 @@ int check(const TrialCommand& c) {
                       "reset, did not finish its check in time, or was not booted; the default "
                       "boot configuration stays (the rest of the profile stays applied: "
                       "'rtprov status')" +
-                      (seen.tryboot && !*seen.tryboot
-                           ? std::string("; the firmware says this boot is not a tryboot: if "
-                                         "it was the reboot into the trial, the bootloader "
-                                         "lacks tryboot (update it: rpi-eeprom-update) or "
-                                         "the reboot was not 'reboot \"0 tryboot\"'")
-                           : std::string()));
+                      (seen.tryboot && !*seen.tryboot ? "; " + not_trial_hint(*seen.record)
+                                                      : std::string()));
         report(k_id_fell_back, LOG_WARNING,
                "fell back: " + target::read_trial_record(root)->reason);
         return k_exit_ok;
@@ -244,12 +250,14 @@ int abort_trial(const TrialCommand& c) {
                   << trial_text({record, target::TrialBoot::none, std::nullopt, ""});
         return k_exit_ok;
     }
-    // A damaged record does not say which loader was armed: every one that may be is.
+    // A damaged record does not say which loader was armed: every one that may be is (one
+    // whose disarm runs a command only where that command is installed).
     std::vector<std::string> loaders = {record->loader};
     if (record->loader == "unknown") {
-        loaders = {core::to_string(core::BootLoader::grub)};
-        if (root.exists("/usr/bin/bootctl"))
-            loaders.push_back(core::to_string(core::BootLoader::systemd_boot));
+        loaders.clear();
+        for (const boot::Loader* l : boot::loaders())
+            if (l->disarm && (l->disarm->executable.empty() || root.exists(l->disarm->executable)))
+                loaders.push_back(l->name());
     }
     for (const std::string& loader : loaders)
         if (std::string done = disarm(root, loader); !done.empty())
@@ -300,18 +308,18 @@ TrialView trial_view(const fs::Root& root, const std::string& sysroot, bool runn
         throw Error("cannot tell whether this boot is the one the trial was armed in: " +
                     boot_id.problem + "; nothing was judged");
     seen.boot = target::classify_boot(seen.record, *cmdline, boot_id ? *boot_id : "");
-    if (seen.record->loader == core::to_string(core::BootLoader::rpi_firmware))
-        read_tryboot_flag(seen, sysroot);
+    if (const boot::Loader* loader = boot::find_loader(seen.record->loader);
+        loader && loader->trial_boot_flag)
+        read_tryboot_flag(seen, sysroot, *loader->trial_boot_flag);
     return seen;
 }
 
-void read_tryboot_flag(TrialView& view, const std::string& sysroot) {
-    const std::string path = "/proc/device-tree/chosen/bootloader/tryboot";
+void read_tryboot_flag(TrialView& view, const std::string& sysroot,
+                       const boot::TrialBootFlag& flag) {
+    const std::string path = flag.node + "/" + flag.property;
     system::Fact<std::string> cell = system::SysRoot(sysroot).text(path);
     if (!cell) {
-        view.tryboot_problem = path + ": " + cell.problem +
-                               "; a bootloader without it may not support tryboot "
-                               "(update it: rpi-eeprom-update)";
+        view.tryboot_problem = path + ": " + cell.problem + "; " + flag.unreadable_hint;
         return;
     }
     if (cell->size() != 4) {

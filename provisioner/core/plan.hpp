@@ -94,8 +94,9 @@ struct TargetFacts {
     // Live only: whether the machine has watchdog0, the device systemd's RuntimeWatchdogSec=
     // drives (systemd-system.conf(5), WatchdogDevice=); nullopt offline.
     std::optional<bool> watchdog;
-    // Live Raspberry Pi trial only: whether the bootloader reports its tryboot flag
-    // (/proc/device-tree/chosen/bootloader/tryboot); false when it reports other
+    // Live trial of a loader whose row has a trial boot flag (boot::Loader::trial_boot_flag)
+    // only: whether the bootloader reports it (the Raspberry Pi's tryboot,
+    // /proc/device-tree/chosen/bootloader/tryboot); false when it reports other
     // properties there but not that one (a bootloader from before tryboot), nullopt when
     // it reports none.
     std::optional<bool> tryboot_supported;

@@ -2,6 +2,7 @@
 #include "provisioner/pipeline/applied_system.hpp"
 
 #include "provisioner/audit/kernel_checks.hpp"
+#include "provisioner/boot/loader.hpp"
 #include "provisioner/core/error.hpp"
 #include "provisioner/core/plan.hpp"
 #include "provisioner/fs/root.hpp"
@@ -49,17 +50,19 @@ Missing missing_in_running_kernel(const AppliedSystem& applied, const audit::Sys
         missing.reboot_helps += (missing.reboot_helps.empty() ? "" : " ") + gap.token;
     if (profile.tuning.kernel.realtime && !audit::runs_preempt_rt(kernel)) {
         // A reboot starts the RT kernel only when one is installed and the boot loader
-        // defaults to it: GRUB through rtprov's GRUB_TOP_LEVEL, the Pi firmware through
-        // kernel= in config.txt; rtprov does not choose systemd-boot's default entry.
+        // defaults to it (GRUB through rtprov's GRUB_TOP_LEVEL, the Pi firmware through
+        // kernel= in config.txt), not where the loader's row says it is chosen by hand
+        // (rtprov does not choose systemd-boot's default entry).
         const bool installed = !applied.expected.rt_kernels.empty();
+        const std::string& by_hand = boot::loader(profile.board.boot.loader).rt_default_by_hand;
         std::string what = "the PREEMPT_RT kernel (running " +
                            (kernel.kernel_release ? *kernel.kernel_release : "an unknown one") +
                            ")";
-        if (installed && profile.board.boot.loader != core::BootLoader::systemd_boot)
+        if (installed && by_hand.empty())
             missing.reboot_helps += (missing.reboot_helps.empty() ? "" : "; ") + what;
         else
             missing.reboot_cannot_help =
-                what + (installed ? ": choose it as systemd-boot's default entry"
+                what + (installed ? ": " + by_hand
                                   : ": none is installed; set install_packages: true in " +
                                         std::string(target::k_firstboot_config) + " or install " +
                                         (profile.board.kernel.rt_packages.empty()

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "provisioner/pipeline/probe.hpp"
 
+#include "provisioner/boot/loader.hpp"
 #include "provisioner/system/cpus.hpp"
 #include "provisioner/system/sysroot.hpp"
 #include "provisioner/target/probe.hpp"
@@ -15,9 +16,11 @@ core::TargetFacts probe(const fs::Root& root, const core::Profile& profile, core
         facts.cpu_count = system::layout_cpu_count(system::read_cpus(sys));
         if (trial)
             facts.watchdog = sys.exists("/sys/class/watchdog/watchdog0");
-        if (trial && profile.board.boot.loader == core::BootLoader::rpi_firmware &&
-            sys.exists("/proc/device-tree/chosen/bootloader"))
-            facts.tryboot_supported = sys.exists("/proc/device-tree/chosen/bootloader/tryboot");
+        // Whether the firmware reports the flag that tells the trial boot: a node with
+        // properties but not that one is a bootloader from before it.
+        if (const auto& flag = boot::loader(profile.board.boot.loader).trial_boot_flag;
+            trial && flag && sys.exists(flag->node))
+            facts.tryboot_supported = sys.exists(flag->node + "/" + flag->property);
     }
     return facts;
 }

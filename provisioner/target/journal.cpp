@@ -3,7 +3,7 @@
 
 #include "provisioner/boot/boot_plan.hpp"
 #include "provisioner/boot/cmdline.hpp"
-#include "provisioner/boot/grub.hpp"
+#include "provisioner/boot/loader.hpp"
 #include "provisioner/core/error.hpp"
 #include "provisioner/core/sha256.hpp"
 #include "provisioner/core/text.hpp"
@@ -833,17 +833,21 @@ RollbackResult rollback(fs::Root& root, const fs::RootLock&, DriftPolicy drift,
             if (original == backups.end() || state_sha(original->second) != file.original_sha256)
                 continue; // still the original (checked above)
             core::FileState restored = original->second;
-            // GRUB's environment block: what others set since a trial armed it stays.
-            if (file.runtime && file.path == root.resolve(boot::k_grub_env))
+            // A loader's runtime file (GRUB's environment block): what others set since a
+            // trial armed it stays.
+            for (const boot::Loader* loader : boot::loaders()) {
+                const auto& runtime = loader->runtime_file;
+                if (!file.runtime || !runtime || file.path != root.resolve(runtime->path))
+                    continue;
                 if (auto now = root.read_entry(file.path, fs::caps::k_managed);
                     now && !now->symlink) {
                     std::string kept;
                     restored.content =
-                        boot::grub_env_rolled_back(original->second.content, now->content, kept);
+                        runtime->rolled_back(original->second.content, now->content, kept);
                     if (!kept.empty())
-                        result.kept_edits.push_back(
-                            {file.path, kept + " (next_entry put back as it was)"});
+                        result.kept_edits.push_back({file.path, kept + runtime->kept_note});
                 }
+            }
             // A command line others edited since: rtprov's part out, its keys' originals back,
             // their edits kept (pi-gen's export puts the real root= in after rtprov ran).
             if (file.cmdline && check.current && !check.current->symlink &&

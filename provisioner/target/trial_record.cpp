@@ -2,6 +2,7 @@
 #include "provisioner/target/trial_record.hpp"
 
 #include "provisioner/boot/cmdline.hpp"
+#include "provisioner/boot/loader.hpp"
 #include "provisioner/core/error.hpp"
 #include "provisioner/core/grammar.hpp"
 #include "provisioner/core/plan.hpp"
@@ -47,6 +48,18 @@ bool printable_utf8(const std::string& text) {
         if ((n = printable_at(text, i)) == 0)
             return false;
     return true;
+}
+
+// The boot loaders' names, in alphabetical order: "grub, rpi-firmware or systemd-boot".
+std::string loader_names() {
+    std::vector<std::string> names;
+    for (const boot::Loader* l : boot::loaders())
+        names.push_back(l->name());
+    std::sort(names.begin(), names.end());
+    std::string text;
+    for (std::size_t i = 0; i < names.size(); ++i)
+        text += (i == 0 ? "" : i + 1 == names.size() ? " or " : ", ") + names[i];
+    return text;
 }
 
 bool known_phase(const std::string& phase) {
@@ -110,12 +123,12 @@ TrialRecord parse_trial_record(const std::string& text, const std::string& label
         record.*(field->second) = value;
     }
     // 'unknown': what 'trial abort' writes after a damaged record, which said no loader.
-    if (record.loader != "grub" && record.loader != "rpi-firmware" &&
-        record.loader != "systemd-boot" &&
+    if (!boot::find_loader(record.loader) &&
         !(record.loader == "unknown" && record.phase == "aborted"))
-        throw Error(label + ": the trial record names no boot loader rtprov tries boots with "
-                            "('loader=' grub, rpi-firmware or systemd-boot); 'rtprov trial "
-                            "abort' ends the trial and writes a new one");
+        throw Error(label +
+                    ": the trial record names no boot loader rtprov tries boots with "
+                    "('loader=' " +
+                    loader_names() + "); 'rtprov trial abort' ends the trial and writes a new one");
     if (!known_phase(record.phase))
         throw Error(label + ": the trial record has no known phase (armed, committed, "
                             "fell-back, aborted, commit-failed); 'rtprov trial abort' ends the "

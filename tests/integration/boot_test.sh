@@ -282,6 +282,8 @@ before=$(tree_sum "$t")
 targs=(--root "$t" --profile x86-debian13 --set board.cpus=4 --regenerate-boot=now --trial)
 run apply "${targs[@]}"
 check "apply --trial on a GRUB root succeeds" [ "$rc" -eq 0 ] || echo "$err" >&2
+check "apply --trial says the image's first boot is the trial (GRUB has no reboot argument)" \
+    grep -qxF "trial armed: the image's first boot is the trial; 'rtprov trial status' follows it" <<<"$out"
 check "the environment block arms the trial entry" grep -q '^next_entry=rtprov-trial$' "$t/boot/grub/grubenv"
 check "the trial is recorded as armed, for the image's next boot (no boot id)" \
     bash -c "grep -q '^phase=armed$' '$t/var/lib/rtprov/trial' && ! grep -q '^armed_boot=' '$t/var/lib/rtprov/trial'"
@@ -313,6 +315,8 @@ check "the trial boot itself is judged on the running system only (exit 2)" \
 run trial abort --root "$t"
 check "trial abort takes next_entry out and records it" \
     bash -c "! grep -q '^next_entry=rtprov-trial' '$t/boot/grub/grubenv' && grep -q '^phase=aborted$' '$t/var/lib/rtprov/trial'"
+check "trial abort says it took next_entry out of the block" \
+    grep -qxF "took next_entry out of $t/boot/grub/grubenv: the next boot is the default" <<<"$out"
 run rollback --root "$t"
 check "rollback after the trial leaves the root as it was, grubenv byte for byte" [ "$(tree_sum "$t")" = "$before" ]
 run apply "${targs[@]}"

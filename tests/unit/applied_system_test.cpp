@@ -120,3 +120,26 @@ TEST_CASE("a realtime profile on a kernel that is not PREEMPT_RT: a reboot helps
     missing = pipeline::missing_in_running_kernel(*applied, kernel);
     CHECK(missing.reboot_cannot_help.empty());
 }
+
+TEST_CASE("an installed PREEMPT_RT kernel that did not boot: a reboot helps where rtprov made "
+          "it the default, not where its entry is chosen by hand") {
+    audit_fixture::FakeSystem sys;
+    sys.write("boot/vmlinuz-6.12.117+deb13-rt-amd64", "");
+    sys.write("boot/config-6.12.117+deb13-rt-amd64", "CONFIG_PREEMPT_RT=y\n");
+    apply_profile(sys, {"tuning.kernel.realtime=true"});
+    auto applied = pipeline::load_applied_system(sys.dir.path(), k_apps);
+    REQUIRE(applied);
+    REQUIRE(applied->expected.rt_kernels.size() == 1);
+    audit::SystemView kernel = audit::read_kernel_view(sys.dir.path());
+    pipeline::Missing missing = pipeline::missing_in_running_kernel(*applied, kernel);
+    CHECK(missing.reboot_helps.ends_with("the PREEMPT_RT kernel (running 6.12.117+deb13-amd64)"));
+    CHECK(missing.reboot_cannot_help.empty());
+
+    apply_profile(sys, {"tuning.kernel.realtime=true", "board.boot.loader=systemd-boot"});
+    applied = pipeline::load_applied_system(sys.dir.path(), k_apps);
+    REQUIRE(applied);
+    missing = pipeline::missing_in_running_kernel(*applied, kernel);
+    CHECK(missing.reboot_helps.find("PREEMPT_RT") == std::string::npos);
+    CHECK(missing.reboot_cannot_help == "the PREEMPT_RT kernel (running 6.12.117+deb13-amd64): "
+                                        "choose it as systemd-boot's default entry");
+}

@@ -57,18 +57,6 @@ TEST_CASE("a NUL byte in cmdline.txt is a refusal that says where the command li
     CHECK(plan.changes.empty());
 }
 
-TEST_CASE("text after cmdline.txt's first line is kept and named, never joined") {
-    Plan plan = plan_for("console=tty1 rootwait\nquiet\n");
-    REQUIRE(finding(plan, "cmdline-lines"));
-    CHECK(finding(plan, "cmdline-lines")->severity == Severity::warning);
-    REQUIRE(plan.changes.size() == 1);
-    CHECK(plan.changes[0].next.content ==
-          "console=tty1 rootwait isolcpus=managed_irq,domain,3 irqaffinity=0-2\nquiet\n");
-    CHECK(plan.cmdline_edits.at("/boot/firmware/cmdline.txt").part ==
-          std::vector<std::string>{"isolcpus=managed_irq,domain,3", "irqaffinity=0-2"});
-    CHECK(plan.cmdline_edits.at("/boot/firmware/cmdline.txt").first_line_only);
-}
-
 TEST_CASE("only the commands rtprov plans, for the loader it plans them, are known") {
     using boot::CommandUse;
     CHECK(boot::is_planned_command({"update-grub"}, "grub", CommandUse::rerun));
@@ -102,68 +90,4 @@ TEST_CASE("a command line with an unclosed quote is refused: added tokens would 
     REQUIRE(finding(plan, "cmdline-quote"));
     CHECK(finding(plan, "cmdline-quote")->severity == Severity::error);
     CHECK(plan.changes.empty());
-}
-
-TEST_CASE("config.txt's cmdline= and os_prefix= may not lead rtprov out of the boot partition") {
-    for (const char* line : {"cmdline=../../etc/hostname", "cmdline=config.txt", "os_prefix=../x/",
-                             "cmdline=/etc/hostname"}) {
-        Plan plan;
-        Profile profile = pi4();
-        TargetFacts facts = pi_image("console=tty1\n");
-        facts.files["/boot/firmware/config.txt"].content = std::string(line) + "\n";
-        facts.files["/boot/firmware/../../etc/hostname"].content = "myhost\n";
-        boot::plan_boot(plan, profile, resolve_cores(profile, std::nullopt), facts, PlanOptions{});
-        REQUIRE(finding(plan, "cmdline-path-odd"));
-        CHECK(plan.changes.empty());
-    }
-    Plan plan;
-    Profile profile = pi4();
-    TargetFacts facts = pi_image("console=tty1\n");
-    facts.files["/boot/firmware/config.txt"].content = "os_prefix=rt/\ncmdline=my.txt\n";
-    facts.files["/boot/firmware/rt/my.txt"].content = "console=tty1\n";
-    boot::plan_boot(plan, profile, resolve_cores(profile, std::nullopt), facts, PlanOptions{});
-    CHECK_FALSE(finding(plan, "cmdline-path-odd"));
-    CHECK(std::any_of(plan.changes.begin(), plan.changes.end(),
-                      [](const FileChange& c) { return c.path == "/boot/firmware/rt/my.txt"; }));
-}
-
-namespace {
-
-Plan grub_plan_for(const std::string& defaults) {
-    Plan plan;
-    Profile profile = pi4();
-    profile.name = "x86";
-    profile.board.boot.loader = BootLoader::grub;
-    TargetFacts facts;
-    facts.files["/etc/default/grub"].content = defaults;
-    boot::plan_boot(plan, profile, resolve_cores(profile, std::nullopt), facts, PlanOptions{});
-    return plan;
-}
-
-} // namespace
-
-TEST_CASE("a '--' in GRUB's command line is refused: rtprov's parameters would reach init") {
-    for (const char* defaults : {"GRUB_CMDLINE_LINUX=\"console=ttyS0 --\"\n",
-                                 "GRUB_CMDLINE_LINUX_DEFAULT=\"quiet -- splash\"\n",
-                                 "GRUB_CMDLINE_LINUX='console=ttyS0 \"--\" isolcpus=1'\n"}) {
-        INFO(defaults);
-        Plan plan = grub_plan_for(defaults);
-        const Finding* f = finding(plan, "grub-cmdline-end-of-parameters");
-        REQUIRE(f);
-        CHECK(f->severity == Severity::error);
-        CHECK(f->message.find("the kernel hands everything after it to init") != std::string::npos);
-        // init's isolcpus=1 is not taken for a kernel parameter that beats rtprov's.
-        CHECK_FALSE(finding(plan, "foreign-value-first-counts"));
-    }
-    CHECK_FALSE(finding(grub_plan_for("GRUB_CMDLINE_LINUX=\"console=ttyS0\"\n"),
-                        "grub-cmdline-end-of-parameters"));
-}
-
-TEST_CASE("a quoted '--' in cmdline.txt ends the kernel's parameters as a bare one does") {
-    // lib/cmdline.c next_arg strips the quotes of '"--"', and parse_args stops there.
-    Plan plan = plan_for("console=tty1 root=ROOTDEV rootwait \"--\" quiet isolcpus=1\n");
-    REQUIRE_FALSE(plan.changes.empty());
-    const std::string& written = plan.changes.front().next.content;
-    CHECK(written.find("rootwait isolcpus=managed_irq,domain,3") != std::string::npos);
-    CHECK(written.find("\"--\" quiet isolcpus=1\n") != std::string::npos);
 }

@@ -105,6 +105,28 @@ TEST_CASE("without debugfs the RT_PUSH_IPI check warns and says how to mount it"
     CHECK(check_rt_push_ipi(v, nullptr).status == Status::warn);
 }
 
+TEST_CASE("an installed PREEMPT_RT kernel that did not boot: the fix is the boot loader's way") {
+    SystemView v = healthy();
+    Expectation e = expectation();
+    e.realtime = true;
+    e.rt_kernels = {"6.12.117+deb13-rt-amd64"};
+    const std::string boot = "boot the installed PREEMPT_RT kernel '6.12.117+deb13-rt-amd64': ";
+    e.boot_loader = core::BootLoader::grub;
+    CHECK(check_preemption(v, &e).fix ==
+          boot + "make it GRUB's default ('rtprov apply' sets GRUB_TOP_LEVEL to the newest -rt- "
+                 "kernel; run 'update-grub' so that /boot/grub/grub.cfg has it), then reboot");
+    e.boot_loader = core::BootLoader::systemd_boot;
+    CHECK(check_preemption(v, &e).fix ==
+          boot + "make its entry systemd-boot's default ('bootctl set-default ENTRY'), then "
+                 "reboot");
+    e.boot_loader = core::BootLoader::rpi_firmware;
+    e.rt_kernels.push_back("6.12.47+rpt-rpi-v8-rt");
+    CHECK(check_preemption(v, &e).fix ==
+          "boot one of the installed PREEMPT_RT kernels '6.12.117+deb13-rt-amd64' and "
+          "'6.12.47+rpt-rpi-v8-rt': make it the firmware's kernel ('rtprov apply' writes kernel= "
+          "with board.kernel.rt_image to config.txt; see 'rtprov status'), then reboot");
+}
+
 TEST_CASE("the preemption model is information, unless the profile chose PREEMPT_RT") {
     SystemView v = healthy();
     Check info = check_preemption(v, nullptr);

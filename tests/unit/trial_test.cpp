@@ -349,6 +349,19 @@ TEST_CASE("the trial record is written and read back, and damage is named") {
           }).find("is not the hex id") != std::string::npos);
 }
 
+TEST_CASE("a trial record names a boot loader of the table, and the error names them all") {
+    const std::string head = "phase=armed\nid=0123456789ab\nprofile=x86\n";
+    for (const char* loader : {"grub", "rpi-firmware", "systemd-boot"})
+        CHECK(target::parse_trial_record(head + "loader=" + loader + "\n", "t").loader == loader);
+    for (const char* loader : {"lilo", "unknown", "GRUB", ""}) {
+        INFO(loader);
+        CHECK(thrown([&] { target::parse_trial_record(head + "loader=" + loader + "\n", "t"); }) ==
+              "t: the trial record names no boot loader rtprov tries boots with ('loader=' grub, "
+              "rpi-firmware or systemd-boot); 'rtprov trial abort' ends the trial and writes a "
+              "new one");
+    }
+}
+
 TEST_CASE("the trial record's profile follows the profile-name rule, as the state's does") {
     const std::string head = "phase=armed\nid=0123456789ab\nloader=grub\n";
     CHECK(target::parse_trial_record(head + "profile=pi4-rt_2.x\n", "t").profile == "pi4-rt_2.x");
