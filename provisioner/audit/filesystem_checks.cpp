@@ -114,10 +114,18 @@ MusicFolders music_folders(const SystemView& view) {
                 if (home && home->starts_with('/'))
                     path = *home + (slash == std::string::npos ? "" : path.substr(slash));
             }
-            return {{{path, "MPD's music_directory in " + std::string(k_mpd_conf)}}, 0};
+            return {{{path, "MPD's music_directory in " + std::string(k_mpd_conf)}}, 0, {}};
         }
     }
     MusicFolders out;
+    // MPD reads the files 'include' and 'include_optional' name (MPD 0.21 and later): one
+    // may set the music_directory, and the audit reads /etc/mpd.conf only
+    for (const char* include : {"include", "include_optional"})
+        if (std::optional<std::string> file =
+                view.mpd_conf ? mpd_setting(*view.mpd_conf, include) : std::nullopt;
+            file && out.unread.empty())
+            out.unread = "MPD's music_directory, which " + rtprov::quoted(*file) + " (" + include +
+                         " in " + k_mpd_conf + ") may set: the audit reads " + k_mpd_conf + " only";
     const std::vector<std::string> audio = audio_group_logins(
         view.groups ? parse_group(*view.groups) : std::vector<GroupEntry>(), users);
     const std::set<std::string> in_audio(audio.begin(), audio.end());
@@ -196,6 +204,8 @@ Check check_audio_filesystems(const SystemView& view) {
             if (m.point != real && under(m.point, real))
                 judge(m, quoted(m.point) + " below " + quoted(real));
     }
+    if (!found.unread.empty())
+        unseen.push_back(found.unread);
     if (found.homes_left_out > 0)
         unseen.push_back("the ~/Music of " + std::to_string(found.homes_left_out) +
                          " more users (the audit looks at " + std::to_string(k_most_homes) + ")");

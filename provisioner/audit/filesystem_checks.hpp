@@ -32,6 +32,9 @@ inline constexpr std::size_t k_most_homes = 256;
 struct MusicFolders {
     std::vector<MusicFolder> folders;
     std::size_t homes_left_out = 0;
+    // What was not read: MPD's music_directory when /etc/mpd.conf names none but includes
+    // another file, which may; "" otherwise.
+    std::string unread;
 };
 
 // MPD's music_directory when /etc/mpd.conf names one ('~' or '~/...' is the home of MPD's

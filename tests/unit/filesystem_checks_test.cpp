@@ -194,3 +194,20 @@ TEST_CASE("audio-filesystems: what it cannot place is a warning, never ok") {
                             "audit looks at 256)"));
     }
 }
+
+TEST_CASE("audio-filesystems: an mpd.conf that includes another file may set music_directory "
+          "there, which is not read") {
+    FakeSystem sys;
+    folder(sys, "srv");
+    sys.write("etc/mpd.conf", "user \"mpd\"\n");
+    CHECK(check_audio_filesystems(sys.view()).status == Status::ok);
+    sys.write("etc/mpd.conf", "user \"mpd\"\ninclude \"/etc/mpd.d/music.conf\"\n");
+    Check c = check_audio_filesystems(sys.view());
+    CHECK(c.status == Status::warn);
+    CHECK(has(c.reason, "cannot tell the file system of MPD's music_directory, which "
+                        "'/etc/mpd.d/music.conf' (include in /etc/mpd.conf) may set: the audit "
+                        "reads /etc/mpd.conf only"));
+    // one it names itself is judged
+    sys.write("etc/mpd.conf", "include_optional \"x.conf\"\nmusic_directory \"/srv\"\n");
+    CHECK(check_audio_filesystems(sys.view()).status == Status::ok);
+}
