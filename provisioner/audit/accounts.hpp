@@ -4,6 +4,7 @@
 #include "provisioner/audit/expectation.hpp"
 #include "provisioner/audit/system_view.hpp"
 
+#include <cstddef>
 #include <optional>
 #include <string>
 #include <vector>
@@ -32,6 +33,17 @@ struct GroupEntry {
 // Lines with too few fields or a uid or gid that is not a number are left out. Pure.
 std::vector<PasswdEntry> parse_passwd(const std::string& text);
 std::vector<GroupEntry> parse_group(const std::string& text);
+
+// How many users a reason or a fix names one by one; the rest are counted ('and 3 more'):
+// /etc/group may list thousands, and what the audit says stays short.
+inline constexpr std::size_t k_named_users = 8;
+
+// How many users who log in the audit judges one by one: more (an /etc/group that is not
+// this system's, or a directory service's copy) are not judged, and the checks say so.
+inline constexpr std::size_t k_most_judged_users = 1000;
+
+// "'alice', 'bob'", or "'alice', ..., 'henry' and 3 more": each name quoted on one line.
+std::string user_names(const std::vector<std::string>& names);
 
 // An account with a shell to log in with: not empty, not nologin(8) or false(1). Only
 // such an account opens a PAM session, in which pam_limits sets its limits.
@@ -71,12 +83,14 @@ struct AudioService {
 //   log in (audio_group_logins); with none and no profile service, the regular users of
 //   /etc/passwd instead;
 // 'judged' says which of these was taken, in words; 'problem' why the accounts could
-// not be read ("" when they could). Pure.
+// not be read ("" when they could); 'unjudged' why the users who log in were not judged
+// (more than k_most_judged_users of them; then 'logins' is empty). Pure.
 struct AudioUsers {
     std::vector<AudioService> services;
     std::vector<AudioUser> logins;
     std::string judged;
     std::string problem;
+    std::string unjudged;
     // The groups of /etc/group and the accounts of /etc/passwd, as read.
     std::vector<GroupEntry> group_file;
     std::vector<PasswdEntry> passwd_file;

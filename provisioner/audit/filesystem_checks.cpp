@@ -88,32 +88,59 @@ std::optional<std::string> mpd_setting(const std::string& conf, const std::strin
     return found;
 }
 
-std::vector<MusicFolder> music_folders(const SystemView& view) {
+MusicFolders music_folders(const SystemView& view) {
     const std::vector<PasswdEntry> users =
         view.passwd ? parse_passwd(*view.passwd) : std::vector<PasswdEntry>();
+    auto home_of = [&](const std::string& name) -> std::optional<std::string> {
+        for (const PasswdEntry& u : users)
+            if (u.name == name)
+                return u.home;
+        return std::nullopt;
+    };
     if (view.mpd_conf) {
         if (std::optional<std::string> dir = mpd_setting(*view.mpd_conf, "music_directory")) {
             std::string path = *dir;
-            // mpd.conf(5): '~' is the home of the user MPD runs as
-            if (path == "~" || path.starts_with("~/")) {
-                std::optional<std::string> user = mpd_setting(*view.mpd_conf, "user");
-                for (const PasswdEntry& u : users)
-                    if (user && u.name == *user)
-                        path = u.home + path.substr(1);
+            // MPD's path parsing (src/config/Path.cxx): '~' and '~/...' are the home of the
+            // user MPD runs as (its 'user'), '~name/...' the home of 'name'
+            if (path.starts_with('~')) {
+                const std::size_t slash = path.find('/');
+                const std::string name =
+                    path.substr(1, slash == std::string::npos ? std::string::npos : slash - 1);
+                std::optional<std::string> home;
+                if (!name.empty())
+                    home = home_of(name);
+                else if (std::optional<std::string> user = mpd_setting(*view.mpd_conf, "user"))
+                    home = home_of(*user);
+                if (home && home->starts_with('/'))
+                    path = *home + (slash == std::string::npos ? "" : path.substr(slash));
             }
-            return {{path, "MPD's music_directory in " + std::string(k_mpd_conf)}};
+            return {{{path, "MPD's music_directory in " + std::string(k_mpd_conf)}}, 0, {}};
         }
     }
-    std::vector<MusicFolder> out;
+    MusicFolders out;
+    // MPD reads the files 'include' and 'include_optional' name (MPD 0.21 and later): one
+    // may set the music_directory, and the audit reads /etc/mpd.conf only
+    for (const char* include : {"include", "include_optional"})
+        if (std::optional<std::string> file =
+                view.mpd_conf ? mpd_setting(*view.mpd_conf, include) : std::nullopt;
+            file && out.unread.empty())
+            out.unread = "MPD's music_directory, which " + rtprov::quoted(*file) + " (" + include +
+                         " in " + k_mpd_conf + ") may set: the audit reads " + k_mpd_conf + " only";
     const std::vector<std::string> audio = audio_group_logins(
         view.groups ? parse_group(*view.groups) : std::vector<GroupEntry>(), users);
+    const std::set<std::string> in_audio(audio.begin(), audio.end());
+    std::set<std::string> homes;
     for (const PasswdEntry& u : users)
-        if ((is_regular_user(u) || std::find(audio.begin(), audio.end(), u.name) != audio.end()) &&
-            u.home.starts_with('/') && u.home != "/")
-            out.push_back({u.home + "/Music", "~/Music of " + quoted(u.name)});
-    out.push_back({"/srv", "FHS: data this system serves"});
-    out.push_back({"/media", "FHS: removable media"});
-    out.push_back({"/mnt", "FHS: mounted by hand"});
+        if ((is_regular_user(u) || in_audio.count(u.name)) && u.home.starts_with('/') &&
+            u.home != "/" && homes.insert(u.home).second) {
+            if (homes.size() > k_most_homes)
+                ++out.homes_left_out;
+            else
+                out.folders.push_back({u.home + "/Music", "~/Music of " + quoted(u.name)});
+        }
+    out.folders.push_back({"/srv", "FHS: data this system serves"});
+    out.folders.push_back({"/media", "FHS: removable media"});
+    out.folders.push_back({"/mnt", "FHS: mounted by hand"});
     return out;
 }
 
@@ -123,8 +150,8 @@ Check check_audio_filesystems(const SystemView& view) {
         return cannot_read(c, view.mpd_conf.problem + ", so MPD's music_directory is not known");
     if (!view.mounts)
         return cannot_read(c, view.mounts.problem);
-    const std::vector<MusicFolder> folders = music_folders(view);
-    std::vector<std::string> slow, seen, missing;
+    const MusicFolders found = music_folders(view);
+    std::vector<std::string> slow, seen, missing, unseen;
     bool mpd_missing = false, network = false, fuse = false;
     std::set<std::string> slow_points; // mount points already named as slow
     auto judge = [&](const Mount& m, const std::string& for_what) {
@@ -138,8 +165,12 @@ Check check_audio_filesystems(const SystemView& view) {
         (why.starts_with("FUSE") ? fuse : network) = true;
         slow.push_back(for_what + " on " + mount_text(m) + ", " + why);
     };
-    for (const MusicFolder& folder : folders) {
+    for (const MusicFolder& folder : found.folders) {
         const std::string label = quoted(folder.path) + " (" + folder.source + ")";
+        if (folder.path.starts_with('~')) {
+            unseen.push_back(label + ": whose home is not in /etc/passwd");
+            continue;
+        }
         if (!folder.path.starts_with('/')) {
             if (std::string why = slow_uri(folder.path); !why.empty()) {
                 network = true;
@@ -149,23 +180,35 @@ Check check_audio_filesystems(const SystemView& view) {
             }
             continue;
         }
-        if (!view.present_folders.count(folder.path)) {
+        const auto present = view.present_folders.find(folder.path);
+        if (present == view.present_folders.end()) {
             missing.push_back(quoted(folder.path));
             mpd_missing = mpd_missing || folder.source.starts_with("MPD");
             continue;
         }
+        // Where its symlinks lead: the mounts hold that place, not the link.
+        const std::string& real = present->second;
+        const std::string where =
+            real == folder.path ? label : label + ", which is " + quoted(real) + ",";
         // The mount that holds it: the longest mount point above it, the last of equals
         // (mounted over the others).
         const Mount* holder = nullptr;
         for (const Mount& m : *view.mounts)
-            if (under(folder.path, m.point) && (!holder || m.point.size() >= holder->point.size()))
+            if (under(real, m.point) && (!holder || m.point.size() >= holder->point.size()))
                 holder = &m;
         if (holder)
-            judge(*holder, label);
+            judge(*holder, where);
+        else
+            unseen.push_back(where + ": no mount of /proc/mounts holds it");
         for (const Mount& m : *view.mounts)
-            if (m.point != folder.path && under(m.point, folder.path))
-                judge(m, quoted(m.point) + " below " + quoted(folder.path));
+            if (m.point != real && under(m.point, real))
+                judge(m, quoted(m.point) + " below " + quoted(real));
     }
+    if (!found.unread.empty())
+        unseen.push_back(found.unread);
+    if (found.homes_left_out > 0)
+        unseen.push_back("the ~/Music of " + std::to_string(found.homes_left_out) +
+                         " more users (the audit looks at " + std::to_string(k_most_homes) + ")");
     const std::string looked = missing.empty() ? "" : "; not there: " + listing(missing, 8);
     if (mpd_missing) {
         c.status = Status::warn;
@@ -173,6 +216,16 @@ Check check_audio_filesystems(const SystemView& view) {
                    ") does not exist, so MPD finds no music there";
         c.fix = "create it, or set music_directory in " + std::string(k_mpd_conf) +
                 " to the folder the music is in, and restart MPD";
+        return c;
+    }
+    const std::string cannot_tell = "cannot tell the file system of " + listing(unseen, 4);
+    const std::string not_seen = unseen.empty() ? "" : "; " + cannot_tell;
+    if (slow.empty() && !unseen.empty()) {
+        // what could not be seen is not ok
+        c.status = Status::warn;
+        c.reason = (seen.empty() ? "" : "fine: " + listing(seen, 4) + "; ") + cannot_tell + looked;
+        c.fix = "check that /etc/mpd.conf, /etc/passwd and /proc/mounts are this system's "
+                "(with --sysroot: copied whole), and rerun 'rtprov audit'";
         return c;
     }
     if (slow.empty()) {
@@ -185,7 +238,7 @@ Check check_audio_filesystems(const SystemView& view) {
     c.reason = listing(slow, 6) +
                "; a read that stalls there leaves the player's buffer to "
                "cover it" +
-               (seen.empty() ? "" : "; fine: " + listing(seen, 4));
+               (seen.empty() ? "" : "; fine: " + listing(seen, 4)) + not_seen;
     std::vector<std::string> fixes;
     if (fuse)
         fixes.push_back("keep the music on a file system the kernel reads itself: copy it to "

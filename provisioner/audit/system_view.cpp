@@ -186,7 +186,7 @@ Fact<std::map<std::string, std::string>> read_kernel_config(const RootReader& r,
 // be incomplete.
 bool add_limits_rules(const RootReader& r, const std::string& path, std::vector<LimitsRule>& rules,
                       std::string& problem) {
-    Fact<std::string> text = r.text(path);
+    Fact<std::string> text = r.text(path, fs::caps::k_config);
     if (!text) {
         if (text.absent)
             return true;
@@ -204,19 +204,34 @@ bool add_limits_rules(const RootReader& r, const std::string& path, std::vector<
     return true;
 }
 
+// How many rules the audit reads: it judges each user who runs audio against each rule,
+// and a limits.conf holds a few; more is not this system's file, or not one to judge by.
+constexpr std::size_t k_most_limits_rules = 4096;
+
 Fact<std::vector<LimitsRule>> read_limits_rules(const RootReader& r) {
     std::vector<LimitsRule> rules;
     std::string problem;
     if (!add_limits_rules(r, "/etc/security/limits.conf", rules, problem))
         return Fact<std::vector<LimitsRule>>::failed(problem);
+    auto too_many = [&] {
+        return Fact<std::vector<LimitsRule>>::failed(
+            "/etc/security/limits.conf and limits.d hold more than " +
+            std::to_string(k_most_limits_rules) +
+            " rules, more than the audit judges users by; is it this system's?");
+    };
+    if (rules.size() > k_most_limits_rules)
+        return too_many();
     Fact<std::vector<std::string>> names = r.names("/etc/security/limits.d");
     if (!names && !names.absent)
         return Fact<std::vector<LimitsRule>>::failed(names.problem);
     if (names)
         for (const std::string& name : *names) // pam_limits' glob: *.conf, no dot files
-            if (name.size() > 5 && name[0] != '.' && name.ends_with(".conf") &&
-                !add_limits_rules(r, "/etc/security/limits.d/" + name, rules, problem))
-                return Fact<std::vector<LimitsRule>>::failed(problem);
+            if (name.size() > 5 && name[0] != '.' && name.ends_with(".conf")) {
+                if (!add_limits_rules(r, "/etc/security/limits.d/" + name, rules, problem))
+                    return Fact<std::vector<LimitsRule>>::failed(problem);
+                if (rules.size() > k_most_limits_rules)
+                    return too_many();
+            }
     Fact<std::vector<LimitsRule>> fact;
     fact.value = std::move(rules);
     return fact;
@@ -295,10 +310,10 @@ SystemView read_system_view(const std::string& root, const std::vector<std::stri
     v.vulnerabilities = read_vulnerabilities(r);
     v.swappiness = r.integer("/proc/sys/vm/swappiness");
     v.swaps = r.text("/proc/swaps");
-    v.groups = r.text("/etc/group");
+    v.groups = r.text("/etc/group", fs::caps::k_config);
     v.limits_rules = read_limits_rules(r);
     v.cpu_dma_latency = read_device(r, "/dev/cpu_dma_latency");
-    v.passwd = r.text("/etc/passwd");
+    v.passwd = r.text("/etc/passwd", fs::caps::k_config);
     if (Fact<std::string> text = r.text("/proc/timer_list")) {
         if (std::optional<TimerList> timers = parse_timer_list(*text))
             v.timer_list.value = *timers;
@@ -311,10 +326,11 @@ SystemView read_system_view(const std::string& root, const std::vector<std::stri
         v.mounts.value = parse_mounts(*text);
     else
         v.mounts = Fact<std::vector<Mount>>::failed(text.problem, text.absent);
-    v.mpd_conf = r.text("/etc/mpd.conf");
-    for (const MusicFolder& folder : music_folders(v))
-        if (r.exists(folder.path))
-            v.present_folders.insert(folder.path);
+    v.mpd_conf = r.text("/etc/mpd.conf", fs::caps::k_config);
+    for (const MusicFolder& folder : music_folders(v).folders)
+        if (folder.path.starts_with('/'))
+            if (Fact<std::string> real = r.resolve(folder.path))
+                v.present_folders.emplace(folder.path, *real);
     if (Fact<std::string> mask = r.value("/sys/devices/virtual/workqueue/cpumask")) {
         v.workqueue_cpumask = core::parse_cpu_mask(*mask);
         if (!v.workqueue_cpumask)

@@ -104,8 +104,9 @@ struct SystemView {
     Fact<TimerList> timer_list;       // /proc/timer_list
     Fact<std::vector<Mount>> mounts;  // /proc/mounts
     Fact<std::string> mpd_conf;       // /etc/mpd.conf: MPD's music_directory and user
-    // The music folders of music_folders() that exist
-    std::set<std::string> present_folders;
+    // The music folders of music_folders() that exist: each path, and where it is with its
+    // symlinks and '..' resolved (as on the running system)
+    std::map<std::string, std::string> present_folders;
     // /sys/devices/virtual/workqueue/cpumask: where unbound workqueue workers may run
     Fact<core::CpuList> workqueue_cpumask;
     std::vector<system::UsbHost> usb_hosts;

@@ -84,8 +84,30 @@ std::vector<std::string> names(const std::vector<AudioUser>& users) {
 
 // "group audio has 'alice', 'bob'" or "the regular users 'carol'": who was judged.
 std::string judged_users(const AudioUsers& users) {
-    return users.judged + ": " + core::quoted_list(names(users.logins));
+    return users.judged + ": " + user_names(names(users.logins));
 }
+
+// The parts of a reason about users, one a user: the first k_named_users kept, the rest
+// counted, so that a reason stays short however many users there are.
+class UserParts {
+  public:
+    void add(std::string part) {
+        if (m_parts.size() < k_named_users)
+            m_parts.push_back(std::move(part));
+        else
+            ++m_more;
+    }
+    bool empty() const { return m_parts.empty(); }
+    // "a; b; and 3 more users like these" ('what': "users like these")
+    std::string text(const std::string& what) const {
+        return core::join(m_parts, "; ") +
+               (m_more ? "; and " + std::to_string(m_more) + " more " + what : "");
+    }
+
+  private:
+    std::vector<std::string> m_parts;
+    std::size_t m_more = 0;
+};
 
 // Users judged who are not in group audio, for a fix that first adds them to it.
 std::vector<std::string> outside_audio(const std::vector<const AudioUser*>& users) {
@@ -96,13 +118,19 @@ std::vector<std::string> outside_audio(const std::vector<const AudioUser*>& user
     return out;
 }
 
+// The commands are quoted as a shell reads them back (core::shell_command): a user name
+// comes from /etc/group or /etc/passwd, and a fix is pasted into a root shell.
 std::string add_to_audio(const std::vector<std::string>& users) {
     if (users.empty())
         return "";
     std::string commands;
-    for (const std::string& u : users)
-        commands += (commands.empty() ? "" : "; ") + ("usermod -aG audio " + u);
-    return "add " + core::quoted_list(users) + " to group audio (" + commands + "), then ";
+    for (std::size_t i = 0; i < users.size() && i < k_named_users; ++i)
+        commands += (commands.empty() ? "" : "; ") +
+                    core::shell_command({"usermod", "-aG", "audio", users[i]});
+    if (users.size() > k_named_users)
+        commands +=
+            "; the same for the " + std::to_string(users.size() - k_named_users) + " others";
+    return "add " + user_names(users) + " to group audio (" + commands + "), then ";
 }
 
 const char* k_limits_fix =
@@ -115,9 +143,13 @@ const char* k_nobody_fix =
     "add the user who runs the audio to group audio ('usermod -aG audio USER'), or apply a "
     "profile that names the player's service";
 
-// Nobody who runs audio was found: without a profile service, the checks of users have
-// nothing to judge, and say so.
+// Nobody who runs audio was found, or too many to judge: without a profile service, the
+// checks of users have nothing to judge, and say so.
 std::optional<Check> nobody(const Check& c, const AudioUsers& users) {
+    if (!users.unjudged.empty())
+        return warn(c, users.unjudged,
+                    "check that /etc/group and /etc/passwd are this system's (with --sysroot: "
+                    "copied whole), and rerun 'rtprov audit'");
     if (!users.logins.empty() || !users.services.empty())
         return std::nullopt;
     return warn(c, "no user who runs audio was found (" + users.judged + "), so nobody was judged",
@@ -168,8 +200,9 @@ Verdict service_rt(const AudioService& s, const SystemView& view) {
         fix = "restart " + unit +
               " so that it runs with the LimitRTPRIO=" + std::to_string(*e.min_rtprio) +
               " of rtprov's drop-in '" + systemd::dropin_path(e.unit) +
-              "' (systemctl daemon-reload; systemctl restart " + e.unit +
-              "); if 'systemctl show -p LimitRTPRIO " + e.unit +
+              "' (systemctl daemon-reload; " +
+              core::shell_command({"systemctl", "restart", e.unit}) + "); if '" +
+              core::shell_command({"systemctl", "show", "-p", "LimitRTPRIO", e.unit}) +
               "' still says 0, run 'rtprov apply'";
     else
         fix = "set tuning.services." + e.profile_key +
@@ -285,8 +318,16 @@ EffectiveLimit effective_limit(const std::vector<LimitsRule>& rules, const std::
     EffectiveLimit e;
     e.soft = e.hard = kernel_default;
     int soft_source = k_none, hard_source = k_none;
+    // 'item' is lower case; pam_limits reads the rule's in any case (no copy made here:
+    // the audit asks this for each user and each of the files' rules)
+    auto is_item = [&](const std::string& text) {
+        return text.size() == item.size() &&
+               std::equal(text.begin(), text.end(), item.begin(), [](char a, char b) {
+                   return std::tolower(static_cast<unsigned char>(a)) == b;
+               });
+    };
     for (const LimitsRule& rule : rules) {
-        if (lower(rule.item) != item)
+        if (!is_item(rule.item))
             continue;
         int source = k_none;
         if (rule.domain == user)
@@ -324,24 +365,30 @@ Check check_rt_priority(const SystemView& view, const AudioUsers& users) {
         return cannot_read(c, users.problem);
     if (auto none = nobody(c, users))
         return *none;
-    std::vector<Verdict> verdicts;
-    for (const AudioService& s : users.services)
-        verdicts.push_back(service_rt(s, view));
-    std::vector<const AudioUser*> stuck; // users who log in and cannot
-    for (const AudioUser& u : users.logins) {
-        verdicts.push_back(login_rt(u, view));
-        if (verdicts.back().status != Status::ok && verdicts.back().fix.empty())
-            stuck.push_back(&u);
-    }
     std::vector<std::string> texts, fixes;
-    for (const Verdict& v : verdicts) {
+    auto add = [&](const Verdict& v) {
         c.status = worst(c.status, v.status);
-        texts.push_back(v.text);
         if (!v.fix.empty() && std::find(fixes.begin(), fixes.end(), v.fix) == fixes.end())
             fixes.push_back(v.fix);
+    };
+    for (const AudioService& s : users.services) {
+        const Verdict v = service_rt(s, view);
+        add(v);
+        texts.push_back(v.text);
+    }
+    UserParts logins;
+    std::vector<const AudioUser*> stuck; // users who log in and cannot
+    for (const AudioUser& u : users.logins) {
+        const Verdict v = login_rt(u, view);
+        add(v);
+        logins.add(v.text);
+        if (v.status != Status::ok && v.fix.empty())
+            stuck.push_back(&u);
     }
     if (!stuck.empty())
         fixes.push_back(add_to_audio(outside_audio(stuck)) + k_limits_fix);
+    if (!logins.empty())
+        texts.push_back(logins.text("users judged"));
     c.reason = core::join(texts, "; ");
     if (!users.logins.empty())
         c.reason += "; judged: " + users.judged;
@@ -363,7 +410,7 @@ Check check_audio_group_limits(const SystemView& view, const AudioUsers& users) 
         return cannot_read(c, view.limits_rules.problem);
     std::string seen;
     std::vector<const AudioUser*> short_of;
-    std::vector<std::string> missing;
+    UserParts missing;
     for (const AudioUser& u : users.logins) {
         // rtprio: the kernel's default is 0; memlock: a few MiB at most (8 MiB since Linux
         // 5.16), never unlimited, so any number stands for it here
@@ -371,27 +418,29 @@ Check check_audio_group_limits(const SystemView& view, const AudioUsers& users) 
             effective_limit(*view.limits_rules, u.name, u.groups, "rtprio", 0);
         const EffectiveLimit memlock =
             effective_limit(*view.limits_rules, u.name, u.groups, "memlock", 8192);
-        const std::size_t before = missing.size();
+        std::vector<std::string> short_by;
         if (rtprio.value() == 0)
-            missing.push_back("rtprio is 0 for '" + u.name + "' (soft " + shown(rtprio.soft) +
-                              ", hard " + shown(rtprio.hard) + ": " + rules_of(rtprio) +
-                              "), so JACK or PipeWire run as them get real-time only through "
-                              "RTKit");
+            short_by.push_back("rtprio is 0 for " + quoted(u.name) + " (soft " +
+                               shown(rtprio.soft) + ", hard " + shown(rtprio.hard) + ": " +
+                               rules_of(rtprio) +
+                               "), so JACK or PipeWire run as them get real-time only through "
+                               "RTKit");
         if (memlock.value() >= 0)
-            missing.push_back("memlock is " +
-                              (memlock.soft_rule || memlock.hard_rule
-                                   ? shown(memlock.value()) + " KiB"
-                                   : std::string("the kernel's default")) +
-                              " for '" + u.name + "' (" + rules_of(memlock) +
-                              "), so an audio server cannot lock all its buffers");
-        if (missing.size() > before)
+            short_by.push_back("memlock is " +
+                               (memlock.soft_rule || memlock.hard_rule
+                                    ? shown(memlock.value()) + " KiB"
+                                    : std::string("the kernel's default")) +
+                               " for " + quoted(u.name) + " (" + rules_of(memlock) +
+                               "), so an audio server cannot lock all its buffers");
+        if (!short_by.empty()) {
+            missing.add(core::join(short_by, "; "));
             short_of.push_back(&u);
-        else if (seen.empty())
+        } else if (seen.empty())
             seen = "rtprio " + shown(rtprio.value()) + " by " + rules_of(rtprio) +
                    ", memlock unlimited by " + rules_of(memlock);
     }
     if (!missing.empty())
-        return warn(c, judged_users(users) + "; but " + core::join(missing, "; "),
+        return warn(c, judged_users(users) + "; but " + missing.text("users short of them"),
                     add_to_audio(outside_audio(short_of)) + k_limits_fix);
     return ok(c, judged_users(users) + "; each with " + seen);
 }
@@ -429,7 +478,7 @@ Check check_cpu_dma_latency_access(const SystemView& view, const AudioUsers& use
     for (const AudioUser* u : closed)
         who.push_back(u->name);
     return warn(c,
-                core::quoted_list(who) + " may not write " + device +
+                user_names(who) + " may not write " + device +
                     ", so a DAW or audio server run as them cannot keep the CPUs out of deep "
                     "idle; judged: " +
                     users.judged,

@@ -52,17 +52,17 @@ Fact<stdfs::path> SysRoot::host(const std::string& path) const {
     }
 }
 
-Fact<std::string> SysRoot::text(const std::string& path) const {
+Fact<std::string> SysRoot::text(const std::string& path, const fs::SizeCap& cap) const {
     Fact<std::string> fact;
     const std::string absolute = path.starts_with('/') ? path : "/" + path;
     try {
         std::optional<std::string> content;
         if (m_root == "/") {
-            content = fs::read_host_file(absolute, fs::caps::k_system, absolute);
+            content = fs::read_host_file(absolute, cap, absolute);
         } else if (!m_tree) {
             fact.problem = host(absolute).problem; // says the sysroot is not a folder
             return fact;
-        } else if (auto file = m_tree->read(absolute, fs::caps::k_system)) {
+        } else if (auto file = m_tree->read(absolute, cap)) {
             // resolved inside the tree and opened beneath it (openat2), as Root reads
             content = std::move(file->content);
         }

@@ -33,8 +33,10 @@ class SysRoot {
     // The host path of 'path' (absolute, as on the running system), its symlinks
     // resolved inside the tree, or why it cannot be.
     Fact<std::filesystem::path> host(const std::string& path) const;
-    // The file's bytes.
-    Fact<std::string> text(const std::string& path) const;
+    // The file's bytes, at most 'cap' (a file of /proc or /sys: 16 MiB; a configuration
+    // file such as /etc/passwd: fs::caps::k_config).
+    Fact<std::string> text(const std::string& path,
+                           const fs::SizeCap& cap = fs::caps::k_system) const;
     // The file's first line, without its newline and trailing blanks (a sysfs or procfs
     // value).
     Fact<std::string> value(const std::string& path) const;

@@ -86,10 +86,12 @@ boot::CmdlineScope scope_of(const core::CmdlineEdit& edit) {
     return edit.first_line_only ? boot::CmdlineScope::first_line : boot::CmdlineScope::whole_text;
 }
 
+// The tokens as 'status' shows them, each on one line (quoted(): a quoted value of a
+// whole-text command line such as /etc/kernel/cmdline may hold a line break).
 std::string joined(const std::vector<std::string>& tokens) {
     std::string out;
     for (const std::string& token : tokens)
-        out += (out.empty() ? "'" : " '") + token + "'";
+        out += (out.empty() ? "" : " ") + quoted(token);
     return out.empty() ? "nothing" : out;
 }
 

@@ -87,6 +87,11 @@ using core::words;
 bool clean_path(const std::string& path) {
     if (path.size() < 2 || path.front() != '/' || path.back() == '/')
         return false;
+    // Nothing rtprov plans holds a control byte or bytes that are not UTF-8 (a file name it
+    // writes follows a grammar); 'status', 'plan' and 'apply' print these paths, and a
+    // forged one with a line break would add lines of its own to what they say.
+    if (core::one_line(path) != path)
+        return false;
     for (std::size_t start = 1; start < path.size();) {
         std::size_t slash = path.find('/', start);
         std::string part = path.substr(start, slash - start);
@@ -255,6 +260,11 @@ State parse_state(const std::string& text, const std::string& label) {
             auto loader = decode(w[1]);
             if (!loader)
                 throw bad("bad escape");
+            // the boot loader apply recorded: one rtprov writes for (messages name it)
+            if (*loader != core::to_string(core::BootLoader::grub) &&
+                *loader != core::to_string(core::BootLoader::rpi_firmware) &&
+                *loader != core::to_string(core::BootLoader::systemd_boot))
+                throw bad("a boot loader rtprov does not write for");
             state.loader = *loader;
         } else if (w[0] == "cmdline" && w.size() >= 4 &&
                    (w[2] == "first-line" || w[2] == "whole-text")) {

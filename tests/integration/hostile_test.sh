@@ -455,4 +455,39 @@ check "rtprov's tokens go on the first line, the CR and the second line stay" [ 
     "console=tty1 root=ROOTDEV rootwait isolcpus=managed_irq,domain,3 irqaffinity=0-2 threadirqs^M\$
 quiet splash\$" ]
 
+# -- a hostile system tree for the audit: accounts, mpd.conf, mounts -----------------------------
+# The audit reads /etc/group and /etc/passwd (1 MiB each at most) and judges who runs audio;
+# a group that lists a name half a million times, or a quarter of a million names, is
+# judged (or refused as too many to judge) within the bounds, and what it says stays short.
+sys=$work/auditsys
+fresh auditsys debian13
+"$rtprov" apply --root "$sys" --profile x86-debian13 --set board.cpus=2 >/dev/null 2>&1
+rm "$sys/etc/rtprov/profile.yaml" # no profile: the users who log in are judged
+mkdir -p "$sys/proc" "$sys/sys/devices/system/cpu"
+printf '/dev/vda1 / ext4 rw 0 0\n' >"$sys/proc/mounts"
+echo 'BOOT_IMAGE=/vmlinuz root=/dev/vda1 ro' >"$sys/proc/cmdline"
+echo 0-1 >"$sys/sys/devices/system/cpu/online"
+python3 -c "
+import sys
+open(sys.argv[1] + '/etc/group', 'w').write('root:x:0:\\naudio:x:29:' + ','.join(['a'] * 500000) + '\\n')
+open(sys.argv[1] + '/etc/passwd', 'w').write('root:x:0:0:root:/root:/bin/bash\\na:x:1000:29::/home/a:/bin/sh\\n')
+" "$sys"
+bounded audit --sysroot "$sys"
+check "a member listed 500000 times is audited within the bounds (exit 0: warnings only)" [ "$rc" -eq 0 ]
+check "as one member" grep -qF "the members of group audio: 'a'; but rtprio is 0 for 'a'" <<<"$out"
+python3 -c "
+import itertools, string, sys
+a = string.ascii_letters + string.digits
+names = [''.join(p) for p in itertools.product(a, repeat=3)][:200000]
+open(sys.argv[1] + '/etc/group', 'w').write('root:x:0:\\naudio:x:29:' + ','.join(names) + '\\n')
+open(sys.argv[1] + '/etc/passwd', 'w').write('root:x:0:0:root:/root:/bin/bash\\n' + ''.join(
+    '%s:x:%d:29::/home/%s:/bin/sh\\n' % (n, 1000 + i, n) for i, n in enumerate(names[:30000])))
+" "$sys"
+bounded audit --sysroot "$sys"
+check "200000 members are audited within the bounds (exit 0: warnings only)" [ "$rc" -eq 0 ]
+check "the users' checks say they were too many to judge" \
+    [ "$(grep -c "are 200000 users ('aaa', 'aab', 'aac', 'aad', 'aae', 'aaf', 'aag', 'aah' and 199992 more), more than the 1000 the audit judges one by one, so none of them was judged" <<<"$out")" -eq 3 ]
+check "the filesystem check says what it did not look at" grep -qF "the ~/Music of 29744 more users (the audit looks at 256)" <<<"$out"
+check "and the report stays short" [ "${#out}" -lt 20000 ]
+
 finish

@@ -149,3 +149,24 @@ TEST_CASE("status --json carries each drifted file's diff and note, and the drif
     // without --diff, no diff keys
     CHECK(cli::status_json(status, dir.path()).find("\"diff\"") == std::string::npos);
 }
+
+TEST_CASE("status shows a token others put in a command line on one line, a line break too") {
+    // /etc/kernel/cmdline is read whole: a quoted value may hold a line break
+    TempDir dir;
+    Root root(dir.path());
+    dir.write("etc/kernel/cmdline", "root=/dev/vda1 ro\n");
+    stdfs::create_directories(dir.path() + "/var/lib");
+    core::Plan plan;
+    core::FileState cmdline = *root.read("/etc/kernel/cmdline", caps::k_cmdline);
+    core::FileState next = cmdline;
+    next.content = "root=/dev/vda1 ro isolcpus=3\n";
+    plan.changes.push_back({"/etc/kernel/cmdline", cmdline, next, "test"});
+    plan.cmdline_edits["/etc/kernel/cmdline"] = {false, {"isolcpus"}, {"isolcpus=3"}};
+    apply_plan(root, RootLock(root), plan, k_info);
+    dir.write("etc/kernel/cmdline", "root=/dev/vda1 ro isolcpus=3 x=\"a\nresult: passed\"\n");
+    Status status = read_status(root);
+    REQUIRE(status.files[0].drift == Drift::foreign_edit);
+    CHECK(status.files[0].detail == "put in 'x=\"a\\x0aresult: passed\"'");
+    const std::string text = cli::status_text(status, dir.path());
+    CHECK(text.find("\nresult: passed") == std::string::npos);
+}

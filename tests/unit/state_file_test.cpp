@@ -150,3 +150,36 @@ TEST_CASE("a forged state's profile name or time that apply never records is ref
         CHECK(error_of(forged("applied-at", bad)).find("a time that is not YYYY-MM-DDTHH:MM:SSZ") !=
               std::string::npos);
 }
+
+TEST_CASE("a forged state's path or boot loader that apply never records is refused") {
+    // 'status', 'plan' and 'apply' print the paths: one with a line break would forge lines
+    auto forged = [](const std::string& key, const std::string& value) {
+        std::string body;
+        bool done = false;
+        std::istringstream in(serialize_state(sample()));
+        for (std::string line; std::getline(in, line);) {
+            if (line.rfind("checksum ", 0) == 0 || line.rfind("#", 0) == 0)
+                continue;
+            const bool replace = !done && line.rfind(key + " ", 0) == 0;
+            done = done || replace;
+            body += (replace ? key + " " + value : line) + "\n";
+        }
+        return body + "checksum " + rtprov::core::sha256_hex(body) + "\n";
+    };
+    const std::string sha = " created " + std::string(64, 'b');
+    CHECK(error_of(forged("file", "/etc/rtprov/profile.yaml" + sha)) == "no error");
+    CHECK(error_of(forged("file", "/etc/Ger%C3%A4t" + sha)) == "no error");
+    for (const char* path : {"/etc/x%0Aresult:%20passed", "/etc/x%1B[2J", "/etc/x%0D", "/etc/%FF",
+                             "/etc/x%C2%9B", "/etc/x%7F"}) {
+        INFO(path);
+        CHECK(error_of(forged("file", path + sha)).find("bad file path") != std::string::npos);
+        CHECK(error_of(forged("dir", path)).find("bad folder path") != std::string::npos);
+    }
+    for (const char* loader : {"grub", "rpi-firmware", "systemd-boot"})
+        CHECK(error_of(forged("loader", loader)) == "no error");
+    for (const char* loader : {"grub%0Aresult:%20passed", "lilo", "Grub"}) {
+        INFO(loader);
+        CHECK(error_of(forged("loader", loader)).find("a boot loader rtprov does not write for") !=
+              std::string::npos);
+    }
+}

@@ -171,9 +171,14 @@ TEST_CASE("timers, mounts, the workqueue mask, RTKit and the asked-for units are
     CHECK(sys.view().timer_list.problem == "'/proc/timer_list' shows no CPU");
 }
 
-TEST_CASE("the music folders that exist are recorded") {
+TEST_CASE("the music folders that exist are recorded, with where their links lead") {
     FakeSystem sys;
     std::filesystem::create_directories(sys.dir.path() + "/media");
     SystemView v = sys.view();
-    CHECK(v.present_folders == std::set<std::string>{"/media"});
+    CHECK(v.present_folders == std::map<std::string, std::string>{{"/media", "/media"}});
+    // an absolute link leads inside the tree, never to the host's folder
+    std::filesystem::create_directories(sys.dir.path() + "/data/music");
+    std::filesystem::create_directory_symlink("/data/music", sys.dir.path() + "/srv");
+    CHECK(sys.view().present_folders ==
+          std::map<std::string, std::string>{{"/media", "/media"}, {"/srv", "/data/music"}});
 }

@@ -328,3 +328,79 @@ TEST_CASE("cpu-dma-latency: each user who runs audio may write the device, or it
     CHECK(outside.status == Status::warn);
     CHECK(outside.fix.starts_with("add 'alice' to group audio (usermod -aG audio alice), then "));
 }
+
+TEST_CASE("the users' fixes are commands a shell reads back as they are meant") {
+    // a user name from /etc/group, and a unit name with a '\\', pasted into a root shell
+    FakeSystem sys;
+    sys.write("etc/passwd", k_passwd);
+    sys.write("etc/group", "root:x:0:\naudio:x:29:\n");
+    sys.write("etc/passwd", std::string(k_passwd) + "x;reboot:x:1005:1005::/home/x:/bin/bash\n");
+    Check c = run(check_audio_group_limits, sys);
+    CHECK(c.status == Status::warn);
+    CHECK(has(c.fix, "(usermod -aG audio alice; usermod -aG audio 'x;reboot')"));
+    Expectation e = with_mpd();
+    e.services[0].unit = "mpd\\x2dhifi.service";
+    sys.write("usr/lib/systemd/system/mpd\\x2dhifi.service", "[Service]\nUser=mpd\n");
+    Check unit = run(check_rt_priority, sys, &e, {"mpd\\x2dhifi.service"});
+    CHECK(has(unit.fix, "systemctl daemon-reload; systemctl restart 'mpd\\x2dhifi.service'); if "
+                        "'systemctl show -p LimitRTPRIO 'mpd\\x2dhifi.service''"));
+}
+
+TEST_CASE("the users' checks name a few users and count the rest") {
+    FakeSystem sys;
+    std::string members, passwd = "root:x:0:0:root:/root:/bin/bash\n";
+    for (int i = 0; i < 20; ++i)
+        passwd += "u" + std::to_string(i) + ":x:" + std::to_string(1000 + i) + ":100::/h:/bin/sh\n";
+    sys.write("etc/passwd", passwd);
+    SECTION("twenty members of group audio") {
+        for (int i = 0; i < 20; ++i)
+            members += (i ? ",u" : "u") + std::to_string(i);
+        audio_members(sys, members);
+        Check limits = run(check_audio_group_limits, sys);
+        CHECK(limits.status == Status::warn);
+        CHECK(has(limits.reason, "the members of group audio: 'u0', 'u1', 'u2', 'u3', 'u4', "
+                                 "'u5', 'u6', 'u7' and 12 more; but rtprio is 0 for 'u0'"));
+        CHECK(has(limits.reason, "; and 12 more users short of them"));
+        CHECK_FALSE(has(limits.reason, "'u8'"));
+        Check rt = run(check_rt_priority, sys);
+        CHECK(has(rt.reason, "; and 12 more users judged"));
+        CHECK_FALSE(has(rt.reason, "'u8'"));
+    }
+    SECTION("the twenty regular users outside group audio: the fix adds eight by name") {
+        audio_members(sys, "");
+        Check limits = run(check_audio_group_limits, sys);
+        CHECK(has(limits.fix, "add 'u0', 'u1', 'u2', 'u3', 'u4', 'u5', 'u6', 'u7' and 12 more to "
+                              "group audio (usermod -aG audio u0; "));
+        CHECK(has(limits.fix, "usermod -aG audio u7; the same for the 12 others), then "));
+    }
+}
+
+TEST_CASE("more users who log in than the audit judges are not judged, and it says so") {
+    FakeSystem sys;
+    sys.write("etc/passwd", k_passwd);
+    // a name listed many times is one member
+    std::string alice = "alice";
+    for (int i = 0; i < 50000; ++i)
+        alice += ",alice";
+    audio_members(sys, alice);
+    AudioUsers once = audio_users(sys.view(), nullptr);
+    REQUIRE(once.logins.size() == 1);
+    CHECK(once.logins[0].name == "alice");
+    std::string members;
+    for (std::size_t i = 0; i <= k_most_judged_users; ++i)
+        members += (i ? ",m" : "m") + std::to_string(i);
+    audio_members(sys, members);
+    AudioUsers many = audio_users(sys.view(), nullptr);
+    CHECK(many.logins.empty());
+    for (CheckFn check : {CheckFn(check_rt_priority), CheckFn(check_audio_group_limits),
+                          CheckFn(check_cpu_dma_latency_access)}) {
+        Check c = run(check, sys);
+        INFO(c.id);
+        CHECK(c.status == Status::warn);
+        CHECK(c.reason == "the members of group audio who can log in ('mpd' has no login "
+                          "shell: a service's account) are 1001 users ('m0', 'm1', 'm2', 'm3', "
+                          "'m4', 'm5', 'm6', 'm7' and 993 more), more than the 1000 the audit "
+                          "judges one by one, so none of them was judged");
+        CHECK(has(c.fix, "check that /etc/group and /etc/passwd are this system's"));
+    }
+}
