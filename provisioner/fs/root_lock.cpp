@@ -159,7 +159,7 @@ void remove_unheld_lock_files(const std::string& lock_dir, const std::string& ow
 RootLock::RootLock(const Root& root, std::optional<int> inherited_fd, const std::string& lock_dir) {
     struct stat root_st {};
     if (core::Fd folder = root.open_folder(); ::fstat(folder.get(), &root_st) != 0)
-        throw Error("cannot look up the target root " + quoted(root.path()) + ": " +
+        throw Error("cannot look up the target root " + quoted(root.name()) + ": " +
                     std::strerror(errno));
     const std::string path = usable_lock_dir(lock_dir) ? lock_path(lock_dir, root_st) : "";
     // Each try opens the file the path names now: a holder removes its lock file as it
@@ -169,7 +169,7 @@ RootLock::RootLock(const Root& root, std::optional<int> inherited_fd, const std:
     int waits = 0;
     for (int attempt = 0;; ++attempt) {
         if (attempt == 100)
-            throw Error("cannot lock the target root " + quoted(root.path()) + ": its lock file " +
+            throw Error("cannot lock the target root " + quoted(root.name()) + ": its lock file " +
                         quoted(path) + " kept being replaced; run this again");
         core::Fd own = path.empty() ? core::Fd() : open_lock_file(path, O_CREAT);
         const bool file = bool(own);
@@ -177,7 +177,7 @@ RootLock::RootLock(const Root& root, std::optional<int> inherited_fd, const std:
             own = root.open_folder();
         struct stat st {};
         if (::fstat(own.get(), &st) != 0)
-            throw Error("cannot look up the lock of " + quoted(root.path()) + ": " +
+            throw Error("cannot look up the lock of " + quoted(root.name()) + ": " +
                         std::strerror(errno));
         // The parent's descriptor shares its open file, and so its lock: flock() on it
         // succeeds where a descriptor of our own would conflict.
@@ -199,7 +199,7 @@ RootLock::RootLock(const Root& root, std::optional<int> inherited_fd, const std:
         }
         const int err = errno;
         if (err != EWOULDBLOCK)
-            throw Error("cannot lock the target root " + quoted(root.path()) + ": " +
+            throw Error("cannot lock the target root " + quoted(root.name()) + ": " +
                         std::strerror(err));
         if (file && !names(path, st))
             continue; // held by one that has let go and removed it since
@@ -214,7 +214,7 @@ RootLock::RootLock(const Root& root, std::optional<int> inherited_fd, const std:
             ::usleep(10'000);
             continue;
         }
-        throw Error((who ? who->text : "another rtprov") + " is working on " + quoted(root.path()) +
+        throw Error((who ? who->text : "another rtprov") + " is working on " + quoted(root.name()) +
                     "; wait for it to finish, then run this again (nothing was changed)");
     }
 }

@@ -603,7 +603,7 @@ ImageLayout read_image_layout(const std::string& image) {
 }
 
 ImageSession::ImageSession(const std::string& image, bool writable)
-    : m_image(stdfs::absolute(image).string()) {
+    : m_image(stdfs::absolute(image).string()), m_name(image) {
     m_layout = read_image_layout(m_image);
     m_image_fd = ::open(m_image.c_str(), (writable ? O_RDWR : O_RDONLY) | O_CLOEXEC);
     // A file that cannot be written (its mode, a read-only file system) is still opened
@@ -750,7 +750,7 @@ void ImageSession::mount_all(const ImageLayout& layout, bool writable) {
         mounted.push_back(root_index);
 
         // The boot partitions, where the image's fstab mounts them.
-        const fs::Root root(m_root);
+        const fs::Root root(m_root, m_name);
         const auto fstab = root.read("/etc/fstab", fs::caps::k_config);
         std::vector<FstabEntry> boot;
         for (FstabEntry& e : fstab_entries(fstab ? fstab->content : ""))

@@ -170,7 +170,7 @@ void probe_originals(const fs::Root& root, core::TargetFacts& facts) {
             continue;
         if (!backups) {
             auto archive = root.read(k_backup_file, fs::caps::k_backup);
-            backups = archive ? read_backup_archive(archive->content, root.host_path(k_backup_file))
+            backups = archive ? read_backup_archive(archive->content, root.shown(k_backup_file))
                               : Backups{};
         }
         auto it = backups->find(file.path);
@@ -223,7 +223,7 @@ core::TargetFacts probe(const fs::Root& root, const core::Profile& profile, core
                 if (name.ends_with(".cfg"))
                     names.push_back(name);
             if (names.size() > 64)
-                throw Error(quoted(root.host_path(boot::k_grub_dropin_dir)) + " holds " +
+                throw Error(quoted(root.shown(boot::k_grub_dropin_dir)) + " holds " +
                             std::to_string(names.size()) +
                             " drop-ins, more than the 64 rtprov reads; is this the right root?");
             for (const std::string& name : names)
@@ -254,7 +254,7 @@ core::TargetFacts probe(const fs::Root& root, const core::Profile& profile, core
                 if (name.ends_with(".conf"))
                     names.push_back(name);
             if (names.size() > 64)
-                throw Error(quoted(root.host_path(dir)) + " holds " + std::to_string(names.size()) +
+                throw Error(quoted(root.shown(dir)) + " holds " + std::to_string(names.size()) +
                             " entries, more than the 64 rtprov reads for a trial; remove "
                             "old kernels' entries ('kernel-install remove VERSION'), or apply "
                             "without --trial");
