@@ -398,28 +398,41 @@ core::Result<core::FileState> Root::read_resolved(const std::string& resolved,
 }
 
 std::optional<core::FileState> Root::read_entry(const std::string& path, const SizeCap& cap) const {
-    std::string resolved = resolve_parent(path);
+    return value_or_nullopt(try_read_entry(path, cap));
+}
+
+core::Result<core::FileState> Root::try_read_entry(const std::string& path,
+                                                   const SizeCap& cap) const {
+    using Read = core::Result<core::FileState>;
+    auto [parent, last] = split_parent(path);
+    if (last.empty() || last == "." || last == "..")
+        return Read::failed("path " + quoted(path) + " does not name an entry");
+    const core::Result<std::string> dir = try_resolve(parent);
+    if (!dir)
+        return Read::failed(dir.problem);
+    const std::string resolved = (*dir == "/" ? "" : *dir) + "/" + last;
     struct stat st {};
     if (::fstatat(m_fd.get(), relative(resolved).c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0) {
-        if (errno == ENOENT || errno == ENOTDIR)
-            return std::nullopt;
-        throw Error("cannot look up " + quoted(shown(resolved)) + ": " + errno_text(errno));
+        const int err = errno;
+        if (err == ENOENT || err == ENOTDIR)
+            return Read::failed(cannot_read(shown(resolved), ENOENT).problem, true);
+        return Read::failed("cannot look up " + quoted(shown(resolved)) + ": " + errno_text(err));
     }
     if (S_ISLNK(st.st_mode)) {
         std::string target(std::size_t(st.st_size) + 256, '\0');
         ssize_t n =
             ::readlinkat(m_fd.get(), relative(resolved).c_str(), target.data(), target.size());
         if (n < 0)
-            throw Error("cannot read symlink " + quoted(shown(resolved)) + ": " +
-                        errno_text(errno));
+            return Read::failed("cannot read symlink " + quoted(shown(resolved)) + ": " +
+                                errno_text(errno));
         target.resize(std::size_t(n));
         core::FileState state = core::symlink_to(target);
         state.uid = st.st_uid;
         state.gid = st.st_gid;
         state.mtime = st.st_mtim.tv_sec; // a link's own time, which rollback gives back
-        return state;
+        return {std::move(state), {}, false};
     }
-    return value_or_nullopt(read_resolved(resolved, cap));
+    return read_resolved(resolved, cap);
 }
 
 core::Result<std::string> try_read_host_file(const std::string& path, const SizeCap& cap,

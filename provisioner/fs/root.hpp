@@ -104,6 +104,8 @@ class Root {
     // mtime. nullopt when there is nothing there. Throws rtprov::Error for anything else
     // (a folder, a device).
     std::optional<core::FileState> read_entry(const std::string& path, const SizeCap& cap) const;
+    // The same as a result, as try_read gives one. Never throws rtprov::Error.
+    core::Result<core::FileState> try_read_entry(const std::string& path, const SizeCap& cap) const;
 
     bool is_directory(const std::string& path) const;
     bool exists(const std::string& path) const;

@@ -2,6 +2,7 @@
 #include "provisioner/fs/root_lock.hpp"
 
 #include "provisioner/core/error.hpp"
+#include "provisioner/fs/kernel_file.hpp"
 
 #include <dirent.h>
 #include <fcntl.h>
@@ -39,12 +40,8 @@ std::optional<Holder> holder_text(const struct stat& st) {
         locks ? lock_holder(*locks, major(st.st_dev), minor(st.st_dev), st.st_ino) : std::nullopt;
     if (!holder)
         return std::nullopt;
-    std::string comm;
-    try {
-        comm = read_host_file("/proc/" + std::to_string(holder->pid) + "/comm", caps::k_system)
-                   .value_or("");
-    } catch (const Error&) {
-    }
+    std::string comm =
+        read_kernel_file("/proc/" + std::to_string(holder->pid) + "/comm").value.value_or("");
     if (!comm.empty() && comm.back() == '\n')
         comm.pop_back(); // the kernel's; a name of its own may end in one too
     const std::string pid = "pid " + std::to_string(holder->pid);

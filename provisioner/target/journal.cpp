@@ -120,18 +120,18 @@ bool carries_mark(const std::string& content) {
 FileCheck judge_file(const fs::Root& root, const State& state, const ManagedFile& file,
                      const std::function<const Backups&()>& backups) {
     FileCheck check;
-    try {
-        check.current = root.read_entry(file.path, fs::caps::k_managed);
-    } catch (const Error& e) {
+    core::Result<core::FileState> entry = root.try_read_entry(file.path, fs::caps::k_managed);
+    if (!entry && !entry.absent) {
         // Nothing rtprov could have written (a folder, a FIFO, too large) or unreadable:
         // drift, and why, so that status reports it; rollback refuses it even with --force
         // (it could neither read nor replace it half way through).
         check.exists = true;
         check.drift = Drift::modified;
-        check.detail = e.what();
+        check.detail = std::move(entry.problem);
         check.unreadable = true;
         return check;
     }
+    check.current = std::move(entry.value);
     auto sha = check.current ? std::optional(state_sha(*check.current)) : std::nullopt;
     check.exists = check.current.has_value();
     if (check.current)

@@ -421,6 +421,17 @@ TEST_CASE("try_read gives a file, or why not, as a result instead of an exceptio
     auto escape = root.try_read("/etc/up/x", rtprov::fs::caps::k_config);
     CHECK_FALSE(escape.absent);
     CHECK(escape.problem.starts_with("path '/etc/up/x' escapes the target root 'pi.img:/'"));
+    // an entry: a link as itself, and the same problems as results
+    auto link = root.try_read_entry("/etc/up", rtprov::fs::caps::k_config);
+    REQUIRE(link);
+    CHECK(link->symlink);
+    CHECK(link->content == "../../..");
+    CHECK(root.try_read_entry("/etc/nope", rtprov::fs::caps::k_config).absent);
+    CHECK(root.try_read_entry("/etc/hostname/x", rtprov::fs::caps::k_config).absent);
+    CHECK(root.try_read_entry("/etc/fifo", rtprov::fs::caps::k_config)
+              .problem.starts_with("'pi.img:/etc/fifo' is a FIFO"));
+    CHECK(root.try_read_entry("/etc/..", rtprov::fs::caps::k_config).problem ==
+          "path '/etc/..' does not name an entry");
     // read() keeps its contract: nullopt when absent, the problem thrown otherwise
     CHECK_FALSE(root.read("/etc/nope", rtprov::fs::caps::k_config));
     CHECK_THROWS_AS(root.read("/etc/fifo", rtprov::fs::caps::k_config), Error);
