@@ -58,27 +58,39 @@ std::optional<Holder> holder_text(const struct stat& st) {
 
 } // namespace
 
-std::optional<LockHolder> lock_holder(const std::string& locks, unsigned long long dev_major,
-                                      unsigned long long dev_minor, unsigned long long ino) {
-    // "1: FLOCK  ADVISORY  WRITE 1234 08:01:5678 0 EOF": the device in hex, the inode in
-    // decimal (fs/locks.c, lock_get_status). Blocked waiters ("1: -> FLOCK ...") are not
-    // holders.
+std::vector<LockEntry> lock_entries(const std::string& locks) {
+    // the device in hex, the inode in decimal
+    std::vector<LockEntry> entries;
     std::istringstream in(locks);
     std::string line;
     while (std::getline(in, line)) {
         std::istringstream words(line);
-        std::string index, type, mode, access, id;
-        long pid = 0;
-        if (!(words >> index >> type) || type == "->" || type != "FLOCK")
+        std::string index, mode, access, id;
+        LockEntry entry;
+        if (!(words >> index >> entry.kind))
             continue;
-        if (!(words >> mode >> access >> pid >> id))
+        if (entry.kind == "->") {
+            entry.waiter = true;
+            if (!(words >> entry.kind))
+                continue;
+        }
+        if (!(words >> mode >> access >> entry.pid >> id))
             continue;
-        unsigned long long major_number = 0, minor_number = 0, inode = 0;
-        if (std::sscanf(id.c_str(), "%llx:%llx:%llu", &major_number, &minor_number, &inode) != 3)
+        if (std::sscanf(id.c_str(), "%llx:%llx:%llu", &entry.dev_major, &entry.dev_minor,
+                        &entry.inode) != 3)
             continue;
-        if (major_number == dev_major && minor_number == dev_minor && inode == ino && pid > 0)
-            return LockHolder{int(pid), ""};
+        entries.push_back(std::move(entry));
     }
+    return entries;
+}
+
+std::optional<LockHolder> lock_holder(const std::string& locks, unsigned long long dev_major,
+                                      unsigned long long dev_minor, unsigned long long ino) {
+    // Blocked waiters are not holders.
+    for (const LockEntry& e : lock_entries(locks))
+        if (!e.waiter && e.kind == "FLOCK" && e.dev_major == dev_major &&
+            e.dev_minor == dev_minor && e.inode == ino && e.pid > 0)
+            return LockHolder{int(e.pid), ""};
     return std::nullopt;
 }
 

@@ -2,6 +2,7 @@
 #include "provisioner/system/processes.hpp"
 
 #include "provisioner/core/text.hpp"
+#include "provisioner/fs/root_lock.hpp"
 
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -77,35 +78,21 @@ std::vector<std::string> processes_with_open(const SysRoot& sys, const FileId& f
 
 std::vector<std::string> lock_holders(const SysRoot& sys, const FileId& file, int self) {
     std::vector<std::string> found;
-    char device[64];
-    std::snprintf(device, sizeof device, "%02x:%02x:%llu", ::major(file.device),
-                  ::minor(file.device), static_cast<unsigned long long>(file.inode));
-    std::istringstream locks(sys.text("/proc/locks").value.value_or(""));
-    std::string line;
-    while (std::getline(locks, line)) {
-        // "1: OFDLCK ADVISORY READ -1 08:01:1234 100 100"; a waiter has "->" after "1:"
-        // (fs/locks.c, lock_get_status)
-        std::istringstream in(line);
-        std::string id, kind, mode, access, pid, where;
-        in >> id >> kind;
-        if (kind == "->")
-            in >> kind;
-        if (!(in >> mode >> access >> pid >> where) || where != device)
+    for (const fs::LockEntry& lock : fs::lock_entries(sys.text("/proc/locks").value.value_or(""))) {
+        if (lock.dev_major != ::major(file.device) || lock.dev_minor != ::minor(file.device) ||
+            lock.inode != file.inode)
             continue;
-        if (kind == "FLOCK" && pid == std::to_string(self))
+        if (lock.kind == "FLOCK" && lock.pid == self)
             continue;
         // an OFD lock has no pid (-1): the processes that have the file open
-        int number = 0;
-        std::vector<std::string> who;
-        if (pid == "-1")
-            who = processes_with_open(sys, file, false, self);
-        else if (std::istringstream(pid) >> number)
-            who = {process_name(sys, number)};
+        const std::vector<std::string> who =
+            lock.pid == -1 ? processes_with_open(sys, file, false, self)
+                           : std::vector<std::string>{process_name(sys, int(lock.pid))};
         for (const std::string& name : who)
             if (std::find(found.begin(), found.end(), name) == found.end())
                 found.push_back(name);
         if (found.empty())
-            found.push_back("a process (" + kind + ")");
+            found.push_back("a process (" + lock.kind + ")");
     }
     return found;
 }

@@ -36,8 +36,9 @@ std::string process_name(const SysRoot& sys, int pid);
 std::vector<std::string> processes_with_open(const SysRoot& sys, const FileId& file, bool writers,
                                              int self);
 
-// The processes other than 'self' that hold a lock on 'file' (/proc/locks): a virtual
-// machine running from a disk image (qemu takes OFD locks on its disk), another tool.
+// The processes other than 'self' that hold a lock on 'file', or wait for one
+// (/proc/locks, fs::lock_entries): a virtual machine running from a disk image (qemu
+// takes OFD locks on its disk), another tool.
 // 'self's own flock is not counted; an OFD lock, which names no process, by the processes
 // that have the file open; one /proc/locks names no one for as "a process (OFDLCK)".
 std::vector<std::string> lock_holders(const SysRoot& sys, const FileId& file, int self);
