@@ -83,8 +83,8 @@ std::vector<DriftDiff> drift_diffs(const fs::Root& root, const target::Status& s
         if (!written && f.file.cmdline && !f.file.created) {
             if (!backups) {
                 auto archive = root.read(target::k_backup_file, fs::caps::k_backup);
-                backups = archive ? target::read_backup_archive(
-                                        archive->content, root.shown(target::k_backup_file))
+                backups = archive ? target::read_backup_archive(archive->content,
+                                                                root.shown(target::k_backup_file))
                                   : target::Backups{};
             }
             auto original = backups->find(f.file.path);
