@@ -28,7 +28,7 @@ void probe(const TargetReader& reader, const Profile&, TargetFacts& facts, bool 
         if (name.ends_with(".cfg"))
             names.push_back(name);
     if (names.size() > 64)
-        throw Error(quoted(reader.host_path(k_grub_dropin_dir)) + " holds " +
+        throw Error(quoted(reader.shown(k_grub_dropin_dir)) + " holds " +
                     std::to_string(names.size()) +
                     " drop-ins, more than the 64 rtprov reads; is this the right root?");
     for (const std::string& name : names) {

@@ -42,8 +42,8 @@ class TargetReader {
     virtual bool is_directory(const std::string& path) const = 0;
     // The names in folder 'dir' (none when it is missing).
     virtual std::vector<std::string> list(const std::string& dir) const = 0;
-    // Where 'path' is seen from the host, for messages.
-    virtual std::string host_path(const std::string& path) const = 0;
+    // How 'path' shows in messages (fs::Root::shown: the image's name, or the root's path).
+    virtual std::string shown(const std::string& path) const = 0;
     // The source of the target's /etc/fstab entry that mounts on 'dir', if any.
     virtual std::optional<std::string> fstab_source(const std::string& dir) const = 0;
     // Whether something is mounted on 'dir' now, and the mount holding 'dir' (the running

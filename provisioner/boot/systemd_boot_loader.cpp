@@ -51,7 +51,7 @@ void probe(const TargetReader& reader, const Profile&, TargetFacts& facts, bool 
             if (name.ends_with(".conf"))
                 names.push_back(name);
         if (names.size() > 64)
-            throw Error(quoted(reader.host_path(dir)) + " holds " + std::to_string(names.size()) +
+            throw Error(quoted(reader.shown(dir)) + " holds " + std::to_string(names.size()) +
                         " entries, more than the 64 rtprov reads for a trial; remove "
                         "old kernels' entries ('kernel-install remove VERSION'), or apply "
                         "without --trial");

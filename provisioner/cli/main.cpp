@@ -129,7 +129,7 @@ std::unique_ptr<fs::Root> open_root(const Options& o, bool required, bool writab
     std::cerr << "\n";
     for (const std::string& warning : g_image->warnings())
         std::cerr << "rtprov: warning: " << warning << "\n";
-    return pipeline::open_target(g_image->root(), false, required);
+    return pipeline::open_target(g_image->root(), false, required, g_image->name());
 }
 
 // An image's root, read so far, opened again with its file systems read-write. The lock
@@ -138,7 +138,7 @@ std::unique_ptr<fs::Root> reopen_writable(std::unique_ptr<fs::Root> root) {
     root.reset(); // lets go of the read-only mounts
     g_image->make_writable();
     std::cerr << "rtprov: writing to " << g_image->image() << "\n";
-    return pipeline::open_target(g_image->root(), false, true);
+    return pipeline::open_target(g_image->root(), false, true, g_image->name());
 }
 
 // Refuses an apply the image's file systems have no room for, before anything is
@@ -807,22 +807,8 @@ int main(int argc, char** argv) {
         std::cerr << "rtprov: error: " << e.what() << "\n";
         return k_exit_usage;
     } catch (const Error& e) {
-        std::string message = e.what();
-        // a path under the image's private mount folder, which no one else can see, as
-        // the image's: '/run/rtprov/image-PID/etc/fstab' → 'pi.img:/etc/fstab'
-        // (also when the image failed to open, and g_image is not set)
-        const std::string folder = target::ImageSession::mount_folder();
-        if (!o.image.empty())
-            for (std::size_t at = 0; (at = message.find(folder, at)) != std::string::npos;) {
-                const std::size_t end = at + folder.size();
-                const bool whole = end == message.size() || message[end] == '/' ||
-                                   message[end] == '\'' || message[end] == ' ';
-                const std::string as =
-                    o.image + ":" + (end < message.size() && message[end] == '/' ? "" : "/");
-                if (whole)
-                    message.replace(at, folder.size(), as);
-                at += whole ? as.size() : 1;
-            }
+        // (an image's root names its files as the image's: fs::Root's display name)
+        const std::string message = e.what();
         std::size_t start = 0;
         while (start < message.size()) {
             std::size_t nl = message.find('\n', start);

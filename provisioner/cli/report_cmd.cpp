@@ -73,7 +73,7 @@ std::string newest_selftest_prometheus(const fs::Root& root) {
     const auto kept = root.read(file, k_report_cap);
     if (!kept)
         return "";
-    return selftest_prometheus(read_selftest_json(kept->content, root.host_path(file)));
+    return selftest_prometheus(read_selftest_json(kept->content, root.shown(file)));
 }
 
 void add_report_command(CLI::App& parent, ReportCommand& c) {

@@ -32,7 +32,7 @@ std::string applied_board(const fs::Root& root, const target::Status& status) {
         auto applied = root.read(core::k_applied_profile_path, fs::caps::k_config);
         if (applied && core::sha256_hex(applied->content) == written->file.sha256)
             return profile::parse_profile(applied->content,
-                                          root.host_path(core::k_applied_profile_path))
+                                          root.shown(core::k_applied_profile_path))
                 .board.model;
     } catch (const Error&) {
     }

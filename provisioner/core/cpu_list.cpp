@@ -83,7 +83,8 @@ std::string CpuList::to_string() const {
 
 namespace {
 
-std::string_view trim(std::string_view s) {
+// blanks only: a CR is not one in a CPU list
+std::string_view trim_blanks(std::string_view s) {
     while (!s.empty() && (s.front() == ' ' || s.front() == '\t'))
         s.remove_prefix(1);
     while (!s.empty() && (s.back() == ' ' || s.back() == '\t'))
@@ -110,7 +111,7 @@ std::optional<CpuList> parse(std::string_view text, std::string& error) {
     // A set of at most k_max_cpu + 1 bits, however many times a range repeats: a list of
     // 18000 ranges '0-4095' would otherwise be 73 million numbers before they are merged.
     std::vector<bool> seen(CpuList::k_max_cpu + 1, false);
-    text = trim(text);
+    text = trim_blanks(text);
     if (text.empty())
         return CpuList();
     std::size_t start = 0;
@@ -118,7 +119,7 @@ std::optional<CpuList> parse(std::string_view text, std::string& error) {
         std::size_t comma = text.find(',', start);
         if (comma == std::string_view::npos)
             comma = text.size();
-        std::string_view item = trim(text.substr(start, comma - start));
+        std::string_view item = trim_blanks(text.substr(start, comma - start));
         if (item.empty()) {
             error = "empty item in CPU list '" + std::string(text.substr(0, 80)) +
                     (text.size() > 80 ? "...'" : "'");
@@ -131,10 +132,10 @@ std::optional<CpuList> parse(std::string_view text, std::string& error) {
                 return std::nullopt;
             seen[*cpu] = true;
         } else {
-            auto first = parse_cpu(trim(item.substr(0, dash)), error);
+            auto first = parse_cpu(trim_blanks(item.substr(0, dash)), error);
             if (!first)
                 return std::nullopt;
-            auto last = parse_cpu(trim(item.substr(dash + 1)), error);
+            auto last = parse_cpu(trim_blanks(item.substr(dash + 1)), error);
             if (!last)
                 return std::nullopt;
             if (*last < *first) {
@@ -163,7 +164,7 @@ Result<CpuList> parse_cpu_list(std::string_view text) {
 }
 
 Result<CpuList> parse_cpu_mask(std::string_view text) {
-    text = trim(text);
+    text = trim_blanks(text);
     const std::string shown =
         "'" + std::string(text.substr(0, 80)) + (text.size() > 80 ? "...'" : "'");
     if (text.empty())

@@ -119,11 +119,21 @@ std::pair<std::string, std::string> split_parent(const std::string& path) {
     return {slash == 0 ? "/" : path.substr(0, slash), path.substr(slash + 1)};
 }
 
-Root::Root(const std::string& host_path) : m_path(host_path) {
+Root::Root(const std::string& host_path, std::optional<std::string> display)
+    : m_path(host_path), m_display(std::move(display)) {
     m_fd = core::Fd(::open(host_path.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC));
     if (!m_fd)
-        throw Error("target root " + quoted(host_path) +
-                    " is not a directory: " + errno_text(errno));
+        throw Error("target root " + quoted(name()) + " is not a directory: " + errno_text(errno));
+}
+
+std::string Root::name() const {
+    return m_display && !m_display->empty() ? *m_display + ":/" : m_path;
+}
+
+std::string Root::shown(const std::string& path) const {
+    if (!m_display)
+        return host_path(path);
+    return m_display->empty() ? path : *m_display + ":" + path;
 }
 
 std::string Root::host_path(const std::string& path) const {
@@ -135,9 +145,11 @@ std::string Root::host_path(const std::string& path) const {
     return base + (path == "/" ? "" : path);
 }
 
-std::string Root::resolve(const std::string& path) const {
+core::Result<std::string> Root::try_resolve(const std::string& path) const {
+    using Resolved = core::Result<std::string>;
     if (path.empty() || path.front() != '/')
-        throw Error("path " + quoted(path) + " must be absolute inside the target root");
+        return Resolved::failed("path " + quoted(path) +
+                                " must be absolute inside the target root");
     std::deque<std::string> todo = components(path);
     std::vector<std::string> done;
     int links = 0;
@@ -150,8 +162,9 @@ std::string Root::resolve(const std::string& path) const {
             continue;
         if (part == "..") {
             if (done.empty())
-                throw Error("path " + quoted(path) + " escapes the target root " + quoted(m_path) +
-                            (via.empty() ? " through '..'" : " through symlink " + via));
+                return Resolved::failed(
+                    "path " + quoted(path) + " escapes the target root " + quoted(name()) +
+                    (via.empty() ? " through '..'" : " through symlink " + via));
             done.pop_back();
             continue;
         }
@@ -166,21 +179,22 @@ std::string Root::resolve(const std::string& path) const {
                 continue;
             }
             if (errno == ENOTDIR)
-                throw Error(quoted(join(done)) + " in the target root " + quoted(m_path) +
-                            " has a parent that is not a directory");
-            throw Error("cannot look up " + quoted(host_path(join(done))) + ": " +
-                        errno_text(errno));
+                return Resolved::failed(quoted(join(done)) + " in the target root " +
+                                        quoted(name()) + " has a parent that is not a directory");
+            return Resolved::failed("cannot look up " + quoted(shown(join(done))) + ": " +
+                                    errno_text(errno));
         }
         if (!S_ISLNK(st.st_mode))
             continue;
         if (++links > k_max_symlinks)
-            throw Error("path " + quoted(path) + " in the target root " + quoted(m_path) +
-                        " has too many levels of symbolic links (a link loop?)");
+            return Resolved::failed("path " + quoted(path) + " in the target root " +
+                                    quoted(name()) +
+                                    " has too many levels of symbolic links (a link loop?)");
         std::string target(std::size_t(st.st_size) + 256, '\0');
         ssize_t n = ::readlinkat(m_fd.get(), rel.c_str(), target.data(), target.size());
         if (n < 0)
-            throw Error("cannot read symlink " + quoted(host_path(join(done))) + ": " +
-                        errno_text(errno));
+            return Resolved::failed("cannot read symlink " + quoted(shown(join(done))) + ": " +
+                                    errno_text(errno));
         target.resize(std::size_t(n));
         via = quoted(join(done)) + " -> " + quoted(target);
         done.pop_back();
@@ -190,7 +204,11 @@ std::string Root::resolve(const std::string& path) const {
         std::deque<std::string> spliced = components(target);
         todo.insert(todo.begin(), spliced.begin(), spliced.end());
     }
-    return join(done);
+    return {join(done), {}, false};
+}
+
+std::string Root::resolve(const std::string& path) const {
+    return core::value_or_throw(try_resolve(path));
 }
 
 std::string Root::resolve_parent(const std::string& path) const {
@@ -204,7 +222,7 @@ std::string Root::resolve_parent(const std::string& path) const {
 core::Fd Root::open_directory(const std::string& resolved) const {
     core::Fd fd(open_beneath(m_fd.get(), resolved, O_DIRECTORY | O_RDONLY));
     if (!fd)
-        throw Error("cannot open folder " + quoted(host_path(resolved)) + ": " + errno_text(errno));
+        throw Error("cannot open folder " + quoted(shown(resolved)) + ": " + errno_text(errno));
     return fd;
 }
 
@@ -216,13 +234,12 @@ void Root::sync_directory(const core::Fd& dir_fd, const std::string& resolved_di
         const timespec times[2] = {{0, UTIME_OMIT}, {*m_source_date_epoch, 0}};
         if (::futimens(dir_fd.get(), times) != 0)
             throw Error("cannot set the modification time of folder " +
-                        quoted(host_path(resolved_dir)) + ": " + errno_text(errno));
+                        quoted(shown(resolved_dir)) + ": " + errno_text(errno));
     }
     // EINVAL: the file system cannot sync a folder at all (fsync(2); VirtualBox shared
     // folders, for one): nothing more is to be had there, as PostgreSQL also decides.
     if (::fsync(dir_fd.get()) != 0 && errno != EINVAL)
-        throw Error("cannot sync folder " + quoted(host_path(resolved_dir)) + ": " +
-                    errno_text(errno) +
+        throw Error("cannot sync folder " + quoted(shown(resolved_dir)) + ": " + errno_text(errno) +
                     "; the change in it is made but may not survive a crash: check the disk, "
                     "then run rtprov again (it finishes or undoes what is half done)");
 }
@@ -253,16 +270,16 @@ std::string size_text(std::uint64_t bytes) {
     return std::to_string(bytes) + (bytes == 1 ? " byte" : " bytes");
 }
 
-Error too_large(const std::string& shown, std::uint64_t size, const SizeCap& cap) {
-    return Error(quoted(shown) + " is " + size_text(size) + ", more than the " +
-                 size_text(cap.max_bytes) + " rtprov reads of a " + cap.kind +
-                 "; is it the right file? Nothing was changed");
+std::string too_large(const std::string& shown, std::uint64_t size, const SizeCap& cap) {
+    return quoted(shown) + " is " + size_text(size) + ", more than the " +
+           size_text(cap.max_bytes) + " rtprov reads of a " + cap.kind +
+           "; is it the right file? Nothing was changed";
 }
 
-Error not_regular(const std::string& shown, unsigned mode) {
-    return Error(quoted(shown) + " is " + file_type_name(mode) +
-                 ", not a regular file; rtprov reads and replaces only regular files "
-                 "(nothing was opened or changed)");
+std::string not_regular(const std::string& shown, unsigned mode) {
+    return quoted(shown) + " is " + file_type_name(mode) +
+           ", not a regular file; rtprov reads and replaces only regular files "
+           "(nothing was opened or changed)";
 }
 
 // Opens for reading the regular file that 'path_fd' (O_PATH) is, without opening any
@@ -287,22 +304,30 @@ core::Fd reopen_for_reading(const core::Fd& path_fd, const struct stat& st,
     return fd;
 }
 
+core::Result<std::string> cannot_read(const std::string& shown, int err) {
+    return core::Result<std::string>::failed("cannot read " + quoted(shown) + ": " +
+                                             errno_text(err));
+}
+
 // Reads the regular file behind 'path_fd' (O_PATH), at most cap.max_bytes of it;
-// 'shown' names it in errors.
-std::string read_capped(core::Fd path_fd, const std::string& shown, const SizeCap& cap,
-                        const std::function<int()>& reopen, core::FileState* state) {
+// 'shown' names it in problems. The one reader under every read of rtprov's: a file of a
+// root (Root::try_read), of the host (read_host_file) and of the kernel (read_kernel_file).
+core::Result<std::string> read_capped(core::Fd path_fd, const std::string& shown,
+                                      const SizeCap& cap, const std::function<int()>& reopen,
+                                      core::FileState* state) {
+    using Read = core::Result<std::string>;
     struct stat st {};
     if (::fstat(path_fd.get(), &st) != 0)
-        throw Error("cannot read " + quoted(shown) + ": " + errno_text(errno));
+        return cannot_read(shown, errno);
     if (!S_ISREG(st.st_mode))
-        throw not_regular(shown, st.st_mode);
+        return Read::failed(not_regular(shown, st.st_mode));
     if (std::uint64_t(st.st_size) > cap.max_bytes)
-        throw too_large(shown, std::uint64_t(st.st_size), cap);
+        return Read::failed(too_large(shown, std::uint64_t(st.st_size), cap));
     core::Fd fd = reopen_for_reading(path_fd, st, reopen);
     int err = errno;
     path_fd.reset();
     if (!fd)
-        throw Error("cannot read " + quoted(shown) + ": " + errno_text(err));
+        return cannot_read(shown, err);
     if (state) {
         state->mode = st.st_mode & 07777;
         state->uid = st.st_uid;
@@ -316,82 +341,120 @@ std::string read_capped(core::Fd path_fd, const std::string& shown, const SizeCa
         if (n < 0 && errno == EINTR)
             continue;
         if (n < 0)
-            throw Error("cannot read " + quoted(shown) + ": " + errno_text(errno));
+            return cannot_read(shown, errno);
         if (n == 0)
             break;
         // Files of /proc and /sys say size 0; a file may also grow while it is read.
         if (content.size() + std::size_t(n) > cap.max_bytes)
-            throw too_large(shown, content.size() + std::size_t(n), cap);
+            return Read::failed(too_large(shown, content.size() + std::size_t(n), cap));
         content.append(buffer, std::size_t(n));
     }
-    return content;
+    return {std::move(content), {}, false};
 }
 
 } // namespace
 
-std::optional<core::FileState> Root::read(const std::string& path, const SizeCap& cap) const {
-    return read_resolved(resolve(path), cap);
+core::Result<core::FileState> Root::try_read(const std::string& path, const SizeCap& cap) const {
+    core::Result<std::string> resolved = try_resolve(path);
+    if (!resolved)
+        return core::Result<core::FileState>::failed(resolved.problem);
+    return read_resolved(*resolved, cap);
 }
 
-std::optional<core::FileState> Root::read_resolved(const std::string& resolved,
-                                                   const SizeCap& cap) const {
+std::optional<core::FileState> Root::read(const std::string& path, const SizeCap& cap) const {
+    return value_or_nullopt(try_read(path, cap));
+}
+
+std::optional<core::FileState> Root::value_or_nullopt(core::Result<core::FileState> read) {
+    if (read.absent)
+        return std::nullopt;
+    return core::value_or_throw(std::move(read));
+}
+
+core::Result<core::FileState> Root::read_resolved(const std::string& resolved,
+                                                  const SizeCap& cap) const {
+    using Read = core::Result<core::FileState>;
     core::Fd path_fd(open_beneath(m_fd.get(), resolved, O_PATH));
     if (!path_fd) {
-        if (errno == ENOENT)
-            return std::nullopt;
-        if (errno == ELOOP) { // the last name is a link again: the tree changed under us
+        const int err = errno;
+        if (err == ENOENT)
+            return Read::failed(cannot_read(shown(resolved), err).problem, true);
+        if (err == ELOOP) { // the last name is a link again: the tree changed under us
             struct stat st {};
             ::fstatat(m_fd.get(), relative(resolved).c_str(), &st, AT_SYMLINK_NOFOLLOW);
-            throw not_regular(host_path(resolved), st.st_mode);
+            return Read::failed(not_regular(shown(resolved), st.st_mode));
         }
-        throw Error("cannot read " + quoted(host_path(resolved)) + ": " + errno_text(errno));
+        return Read::failed(cannot_read(shown(resolved), err).problem);
     }
     core::FileState state;
-    state.content = read_capped(
-        std::move(path_fd), host_path(resolved), cap,
+    core::Result<std::string> content = read_capped(
+        std::move(path_fd), shown(resolved), cap,
         [&] { return open_beneath(m_fd.get(), resolved, O_RDONLY | O_NOCTTY | O_NONBLOCK); },
         &state);
-    return state;
+    if (!content)
+        return Read::failed(std::move(content.problem));
+    state.content = std::move(*content.value);
+    return {std::move(state), {}, false};
 }
 
 std::optional<core::FileState> Root::read_entry(const std::string& path, const SizeCap& cap) const {
-    std::string resolved = resolve_parent(path);
+    return value_or_nullopt(try_read_entry(path, cap));
+}
+
+core::Result<core::FileState> Root::try_read_entry(const std::string& path,
+                                                   const SizeCap& cap) const {
+    using Read = core::Result<core::FileState>;
+    auto [parent, last] = split_parent(path);
+    if (last.empty() || last == "." || last == "..")
+        return Read::failed("path " + quoted(path) + " does not name an entry");
+    const core::Result<std::string> dir = try_resolve(parent);
+    if (!dir)
+        return Read::failed(dir.problem);
+    const std::string resolved = (*dir == "/" ? "" : *dir) + "/" + last;
     struct stat st {};
     if (::fstatat(m_fd.get(), relative(resolved).c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0) {
-        if (errno == ENOENT || errno == ENOTDIR)
-            return std::nullopt;
-        throw Error("cannot look up " + quoted(host_path(resolved)) + ": " + errno_text(errno));
+        const int err = errno;
+        if (err == ENOENT || err == ENOTDIR)
+            return Read::failed(cannot_read(shown(resolved), ENOENT).problem, true);
+        return Read::failed("cannot look up " + quoted(shown(resolved)) + ": " + errno_text(err));
     }
     if (S_ISLNK(st.st_mode)) {
         std::string target(std::size_t(st.st_size) + 256, '\0');
         ssize_t n =
             ::readlinkat(m_fd.get(), relative(resolved).c_str(), target.data(), target.size());
         if (n < 0)
-            throw Error("cannot read symlink " + quoted(host_path(resolved)) + ": " +
-                        errno_text(errno));
+            return Read::failed("cannot read symlink " + quoted(shown(resolved)) + ": " +
+                                errno_text(errno));
         target.resize(std::size_t(n));
         core::FileState state = core::symlink_to(target);
         state.uid = st.st_uid;
         state.gid = st.st_gid;
         state.mtime = st.st_mtim.tv_sec; // a link's own time, which rollback gives back
-        return state;
+        return {std::move(state), {}, false};
     }
     return read_resolved(resolved, cap);
 }
 
-std::optional<std::string> read_host_file(const std::string& path, const SizeCap& cap,
-                                          const std::string& shown) {
+core::Result<std::string> try_read_host_file(const std::string& path, const SizeCap& cap,
+                                             const std::string& shown) {
     const std::string& name = shown.empty() ? path : shown;
     core::Fd path_fd(::open(path.c_str(), O_PATH | O_CLOEXEC));
     if (!path_fd) {
-        if (errno == ENOENT)
-            return std::nullopt;
-        throw Error("cannot read " + quoted(name) + ": " + errno_text(errno));
+        const int err = errno;
+        return core::Result<std::string>::failed(cannot_read(name, err).problem, err == ENOENT);
     }
     return read_capped(
         std::move(path_fd), name, cap,
         [&] { return ::open(path.c_str(), O_RDONLY | O_NOCTTY | O_NONBLOCK | O_CLOEXEC); },
         nullptr);
+}
+
+std::optional<std::string> read_host_file(const std::string& path, const SizeCap& cap,
+                                          const std::string& shown) {
+    core::Result<std::string> read = try_read_host_file(path, cap, shown);
+    if (read.absent)
+        return std::nullopt;
+    return core::value_or_throw(std::move(read));
 }
 
 bool Root::exists(const std::string& path) const {
@@ -428,7 +491,7 @@ std::vector<std::string> Root::list(const std::string& path) const {
 core::Fd Root::open_folder() const {
     core::Fd fd(::openat(m_fd.get(), ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC));
     if (!fd)
-        throw Error("cannot open the target root " + quoted(m_path) + ": " + errno_text(errno));
+        throw Error("cannot open the target root " + quoted(name()) + ": " + errno_text(errno));
     return fd;
 }
 
@@ -463,7 +526,7 @@ void Root::write(const std::string& path, const core::FileState& state) {
     struct stat st {};
     if (::fstatat(m_fd.get(), relative(resolved).c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0) {
         if (!S_ISREG(st.st_mode) && !S_ISLNK(st.st_mode))
-            throw Error(quoted(host_path(resolved)) + " is " + file_type_name(st.st_mode) +
+            throw Error(quoted(shown(resolved)) + " is " + file_type_name(st.st_mode) +
                         ", not a regular file or a symlink; rtprov replaces only those "
                         "(nothing was changed)");
         // Same bytes are only possible at the same size; a larger file is never read.
@@ -484,14 +547,14 @@ void Root::write(const std::string& path, const core::FileState& state) {
     // remove_stale_temporaries).
     auto fail = [&](const std::string& what) -> Error {
         const int err = errno;
-        Error error(what + " " + quoted(host_path(resolved)) + ": " + errno_text(err));
+        Error error(what + " " + quoted(shown(resolved)) + ": " + errno_text(err));
         ::unlinkat(dir_fd.get(), temp.c_str(), 0);
         return error;
     };
     if (state.symlink) {
         step();
         if (::symlinkat(state.content.c_str(), dir_fd.get(), temp.c_str()) != 0)
-            throw Error("cannot make symlink " + quoted(host_path(resolved)) + ": " +
+            throw Error("cannot make symlink " + quoted(shown(resolved)) + ": " +
                         errno_text(errno));
         if (::fchownat(dir_fd.get(), temp.c_str(), state.uid, state.gid, AT_SYMLINK_NOFOLLOW) != 0)
             throw fail("cannot set owner of symlink");
@@ -510,10 +573,9 @@ void Root::write(const std::string& path, const core::FileState& state) {
     core::Fd fd(::openat(dir_fd.get(), temp.c_str(),
                          O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600));
     if (!fd)
-        throw Error("cannot create a file in " + quoted(host_path(parent)) + ": " +
-                    errno_text(errno));
+        throw Error("cannot create a file in " + quoted(shown(parent)) + ": " + errno_text(errno));
     try {
-        write_all(fd.get(), state.content, host_path(resolved));
+        write_all(fd.get(), state.content, shown(resolved));
     } catch (...) {
         ::unlinkat(dir_fd.get(), temp.c_str(), 0);
         throw;
@@ -547,7 +609,7 @@ std::vector<std::string> Root::missing_directories(const std::string& path) cons
         current = split_parent(current).first;
     }
     if (!is_directory(current))
-        throw Error(quoted(host_path(current)) + " is not a folder");
+        throw Error(quoted(shown(current)) + " is not a folder");
     return missing;
 }
 
@@ -558,12 +620,11 @@ std::vector<std::string> Root::make_directories(const std::string& path) {
         const core::Fd dir_fd = open_directory(parent);
         step();
         if (::mkdirat(dir_fd.get(), name.c_str(), 0755) != 0 && errno != EEXIST)
-            throw Error("cannot create folder " + quoted(host_path(dir)) + ": " +
-                        errno_text(errno));
+            throw Error("cannot create folder " + quoted(shown(dir)) + ": " + errno_text(errno));
         if (m_source_date_epoch) {
             const timespec times[2] = {{0, UTIME_OMIT}, {*m_source_date_epoch, 0}};
             if (::utimensat(dir_fd.get(), name.c_str(), times, AT_SYMLINK_NOFOLLOW) != 0)
-                throw Error("cannot set the modification time of folder " + quoted(host_path(dir)) +
+                throw Error("cannot set the modification time of folder " + quoted(shown(dir)) +
                             ": " + errno_text(errno));
         }
         sync_directory(dir_fd, parent);
@@ -581,7 +642,7 @@ bool Root::remove_file(const std::string& path) {
     if (::unlinkat(dir_fd.get(), name.c_str(), 0) != 0) {
         if (errno == ENOENT)
             return false;
-        throw Error("cannot remove " + quoted(host_path(resolved)) + ": " + errno_text(errno));
+        throw Error("cannot remove " + quoted(shown(resolved)) + ": " + errno_text(errno));
     }
     sync_directory(dir_fd, parent);
     return true;
@@ -609,8 +670,8 @@ void Root::rename(const std::string& from, const std::string& to) {
     step();
     if (::renameat(from_fd.get(), split_parent(resolved_from).second.c_str(), to_fd.get(),
                    split_parent(resolved_to).second.c_str()) != 0)
-        throw Error("cannot rename " + quoted(host_path(resolved_from)) + " to " +
-                    quoted(host_path(resolved_to)) + ": " + errno_text(errno));
+        throw Error("cannot rename " + quoted(shown(resolved_from)) + " to " +
+                    quoted(shown(resolved_to)) + ": " + errno_text(errno));
     sync_directory(from_fd, from_dir);
     sync_directory(to_fd, to_dir);
 }
@@ -630,7 +691,7 @@ void Root::remove_tree(const std::string& path) {
         if (::unlinkat(dir_fd.get(), name.c_str(), S_ISDIR(st.st_mode) ? AT_REMOVEDIR : 0) == 0)
             sync_directory(dir_fd, parent);
         else if (errno != ENOENT)
-            throw Error("cannot remove " + quoted(host_path(resolved)) + ": " + errno_text(errno));
+            throw Error("cannot remove " + quoted(shown(resolved)) + ": " + errno_text(errno));
     };
     remove(remove, resolve_parent(path));
 }

@@ -3,6 +3,7 @@
 
 #include "provisioner/core/fd.hpp"
 #include "provisioner/core/file_state.hpp"
+#include "provisioner/core/result.hpp"
 
 #include <cstddef>
 #include <cstdint>
@@ -49,23 +50,37 @@ inline constexpr SizeCap k_managed{"file rtprov manages", 4u << 20};
 // if the root were '/': symlinks are followed inside the root (an absolute link points
 // into the image), and anything that would leave it — '..' above the root, a link
 // pointing out, a link loop — is an error. Writes are atomic and durable.
+//
+// Messages name the root and its files by its display name, so that no caller rewrites
+// paths inside them: none (the default) names the root as given and its files by their
+// host paths ('/srv/img/etc/fstab'); an image's mounted root has the image file's name
+// ('pi.img': the root 'pi.img:/', its files 'pi.img:/etc/fstab': its mount folder is
+// private to rtprov); "" names the files as the running system they were copied from
+// names them ('/proc/cmdline', a --sysroot tree), the root as given.
 class Root {
   public:
     // Opens 'host_path' as the root. Throws rtprov::Error when it is not a directory.
-    explicit Root(const std::string& host_path);
+    explicit Root(const std::string& host_path, std::optional<std::string> display = std::nullopt);
     Root(const Root&) = delete;
     Root& operator=(const Root&) = delete;
 
-    // The root as given, for messages.
+    // The root as given, for handing to other programs and for telling roots apart.
     const std::string& path() const { return m_path; }
+    // The root as messages name it: its path as given, or 'pi.img:/'.
+    std::string name() const;
+    // The in-root path 'path' as messages name it: its host path, 'pi.img:/etc/fstab', or
+    // '/proc/cmdline' for a --sysroot tree.
+    std::string shown(const std::string& path) const;
 
-    // Host path of an in-root path, for messages and for handing to other programs.
+    // Host path of an in-root path, for handing to other programs (messages: shown()).
     std::string host_path(const std::string& path) const;
 
     // The canonical in-root path of 'path': symlinks resolved, '.' and '..' applied.
     // Missing components are kept as written, so a file about to be created resolves.
     // Throws rtprov::Error on an escape, a loop, or a relative 'path'.
     std::string resolve(const std::string& path) const;
+    // The same as a result: the problem instead of the exception.
+    core::Result<std::string> try_resolve(const std::string& path) const;
 
     // 'path' with its folder resolved as resolve() does but its last name taken as it
     // is: the entry itself, even when it is a symlink. Throws like resolve(), and for a
@@ -78,12 +93,19 @@ class Root {
     // a FIFO is refused without side effects. Throws rtprov::Error when the entry is not
     // a regular file, is larger than the cap, or cannot be read.
     std::optional<core::FileState> read(const std::string& path, const SizeCap& cap) const;
+    // The same as a result, for a caller to whom a file that cannot be read is a fact,
+    // not a failure: its problem says why, 'absent' when only nothing is there
+    // ("cannot read '/proc/cmdline': No such file or directory"); a path that escapes
+    // the root or cannot be resolved is a problem too. Never throws rtprov::Error.
+    core::Result<core::FileState> try_read(const std::string& path, const SizeCap& cap) const;
 
     // The entry 'path' itself (its folder resolved, its last name not followed): a
     // regular file (as read() reads it), or a symlink with its target, owner and own
     // mtime. nullopt when there is nothing there. Throws rtprov::Error for anything else
     // (a folder, a device).
     std::optional<core::FileState> read_entry(const std::string& path, const SizeCap& cap) const;
+    // The same as a result, as try_read gives one. Never throws rtprov::Error.
+    core::Result<core::FileState> try_read_entry(const std::string& path, const SizeCap& cap) const;
 
     bool is_directory(const std::string& path) const;
     bool exists(const std::string& path) const;
@@ -150,15 +172,18 @@ class Root {
     core::Fd open_directory(const std::string& resolved) const; // no symlinks, beneath the root
     // fsync of a folder whose entries changed; throws, saying what to do, when it fails.
     void sync_directory(const core::Fd& dir_fd, const std::string& resolved_dir) const;
-    std::optional<core::FileState> read_resolved(const std::string& resolved,
-                                                 const SizeCap& cap) const;
+    core::Result<core::FileState> read_resolved(const std::string& resolved,
+                                                const SizeCap& cap) const;
+    // nullopt when absent, the value, or throws its problem
+    static std::optional<core::FileState> value_or_nullopt(core::Result<core::FileState> read);
     void step() const {
         if (m_step_hook)
             m_step_hook();
     }
 
     std::string m_path;
-    core::Fd m_fd; // O_PATH of the root folder
+    std::optional<std::string> m_display; // see above: nullopt, "", or the image's name
+    core::Fd m_fd;                        // O_PATH of the root folder
     std::function<void()> m_step_hook;
     std::optional<std::int64_t> m_source_date_epoch;
 };
@@ -172,6 +197,9 @@ bool is_running_system(const Root& root);
 // when it does not exist. Errors name it 'shown' (default: 'path'). Throws rtprov::Error.
 std::optional<std::string> read_host_file(const std::string& path, const SizeCap& cap,
                                           const std::string& shown = "");
+// The same as a result ('absent' when it does not exist); never throws rtprov::Error.
+core::Result<std::string> try_read_host_file(const std::string& path, const SizeCap& cap,
+                                             const std::string& shown = "");
 
 // "a folder", "a character device", "a FIFO": what a file of mode 'mode' is, for messages.
 std::string file_type_name(unsigned mode);

@@ -2,6 +2,7 @@
 #include "provisioner/fs/root_lock.hpp"
 
 #include "provisioner/core/error.hpp"
+#include "provisioner/fs/kernel_file.hpp"
 
 #include <dirent.h>
 #include <fcntl.h>
@@ -39,12 +40,8 @@ std::optional<Holder> holder_text(const struct stat& st) {
         locks ? lock_holder(*locks, major(st.st_dev), minor(st.st_dev), st.st_ino) : std::nullopt;
     if (!holder)
         return std::nullopt;
-    std::string comm;
-    try {
-        comm = read_host_file("/proc/" + std::to_string(holder->pid) + "/comm", caps::k_system)
-                   .value_or("");
-    } catch (const Error&) {
-    }
+    std::string comm =
+        read_kernel_file("/proc/" + std::to_string(holder->pid) + "/comm").value.value_or("");
     if (!comm.empty() && comm.back() == '\n')
         comm.pop_back(); // the kernel's; a name of its own may end in one too
     const std::string pid = "pid " + std::to_string(holder->pid);
@@ -61,27 +58,39 @@ std::optional<Holder> holder_text(const struct stat& st) {
 
 } // namespace
 
-std::optional<LockHolder> lock_holder(const std::string& locks, unsigned long long dev_major,
-                                      unsigned long long dev_minor, unsigned long long ino) {
-    // "1: FLOCK  ADVISORY  WRITE 1234 08:01:5678 0 EOF": the device in hex, the inode in
-    // decimal (fs/locks.c, lock_get_status). Blocked waiters ("1: -> FLOCK ...") are not
-    // holders.
+std::vector<LockEntry> lock_entries(const std::string& locks) {
+    // the device in hex, the inode in decimal
+    std::vector<LockEntry> entries;
     std::istringstream in(locks);
     std::string line;
     while (std::getline(in, line)) {
         std::istringstream words(line);
-        std::string index, type, mode, access, id;
-        long pid = 0;
-        if (!(words >> index >> type) || type == "->" || type != "FLOCK")
+        std::string index, mode, access, id;
+        LockEntry entry;
+        if (!(words >> index >> entry.kind))
             continue;
-        if (!(words >> mode >> access >> pid >> id))
+        if (entry.kind == "->") {
+            entry.waiter = true;
+            if (!(words >> entry.kind))
+                continue;
+        }
+        if (!(words >> mode >> access >> entry.pid >> id))
             continue;
-        unsigned long long major_number = 0, minor_number = 0, inode = 0;
-        if (std::sscanf(id.c_str(), "%llx:%llx:%llu", &major_number, &minor_number, &inode) != 3)
+        if (std::sscanf(id.c_str(), "%llx:%llx:%llu", &entry.dev_major, &entry.dev_minor,
+                        &entry.inode) != 3)
             continue;
-        if (major_number == dev_major && minor_number == dev_minor && inode == ino && pid > 0)
-            return LockHolder{int(pid), ""};
+        entries.push_back(std::move(entry));
     }
+    return entries;
+}
+
+std::optional<LockHolder> lock_holder(const std::string& locks, unsigned long long dev_major,
+                                      unsigned long long dev_minor, unsigned long long ino) {
+    // Blocked waiters are not holders.
+    for (const LockEntry& e : lock_entries(locks))
+        if (!e.waiter && e.kind == "FLOCK" && e.dev_major == dev_major &&
+            e.dev_minor == dev_minor && e.inode == ino && e.pid > 0)
+            return LockHolder{int(e.pid), ""};
     return std::nullopt;
 }
 
@@ -159,7 +168,7 @@ void remove_unheld_lock_files(const std::string& lock_dir, const std::string& ow
 RootLock::RootLock(const Root& root, std::optional<int> inherited_fd, const std::string& lock_dir) {
     struct stat root_st {};
     if (core::Fd folder = root.open_folder(); ::fstat(folder.get(), &root_st) != 0)
-        throw Error("cannot look up the target root " + quoted(root.path()) + ": " +
+        throw Error("cannot look up the target root " + quoted(root.name()) + ": " +
                     std::strerror(errno));
     const std::string path = usable_lock_dir(lock_dir) ? lock_path(lock_dir, root_st) : "";
     // Each try opens the file the path names now: a holder removes its lock file as it
@@ -169,7 +178,7 @@ RootLock::RootLock(const Root& root, std::optional<int> inherited_fd, const std:
     int waits = 0;
     for (int attempt = 0;; ++attempt) {
         if (attempt == 100)
-            throw Error("cannot lock the target root " + quoted(root.path()) + ": its lock file " +
+            throw Error("cannot lock the target root " + quoted(root.name()) + ": its lock file " +
                         quoted(path) + " kept being replaced; run this again");
         core::Fd own = path.empty() ? core::Fd() : open_lock_file(path, O_CREAT);
         const bool file = bool(own);
@@ -177,7 +186,7 @@ RootLock::RootLock(const Root& root, std::optional<int> inherited_fd, const std:
             own = root.open_folder();
         struct stat st {};
         if (::fstat(own.get(), &st) != 0)
-            throw Error("cannot look up the lock of " + quoted(root.path()) + ": " +
+            throw Error("cannot look up the lock of " + quoted(root.name()) + ": " +
                         std::strerror(errno));
         // The parent's descriptor shares its open file, and so its lock: flock() on it
         // succeeds where a descriptor of our own would conflict.
@@ -199,7 +208,7 @@ RootLock::RootLock(const Root& root, std::optional<int> inherited_fd, const std:
         }
         const int err = errno;
         if (err != EWOULDBLOCK)
-            throw Error("cannot lock the target root " + quoted(root.path()) + ": " +
+            throw Error("cannot lock the target root " + quoted(root.name()) + ": " +
                         std::strerror(err));
         if (file && !names(path, st))
             continue; // held by one that has let go and removed it since
@@ -214,7 +223,7 @@ RootLock::RootLock(const Root& root, std::optional<int> inherited_fd, const std:
             ::usleep(10'000);
             continue;
         }
-        throw Error((who ? who->text : "another rtprov") + " is working on " + quoted(root.path()) +
+        throw Error((who ? who->text : "another rtprov") + " is working on " + quoted(root.name()) +
                     "; wait for it to finish, then run this again (nothing was changed)");
     }
 }

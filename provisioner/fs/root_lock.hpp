@@ -5,6 +5,7 @@
 
 #include <optional>
 #include <string>
+#include <vector>
 
 namespace rtprov::fs {
 
@@ -54,6 +55,18 @@ class RootLock {
     std::string m_path; // the lock file m_own is, removed on letting go; "" for the folder
     pid_t m_pid = 0;    // the process that took it
 };
+
+// One line of /proc/locks (proc(5); fs/locks.c, lock_get_status):
+// "1: FLOCK  ADVISORY  WRITE 1234 08:01:5678 0 EOF", a blocked waiter "1: -> FLOCK ...".
+struct LockEntry {
+    std::string kind;    // "FLOCK", "POSIX", "OFDLCK", "LEASE"...
+    bool waiter = false; // "->": waits for the lock, does not hold it
+    long pid = 0;        // -1 for an OFD lock, which belongs to an open file, not a process
+    unsigned long long dev_major = 0, dev_minor = 0, inode = 0; // the locked file
+};
+// The entries of /proc/locks text 'locks'; lines that do not read as one are left out.
+// Pure.
+std::vector<LockEntry> lock_entries(const std::string& locks);
 
 // The pid and command name of the process holding the flock of the file with device
 // 'dev' and inode 'ino', from /proc/locks text 'locks' and a reader of /proc/PID/comm.

@@ -45,7 +45,7 @@ struct KernelCalls {
     std::function<std::string(int pid, const ThreadSched& sched)> set_sched;
     std::function<int(const std::string& path, const std::string& value)> write;
 };
-KernelCalls real_kernel_calls(); // sched_getscheduler/sched_setscheduler, open/write
+KernelCalls real_kernel_calls(); // sched_getscheduler/sched_setscheduler, fs::write_kernel_value
 
 struct IrqTuneResult {
     std::vector<std::string> done;     // one line per change, for the journal

@@ -2,6 +2,7 @@
 #include "provisioner/live/sched_features.hpp"
 
 #include "provisioner/core/text.hpp"
+#include "provisioner/fs/kernel_file.hpp"
 #include "provisioner/system/kernel.hpp"
 
 #include <sys/mount.h>
@@ -9,8 +10,6 @@
 
 #include <cerrno>
 #include <cstring>
-#include <fstream>
-#include <sstream>
 
 namespace rtprov::live {
 
@@ -19,12 +18,7 @@ namespace {
 using core::has_word;
 
 std::optional<std::string> read_text(const std::string& path) {
-    std::ifstream in(path);
-    if (!in)
-        return std::nullopt;
-    std::ostringstream text;
-    text << in.rdbuf();
-    return text.str();
+    return fs::read_kernel_file(path).value;
 }
 
 } // namespace
@@ -86,15 +80,12 @@ PushIpiResult ensure_rt_push_ipi(const SchedFeaturesPaths& paths, const DebugfsM
     case PushIpiAction::enable:
         break;
     }
-    {
-        std::ofstream out(paths.features);
-        out << "RT_PUSH_IPI";
-        if (!out.flush()) {
-            r.ok = false;
-            r.message = "found NO_RT_PUSH_IPI but cannot write " + paths.features + ": " +
-                        std::strerror(errno);
-            return r;
-        }
+    if (const fs::KernelWrite wrote = fs::write_kernel_file(paths.features, "RT_PUSH_IPI");
+        !wrote) {
+        r.ok = false;
+        r.message = "found NO_RT_PUSH_IPI but cannot write " + paths.features + ": " +
+                    std::strerror(wrote.error) + wrote.holding;
+        return r;
     }
     auto after = read_text(paths.features).value_or("");
     if (!has_word(after, "RT_PUSH_IPI")) {

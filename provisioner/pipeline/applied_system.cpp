@@ -22,7 +22,7 @@ std::optional<core::Profile> applied_profile(const std::string& sysroot) {
     auto file = root.read(core::k_applied_profile_path, fs::caps::k_config);
     if (!file)
         return std::nullopt;
-    return profile::parse_profile(file->content, root.host_path(core::k_applied_profile_path));
+    return profile::parse_profile(file->content, root.shown(core::k_applied_profile_path));
 }
 
 std::optional<AppliedSystem> load_applied_system(const std::string& sysroot,

@@ -34,8 +34,8 @@ Planned make_plan(const PlanRequest& request, const fs::Root& root) {
     std::optional<std::string> unreadable;
     if (const core::FileState* applied = facts.file(core::k_applied_profile_path)) {
         try {
-            facts.previous_owned_keys = boot::owned_keys(profile::parse_profile(
-                applied->content, root.host_path(core::k_applied_profile_path)));
+            facts.previous_owned_keys = boot::owned_keys(
+                profile::parse_profile(applied->content, root.shown(core::k_applied_profile_path)));
         } catch (const Error& e) {
             unreadable = e.what();
         }

@@ -83,8 +83,8 @@ std::vector<DriftDiff> drift_diffs(const fs::Root& root, const target::Status& s
         if (!written && f.file.cmdline && !f.file.created) {
             if (!backups) {
                 auto archive = root.read(target::k_backup_file, fs::caps::k_backup);
-                backups = archive ? target::read_backup_archive(
-                                        archive->content, root.host_path(target::k_backup_file))
+                backups = archive ? target::read_backup_archive(archive->content,
+                                                                root.shown(target::k_backup_file))
                                   : target::Backups{};
             }
             auto original = backups->find(f.file.path);
@@ -130,7 +130,7 @@ WrittenCandidates replan_applied(const fs::Root& root, const target::State& stat
         // The file carries rtprov's header; what the state's SHA-256 covers is the
         // resolved profile itself, which parsing and writing it back gives again.
         const ManagedFileSha recorded = recorded_profile_sha(state);
-        const std::string label = root.host_path(core::k_applied_profile_path);
+        const std::string label = root.shown(core::k_applied_profile_path);
         core::Profile profile;
         std::string profile_yaml;
         if (recorded && core::sha256_hex(applied->content) == *recorded) {

@@ -21,7 +21,7 @@ class RootFiles : public profile::FileSource {
         return m_root.list(dir);
     }
     std::string identity(const std::string& path) const override { return m_root.resolve(path); }
-    std::string display(const std::string& path) const override { return m_root.host_path(path); }
+    std::string display(const std::string& path) const override { return m_root.shown(path); }
 
   private:
     const fs::Root& m_root;

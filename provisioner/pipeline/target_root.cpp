@@ -8,7 +8,8 @@
 
 namespace rtprov::pipeline {
 
-std::unique_ptr<fs::Root> open_target(const std::string& root, bool live, bool required) {
+std::unique_ptr<fs::Root> open_target(const std::string& root, bool live, bool required,
+                                      std::optional<std::string> display) {
     if (live) {
         if (!root.empty() && !fs::is_running_system(fs::Root(root)))
             throw UsageError("--live", "--live works on this machine's '/'; drop --root " +
@@ -21,7 +22,7 @@ std::unique_ptr<fs::Root> open_target(const std::string& root, bool live, bool r
                                        "machine");
         return nullptr;
     }
-    auto opened = std::make_unique<fs::Root>(root);
+    auto opened = std::make_unique<fs::Root>(root, std::move(display));
     if (fs::is_running_system(*opened))
         throw Error("refusing --root " + quoted(root) +
                     ": that is the running system; pass --live to change it");

@@ -7,6 +7,7 @@
 
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -20,8 +21,10 @@ namespace rtprov::pipeline {
 // mount of '/' all are; as --root it is refused, so that only --live changes this
 // machine. Returns nullptr when neither is given and 'required' is false. Throws
 // UsageError for --live with another root or no root where one is required, Error for
-// --root naming the running system.
-std::unique_ptr<fs::Root> open_target(const std::string& root, bool live, bool required);
+// --root naming the running system. 'display' is the root's display name (fs::Root): an
+// image's mounted root is named as the image.
+std::unique_ptr<fs::Root> open_target(const std::string& root, bool live, bool required,
+                                      std::optional<std::string> display = std::nullopt);
 
 // --regenerate-boot's 'word' (now, first-boot, never); "" is the default: offline first
 // boot (update-grub needs the image's devices for grub-probe), live now.

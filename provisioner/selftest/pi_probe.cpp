@@ -2,6 +2,7 @@
 #include "provisioner/selftest/pi_probe.hpp"
 
 #include "provisioner/core/error.hpp"
+#include "provisioner/fs/kernel_file.hpp"
 #include "provisioner/live/sched_features.hpp"
 #include "provisioner/system/kernel.hpp"
 
@@ -12,10 +13,8 @@
 #include <algorithm>
 #include <atomic>
 #include <ctime>
-#include <fstream>
 #include <latch>
 #include <memory>
-#include <sstream>
 
 namespace rtprov::selftest {
 
@@ -295,13 +294,7 @@ KernelContext kernel_context(const std::string& uname_version,
 KernelContext read_kernel_context(const std::string& sched_features) {
     utsname names{};
     uname(&names);
-    std::optional<std::string> features;
-    if (std::ifstream in{sched_features}) {
-        std::ostringstream text;
-        text << in.rdbuf();
-        features = text.str();
-    }
-    return kernel_context(names.version, features);
+    return kernel_context(names.version, fs::read_kernel_file(sched_features).value);
 }
 
 } // namespace rtprov::selftest

@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "provisioner/selftest/schedstat.hpp"
 
+#include "provisioner/fs/kernel_file.hpp"
+
 #include <charconv>
-#include <cstdio>
 #include <system_error>
 
 namespace rtprov::selftest {
@@ -11,23 +12,6 @@ namespace {
 
 bool is_blank(char c) {
     return c == ' ' || c == '\t';
-}
-
-// The whole of a small file; nullopt when it cannot be opened.
-std::optional<std::string> read_small_file(const std::string& path) {
-    FILE* f = std::fopen(path.c_str(), "rb");
-    if (!f)
-        return std::nullopt;
-    std::string text;
-    char buffer[256];
-    std::size_t n;
-    while ((n = std::fread(buffer, 1, sizeof buffer, f)) > 0)
-        text.append(buffer, n);
-    const bool failed = std::ferror(f) != 0;
-    std::fclose(f);
-    if (failed) // reading a task's file fails (ESRCH) once the task is gone
-        return std::nullopt;
-    return text;
 }
 
 } // namespace
@@ -74,12 +58,12 @@ std::vector<ThreadSample> sample_threads(const std::string& proc_root, pid_t pid
         ThreadSample sample;
         sample.tid = tid;
         const std::string dir = task_dir + std::to_string(tid) + "/";
-        if (auto comm = read_small_file(dir + "comm")) {
+        if (auto comm = fs::read_kernel_file(dir + "comm")) {
             sample.name = *comm;
             if (!sample.name.empty() && sample.name.back() == '\n')
                 sample.name.pop_back();
         }
-        if (auto text = read_small_file(dir + "schedstat")) {
+        if (auto text = fs::read_kernel_file(dir + "schedstat")) {
             if (auto stat = parse_schedstat(*text)) {
                 sample.status = SampleStatus::ok;
                 sample.stat = *stat;

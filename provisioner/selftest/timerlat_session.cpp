@@ -3,6 +3,7 @@
 
 #include "provisioner/core/error.hpp"
 #include "provisioner/core/text.hpp"
+#include "provisioner/fs/kernel_file.hpp"
 #include "provisioner/selftest/pinned_thread.hpp"
 
 #include <dirent.h>
@@ -21,7 +22,6 @@
 #include <cerrno>
 #include <charconv>
 #include <cstring>
-#include <fstream>
 #include <sstream>
 #include <string_view>
 
@@ -34,35 +34,20 @@ namespace {
 constexpr const char* k_osnoise_settings[] = {"cpus", "timerlat_period_us", "stop_tracing_us",
                                               "stop_tracing_total_us", "print_stack"};
 
+// A tracefs value (or rtprov's saved settings), its trailing newlines and blanks dropped;
+// nullopt when it cannot be read.
 std::optional<std::string> read_text(const std::string& path) {
-    std::ifstream in(path);
-    if (!in)
-        return std::nullopt;
-    std::ostringstream text;
-    text << in.rdbuf();
-    if (in.bad())
-        return std::nullopt;
-    std::string s = text.str();
-    while (!s.empty() && (s.back() == '\n' || s.back() == ' '))
-        s.pop_back();
-    return s;
+    return fs::read_kernel_value(path).value;
 }
 
 // Async-signal-safe: the guard process uses it after fork().
 bool write_raw(const char* path, const char* value) noexcept {
-    const int fd = ::open(path, O_WRONLY | O_TRUNC | O_CLOEXEC);
-    if (fd < 0)
-        return false;
-    const std::size_t length = std::strlen(value);
-    const bool ok = ::write(fd, value, length) == static_cast<ssize_t>(length);
-    ::close(fd);
-    return ok;
+    return fs::write_kernel_value(path, value, std::strlen(value)) == 0;
 }
 
 void write_setting(const std::string& path, const std::string& value) {
-    if (!write_raw(path.c_str(), value.c_str()))
-        throw Error("cannot write " + rtprov::quoted(value) + " to " + rtprov::quoted(path) + ": " +
-                    std::strerror(errno) + "; run rtprov as root, or measure without --trace");
+    if (const fs::KernelWrite wrote = fs::write_kernel_file(path, value); !wrote)
+        throw Error(wrote.message + "; run rtprov as root, or measure without --trace");
 }
 
 // The saved settings' file: lines '<setting> <value>', each setting one of

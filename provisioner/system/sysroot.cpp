@@ -2,6 +2,7 @@
 #include "provisioner/system/sysroot.hpp"
 
 #include "provisioner/core/error.hpp"
+#include "provisioner/fs/kernel_file.hpp"
 #include "provisioner/fs/root.hpp"
 
 #include <sys/stat.h>
@@ -29,13 +30,12 @@ std::optional<int> number_name(const stdfs::path& path) {
 } // namespace
 
 SysRoot::SysRoot(const std::string& root) : m_root(root.empty() ? "/" : root) {
-    if (m_root != "/") {
-        try {
-            m_tree = std::make_shared<const fs::Root>(m_root.string());
-        } catch (const Error&) {
-            // not a folder: every read says the file cannot be read
-        }
-    }
+    // A tree names its files as the running system it was copied from does (the display
+    // name ""): '/proc/cmdline', not the tree's host path. Not a folder: no tree, and
+    // every read says why.
+    std::error_code ec;
+    if (m_root != "/" && stdfs::is_directory(m_root, ec))
+        m_tree = std::make_shared<const fs::Root>(m_root.string(), "");
 }
 
 Fact<stdfs::path> SysRoot::host(const std::string& path) const {
@@ -45,53 +45,32 @@ Fact<stdfs::path> SysRoot::host(const std::string& path) const {
     if (!m_tree)
         return Fact<stdfs::path>::failed("cannot read '" + absolute +
                                          "': " + quoted(m_root.string()) + " is not a folder");
-    try {
-        return {stdfs::path(m_tree->host_path(m_tree->resolve(absolute))), {}, false};
-    } catch (const Error& e) {
-        return Fact<stdfs::path>::failed(e.what());
-    }
+    Fact<std::string> resolved = m_tree->try_resolve(absolute);
+    if (!resolved)
+        return Fact<stdfs::path>::failed(resolved.problem);
+    return {stdfs::path(m_tree->host_path(*resolved)), {}, false};
 }
 
+// The one reader: the running system's files through fs::try_read_host_file (what
+// fs::read_kernel_file is, with a cap of its own), a tree's through fs::Root::try_read; both read as fs::read_capped does (type checked before
+// opening, size capped at 'cap').
 Fact<std::string> SysRoot::text(const std::string& path, const fs::SizeCap& cap) const {
-    Fact<std::string> fact;
     const std::string absolute = path.starts_with('/') ? path : "/" + path;
-    try {
-        std::optional<std::string> content;
-        if (m_root == "/") {
-            content = fs::read_host_file(absolute, cap, absolute);
-        } else if (!m_tree) {
-            fact.problem = host(absolute).problem; // says the sysroot is not a folder
-            return fact;
-        } else if (auto file = m_tree->read(absolute, cap)) {
-            // resolved inside the tree and opened beneath it (openat2), as Root reads
-            content = std::move(file->content);
-        }
-        if (content)
-            fact.value = std::move(*content);
-        else {
-            fact.absent = true;
-            fact.problem = "cannot read '" + absolute + "': " + std::strerror(ENOENT);
-        }
-    } catch (const Error& e) {
-        // Root names host paths; the facts name the file as on the running system.
-        fact.problem = e.what();
-        if (m_tree) {
-            const std::string base = "'" + m_tree->host_path("/") + "/";
-            for (std::size_t at = 0; (at = fact.problem.find(base, at)) != std::string::npos;)
-                fact.problem.replace(at, base.size(), "'/");
-        }
-    }
-    return fact;
+    if (m_root == "/")
+        return fs::try_read_host_file(absolute, cap, absolute);
+    if (!m_tree)
+        return Fact<std::string>::failed(host(absolute).problem); // not a folder
+    // resolved inside the tree and opened beneath it (openat2), as Root reads
+    core::Result<core::FileState> file = m_tree->try_read(absolute, cap);
+    if (!file)
+        return Fact<std::string>::failed(std::move(file.problem), file.absent);
+    return {std::move(file.value->content), {}, false};
 }
 
 Fact<std::string> SysRoot::value(const std::string& path) const {
     Fact<std::string> fact = text(path);
-    if (fact) {
-        // sysfs and procfs values end in a newline, device-tree strings in a NUL
-        std::string& v = *fact.value;
-        while (!v.empty() && (v.back() == '\n' || v.back() == ' ' || v.back() == '\0'))
-            v.pop_back();
-    }
+    if (fact)
+        fact.value = fs::value_of(std::move(*fact.value));
     return fact;
 }
 
@@ -175,15 +154,11 @@ Fact<std::string> SysRoot::resolve(const std::string& path) const {
     }
     if (!m_tree)
         return Fact<std::string>::failed(host(absolute).problem);
-    try {
-        std::string resolved = m_tree->resolve(absolute);
-        if (!exists(resolved))
-            return Fact<std::string>::failed(
-                "cannot resolve '" + absolute + "': " + std::strerror(ENOENT), true);
-        return {std::move(resolved), {}, false};
-    } catch (const Error& e) {
-        return Fact<std::string>::failed(e.what());
-    }
+    Fact<std::string> resolved = m_tree->try_resolve(absolute);
+    if (resolved && !exists(*resolved))
+        return Fact<std::string>::failed(
+            "cannot resolve '" + absolute + "': " + std::strerror(ENOENT), true);
+    return resolved;
 }
 
 bool SysRoot::exists(const std::string& path) const {

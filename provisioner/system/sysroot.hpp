@@ -21,9 +21,11 @@ namespace rtprov::system {
 template <typename T> using Fact = core::Result<T>;
 
 // Files below a system root, read-only; messages name them as if the root were '/'.
-// Regular files only, size capped (fs::read_host_file): a sysroot is any folder, and
-// a FIFO or device node there must not block or start anything. In a copied tree every
-// symlink is resolved inside the tree (fs::Root::resolve), as it was on the machine
+// There is one reader underneath: '/' is read by fs::read_kernel_file, a copied tree by
+// fs::Root::try_read (display name "": its files named as on the running system), and
+// both by fs' read_capped: regular files only, size capped (a sysroot is any folder, and
+// a FIFO or device node there must not block or start anything). In a copied tree every
+// symlink is resolved inside the tree (fs::Root::try_resolve), as it was on the machine
 // it was copied from: an absolute link names a file of the tree, never of the host, and
 // '..' cannot climb out. Never throws for a missing or unreadable file: the fact says why.
 class SysRoot {

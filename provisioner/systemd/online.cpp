@@ -3,12 +3,12 @@
 
 #include "provisioner/core/error.hpp"
 #include "provisioner/core/text.hpp"
+#include "provisioner/fs/kernel_file.hpp"
 #include "provisioner/systemd/libsystemd.hpp"
 #include "provisioner/systemd/units.hpp"
 
 #include <algorithm>
 #include <cstring>
-#include <fstream>
 #include <memory>
 
 namespace rtprov::systemd {
@@ -277,9 +277,9 @@ OnlineResult apply_online(const OnlineActions& actions) {
 void request_reboot(const std::string& argument) {
     const LibSystemd& sd = libsystemd();
     if (!argument.empty()) {
-        std::ofstream param("/run/systemd/reboot-param", std::ios::trunc);
-        param << argument << "\n";
-        if (!param.flush())
+        // systemd reads it at shutdown (systemd-shutdown, as 'systemctl reboot ARG' writes it)
+        if (!fs::write_kernel_file("/run/systemd/reboot-param", argument + "\n",
+                                   fs::KernelFileOpen::create))
             throw Error("cannot write /run/systemd/reboot-param (for the reboot argument '" +
                         argument + "'); reboot by hand: systemctl reboot '" + argument + "'");
     }

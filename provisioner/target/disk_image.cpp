@@ -5,6 +5,7 @@
 #include "provisioner/core/shared_library.hpp"
 #include "provisioner/core/text.hpp"
 #include "provisioner/fs/root.hpp"
+#include "provisioner/system/processes.hpp"
 #include "provisioner/target/loop_users.hpp"
 #include "provisioner/target/mounts.hpp"
 
@@ -28,11 +29,8 @@
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
-#include <fstream>
 #include <limits>
-#include <map>
 #include <memory>
-#include <sstream>
 
 namespace stdfs = std::filesystem;
 
@@ -126,90 +124,10 @@ void probe_file_system(const LibBlkid& b, int fd, ImagePartition& p) {
     p.uuid = value("UUID");
 }
 
-// The file systems the running kernel can mount (/proc/filesystems).
-bool kernel_mounts(const std::string& fstype) {
-    std::ifstream in("/proc/filesystems");
-    std::string line;
-    while (std::getline(in, line)) {
-        const std::size_t tab = line.rfind('\t');
-        if (core::trim(tab == std::string::npos ? line : line.substr(tab + 1)) == fstype)
-            return true;
-    }
-    return false;
-}
-
-// "qemu-system-x86 (1234)"; a name as the process gave it, on one line (core::one_line)
-std::string process_name(const std::string& pid) {
-    std::ifstream comm("/proc/" + pid + "/comm");
-    std::string name;
-    std::getline(comm, name, '\0'); // all of it: a name holds no NUL, but may hold a newline
-    if (!name.empty() && name.back() == '\n')
-        name.pop_back(); // the kernel's
-    return (name.empty() ? "process" : core::one_line(name)) + " (" + pid + ")";
-}
-
-// The processes other than this one that have the file 'image' open (only for writing:
-// 'writers'; from the flags in /proc/PID/fdinfo/FD, proc(5)).
-std::vector<std::string> openers(const struct stat& image, bool writers = false) {
-    std::vector<std::string> found;
-    std::error_code ec;
-    for (const auto& process : stdfs::directory_iterator("/proc", ec)) {
-        const std::string pid = process.path().filename().string();
-        if (pid.empty() || pid.find_first_not_of("0123456789") != std::string::npos ||
-            pid == std::to_string(::getpid()))
-            continue;
-        std::error_code fd_ec;
-        for (const auto& fd : stdfs::directory_iterator(process.path() / "fd", fd_ec)) {
-            struct stat st {};
-            if (::stat(fd.path().c_str(), &st) != 0 || st.st_dev != image.st_dev ||
-                st.st_ino != image.st_ino)
-                continue;
-            if (writers) {
-                std::ifstream info(process.path() / "fdinfo" / fd.path().filename());
-                std::string key;
-                unsigned long flags = 0;
-                while (info >> key && key != "flags:")
-                    info.ignore(std::numeric_limits<std::streamsize>::max(), '\n');
-                if (!(info >> std::oct >> flags) || (flags & O_ACCMODE) == O_RDONLY)
-                    continue;
-            }
-            found.push_back(process_name(pid));
-            break;
-        }
-    }
-    return found;
-}
-
-// Other processes' locks on the image (/proc/locks, proc(5)): a virtual machine running
-// from it (qemu takes OFD locks on its disk), another tool. This process's own flock is
-// not counted. As "qemu-system-x86 (1234)".
-std::vector<std::string> lockers(const struct stat& image) {
-    std::vector<std::string> found;
-    std::ifstream locks("/proc/locks");
-    std::string line;
-    char device[32];
-    std::snprintf(device, sizeof device, "%02x:%02x:%llu", ::major(image.st_dev),
-                  ::minor(image.st_dev), static_cast<unsigned long long>(image.st_ino));
-    while (std::getline(locks, line)) {
-        // "1: OFDLCK ADVISORY READ -1 08:01:1234 100 100"; a waiter has "->" after "1:"
-        std::istringstream in(line);
-        std::string id, kind, mode, access, pid, where;
-        in >> id >> kind;
-        if (kind == "->")
-            in >> kind;
-        if (!(in >> mode >> access >> pid >> where) || where != device)
-            continue;
-        if (kind == "FLOCK" && pid == std::to_string(::getpid()))
-            continue;
-        // an OFD lock has no pid (-1): the processes that have the image open
-        for (const std::string& who :
-             pid == "-1" ? openers(image) : std::vector<std::string>{process_name(pid)})
-            if (std::find(found.begin(), found.end(), who) == found.end())
-                found.push_back(who);
-        if (found.empty())
-            found.push_back("a process (" + kind + ")");
-    }
-    return found;
+// The running system, whose /proc and /sys say what keeps an image in use.
+const system::SysRoot& running_system() {
+    static const system::SysRoot sys("/");
+    return sys;
 }
 
 // The folders /run/rtprov/image-PID rtprov made before its sessions mounted a tmpfs of
@@ -231,76 +149,6 @@ void remove_stale_mount_folders(const std::string& parent) {
     }
 }
 
-// The processes, other than this one, that have one of 'devices' mounted in their mount
-// namespace, as "name (pid)": what keeps the image attached. Only named, never ended.
-std::vector<std::string> holders(const std::vector<dev_t>& devices) {
-    std::vector<std::string> found;
-    std::map<std::pair<dev_t, ino_t>, bool> holds; // per mount namespace
-    auto namespace_holds = [&](const std::string& pid, const struct stat& ns) {
-        const auto key = std::make_pair(ns.st_dev, ns.st_ino);
-        if (auto it = holds.find(key); it != holds.end())
-            return it->second;
-        bool yes = false;
-        std::ifstream mountinfo("/proc/" + pid + "/mountinfo");
-        std::string id, parent, numbers;
-        std::string rest;
-        while (!yes && mountinfo >> id >> parent >> numbers && std::getline(mountinfo, rest)) {
-            unsigned major = 0, minor = 0;
-            if (std::sscanf(numbers.c_str(), "%u:%u", &major, &minor) == 2)
-                for (dev_t device : devices)
-                    yes = yes || (::major(device) == major && ::minor(device) == minor);
-        }
-        return holds[key] = yes;
-    };
-    std::error_code ec;
-    for (const auto& entry : stdfs::directory_iterator("/proc", ec)) {
-        const std::string pid = entry.path().filename().string();
-        if (pid.empty() || pid.size() > 9 ||
-            pid.find_first_not_of("0123456789") != std::string::npos ||
-            std::stoi(pid) == ::getpid())
-            continue;
-        struct stat ns {};
-        if (::stat(("/proc/" + pid + "/ns/mnt").c_str(), &ns) == 0 && namespace_holds(pid, ns))
-            found.push_back(process_name(pid));
-    }
-    return found;
-}
-
-// This process's living descendants (its children, theirs, and the orphans it adopted
-// as their subreaper), from each process's parent in /proc/PID/stat (proc(5)).
-std::vector<int> descendants() {
-    std::map<int, int> parent_of;
-    std::error_code ec;
-    for (const auto& entry : stdfs::directory_iterator("/proc", ec)) {
-        const std::string pid = entry.path().filename().string();
-        if (pid.empty() || pid.size() > 9 ||
-            pid.find_first_not_of("0123456789") != std::string::npos)
-            continue;
-        std::ifstream in("/proc/" + pid + "/stat");
-        std::string stat;
-        std::getline(in, stat);
-        // "pid (comm) state ppid ...": the name may hold anything, ')' included
-        const std::size_t close = stat.rfind(')');
-        char state = 0;
-        int ppid = 0;
-        if (close == std::string::npos ||
-            std::sscanf(stat.c_str() + close + 1, " %c %d", &state, &ppid) != 2 || state == 'Z')
-            continue;
-        parent_of[std::stoi(pid)] = ppid;
-    }
-    std::vector<int> found;
-    for (const auto& [pid, parent] : parent_of) {
-        int up = parent;
-        for (int depth = 0; depth < 4096 && up > 1 && up != ::getpid(); ++depth) {
-            auto it = parent_of.find(up);
-            up = it == parent_of.end() ? 0 : it->second;
-        }
-        if (up == ::getpid())
-            found.push_back(pid);
-    }
-    return found;
-}
-
 // Ends what commands run in the image left running (a daemon an install script started,
 // in run_in_root's own mount namespace, where it keeps the image's file systems and with
 // them its loop devices): this process's descendants, SIGKILLed (the image is not a
@@ -309,8 +157,8 @@ std::vector<std::string> end_descendants() {
     std::vector<std::string> left;
     for (int round = 0; round < 50; ++round) {
         left.clear();
-        for (int pid : descendants()) {
-            left.push_back(process_name(std::to_string(pid)));
+        for (int pid : system::descendants(running_system(), ::getpid())) {
+            left.push_back(system::process_name(running_system(), pid));
             ::kill(pid, SIGKILL);
         }
         while (::waitpid(-1, nullptr, WNOHANG) > 0) {
@@ -330,7 +178,7 @@ std::vector<std::string> end_descendants() {
 std::string still_attached_why(const std::vector<dev_t>& devices,
                                const std::vector<ImageSwap>& swaps) {
     std::vector<std::string> why;
-    if (const auto inner = loops_on(devices); !inner.empty())
+    if (const auto inner = loops_on(running_system(), devices); !inner.empty())
         why.push_back(inner_loops_text(inner));
     for (const ImageSwap& swap : swaps)
         why.push_back(image_swap_text(swap));
@@ -603,7 +451,7 @@ ImageLayout read_image_layout(const std::string& image) {
 }
 
 ImageSession::ImageSession(const std::string& image, bool writable)
-    : m_image(stdfs::absolute(image).string()) {
+    : m_image(stdfs::absolute(image).string()), m_name(image) {
     m_layout = read_image_layout(m_image);
     m_image_fd = ::open(m_image.c_str(), (writable ? O_RDWR : O_RDONLY) | O_CLOEXEC);
     // A file that cannot be written (its mode, a read-only file system) is still opened
@@ -619,27 +467,29 @@ ImageSession::ImageSession(const std::string& image, bool writable)
         // One rtprov per image; and none while something else has it attached.
         struct stat st {};
         ::fstat(m_image_fd, &st);
+        const system::FileId file{st.st_dev, st.st_ino};
+        const system::SysRoot& sys = running_system();
         // (a loop device attached with rtprov's open file holds its lock too, after rtprov)
         if (::flock(m_image_fd, LOCK_EX | LOCK_NB) != 0) {
-            const auto loops = loops_holding(st);
+            const auto loops = loops_holding(sys, file);
             throw Error("another rtprov is working on " + rtprov::quoted(m_image) +
                         (loops.empty() ? std::string()
                                        : ", or a loop device an earlier run left holds it (" +
                                              core::join(loops, ", ") + ")") +
                         "; wait for it to end" +
                         (loops.empty() ? std::string()
-                                       : ", or when no rtprov runs: " + freeing_hint(loops)) +
+                                       : ", or when no rtprov runs: " + freeing_hint(sys, loops)) +
                         " (nothing was changed)");
         }
-        if (auto loops = loops_holding(st); !loops.empty())
+        if (auto loops = loops_holding(sys, file); !loops.empty())
             throw Error(rtprov::quoted(m_image) + " is in use: attached to " +
                         core::join(loops, ", ") + " (mounted, or set up by hand); unmount it and " +
-                        freeing_hint(loops) + " first (nothing was changed)");
-        if (auto who = lockers(st); !who.empty())
+                        freeing_hint(sys, loops) + " first (nothing was changed)");
+        if (auto who = system::lock_holders(sys, file, ::getpid()); !who.empty())
             throw Error(rtprov::quoted(m_image) + " is in use: " + core::join(who, ", ") +
                         " holds a lock on it (a virtual machine running from it?); stop it "
                         "first (nothing was changed)");
-        if (auto who = openers(st, true); !who.empty())
+        if (auto who = system::processes_with_open(sys, file, true, ::getpid()); !who.empty())
             throw Error(rtprov::quoted(m_image) + " is in use: " + core::join(who, ", ") +
                         " has it open for writing; let it finish first (nothing was changed)");
 
@@ -703,7 +553,7 @@ void ImageSession::mount_all(const ImageLayout& layout, bool writable) {
     m_warnings.clear();
     try {
         auto mount_partition = [&](const ImagePartition& p, const std::string& in_root) {
-            if (!kernel_mounts(p.fstype))
+            if (!system::kernel_mounts(running_system(), p.fstype))
                 throw Error("the running kernel cannot mount " + p.fstype + " (" + describe(p) +
                             " of " + rtprov::quoted(m_image) +
                             "; /proc/filesystems does not list it): load its module ('" +
@@ -750,7 +600,7 @@ void ImageSession::mount_all(const ImageLayout& layout, bool writable) {
         mounted.push_back(root_index);
 
         // The boot partitions, where the image's fstab mounts them.
-        const fs::Root root(m_root);
+        const fs::Root root(m_root, m_name);
         const auto fstab = root.read("/etc/fstab", fs::caps::k_config);
         std::vector<FstabEntry> boot;
         for (FstabEntry& e : fstab_entries(fstab ? fstab->content : ""))
@@ -832,18 +682,24 @@ void ImageSession::close() {
             failed = "processes started in the image would not end: " + core::join(left, ", ");
     // (while its mounts give the files in it a path)
     const std::vector<ImageSwap> swaps =
-        m_mount_points.empty() ? std::vector<ImageSwap>{} : swaps_in_image(m_root, m_mount_points);
+        m_mount_points.empty() ? std::vector<ImageSwap>{}
+                               : swaps_in_image(running_system(), m_root, m_mount_points, m_name);
     unmount_all(&failed);
     // something else mounted the image's loop devices: they stay attached while it has them
-    if (const auto others = devices.empty() ? std::vector<std::string>{} : holders(devices);
+    if (const auto others = devices.empty()
+                                ? std::vector<std::string>{}
+                                : system::processes_mounting(running_system(), devices, ::getpid());
         !others.empty())
         failed += (failed.empty() ? "" : "; ") + std::string("its loop devices stay attached: ") +
                   core::join(others, ", ") + " has them mounted";
     struct stat image {};
     if (failed.empty() && !devices.empty() && m_image_fd >= 0 && ::fstat(m_image_fd, &image) == 0)
         // the kernel frees an autoclear device after its last close
-        if (const auto left = wait_until_detached([&] { return loops_holding(image); }, 21,
-                                                  [] { ::usleep(100'000); });
+        if (const auto left = wait_until_detached(
+                [&] {
+                    return loops_holding(running_system(), {image.st_dev, image.st_ino});
+                },
+                21, [] { ::usleep(100'000); });
             !left.empty())
             failed = "its loop devices stay attached: " + core::join(left, ", ") + " (" +
                      still_attached_why(devices, swaps) + ")";

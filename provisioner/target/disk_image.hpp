@@ -87,6 +87,9 @@ class ImageSession {
     // Where the image's root is mounted (the --root the commands work on).
     const std::string& root() const { return m_root; }
     const std::string& image() const { return m_image; }
+    // The image as the command line named it ('pi.img'): the display name of its root
+    // (fs::Root), whose mount folder no one else can see: 'pi.img:/etc/fstab'.
+    const std::string& name() const { return m_name; }
     // One line per mounted partition: "partition 2 (ext4 'rootfs', 1.9 GiB) on /".
     const std::vector<std::string>& mounted() const { return m_described; }
     // What the read-only look may miss: "partition 2 (...) was not cleanly unmounted: ...".
@@ -118,7 +121,8 @@ class ImageSession {
     void mount_all(const struct ImageLayout& layout, bool writable);
     void unmount_all(std::string* failed);
 
-    std::string m_image;
+    std::string m_image; // absolute
+    std::string m_name;  // as given
     ImageLayout m_layout;
     bool m_writable = false;      // mounted read-write
     std::vector<dev_t> m_devices; // the mounted partitions' devices (for holders at the end)

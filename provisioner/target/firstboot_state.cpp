@@ -84,7 +84,7 @@ std::optional<FirstbootState> read_firstboot_state(const fs::Root& root) {
     auto file = root.read(k_firstboot_state, fs::caps::k_config);
     if (!file)
         return std::nullopt;
-    return parse_firstboot_state(file->content, root.host_path(k_firstboot_state));
+    return parse_firstboot_state(file->content, root.shown(k_firstboot_state));
 }
 
 RebootDecision decide_reboot(const FirstbootState& state, const std::string& missing,

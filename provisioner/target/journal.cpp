@@ -78,8 +78,7 @@ void write_state(fs::Root& root, const State& state) {
 
 Backups read_backups(const fs::Root& root) {
     auto archive = root.read(k_backup_file, fs::caps::k_backup);
-    return archive ? read_backup_archive(archive->content, root.host_path(k_backup_file))
-                   : Backups{};
+    return archive ? read_backup_archive(archive->content, root.shown(k_backup_file)) : Backups{};
 }
 
 boot::CmdlineScope scope_of(const core::CmdlineEdit& edit) {
@@ -123,18 +122,18 @@ bool carries_mark(const std::string& content) {
 FileCheck judge_file(const fs::Root& root, const State& state, const ManagedFile& file,
                      const std::function<const Backups&()>& backups) {
     FileCheck check;
-    try {
-        check.current = root.read_entry(file.path, fs::caps::k_managed);
-    } catch (const Error& e) {
+    core::Result<core::FileState> entry = root.try_read_entry(file.path, fs::caps::k_managed);
+    if (!entry && !entry.absent) {
         // Nothing rtprov could have written (a folder, a FIFO, too large) or unreadable:
         // drift, and why, so that status reports it; rollback refuses it even with --force
         // (it could neither read nor replace it half way through).
         check.exists = true;
         check.drift = Drift::modified;
-        check.detail = e.what();
+        check.detail = std::move(entry.problem);
         check.unreadable = true;
         return check;
     }
+    check.current = std::move(entry.value);
     auto sha = check.current ? std::optional(state_sha(*check.current)) : std::nullopt;
     check.exists = check.current.has_value();
     if (check.current)
@@ -232,12 +231,12 @@ void refuse_foreign(const fs::Root& root, const State& state,
     }
     if (written == 0 || holding > 0)
         return;
-    throw Error(root.host_path(k_state_file) + " does not belong to this root: it lists " +
+    throw Error(root.shown(k_state_file) + " does not belong to this root: it lists " +
                 std::to_string(written) + (written == 1 ? " file" : " files") +
                 " rtprov wrote, and none of them holds what rtprov wrote there (was the state "
                 "copied from another image?). Nothing was changed; if rtprov never applied "
                 "anything here, move " +
-                quoted(root.host_path(k_state_dir)) +
+                quoted(root.shown(k_state_dir)) +
                 " away; if it did, restore the image from a copy");
 }
 
@@ -252,11 +251,11 @@ void refuse_unmarked(const fs::Root& root, const State& state,
         if (!file.created || file.generated || file.runtime || !checks[i].holds_ours ||
             checks[i].marked)
             continue;
-        throw Error(root.host_path(k_state_file) + " lists " + quoted(root.host_path(file.path)) +
+        throw Error(root.shown(k_state_file) + " lists " + quoted(root.shown(file.path)) +
                     " as a file rtprov created, but it does not carry rtprov's mark, so rtprov "
                     "did not write it: the state file was forged or damaged. Nothing was "
                     "changed; restore the image from a copy, or move " +
-                    quoted(root.host_path(k_state_dir)) +
+                    quoted(root.shown(k_state_dir)) +
                     " away if rtprov never applied anything here");
     }
 }
@@ -299,7 +298,7 @@ std::vector<ManagedFile> stale_entries(const fs::Root& root, const State& state,
 void check_is_system_root(const fs::Root& root) {
     for (const char* dir : {"/etc", "/var/lib"})
         if (!root.is_directory(dir))
-            throw Error("target root " + quoted(root.path()) + " has no " + quoted(dir) +
+            throw Error("target root " + quoted(root.name()) + " has no " + quoted(dir) +
                         ", so it is not the root of an installed system; pass the folder that "
                         "holds etc/, usr/ and var/ (in a pi-gen stage: \"${ROOTFS_DIR}\")");
 }
@@ -311,12 +310,12 @@ std::optional<State> read_state(const fs::Root& root) {
     if (!file)
         return std::nullopt;
     if (file->symlink)
-        throw Error(quoted(root.host_path(k_state_file)) +
+        throw Error(quoted(root.shown(k_state_file)) +
                     " is a symbolic link, which rtprov never writes: the state was forged or "
                     "damaged, and nothing was run or changed; move " +
-                    quoted(root.host_path(k_state_dir)) +
+                    quoted(root.shown(k_state_dir)) +
                     " away if rtprov never applied anything here");
-    State state = parse_state(file->content, root.host_path(k_state_file));
+    State state = parse_state(file->content, root.shown(k_state_file));
     // Its checksum proves only that the file is whole: anyone who can write it can make
     // it match. So what it could make rtprov do is checked against what rtprov itself
     // does: the commands it names are the ones plan_boot makes for its boot loader (a
@@ -324,7 +323,7 @@ std::optional<State> read_state(const fs::Root& root) {
     // files a command generates are that command's outputs.
     const std::string forged = ": the state file was forged or damaged, and nothing was run "
                                "or changed; restore the image from a copy, or move " +
-                               quoted(root.host_path(k_state_dir)) +
+                               quoted(root.shown(k_state_dir)) +
                                " away if rtprov never applied anything here";
     std::string loader = state.loader;
     if (loader.empty())
@@ -338,7 +337,7 @@ std::optional<State> read_state(const fs::Root& root) {
             boot::CommandUse use =
                 list == &state.pending ? boot::CommandUse::pending : boot::CommandUse::rerun;
             if (!boot::is_planned_command(argv, loader, use))
-                throw Error(root.host_path(k_state_file) + " names the command " +
+                throw Error(root.shown(k_state_file) + " names the command " +
                             quoted(command_text(argv)) + ", which rtprov never " +
                             (use == boot::CommandUse::pending ? "plans" : "runs again") +
                             (loader.empty() ? "" : " for a " + loader + " system") + forged);
@@ -347,11 +346,11 @@ std::optional<State> read_state(const fs::Root& root) {
         }
     for (const ManagedFile& f : state.files)
         if (f.runtime && !boot::is_runtime_path(f.path))
-            throw Error(root.host_path(k_state_file) + " lists " + quoted(f.path) +
+            throw Error(root.shown(k_state_file) + " lists " + quoted(f.path) +
                         " as a file others change after apply, which rtprov never plans" + forged);
     for (const ManagedFile& f : state.files)
         if (f.generated && !outputs.count(f.path))
-            throw Error(root.host_path(k_state_file) + " lists " + quoted(f.path) +
+            throw Error(root.shown(k_state_file) + " lists " + quoted(f.path) +
                         " as written by a command, but no command it names writes it" + forged);
     return state;
 }
@@ -375,7 +374,7 @@ std::vector<FileCheck> apply_checks(const fs::Root& root, const std::optional<St
             if (previous->files[i].path == file.path &&
                 (checks[i].drift == Drift::modified || checks[i].drift == Drift::missing) &&
                 !checks[i].lossless)
-                throw Error(quoted(root.host_path(file.path)) +
+                throw Error(quoted(root.shown(file.path)) +
                             ", which the profile no longer needs, was changed by hand since "
                             "rtprov wrote it, and retiring it would lose that change; save it, "
                             "then run 'rtprov rollback --force' on the same target, or restore "
@@ -496,7 +495,7 @@ ApplyResult apply_plan(fs::Root& root, const fs::RootLock&, const core::Plan& pl
     bool new_backups = false;
     if (previous && root.exists(k_backup_file))
         backups = read_backup_archive(root.read(k_backup_file, fs::caps::k_backup)->content,
-                                      root.host_path(k_backup_file));
+                                      root.shown(k_backup_file));
     std::vector<std::string> resolved;
     for (const core::FileChange& change : plan.changes) {
         std::string path = managed_path(root, change.path, change.next.symlink);
@@ -572,7 +571,7 @@ ApplyResult apply_plan(fs::Root& root, const fs::RootLock&, const core::Plan& pl
         throw Error(std::string(e.what()) + "; " +
                     (written.empty() ? std::string("no file was written yet")
                                      : "already written: " + written) +
-                    ", and recorded in " + root.host_path(k_state_file) +
+                    ", and recorded in " + root.shown(k_state_file) +
                     ": fix the cause and run 'rtprov apply' again to finish, or 'rtprov "
                     "rollback' to undo");
     }
@@ -712,7 +711,7 @@ RollbackInputs rollback_inputs(const fs::Root& root, State of, DriftPolicy drift
     for (std::size_t i = 0; i < state->files.size(); ++i)
         if ((checks[i].drift == Drift::modified || checks[i].drift == Drift::missing) &&
             !checks[i].lossless)
-            drifted.push_back(quoted(root.host_path(state->files[i].path)) +
+            drifted.push_back(quoted(root.shown(state->files[i].path)) +
                               (checks[i].detail.empty() ? "" : " (" + checks[i].detail + ")"));
     if (!drifted.empty() && drift == DriftPolicy::refuse) {
         throw Error("rollback refused: " + core::join(drifted, ", ") +
@@ -731,16 +730,16 @@ RollbackInputs rollback_inputs(const fs::Root& root, State of, DriftPolicy drift
             original != in.backups.end() && state_sha(original->second) == file.original_sha256;
         // Still the original (a run killed before writing it): nothing to restore.
         if (!usable && current_sha(root, file.path) != file.original_sha256)
-            unrestorable.push_back(quoted(root.host_path(file.path)));
+            unrestorable.push_back(quoted(root.shown(file.path)));
     }
     if (!unrestorable.empty()) {
-        throw Error(root.host_path(k_backup_file) + ": the original" +
+        throw Error(root.shown(k_backup_file) + ": the original" +
                     (unrestorable.size() == 1 ? " of " : "s of ") + core::join(unrestorable, ", ") +
                     (unrestorable.size() == 1 ? " is" : " are") +
                     " missing or damaged, so rollback cannot restore " +
                     (unrestorable.size() == 1 ? "it" : "them") + ". Nothing was changed; restore " +
                     (unrestorable.size() == 1 ? "that file" : "those files") +
-                    " from a copy of the image, then move " + quoted(root.host_path(k_state_dir)) +
+                    " from a copy of the image, then move " + quoted(root.shown(k_state_dir)) +
                     " away");
     }
 

@@ -4,77 +4,13 @@
 #include "provisioner/core/error.hpp"
 #include "provisioner/core/text.hpp"
 
-#include <fcntl.h>
-#include <linux/loop.h>
-#include <sys/ioctl.h>
-#include <sys/sysmacros.h>
-#include <unistd.h>
+#include <sys/stat.h>
 
 #include <algorithm>
-#include <filesystem>
-#include <fstream>
-#include <map>
-#include <sstream>
-
-namespace stdfs = std::filesystem;
 
 namespace rtprov::target {
 
 namespace {
-
-// An attached loop device: its name and the device and inode of its backing file.
-struct AttachedLoop {
-    std::string device; // "/dev/loop3"
-    dev_t file_device = 0;
-    ino_t file_inode = 0;
-};
-
-// The attached loop devices. Each is asked which file it holds by device and inode
-// (LOOP_GET_STATUS64, loop(4)), as losetup does: the path in sysfs is the one the process
-// that attached it saw, which in another mount namespace (a container, a bind mount gone)
-// names another file or none here. The path is the fallback where the device node cannot
-// be opened.
-std::vector<AttachedLoop> attached_loops() {
-    std::vector<AttachedLoop> found;
-    std::error_code ec;
-    for (const auto& entry : stdfs::directory_iterator("/sys/block", ec)) {
-        const std::string name = entry.path().filename().string();
-        if (name.rfind("loop", 0) != 0)
-            continue;
-        std::ifstream in(entry.path() / "loop" / "backing_file");
-        std::string backing;
-        if (!std::getline(in, backing))
-            continue; // not attached
-        struct loop_info64 info {};
-        const int fd = ::open(("/dev/" + name).c_str(), O_RDONLY | O_CLOEXEC);
-        const bool asked = fd >= 0 && ::ioctl(fd, LOOP_GET_STATUS64, &info) == 0;
-        if (fd >= 0)
-            ::close(fd);
-        struct stat st {};
-        if (asked)
-            found.push_back({"/dev/" + name, dev_t(info.lo_device), ino_t(info.lo_inode)});
-        else if (!backing.ends_with(" (deleted)") && ::stat(backing.c_str(), &st) == 0)
-            found.push_back({"/dev/" + name, st.st_dev, st.st_ino});
-    }
-    return found;
-}
-
-// /proc/swaps' escape of a name: \ and three octal digits for the byte
-std::string unescaped(std::string_view name) {
-    std::string out;
-    for (std::size_t i = 0; i < name.size(); ++i) {
-        const bool octal = name[i] == '\\' && i + 3 < name.size() &&
-                           std::all_of(name.begin() + long(i) + 1, name.begin() + long(i) + 4,
-                                       [](char c) { return c >= '0' && c <= '7'; });
-        if (!octal) {
-            out += name[i];
-            continue;
-        }
-        out += char((name[i + 1] - '0') * 64 + (name[i + 2] - '0') * 8 + (name[i + 3] - '0'));
-        i += 3;
-    }
-    return out;
-}
 
 // 'command' quoted for a message: the shell command as the user types it
 std::string shown(const std::string& command) {
@@ -92,18 +28,20 @@ std::string swapoff_command(const std::string& loop, const std::string& path) {
 
 } // namespace
 
-std::vector<std::string> loops_holding(const struct stat& image) {
+std::vector<std::string> loops_holding(const system::SysRoot& sys, const system::FileId& image,
+                                       const system::LoopFileQuery& ask) {
     std::vector<std::string> found;
-    for (const AttachedLoop& loop : attached_loops())
-        if (loop.file_device == image.st_dev && loop.file_inode == image.st_ino)
+    for (const system::AttachedLoop& loop : system::attached_loops(sys, ask))
+        if (loop.file == image)
             found.push_back(loop.device);
     return found;
 }
 
-std::vector<std::string> loops_on(const std::vector<dev_t>& devices) {
+std::vector<std::string> loops_on(const system::SysRoot& sys, const std::vector<dev_t>& devices,
+                                  const system::LoopFileQuery& ask) {
     std::vector<std::string> found;
-    for (const AttachedLoop& loop : attached_loops())
-        if (std::find(devices.begin(), devices.end(), loop.file_device) != devices.end())
+    for (const system::AttachedLoop& loop : system::attached_loops(sys, ask))
+        if (std::find(devices.begin(), devices.end(), loop.file.device) != devices.end())
             found.push_back(loop.device);
     return found;
 }
@@ -114,34 +52,6 @@ std::vector<dev_t> device_numbers(const std::vector<std::string>& paths) {
         if (struct stat st{}; ::stat(path.c_str(), &st) == 0 && S_ISBLK(st.st_mode))
             found.push_back(st.st_rdev);
     return found;
-}
-
-std::string block_device_path(dev_t device) {
-    std::error_code ec;
-    const stdfs::path link = stdfs::read_symlink(
-        "/sys/dev/block/" + std::to_string(::major(device)) + ":" + std::to_string(::minor(device)),
-        ec);
-    return ec ? std::string() : "/dev/" + link.filename().string();
-}
-
-bool autoclears(const std::string& loop) {
-    std::ifstream in("/sys/block/" + stdfs::path(loop).filename().string() + "/loop/autoclear");
-    std::string value;
-    return std::getline(in, value) && value == "1";
-}
-
-std::vector<std::string> swap_file_names(std::string_view text) {
-    std::vector<std::string> names;
-    std::istringstream in{std::string(text)};
-    std::string line;
-    std::getline(in, line); // "Filename Type Size Used Priority"
-    while (std::getline(in, line)) {
-        std::istringstream fields(line);
-        std::string name, type;
-        if (fields >> name >> type && type == "file")
-            names.push_back(unescaped(name));
-    }
-    return names;
 }
 
 std::vector<std::string>
@@ -155,12 +65,10 @@ wait_until_detached(const std::function<std::vector<std::string>()>& attached, i
     return left;
 }
 
-std::vector<ImageSwap> swaps_in_image(const std::string& host_root,
-                                      const std::vector<std::string>& mount_points) {
-    std::ifstream in("/proc/swaps");
-    std::stringstream text;
-    text << in.rdbuf();
-    const std::vector<std::string> names = swap_file_names(text.str());
+std::vector<ImageSwap> swaps_in_image(const system::SysRoot& sys, const std::string& host_root,
+                                      const std::vector<std::string>& mount_points,
+                                      const std::string& image_name) {
+    const std::vector<std::string> names = system::swap_files(sys);
     std::vector<std::string> mounts = mount_points;
     std::sort(mounts.begin(), mounts.end(), [](const std::string& a, const std::string& b) {
         return a.size() > b.size(); // the deepest mount first
@@ -180,7 +88,11 @@ std::vector<ImageSwap> swaps_in_image(const std::string& host_root,
             }, top{};
             if (::stat((base + path).c_str(), &file) == 0 && S_ISREG(file.st_mode) &&
                 ::stat(base.c_str(), &top) == 0 && file.st_dev == top.st_dev) {
-                found.push_back({name, path, block_device_path(file.st_dev)});
+                // a name under the mount folder, which no one else sees, as the image's
+                const std::string listed = name.starts_with(host_root + "/")
+                                               ? image_name + ":" + name.substr(host_root.size())
+                                               : name;
+                found.push_back({listed, path, system::block_device_path(sys, file.st_dev)});
                 break;
             }
         }
@@ -205,11 +117,14 @@ std::string image_swap_text(const ImageSwap& swap) {
            " turns it off through a mount of its file system";
 }
 
-std::string freeing_hint(const std::vector<std::string>& loops) {
+std::string freeing_hint(const system::SysRoot& sys, const std::vector<std::string>& loops,
+                         const system::LoopFileQuery& ask) {
     const std::string them = core::join(loops, ", ");
     const bool one = loops.size() == 1;
-    const auto inner = loops_on(device_numbers(loops));
-    const bool autoclear = std::all_of(loops.begin(), loops.end(), autoclears);
+    const auto inner = loops_on(sys, device_numbers(loops), ask);
+    const bool autoclear = std::all_of(loops.begin(), loops.end(), [&](const std::string& loop) {
+        return system::autoclears(sys, loop);
+    });
     std::vector<std::string> argv{"losetup", "-d"};
     argv.insert(argv.end(), loops.begin(), loops.end());
     const std::string detach = shown(core::shell_command(argv));
@@ -223,12 +138,9 @@ std::string freeing_hint(const std::vector<std::string>& loops) {
     // rtprov's own loop device frees itself once unused: something uses its file system
     // with no mount of it left. A swap file there is named in /proc/swaps by a path that
     // leads nowhere on this host.
-    std::ifstream in("/proc/swaps");
-    std::stringstream text;
-    text << in.rdbuf();
     std::vector<std::string> unreachable;
-    for (const std::string& name : swap_file_names(text.str()))
-        if (struct stat st{}; ::stat(name.c_str(), &st) != 0)
+    for (const std::string& name : system::swap_files(sys))
+        if (!system::file_id(sys, name))
             unreachable.push_back(name);
     const std::string frees = them + (one ? " frees itself" : " free themselves") +
                               " once nothing uses " + (one ? "it" : "them");

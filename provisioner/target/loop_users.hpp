@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 #pragma once
 
+#include "provisioner/system/loop_devices.hpp"
+
 #include <functional>
 #include <string>
 #include <string_view>
@@ -10,29 +12,22 @@
 
 // What keeps a disk image's loop devices (target::ImageSession) attached after rtprov
 // unmounted them: a loop device with a file of the image's file systems attached, or a
-// swap file in them; read from /sys/block and /proc/swaps, and said as what frees them.
+// swap file in them; read from /sys/block and /proc/swaps (system::attached_loops,
+// system::swap_files: '/' for the running system, a fixture tree in tests), and said as
+// what frees them.
 namespace rtprov::target {
 
 // The loop devices that have the file 'image' attached: "/dev/loop3".
-std::vector<std::string> loops_holding(const struct stat& image);
+std::vector<std::string> loops_holding(const system::SysRoot& sys, const system::FileId& image,
+                                       const system::LoopFileQuery& ask = system::loop_file);
 
 // The loop devices that have a file on one of the file systems 'devices' attached.
-std::vector<std::string> loops_on(const std::vector<dev_t>& devices);
+std::vector<std::string> loops_on(const system::SysRoot& sys, const std::vector<dev_t>& devices,
+                                  const system::LoopFileQuery& ask = system::loop_file);
 
 // The device numbers of the block devices at 'paths' ("/dev/loop3"); those stat cannot
 // read are left out.
 std::vector<dev_t> device_numbers(const std::vector<std::string>& paths);
-
-// "/dev/loop3": the block device 'device' (from /sys/dev/block); "" when unknown.
-std::string block_device_path(dev_t device);
-
-// Whether the loop device 'loop' frees itself once nothing uses it (autoclear, as
-// rtprov attaches its own).
-bool autoclears(const std::string& loop);
-
-// The swap files in /proc/swaps ('text', proc(5)), their names unescaped (the kernel
-// writes a space, tab, newline or backslash in one as \040, \011, \012, \134). Pure.
-std::vector<std::string> swap_file_names(std::string_view text);
 
 // Calls 'attached' until it returns nothing, at most 'checks' times, with 'pause' between
 // two calls: the last pause is followed by a last call. Returns what the last call
@@ -43,7 +38,7 @@ wait_until_detached(const std::function<std::vector<std::string>()>& attached, i
 
 // A swap file in the image that is on.
 struct ImageSwap {
-    std::string listed; // as /proc/swaps names it
+    std::string listed; // as /proc/swaps names it; under the mount folder as the image's
     std::string path;   // in the file system that holds it: "/swapfile"
     std::string loop;   // that file system's loop device: "/dev/loop5"
 };
@@ -51,9 +46,12 @@ struct ImageSwap {
 // The swap files /proc/swaps names that are files of the image's file systems, mounted
 // at 'host_root' + each of 'mount_points' ("/", "/boot/firmware"). Called while they
 // are mounted: /proc/swaps names a file as the process that turned it on saw it, or,
-// once that one's mounts are gone, from the root of its file system.
-std::vector<ImageSwap> swaps_in_image(const std::string& host_root,
-                                      const std::vector<std::string>& mount_points);
+// once that one's mounts are gone, from the root of its file system. A name under
+// 'host_root', which only rtprov sees, is listed as the image's: 'image_name' + ":" + its
+// path there ('pi.img:/swapfile').
+std::vector<ImageSwap> swaps_in_image(const system::SysRoot& sys, const std::string& host_root,
+                                      const std::vector<std::string>& mount_points,
+                                      const std::string& image_name);
 
 // "/dev/loop5 and /dev/loop6 have a file in the image attached: 'losetup -d /dev/loop5
 // /dev/loop6' frees them". Pure.
@@ -67,6 +65,7 @@ std::string image_swap_text(const ImageSwap& swap);
 // What frees 'loops', the loop devices that hold the image when rtprov opens it: the
 // loop devices on files in their file systems detached, a swap file there turned off,
 // or 'losetup -d' of them when nothing else uses them; "detach it ('losetup -d ...')".
-std::string freeing_hint(const std::vector<std::string>& loops);
+std::string freeing_hint(const system::SysRoot& sys, const std::vector<std::string>& loops,
+                         const system::LoopFileQuery& ask = system::loop_file);
 
 } // namespace rtprov::target

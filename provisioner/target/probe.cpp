@@ -99,7 +99,7 @@ class RootReader final : public boot::TargetReader {
     std::vector<std::string> list(const std::string& dir) const override {
         return m_root.list(dir);
     }
-    std::string host_path(const std::string& path) const override { return m_root.host_path(path); }
+    std::string shown(const std::string& path) const override { return m_root.shown(path); }
     std::optional<std::string> fstab_source(const std::string& dir) const override {
         auto fstab = m_root.read("/etc/fstab", fs::caps::k_config);
         return target::fstab_source(fstab ? fstab->content : "", dir);
@@ -170,7 +170,7 @@ void probe_originals(const fs::Root& root, core::TargetFacts& facts) {
             continue;
         if (!backups) {
             auto archive = root.read(k_backup_file, fs::caps::k_backup);
-            backups = archive ? read_backup_archive(archive->content, root.host_path(k_backup_file))
+            backups = archive ? read_backup_archive(archive->content, root.shown(k_backup_file))
                               : Backups{};
         }
         auto it = backups->find(file.path);

@@ -101,7 +101,7 @@ int run_in_root(const fs::Root& root, const std::vector<std::string>& argv, RunM
     std::string root_path = root.host_path("/");
     struct stat root_st {};
     if (mode == RunMode::chroot && ::fstat(root.open_folder().get(), &root_st) != 0)
-        throw Error("cannot look up the target root " + quoted(root_path) + ": " +
+        throw Error("cannot look up the target root " + quoted(root.shown("/")) + ": " +
                     std::strerror(errno));
     std::fflush(nullptr);
     const pid_t self = ::getpid();

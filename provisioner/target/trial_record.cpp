@@ -151,7 +151,7 @@ std::optional<TrialRecord> read_trial_record(const fs::Root& root) {
     auto file = root.read(core::k_trial_record_path, fs::caps::k_config);
     if (!file)
         return std::nullopt;
-    return parse_trial_record(file->content, root.host_path(core::k_trial_record_path));
+    return parse_trial_record(file->content, root.shown(core::k_trial_record_path));
 }
 
 void write_trial_record(fs::Root& root, const TrialRecord& record) {

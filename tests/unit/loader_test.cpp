@@ -48,7 +48,7 @@ class MapReader final : public boot::TargetReader {
                 names.push_back(path.substr(dir.size() + 1));
         return names;
     }
-    std::string host_path(const std::string& path) const override { return "/image" + path; }
+    std::string shown(const std::string& path) const override { return "/image" + path; }
     std::optional<std::string> fstab_source(const std::string&) const override {
         return std::nullopt;
     }

@@ -5,16 +5,6 @@
 
 using namespace rtprov::target;
 
-TEST_CASE("/proc/swaps gives its swap files, names unescaped, and no partition") {
-    const std::string text =
-        "Filename\t\t\t\tType\t\tSize\t\tUsed\t\tPriority\n"
-        "/dev/sda2                               partition\t1048572\t\t0\t\t-2\n"
-        "/swapfile                               file\t\t252\t\t0\t\t-3\n"
-        "/var/swap\\040space\\134x               file\t\t252\t\t0\t\t-4\n";
-    CHECK(swap_file_names(text) == std::vector<std::string>{"/swapfile", "/var/swap space\\x"});
-    CHECK(swap_file_names("Filename\tType\tSize\tUsed\tPriority\n").empty());
-}
-
 TEST_CASE("waiting for loop devices to detach checks once more after the last pause") {
     int calls = 0, pauses = 0;
     auto attached_until = [&](int free_at) {

@@ -67,6 +67,26 @@ TEST_CASE("the holder of a flock is read from /proc/locks") {
     CHECK_FALSE(lock_holder(locks, 0xfe, 0x01, 99));
 }
 
+TEST_CASE("/proc/locks is read line by line: kind, waiter, pid and the file's device and inode") {
+    const auto entries = rtprov::fs::lock_entries("1: POSIX  ADVISORY  WRITE 77 08:01:1234 0 EOF\n"
+                                                  "2: -> FLOCK  ADVISORY  WRITE 999 fe:1a:5 0 EOF\n"
+                                                  "3: OFDLCK ADVISORY  READ  -1 00:2c:99 0 9\n"
+                                                  "garbage\n"
+                                                  "4: FLOCK  ADVISORY  WRITE 12 zz:01:1 0 EOF\n");
+    REQUIRE(entries.size() == 3);
+    CHECK(entries[0].kind == "POSIX");
+    CHECK_FALSE(entries[0].waiter);
+    CHECK(entries[0].pid == 77);
+    CHECK(entries[0].dev_major == 8);
+    CHECK(entries[0].dev_minor == 1);
+    CHECK(entries[0].inode == 1234);
+    CHECK(entries[1].waiter);
+    CHECK(entries[1].kind == "FLOCK");
+    CHECK(entries[1].dev_minor == 0x1a);
+    CHECK(entries[2].kind == "OFDLCK");
+    CHECK(entries[2].pid == -1);
+}
+
 TEST_CASE("the lock lives in a folder only root may enter; without one, on the root folder") {
     TempDir dir, locks;
     Root root(dir.path());

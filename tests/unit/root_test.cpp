@@ -362,3 +362,77 @@ TEST_CASE("a file that grows past its cap while it is read is refused") {
     CHECK(root.read("/proc/self/status", rtprov::fs::caps::k_system)->content.find("Pid:") !=
           std::string::npos);
 }
+
+TEST_CASE("messages name a root and its files by its display name, never its mount folder") {
+    TempDir dir;
+    stdfs::create_directories(dir.path() + "/etc");
+    stdfs::create_symlink("../../../..", dir.path() + "/etc/up");
+    REQUIRE(::mkfifo((dir.path() + "/etc/fstab").c_str(), 0600) == 0);
+    auto message = [](const Root& root, const std::string& path) {
+        try {
+            (void)root.read(path, rtprov::fs::caps::k_config);
+        } catch (const Error& e) {
+            return std::string(e.what());
+        }
+        return std::string("no error");
+    };
+    const std::string fifo = " is a FIFO, not a regular file; rtprov reads and replaces only "
+                             "regular files (nothing was opened or changed)";
+
+    // the default: as given, and by host path
+    const Root plain(dir.path());
+    CHECK(plain.name() == dir.path());
+    CHECK(plain.shown("/etc/fstab") == dir.path() + "/etc/fstab");
+    CHECK(message(plain, "/etc/fstab") == "'" + dir.path() + "/etc/fstab'" + fifo);
+
+    // an image's mounted root: as the image
+    const Root image(dir.path(), "pi.img");
+    CHECK(image.name() == "pi.img:/");
+    CHECK(image.shown("/") == "pi.img:/");
+    CHECK(message(image, "/etc/fstab") == "'pi.img:/etc/fstab'" + fifo);
+    CHECK(message(image, "/etc/up/x") ==
+          "path '/etc/up/x' escapes the target root 'pi.img:/' through symlink '/etc/up' -> "
+          "'../../../..'");
+    CHECK(image.host_path("/etc/fstab") == dir.path() + "/etc/fstab"); // for other programs
+
+    // a --sysroot tree: its files as the running system names them, the tree as given
+    const Root tree(dir.path(), "");
+    CHECK(tree.shown("/etc/fstab") == "/etc/fstab");
+    CHECK(message(tree, "/etc/fstab") == "'/etc/fstab'" + fifo);
+    CHECK(message(tree, "/etc/up/x") == "path '/etc/up/x' escapes the target root '" + dir.path() +
+                                            "' through symlink '/etc/up' -> '../../../..'");
+}
+
+TEST_CASE("try_read gives a file, or why not, as a result instead of an exception") {
+    TempDir dir;
+    dir.write("etc/hostname", "box\n");
+    REQUIRE(::mkfifo((dir.path() + "/etc/fifo").c_str(), 0600) == 0);
+    stdfs::create_symlink("../../..", dir.path() + "/etc/up");
+    const Root root(dir.path(), "pi.img");
+    auto read = root.try_read("/etc/hostname", rtprov::fs::caps::k_config);
+    REQUIRE(read);
+    CHECK(read->content == "box\n");
+    auto missing = root.try_read("/etc/nope", rtprov::fs::caps::k_config);
+    CHECK(missing.absent);
+    CHECK(missing.problem == "cannot read 'pi.img:/etc/nope': No such file or directory");
+    auto fifo = root.try_read("/etc/fifo", rtprov::fs::caps::k_config);
+    CHECK_FALSE(fifo.absent);
+    CHECK(fifo.problem.starts_with("'pi.img:/etc/fifo' is a FIFO"));
+    auto escape = root.try_read("/etc/up/x", rtprov::fs::caps::k_config);
+    CHECK_FALSE(escape.absent);
+    CHECK(escape.problem.starts_with("path '/etc/up/x' escapes the target root 'pi.img:/'"));
+    // an entry: a link as itself, and the same problems as results
+    auto link = root.try_read_entry("/etc/up", rtprov::fs::caps::k_config);
+    REQUIRE(link);
+    CHECK(link->symlink);
+    CHECK(link->content == "../../..");
+    CHECK(root.try_read_entry("/etc/nope", rtprov::fs::caps::k_config).absent);
+    CHECK(root.try_read_entry("/etc/hostname/x", rtprov::fs::caps::k_config).absent);
+    CHECK(root.try_read_entry("/etc/fifo", rtprov::fs::caps::k_config)
+              .problem.starts_with("'pi.img:/etc/fifo' is a FIFO"));
+    CHECK(root.try_read_entry("/etc/..", rtprov::fs::caps::k_config).problem ==
+          "path '/etc/..' does not name an entry");
+    // read() keeps its contract: nullopt when absent, the problem thrown otherwise
+    CHECK_FALSE(root.read("/etc/nope", rtprov::fs::caps::k_config));
+    CHECK_THROWS_AS(root.read("/etc/fifo", rtprov::fs::caps::k_config), Error);
+}

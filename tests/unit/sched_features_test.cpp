@@ -84,6 +84,8 @@ TEST_CASE("a missing features file mounts debugfs first, and says so when that f
 #include "provisioner/live/cpu_dma_latency.hpp"
 
 #include <fcntl.h>
+#include <signal.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 TEST_CASE("holding cpu_dma_latency writes a 32-bit zero and keeps the file open") {
@@ -111,6 +113,28 @@ TEST_CASE("a cpuset partition is written and read back") {
     auto missing = set_cpuset_partition(dir.path() + "/nope", "isolated");
     CHECK_FALSE(missing.ok);
     CHECK(missing.message.find("is the slice active") != std::string::npos);
+}
+
+TEST_CASE("a partition the kernel refuses says why, and what the file holds after it") {
+    TempDir dir;
+    dir.write("cpuset.cpus.partition", "member\n");
+    // a refused write of an open file: the file size limit (EFBIG), as the kernel's store
+    // handler refuses a value
+    struct sigaction ignore {
+    }, old_action{};
+    ignore.sa_handler = SIG_IGN;
+    ::sigaction(SIGXFSZ, &ignore, &old_action);
+    rlimit old_limit{};
+    ::getrlimit(RLIMIT_FSIZE, &old_limit);
+    rlimit none = old_limit;
+    none.rlim_cur = 0;
+    REQUIRE(::setrlimit(RLIMIT_FSIZE, &none) == 0);
+    auto refused = set_cpuset_partition(dir.path(), "isolated");
+    ::setrlimit(RLIMIT_FSIZE, &old_limit);
+    ::sigaction(SIGXFSZ, &old_action, nullptr);
+    CHECK_FALSE(refused.ok);
+    CHECK(refused.message == "cannot write 'isolated' to " + dir.path() +
+                                 "/cpuset.cpus.partition: File too large; it holds ''");
 }
 
 TEST_CASE("an invalid partition read back is not taken for a working one") {
