@@ -4,6 +4,7 @@
 #include "provisioner/core/error.hpp"
 #include "provisioner/core/fd.hpp"
 #include "provisioner/core/text.hpp"
+#include "provisioner/fs/kernel_file.hpp"
 #include "provisioner/fs/root.hpp"
 
 #include <fcntl.h>
@@ -62,7 +63,7 @@ std::vector<KernelThread> kernel_threads(const system::SysRoot& r) {
         // The name as the kernel holds it: /proc/PID/comm is its bytes and one newline
         // (comm_show, proc_task_name in fs/proc/array.c), any byte but NUL, spaces and line
         // breaks too, up to 63 for a kernel thread (its full name, not TASK_COMM_LEN's 15).
-        std::string name = std::move(*comm);
+        std::string name = *comm;
         if (name.ends_with('\n'))
             name.pop_back();
         if (name.empty())
@@ -390,12 +391,8 @@ KernelCalls real_kernel_calls() {
         return "";
     };
     calls.write = [](const std::string& path, const std::string& value) -> int {
-        core::Fd fd(::open(path.c_str(), O_WRONLY | O_CLOEXEC | O_NOFOLLOW));
-        if (!fd)
-            return errno;
-        // one write(2): sysfs and procfs take a value in one call, and say no right there
-        const ssize_t n = ::write(fd.get(), value.data(), value.size());
-        return n == static_cast<ssize_t>(value.size()) ? 0 : n < 0 ? errno : EIO;
+        // the messages say what was there before: the errno is what they need
+        return fs::write_kernel_value(path.c_str(), value.data(), value.size());
     };
     return calls;
 }
