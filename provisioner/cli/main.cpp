@@ -3,6 +3,7 @@
 // or exits. Everything it does is a call into the library folders.
 #include "provisioner/boot/loader.hpp"
 #include "provisioner/cli/commands.hpp"
+#include "provisioner/cli/printable_buf.hpp"
 #include "provisioner/cli/render.hpp"
 #include "provisioner/core/error.hpp"
 #include "provisioner/core/sha256.hpp"
@@ -576,66 +577,12 @@ void add_profile_options(CLI::App* cmd, Options& o) {
         ->type_name("KEY=VALUE");
 }
 
-// Everything rtprov prints may carry text from a hostile image or profile (a path, a
-// token, a description, a process name): no control character of it reaches the
-// terminal, where an escape sequence could rewrite the screen or a title. Newlines and
-// tabs pass; other bytes below 0x20 and DEL are written as \xNN, and so are the C1
-// controls U+0080..U+009F in UTF-8 (0xC2 0x80..0x9F: U+009B is a CSI to some terminals).
-// (The self-test's own progress line goes to stderr with fprintf, past this filter.)
-class PrintableBuf : public std::streambuf {
-  public:
-    explicit PrintableBuf(std::streambuf* to) : m_to(to) {}
-
-  protected:
-    int_type overflow(int_type ch) override {
-        if (traits_type::eq_int_type(ch, traits_type::eof()))
-            return m_to->pubsync() == 0 ? traits_type::not_eof(ch) : traits_type::eof();
-        const char c = traits_type::to_char_type(ch);
-        return xsputn(&c, 1) == 1 ? ch : traits_type::eof();
-    }
-    // A whole string at once: one write of it, not one a byte (stderr has no buffer).
-    std::streamsize xsputn(const char* s, std::streamsize n) override {
-        static const char k_hex[] = "0123456789abcdef";
-        auto escaped = [](std::string& out, unsigned char c) {
-            out += {'\\', 'x', k_hex[c >> 4], k_hex[c & 15]};
-        };
-        std::string out;
-        out.reserve(std::size_t(n));
-        for (std::streamsize i = 0; i < n; ++i) {
-            const auto c = static_cast<unsigned char>(s[i]);
-            // a 0xC2 waits for the next byte, which may come in the next call
-            if (m_held_c2) {
-                m_held_c2 = false;
-                if (c >= 0x80 && c <= 0x9f) {
-                    escaped(out, 0xc2);
-                    escaped(out, c);
-                    continue;
-                }
-                out += char(0xc2);
-            }
-            if (c == 0xc2)
-                m_held_c2 = true;
-            else if ((c >= 0x20 && c != 0x7f) || c == '\n' || c == '\t')
-                out += char(c);
-            else
-                escaped(out, c);
-        }
-        const auto size = std::streamsize(out.size());
-        return m_to->sputn(out.data(), size) == size ? n : 0;
-    }
-    int sync() override { return m_to->pubsync(); }
-
-  private:
-    std::streambuf* m_to;
-    bool m_held_c2 = false; // a lone 0xC2 at the very end is not written: not valid UTF-8
-};
-
 } // namespace
 
 int main(int argc, char** argv) {
     std::streambuf* const stdout_buf = std::cout.rdbuf();
     std::streambuf* const stderr_buf = std::cerr.rdbuf();
-    PrintableBuf printable_out(stdout_buf), printable_err(stderr_buf);
+    cli::PrintableBuf printable_out(stdout_buf), printable_err(stderr_buf);
     std::cout.rdbuf(&printable_out);
     std::cerr.rdbuf(&printable_err);
     // The filters live in this frame: the streams get their own buffers back before it
