@@ -15,6 +15,7 @@
 #include "provisioner/pipeline/apply.hpp"
 #include "provisioner/pipeline/profile_search.hpp"
 #include "provisioner/pipeline/target_root.hpp"
+#include "provisioner/pipeline/target_session.hpp"
 #include "provisioner/profile/profile_loader.hpp"
 #include "provisioner/systemd/libsystemd.hpp"
 #include "provisioner/systemd/online.hpp"
@@ -113,76 +114,22 @@ std::vector<profile::Override> overrides(const Options& o) {
     return out;
 }
 
-// The disk image a command works on (--image), open until the command ends.
-std::optional<target::ImageSession> g_image;
-
-// The target root: --root DIR, --live, or the root of --image FILE, opened writable for
-// 'writable' commands (apply, rollback) and read-only for the others.
-std::unique_ptr<fs::Root> open_root(const Options& o, bool required, bool writable = false) {
-    if (o.image.empty())
-        return pipeline::open_target(o.root, o.live, required);
-    if (!o.root.empty() || o.live)
-        throw UsageError("--image", "--image FILE is the target; drop --root or --live");
-    g_image.emplace(o.image, writable);
-    std::cerr << "rtprov: opened " << g_image->image() << " read-only: ";
-    for (std::size_t i = 0; i < g_image->mounted().size(); ++i)
-        std::cerr << (i ? ", " : "") << g_image->mounted()[i];
-    std::cerr << "\n";
-    for (const std::string& warning : g_image->warnings())
-        std::cerr << "rtprov: warning: " << warning << "\n";
-    return pipeline::open_target(g_image->root(), false, required);
-}
-
-// An image's root, read so far, opened again with its file systems read-write. The lock
-// on the image is held throughout: what was read is what is written.
-std::unique_ptr<fs::Root> reopen_writable(std::unique_ptr<fs::Root> root) {
-    root.reset(); // lets go of the read-only mounts
-    g_image->make_writable();
-    std::cerr << "rtprov: writing to " << g_image->image() << "\n";
-    return pipeline::open_target(g_image->root(), false, true);
-}
-
-// Refuses an apply the image's file systems have no room for, before anything is
-// written: each file rtprov writes takes whole 4 KiB blocks, twice while the new one
-// replaces the old, and its state and backups (/var/lib/rtprov) take more on the root.
-void check_image_space(const target::ImageSession& image, const core::Plan& plan) {
-    constexpr std::uint64_t k_block = 4096, k_state = 256 * 1024;
-    std::map<std::string, std::uint64_t> needed{{"/", k_state}};
-    std::map<std::string, std::uint64_t> files{{"/", 16}}; // the state, its backups, folders
-    for (const core::FileChange& change : plan.changes) {
-        needed[image.mount_of(change.path)] +=
-            2 * ((change.next.content.size() + k_block - 1) / k_block + 1) * k_block;
-        files[image.mount_of(change.path)] += 2;
+// The target of --root, --live or --image: an image is opened read-only, and for
+// 'writable' commands (apply, rollback) held so that it can be made writable; what was
+// mounted, and what the read-only look may miss, is said on stderr.
+pipeline::TargetSession open_target(const Options& o, bool required,
+                                    pipeline::Access access = pipeline::Access::read_only) {
+    pipeline::TargetSession target =
+        pipeline::TargetSession::open({o.root, o.image, o.live}, required, access);
+    if (const pipeline::DiskImage* image = target.image()) {
+        std::cerr << "rtprov: opened " << image->image() << " read-only: ";
+        for (std::size_t i = 0; i < image->mounted().size(); ++i)
+            std::cerr << (i ? ", " : "") << image->mounted()[i];
+        std::cerr << "\n";
+        for (const std::string& warning : image->warnings())
+            std::cerr << "rtprov: warning: " << warning << "\n";
     }
-    for (const auto& [mount, count] : files)
-        if (const std::uint64_t free = image.room(mount).inodes; free < count)
-            throw Error("the image's file system on " + mount + " can make " +
-                        std::to_string(free) + " more files, and the changes need about " +
-                        std::to_string(count) +
-                        ": free some, or make the file system with more "
-                        "inodes; nothing was written");
-    for (const auto& [mount, bytes] : needed)
-        if (const std::uint64_t free = image.room(mount).bytes; free < bytes)
-            throw Error("the image's file system on " + mount + " has " + std::to_string(free) +
-                        " bytes free, and the changes need about " + std::to_string(bytes) +
-                        ": grow it first (the image file: '" +
-                        core::shell_command({"truncate", "-s", "+64M", image.image()}) +
-                        "', then the partition and its file system, e.g. with growpart and "
-                        "resize2fs); nothing was written");
-}
-
-// What a command calls its target: the image file, or the root folder.
-std::string target_name(const Options& o, const fs::Root& root) {
-    return o.image.empty() ? root.path() : o.image;
-}
-
-// The options that name the target, as a command rtprov prints for the user takes them:
-// --live, --image FILE or --root DIR.
-std::vector<std::string> target_options(const Options& o, const fs::Root& root) {
-    if (o.live)
-        return {"--live"};
-    return o.image.empty() ? std::vector<std::string>{"--root", root.path()}
-                           : std::vector<std::string>{"--image", o.image};
+    return target;
 }
 
 // A command the user is told to run: the words as a shell reads them back
@@ -218,22 +165,6 @@ void prepare_writes(fs::Root& root, std::optional<std::int64_t> epoch) {
     cli::set_test_kill_hook(root);
 }
 
-// Writes an image (--image) back and unmounts it before a command says it succeeded: a
-// failure to is the command's, told after what was done ('done'). The root and its lock
-// go first: a descriptor open in a file system keeps it from being unmounted.
-void close_image(std::unique_ptr<fs::Root>& root, std::optional<fs::RootLock>& lock,
-                 const std::string& done) {
-    if (!g_image)
-        return;
-    lock.reset();
-    root.reset();
-    try {
-        g_image->close();
-    } catch (const Error& e) {
-        throw Error(done + ", but " + e.what());
-    }
-}
-
 // "3 files", "1 file"
 std::string files_text(std::size_t n) {
     return std::to_string(n) + (n == 1 ? " file" : " files");
@@ -263,7 +194,8 @@ std::optional<int> inherited_lock_fd() {
     return int(fd);
 }
 
-pipeline::Planned make_plan(const Options& o, const fs::Root& root) {
+// The one place the options of plan and apply become what the pipeline plans.
+pipeline::PlanRequest plan_request(const Options& o) {
     if (o.profile.empty())
         throw CLI::ValidationError("--profile",
                                    "name a profile: --profile NAME (see 'rtprov profiles')");
@@ -273,7 +205,11 @@ pipeline::Planned make_plan(const Options& o, const fs::Root& root) {
     request.options.install_packages = o.install_packages;
     request.options.force_priority = o.force_priority;
     request.options.trial = o.trial;
-    return pipeline::make_plan(request, root);
+    return request;
+}
+
+pipeline::Planned make_plan(const Options& o, const fs::Root& root) {
+    return pipeline::make_plan(plan_request(o), root);
 }
 
 void print_done(const systemd::OnlineResult& online) {
@@ -282,8 +218,8 @@ void print_done(const systemd::OnlineResult& online) {
 }
 
 int run_profiles(const Options& o, bool show) {
-    auto root = open_root(o, false);
-    auto path = search_path(o, root.get());
+    pipeline::TargetSession target = open_target(o, false);
+    auto path = search_path(o, target.root());
     if (show) {
         if (o.json)
             throw CLI::ValidationError("--json", "'profiles show' prints YAML; --json is for the "
@@ -299,10 +235,10 @@ int run_profiles(const Options& o, bool show) {
     return k_exit_ok;
 }
 
-int run_plan(const Options& o) {
-    auto root = open_root(o, true);
-    target::check_is_system_root(*root);
-    pipeline::Planned p = make_plan(o, *root);
+int plan_on(const Options& o, const pipeline::TargetSession& target) {
+    const fs::Root& root = *target.root();
+    target::check_is_system_root(root);
+    pipeline::Planned p = make_plan(o, root);
     if (o.packages) {
         // Only the package list goes to stdout (the pi-gen stage writes it to a file); a
         // warning about what planning could not read still reaches the user.
@@ -313,56 +249,60 @@ int run_plan(const Options& o) {
             std::cout << package << "\n";
         return k_exit_ok;
     }
-    cli::PlanView view{p.profile.name, target_name(o, *root), o.live, &p.plan, {}};
-    if (auto state = target::read_state(*root))
-        for (const target::ManagedFile& file : target::stale_entries(*root, *state, p.plan))
+    cli::PlanView view{p.profile.name, target.name(), o.live, &p.plan, {}};
+    if (auto state = target::read_state(root))
+        for (const target::ManagedFile& file : target::stale_entries(root, *state, p.plan))
             view.retired.push_back(file.path);
     std::cout << (o.json ? cli::plan_json(view) : cli::plan_text(view));
     return p.plan.refused() ? k_exit_failed : k_exit_ok;
 }
 
-// "nothing to change: image 'x.img' already matches profile 'pi4'"
-void print_nothing_to_change(const Options& o, const std::string& target,
-                             const std::string& profile) {
-    std::cout << "nothing to change: "
-              << (o.live ? "this machine" : (o.image.empty() ? "root '" : "image '") + target + "'")
-              << " already matches profile '" << profile << "'\n";
+// An image is unmounted before rtprov ends, and a failure to write it back is the
+// command's failure.
+int run_plan(const Options& o) {
+    pipeline::TargetSession target = open_target(o, true);
+    const int rc = plan_on(o, target);
+    target.close();
+    return rc;
 }
 
-int run_apply(const Options& o) {
-    const std::optional<std::int64_t> epoch = write_time(o);
-    auto root = open_root(o, true, true);
-    target::check_is_system_root(*root);
-    if (g_image) {
+// "nothing to change: image 'x.img' already matches profile 'pi4'"
+void print_nothing_to_change(const pipeline::TargetSession& target, const std::string& profile) {
+    std::cout << "nothing to change: " << target.described() << " already matches profile '"
+              << profile << "'\n";
+}
+
+// A refused plan, shown on stderr with the error that ends the apply.
+[[noreturn]] void refuse_apply(const pipeline::Planned& p, const std::string& target, bool live) {
+    cli::PlanView view{p.profile.name, target, live, &p.plan, {}};
+    std::cerr << cli::plan_text(view);
+    throw Error("apply refused: the plan has errors (above); nothing was written");
+}
+
+int apply_on(const Options& o, pipeline::TargetSession& target, std::optional<std::int64_t> epoch) {
+    target::check_is_system_root(*target.root());
+    if (target.image()) {
         // An image is planned read-only first: a refused plan, one its file systems have
         // no room for, or one that changes nothing leaves every byte of it as it was.
-        pipeline::Planned p = make_plan(o, *root);
-        if (p.plan.refused()) {
-            cli::PlanView view{p.profile.name, o.image, false, &p.plan, {}};
-            std::cerr << cli::plan_text(view);
-            throw Error("apply refused: the plan has errors (above); nothing was written");
-        }
-        // (what a journal not yet replayed holds is seen only read-write)
-        if (g_image->warnings().empty() && target::apply_changes_nothing(*root, p.plan)) {
-            print_nothing_to_change(o, target_name(o, *root), p.profile.name);
+        pipeline::ImageApply image = pipeline::prepare_image_apply(target, plan_request(o));
+        if (image.outcome == pipeline::ImageApply::Outcome::refused)
+            refuse_apply(*image.planned, o.image, false);
+        if (image.outcome == pipeline::ImageApply::Outcome::nothing_to_change) {
+            print_nothing_to_change(target, image.planned->profile.name);
             return k_exit_ok;
         }
-        target::check_apply(*root, p.plan);
-        check_image_space(*g_image, p.plan);
-        root = reopen_writable(std::move(root));
-        target::check_is_system_root(*root);
+        std::cerr << "rtprov: writing to " << target.image()->image() << "\n";
+        target::check_is_system_root(*target.root());
     }
+    fs::Root& root = *target.root();
     // Planned under the lock too: what the plan read is what apply changes.
     std::optional<fs::RootLock> lock;
-    lock.emplace(*root, inherited_lock_fd());
-    pipeline::Planned p = make_plan(o, *root);
-    if (p.plan.refused()) {
-        cli::PlanView view{p.profile.name, target_name(o, *root), o.live, &p.plan, {}};
-        std::cerr << cli::plan_text(view);
-        throw Error("apply refused: the plan has errors (above); nothing was written");
-    }
+    lock.emplace(root, inherited_lock_fd());
+    pipeline::Planned p = make_plan(o, root);
+    if (p.plan.refused())
+        refuse_apply(p, target.name(), o.live);
     print_findings_to_stderr(p.plan);
-    prepare_writes(*root, epoch);
+    prepare_writes(root, epoch);
     target::ApplyInfo info{p.profile.name, core::sha256_hex(p.profile_yaml), applied_at(epoch),
                            core::to_string(p.profile.board.boot.loader)};
     if (o.runtime && !o.live)
@@ -381,7 +321,7 @@ int run_apply(const Options& o) {
                       << "\n";
     };
     pipeline::Applied applied =
-        pipeline::apply(*root, *lock, p, info, command_runner(o, *root), {o.live, o.runtime},
+        pipeline::apply(root, *lock, p, info, command_runner(o, root), {o.live, o.runtime},
                         systemd_bus, told_before_error);
     const target::ApplyResult& result = applied.result;
     print_done(applied.online);
@@ -397,11 +337,11 @@ int run_apply(const Options& o) {
     if (result.stale_temporaries_removed > 0)
         std::cerr << "rtprov: info: removed " << result.stale_temporaries_removed
                   << " temporary file(s) left by an interrupted run\n";
-    const std::string target = target_name(o, *root),
-                      undo = rtprov_command("rollback", target_options(o, *root));
-    close_image(root, lock, "apply wrote " + files_text(result.written.size()) + " into the image");
+    const std::string undo = rtprov_command("rollback", target.options());
+    // Written back and unmounted before the command says it succeeded.
+    target.close(&lock, "apply wrote " + files_text(result.written.size()) + " into the image");
     if (result.nothing_to_do) {
-        print_nothing_to_change(o, target, p.profile.name);
+        print_nothing_to_change(target, p.profile.name);
         return k_exit_ok;
     }
     for (const std::string& path : result.written)
@@ -436,42 +376,48 @@ int run_apply(const Options& o) {
     return k_exit_ok;
 }
 
+int run_apply(const Options& o) {
+    const std::optional<std::int64_t> epoch = write_time(o);
+    pipeline::TargetSession target = open_target(o, true, pipeline::Access::writable);
+    const int rc = apply_on(o, target, epoch);
+    target.close();
+    return rc;
+}
+
 // 'rtprov status' (cli/status_cmd.cpp) on the target of --root, --live or --image.
 int run_status(const Options& o, cli::StatusCommand c) {
-    auto root = open_root(o, true);
+    pipeline::TargetSession target = open_target(o, true);
     c.live = o.live;
-    return cli::run_status(*root, target_name(o, *root), c);
+    const int rc = cli::run_status(*target.root(), target.name(), c);
+    target.close();
+    return rc;
 }
 
 target::DriftPolicy drift_policy(const Options& o) {
     return o.force ? target::DriftPolicy::overwrite : target::DriftPolicy::refuse;
 }
 
-int run_rollback(const Options& o) {
-    const std::optional<std::int64_t> epoch = write_time(o);
-    auto root = open_root(o, true, true);
+int rollback_on(const Options& o, pipeline::TargetSession& target,
+                std::optional<std::int64_t> epoch) {
     auto nothing = [&] {
         std::cout << "nothing to roll back: rtprov has not applied anything to "
-                  << (o.live
-                          ? "this machine"
-                          : (o.image.empty() ? "root '" : "image '") + target_name(o, *root) + "'")
-                  << "\n";
+                  << target.described() << "\n";
         return k_exit_ok;
     };
     // an image is written only when there is something to roll back
-    if (g_image) {
-        if (g_image->warnings().empty() && target::rollback_changes_nothing(*root))
+    if (target.image()) {
+        if (pipeline::prepare_image_rollback(target, drift_policy(o)))
             return nothing();
-        target::check_rollback(*root, drift_policy(o));
-        root = reopen_writable(std::move(root));
+        std::cerr << "rtprov: writing to " << target.image()->image() << "\n";
     }
+    fs::Root& root = *target.root();
     std::optional<fs::RootLock> lock;
-    lock.emplace(*root, inherited_lock_fd());
-    prepare_writes(*root, epoch);
+    lock.emplace(root, inherited_lock_fd());
+    prepare_writes(root, epoch);
     pipeline::SystemdBus systemd_bus;
     pipeline::RolledBack rolled = pipeline::rollback(
-        *root, *lock, drift_policy(o),
-        o.regenerate == "never" ? target::CommandRunner{} : command_runner(o, *root), o.live,
+        root, *lock, drift_policy(o),
+        o.regenerate == "never" ? target::CommandRunner{} : command_runner(o, root), o.live,
         systemd_bus);
     const target::RollbackResult& result = rolled.result;
     // On the running system, systemd forgets the units and drop-ins rtprov removed.
@@ -480,9 +426,8 @@ int run_rollback(const Options& o) {
         throw Error(cli::unfinished_live_rollback(result, rolled.online));
     if (result.nothing_to_do)
         return nothing();
-    close_image(root, lock,
-                "rollback restored " + files_text(result.restored.size()) +
-                    " in the image and removed what rtprov made");
+    target.close(&lock, "rollback restored " + files_text(result.restored.size()) +
+                            " in the image and removed what rtprov made");
     for (const std::string& path : result.restored)
         std::cout << "restored " << path << "\n";
     for (const auto& [path, edits] : result.kept_edits)
@@ -511,6 +456,14 @@ int run_rollback(const Options& o) {
               << (result.kept_edits.empty() ? "" : ", with the edits others made since kept")
               << "\n";
     return k_exit_ok;
+}
+
+int run_rollback(const Options& o) {
+    const std::optional<std::int64_t> epoch = write_time(o);
+    pipeline::TargetSession target = open_target(o, true, pipeline::Access::writable);
+    const int rc = rollback_on(o, target, epoch);
+    target.close();
+    return rc;
 }
 
 // rtprov-sched-features.service: the RT_PUSH_IPI guard at every boot. What it found
@@ -714,21 +667,14 @@ int main(int argc, char** argv) {
     try {
         if (*profiles)
             return run_profiles(o, bool(*show));
-        // a command on an image: unmounted before rtprov ends, and a failure to write the
-        // image back is the command's failure
-        auto on_image = [&](int rc) {
-            if (g_image)
-                g_image->close();
-            return rc;
-        };
         if (*plan)
-            return on_image(run_plan(o));
+            return run_plan(o);
         if (*apply)
-            return on_image(run_apply(o));
+            return run_apply(o);
         if (*status)
-            return on_image(run_status(o, status_cmd));
+            return run_status(o, status_cmd);
         if (*rollback)
-            return on_image(run_rollback(o));
+            return run_rollback(o);
         if (*sched)
             return run_sched_features();
         if (*dma)
@@ -757,7 +703,7 @@ int main(int argc, char** argv) {
         std::string message = e.what();
         // a path under the image's private mount folder, which no one else can see, as
         // the image's: '/run/rtprov/image-PID/etc/fstab' → 'pi.img:/etc/fstab'
-        // (also when the image failed to open, and g_image is not set)
+        // (also when the image failed to open)
         const std::string folder = target::ImageSession::mount_folder();
         if (!o.image.empty())
             for (std::size_t at = 0; (at = message.find(folder, at)) != std::string::npos;) {
