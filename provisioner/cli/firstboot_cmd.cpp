@@ -149,10 +149,8 @@ int run_rtprov(int lock_fd, const std::vector<std::string>& args, const std::str
     return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
 }
 
-void add_firstboot_command(CLI::App& parent, FirstbootCommand& c) {
-    c.app = parent.add_subcommand(
-        "firstboot", "First boot of an appliance (run by rtprov-firstboot.service): apply the "
-                     "profile live, reboot once if needed, self-test, audit, record the outcome");
+void add_firstboot_options(CLI::App& command, FirstbootCommand& c) {
+    c.app = &command;
 }
 
 int run_firstboot(const FirstbootCommand&) {

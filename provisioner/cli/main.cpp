@@ -1,73 +1,24 @@
 // SPDX-License-Identifier: Apache-2.0
 // rtprov's command line: the only code that reads argv and the environment, prints,
-// or exits. Everything it does is a call into the library folders.
-#include "provisioner/boot/loader.hpp"
+// or exits. main() puts the output filter in front of stdout and stderr, adds every
+// command of the table (command_table.cpp) to CLI11, runs the one asked for and prints
+// what it throws; the commands call the library folders (pipeline/ first).
+#include "provisioner/cli/command_table.hpp"
 #include "provisioner/cli/commands.hpp"
 #include "provisioner/cli/printable_buf.hpp"
-#include "provisioner/cli/render.hpp"
 #include "provisioner/core/error.hpp"
-#include "provisioner/core/sha256.hpp"
-#include "provisioner/core/text.hpp"
-#include "provisioner/fs/root_lock.hpp"
-#include "provisioner/live/cpu_dma_latency.hpp"
-#include "provisioner/live/cpuset_partition.hpp"
-#include "provisioner/live/sched_features.hpp"
-#include "provisioner/pipeline/apply.hpp"
-#include "provisioner/pipeline/profile_search.hpp"
-#include "provisioner/pipeline/target_root.hpp"
-#include "provisioner/pipeline/target_session.hpp"
-#include "provisioner/profile/profile_loader.hpp"
-#include "provisioner/systemd/libsystemd.hpp"
-#include "provisioner/systemd/online.hpp"
 #include "provisioner/target/disk_image.hpp"
-#include "provisioner/target/journal.hpp"
 
 #include <CLI/CLI.hpp>
-#include <syslog.h>
 
-#include <unistd.h>
-
-#include <chrono>
-#include <csignal>
-#include <cstdlib>
-#include <ctime>
-#include <filesystem>
 #include <iostream>
-#include <map>
-#include <optional>
+#include <vector>
 
-namespace stdfs = std::filesystem;
 using namespace rtprov;
-
-// Built-in data sits in ../share/rtprov next to the binary, both where it is installed
-// and in the build tree, which mirrors the install layout. Without /proc (a bare
-// chroot into an image), the folder the package installs it to.
-std::string rtprov::cli::data_dir(const char* sub) {
-    std::error_code ec;
-    stdfs::path exe = stdfs::read_symlink("/proc/self/exe", ec);
-    if (ec)
-        return (stdfs::path(RTPROV_INSTALL_DATADIR) / sub).string();
-    return (exe.parent_path().parent_path() / "share/rtprov" / sub).string();
-}
-
-// Test hook (documented in docs/ARCHITECTURE.md): RTPROV_TEST_KILL_AT_STEP=N makes
-// rtprov SIGKILL itself before its Nth durable step, to prove that an interrupted run
-// converges.
-void rtprov::cli::set_test_kill_hook(fs::Root& root) {
-    const char* at = std::getenv("RTPROV_TEST_KILL_AT_STEP");
-    if (!at)
-        return;
-    long target_step = std::strtol(at, nullptr, 10);
-    root.set_step_hook([target_step, count = 0L]() mutable {
-        if (++count == target_step)
-            std::raise(SIGKILL);
-    });
-}
 
 namespace {
 
 using cli::k_exit_failed;
-using cli::k_exit_ok;
 using cli::k_exit_usage;
 
 const char* const k_exit_codes = R"(Exit codes:
@@ -82,453 +33,6 @@ const char* const k_exit_codes = R"(Exit codes:
 See rtprov(1) for every command and option; the profile format, the JSON outputs, first
 boot and the image-builder and Ansible plugins are described in )" RTPROV_INSTALL_DOCDIR
                                  R"( (profile-format.md, json.md, firstboot.md, plugin-*.md).)";
-
-struct Options {
-    std::string root;
-    std::string image; // --image FILE: a disk image, opened for the command (target::ImageSession)
-    bool live = false;
-    std::string profile;
-    std::vector<std::string> profile_dirs;
-    std::vector<std::string> sets;
-    bool json = false;
-    bool force = false;
-    std::string show_name;
-    std::string regenerate; // now | first-boot | never; "" = the mode's default
-    bool install_packages = false;
-    bool packages = false; // plan --packages
-    bool force_priority = false;
-    bool runtime = false; // apply --live --runtime
-    bool trial = false;   // plan/apply --trial
-};
-
-using cli::data_dir;
-
-profile::SearchPath search_path(const Options& o, const fs::Root* root) {
-    return pipeline::profile_search_path(o.profile_dirs, root, data_dir("profiles"));
-}
-
-std::vector<profile::Override> overrides(const Options& o) {
-    std::vector<profile::Override> out;
-    for (const std::string& set : o.sets)
-        out.push_back({set});
-    return out;
-}
-
-// The target of --root, --live or --image: an image is opened read-only, and for
-// 'writable' commands (apply, rollback) held so that it can be made writable; what was
-// mounted, and what the read-only look may miss, is said on stderr.
-pipeline::TargetSession open_target(const Options& o, bool required,
-                                    pipeline::Access access = pipeline::Access::read_only) {
-    pipeline::TargetSession target =
-        pipeline::TargetSession::open({o.root, o.image, o.live}, required, access);
-    if (const pipeline::DiskImage* image = target.image()) {
-        std::cerr << "rtprov: opened " << image->image() << " read-only: ";
-        for (std::size_t i = 0; i < image->mounted().size(); ++i)
-            std::cerr << (i ? ", " : "") << image->mounted()[i];
-        std::cerr << "\n";
-        for (const std::string& warning : image->warnings())
-            std::cerr << "rtprov: warning: " << warning << "\n";
-    }
-    return target;
-}
-
-// A command the user is told to run: the words as a shell reads them back
-// (core::shell_command), so that a root named 'odd $(id) dir' is one word, not a command.
-std::string rtprov_command(const std::string& verb, const std::vector<std::string>& options) {
-    std::vector<std::string> argv{"rtprov", verb};
-    argv.insert(argv.end(), options.begin(), options.end());
-    return core::shell_command(argv);
-}
-
-// The time apply and rollback give what they write and record: SOURCE_DATE_EPOCH's,
-// read before the target is opened, so a value refused leaves an image as it was. None
-// with --live: the running system's files keep real times.
-std::optional<std::int64_t> write_time(const Options& o) {
-    if (!o.live)
-        return cli::source_date_epoch();
-    if (std::getenv("SOURCE_DATE_EPOCH"))
-        std::cerr << "rtprov: warning: SOURCE_DATE_EPOCH ignored: --live changes the running "
-                     "system, whose files keep real times\n";
-    return std::nullopt;
-}
-
-// "2026-11-30T01:00:00Z": the time an apply records, SOURCE_DATE_EPOCH's or the clock's.
-std::string applied_at(std::optional<std::int64_t> epoch) {
-    return cli::utc_text(std::time_t(epoch.value_or(cli::now_unix())));
-}
-
-// What apply and rollback write takes 'epoch' as its time when there is one (an image
-// built twice has the same file times).
-void prepare_writes(fs::Root& root, std::optional<std::int64_t> epoch) {
-    if (epoch)
-        root.set_source_date_epoch(*epoch);
-    cli::set_test_kill_hook(root);
-}
-
-// "3 files", "1 file"
-std::string files_text(std::size_t n) {
-    return std::to_string(n) + (n == 1 ? " file" : " files");
-}
-
-void print_findings_to_stderr(const core::Plan& plan) {
-    for (const core::Finding& f : plan.findings)
-        if (f.severity != core::Severity::info)
-            std::cerr << "rtprov: " << core::to_string(f.severity) << ": " << f.message << "\n";
-}
-
-target::CommandRunner command_runner(const Options& o, const fs::Root& root) {
-    return pipeline::command_runner(
-        root, o.live, [](const std::string& line) { std::cerr << "rtprov: " << line << "\n"; });
-}
-
-// RTPROV_ROOT_LOCK_FD: the locked root folder a parent rtprov (first boot) passes to
-// the rtprov it runs, which would otherwise find the root locked by its own parent.
-std::optional<int> inherited_lock_fd() {
-    const char* text = std::getenv(cli::k_lock_fd_variable);
-    if (!text || *text == '\0')
-        return std::nullopt;
-    char* end = nullptr;
-    long fd = std::strtol(text, &end, 10);
-    if (*end != '\0' || fd < 0 || fd > 65535)
-        return std::nullopt;
-    return int(fd);
-}
-
-// The one place the options of plan and apply become what the pipeline plans.
-pipeline::PlanRequest plan_request(const Options& o) {
-    if (o.profile.empty())
-        throw CLI::ValidationError("--profile",
-                                   "name a profile: --profile NAME (see 'rtprov profiles')");
-    pipeline::PlanRequest request{o.profile, o.profile_dirs,       o.sets,          o.live,
-                                  {},        data_dir("profiles"), data_dir("apps")};
-    request.options.regenerate = pipeline::regenerate_mode(o.regenerate, o.live);
-    request.options.install_packages = o.install_packages;
-    request.options.force_priority = o.force_priority;
-    request.options.trial = o.trial;
-    return request;
-}
-
-pipeline::Planned make_plan(const Options& o, const fs::Root& root) {
-    return pipeline::make_plan(plan_request(o), root);
-}
-
-void print_done(const systemd::OnlineResult& online) {
-    for (const systemd::OnlineStep& done : online.done)
-        std::cout << "systemd: " << done.text() << "\n";
-}
-
-int run_profiles(const Options& o, bool show) {
-    pipeline::TargetSession target = open_target(o, false);
-    auto path = search_path(o, target.root());
-    if (show) {
-        if (o.json)
-            throw CLI::ValidationError("--json", "'profiles show' prints YAML; --json is for the "
-                                                 "list");
-        std::cout << profile::to_yaml(profile::load_profile(o.show_name, path, overrides(o)));
-        return k_exit_ok;
-    }
-    if (!o.sets.empty())
-        throw CLI::ValidationError("--set", "--set changes a profile: use it with 'profiles "
-                                            "show NAME', 'plan' or 'apply'");
-    auto entries = profile::list_profiles(path);
-    std::cout << (o.json ? cli::profiles_json(entries) : cli::profiles_text(entries));
-    return k_exit_ok;
-}
-
-int plan_on(const Options& o, const pipeline::TargetSession& target) {
-    const fs::Root& root = *target.root();
-    target::check_is_system_root(root);
-    pipeline::Planned p = make_plan(o, root);
-    if (o.packages) {
-        // Only the package list goes to stdout (the pi-gen stage writes it to a file); a
-        // warning about what planning could not read still reaches the user.
-        for (const core::Finding& f : p.plan.findings)
-            if (f.code == "applied-profile-unreadable")
-                std::cerr << "rtprov: warning: " << f.message << "\n";
-        for (const std::string& package : p.plan.packages)
-            std::cout << package << "\n";
-        return k_exit_ok;
-    }
-    cli::PlanView view{p.profile.name, target.name(), o.live, &p.plan, {}};
-    if (auto state = target::read_state(root))
-        for (const target::ManagedFile& file : target::stale_entries(root, *state, p.plan))
-            view.retired.push_back(file.path);
-    std::cout << (o.json ? cli::plan_json(view) : cli::plan_text(view));
-    return p.plan.refused() ? k_exit_failed : k_exit_ok;
-}
-
-// An image is unmounted before rtprov ends, and a failure to write it back is the
-// command's failure.
-int run_plan(const Options& o) {
-    pipeline::TargetSession target = open_target(o, true);
-    const int rc = plan_on(o, target);
-    target.close();
-    return rc;
-}
-
-// "nothing to change: image 'x.img' already matches profile 'pi4'"
-void print_nothing_to_change(const pipeline::TargetSession& target, const std::string& profile) {
-    std::cout << "nothing to change: " << target.described() << " already matches profile '"
-              << profile << "'\n";
-}
-
-// A refused plan, shown on stderr with the error that ends the apply.
-[[noreturn]] void refuse_apply(const pipeline::Planned& p, const std::string& target, bool live) {
-    cli::PlanView view{p.profile.name, target, live, &p.plan, {}};
-    std::cerr << cli::plan_text(view);
-    throw Error("apply refused: the plan has errors (above); nothing was written");
-}
-
-int apply_on(const Options& o, pipeline::TargetSession& target, std::optional<std::int64_t> epoch) {
-    target::check_is_system_root(*target.root());
-    if (target.image()) {
-        // An image is planned read-only first: a refused plan, one its file systems have
-        // no room for, or one that changes nothing leaves every byte of it as it was.
-        pipeline::ImageApply image = pipeline::prepare_image_apply(target, plan_request(o));
-        if (image.outcome == pipeline::ImageApply::Outcome::refused)
-            refuse_apply(*image.planned, o.image, false);
-        if (image.outcome == pipeline::ImageApply::Outcome::nothing_to_change) {
-            print_nothing_to_change(target, image.planned->profile.name);
-            return k_exit_ok;
-        }
-        std::cerr << "rtprov: writing to " << target.image()->image() << "\n";
-        target::check_is_system_root(*target.root());
-    }
-    fs::Root& root = *target.root();
-    // Planned under the lock too: what the plan read is what apply changes.
-    std::optional<fs::RootLock> lock;
-    lock.emplace(root, inherited_lock_fd());
-    pipeline::Planned p = make_plan(o, root);
-    if (p.plan.refused())
-        refuse_apply(p, target.name(), o.live);
-    print_findings_to_stderr(p.plan);
-    prepare_writes(root, epoch);
-    target::ApplyInfo info{p.profile.name, core::sha256_hex(p.profile_yaml), applied_at(epoch),
-                           core::to_string(p.profile.board.boot.loader)};
-    if (o.runtime && !o.live)
-        throw CLI::ValidationError("--runtime", "--runtime changes the running system: use it "
-                                                "with --live");
-    // On the running system, systemd learns about the new units and drop-ins, even when a
-    // command after the files failed.
-    pipeline::SystemdBus systemd_bus;
-    auto told_before_error = [](const systemd::OnlineResult& online) {
-        print_done(online);
-        if (!online.complete())
-            std::cerr << "rtprov: warning: systemd was not told about the files written "
-                         "so far: "
-                      << online.failure
-                      << "; to tell it by hand: " << systemd::systemctl_commands(online.not_done)
-                      << "\n";
-    };
-    pipeline::Applied applied =
-        pipeline::apply(root, *lock, p, info, command_runner(o, root), {o.live, o.runtime},
-                        systemd_bus, told_before_error);
-    const target::ApplyResult& result = applied.result;
-    print_done(applied.online);
-    if (!applied.damaged_trial_record.empty())
-        std::cerr << "rtprov: warning: " << applied.damaged_trial_record
-                  << (o.trial ? " (replaced by the new trial's record)"
-                              : " (left as it is: 'rtprov trial abort' replaces it)")
-                  << "\n";
-    // Files written and recorded but systemd not told: say what is done, what is not, and
-    // how to finish or undo; the apply did not finish, so it fails (exit 1).
-    if (!applied.online.complete())
-        throw Error(cli::unfinished_live_apply(p.profile.name, result, applied.online));
-    if (result.stale_temporaries_removed > 0)
-        std::cerr << "rtprov: info: removed " << result.stale_temporaries_removed
-                  << " temporary file(s) left by an interrupted run\n";
-    const std::string undo = rtprov_command("rollback", target.options());
-    // Written back and unmounted before the command says it succeeded.
-    target.close(&lock, "apply wrote " + files_text(result.written.size()) + " into the image");
-    if (result.nothing_to_do) {
-        print_nothing_to_change(target, p.profile.name);
-        return k_exit_ok;
-    }
-    for (const std::string& path : result.written)
-        std::cout << "wrote " << path << "\n";
-    for (const std::string& path : result.retired)
-        std::cout << "retired " << path << " (no longer in the profile)\n";
-    for (const std::string& command : result.ran)
-        std::cout << "ran " << command << "\n";
-    for (const std::string& command : result.recorded)
-        std::cout << "recorded " << command << " for first boot ("
-                  << core::k_pending_regeneration_path << "): the last apply did not finish it\n";
-    std::cout << "applied profile '" << p.profile.name << "': " << files_text(result.written.size())
-              << " changed";
-    if (!result.ran.empty())
-        std::cout << ", " << result.ran.size()
-                  << (result.ran.size() == 1 ? " command" : " commands") << " run";
-    if (!result.recorded.empty())
-        std::cout << ", " << result.recorded.size()
-                  << (result.recorded.size() == 1 ? " command" : " commands")
-                  << " left to first boot";
-    std::cout << "; '" << undo << "' undoes it\n";
-    if (o.trial) {
-        // A trial may be armed by the reboot into it (the Pi firmware's tryboot).
-        const std::string& argument =
-            boot::loader(p.profile.board.boot.loader).trial_reboot_argument;
-        std::cout << "trial armed: "
-                  << (!argument.empty() ? "reboot into it with: systemctl reboot '" + argument + "'"
-                      : o.live          ? "the next boot, and only that one, is the trial"
-                                        : "the image's first boot is the trial")
-                  << "; 'rtprov trial status' follows it\n";
-    }
-    return k_exit_ok;
-}
-
-int run_apply(const Options& o) {
-    const std::optional<std::int64_t> epoch = write_time(o);
-    pipeline::TargetSession target = open_target(o, true, pipeline::Access::writable);
-    const int rc = apply_on(o, target, epoch);
-    target.close();
-    return rc;
-}
-
-// 'rtprov status' (cli/status_cmd.cpp) on the target of --root, --live or --image.
-int run_status(const Options& o, cli::StatusCommand c) {
-    pipeline::TargetSession target = open_target(o, true);
-    c.live = o.live;
-    const int rc = cli::run_status(*target.root(), target.name(), c);
-    target.close();
-    return rc;
-}
-
-target::DriftPolicy drift_policy(const Options& o) {
-    return o.force ? target::DriftPolicy::overwrite : target::DriftPolicy::refuse;
-}
-
-int rollback_on(const Options& o, pipeline::TargetSession& target,
-                std::optional<std::int64_t> epoch) {
-    auto nothing = [&] {
-        std::cout << "nothing to roll back: rtprov has not applied anything to "
-                  << target.described() << "\n";
-        return k_exit_ok;
-    };
-    // an image is written only when there is something to roll back
-    if (target.image()) {
-        if (pipeline::prepare_image_rollback(target, drift_policy(o)))
-            return nothing();
-        std::cerr << "rtprov: writing to " << target.image()->image() << "\n";
-    }
-    fs::Root& root = *target.root();
-    std::optional<fs::RootLock> lock;
-    lock.emplace(root, inherited_lock_fd());
-    prepare_writes(root, epoch);
-    pipeline::SystemdBus systemd_bus;
-    pipeline::RolledBack rolled = pipeline::rollback(
-        root, *lock, drift_policy(o),
-        o.regenerate == "never" ? target::CommandRunner{} : command_runner(o, root), o.live,
-        systemd_bus);
-    const target::RollbackResult& result = rolled.result;
-    // On the running system, systemd forgets the units and drop-ins rtprov removed.
-    print_done(rolled.online);
-    if (!rolled.online.complete())
-        throw Error(cli::unfinished_live_rollback(result, rolled.online));
-    if (result.nothing_to_do)
-        return nothing();
-    target.close(&lock, "rollback restored " + files_text(result.restored.size()) +
-                            " in the image and removed what rtprov made");
-    for (const std::string& path : result.restored)
-        std::cout << "restored " << path << "\n";
-    for (const auto& [path, edits] : result.kept_edits)
-        std::cout << "kept edits made since rtprov in " << path << ": " << edits << "\n";
-    for (const std::string& path : result.removed)
-        std::cout << "removed " << path << "\n";
-    if (rolled.irqs) {
-        for (const std::string& line : rolled.irqs->done)
-            std::cout << "put back " << line << "\n";
-        for (const std::string& line : rolled.irqs->findings)
-            std::cerr << "rtprov: warning: " << line << "\n";
-        if (!rolled.irqs->ok)
-            std::cerr << "rtprov: warning: some IRQ values could not be put back (above); they "
-                         "return to the kernel's defaults at the next boot, or run 'rtprov "
-                         "irq-tune --restore' again\n";
-    }
-    for (const std::string& command : result.ran)
-        std::cout << "ran " << command << "\n";
-    for (const std::string& command : result.not_run)
-        std::cerr << "rtprov: warning: not run (--regenerate-boot=never): '" << command
-                  << "'; run it in the target before the next boot\n";
-    for (const std::string& path : result.kept_dirs)
-        std::cerr << "rtprov: warning: kept folder " << path
-                  << ": it holds files the apply did not write\n";
-    std::cout << "rolled back: every file rtprov changed is as it was before"
-              << (result.kept_edits.empty() ? "" : ", with the edits others made since kept")
-              << "\n";
-    return k_exit_ok;
-}
-
-int run_rollback(const Options& o) {
-    const std::optional<std::int64_t> epoch = write_time(o);
-    pipeline::TargetSession target = open_target(o, true, pipeline::Access::writable);
-    const int rc = rollback_on(o, target, epoch);
-    target.close();
-    return rc;
-}
-
-// rtprov-sched-features.service: the RT_PUSH_IPI guard at every boot. What it found
-// and did goes to the journal as one structured entry when systemd runs it.
-int run_sched_features() {
-    live::PushIpiResult result = live::ensure_rt_push_ipi({}, live::mount_debugfs);
-    static const char* k_actions[] = {"leave-rt-kernel", "already-on", "enable", "unknown"};
-    const char* action = k_actions[static_cast<int>(result.action)];
-    // Started by systemd: one structured journal entry (stdout would log it twice);
-    // printed when it is not (or cannot be) sent.
-    if (!std::getenv("INVOCATION_ID") ||
-        !systemd::journal_send({"MESSAGE=rtprov sched-features: " + result.message,
-                                "MESSAGE_ID=5b0c2a1e6f3d4c8e9a7b1d2c3e4f5a6b",
-                                "PRIORITY=" + std::to_string(result.ok ? LOG_INFO : LOG_ERR),
-                                std::string("RTPROV_RT_PUSH_IPI=") + action}))
-        (result.ok ? std::cout : std::cerr) << "rtprov sched-features: " << result.message << "\n";
-    return result.ok ? k_exit_ok : k_exit_failed;
-}
-
-// rtprov-cpu-dma-latency.service: holds /dev/cpu_dma_latency at 0 until stopped.
-int run_hold_cpu_dma_latency() {
-    core::Fd held = live::hold_cpu_dma_latency();
-    std::cout << "rtprov: holding /dev/cpu_dma_latency at 0 until stopped" << std::endl;
-    sigset_t signals;
-    sigemptyset(&signals);
-    sigaddset(&signals, SIGTERM);
-    sigaddset(&signals, SIGINT);
-    sigprocmask(SIG_BLOCK, &signals, nullptr);
-    int received = 0;
-    sigwait(&signals, &received);
-    held.reset(); // ends the request
-    return k_exit_ok;
-}
-
-// rtprov-cpuset-partition.service: SLICE becomes a cpuset partition of type MODE.
-int run_cpuset_partition(const std::string& slice, const std::string& mode) {
-    if (slice.find('/') != std::string::npos || !slice.ends_with(".slice"))
-        throw CLI::ValidationError("SLICE", "a slice name such as rtprov.slice");
-    live::PartitionResult result = live::set_cpuset_partition("/sys/fs/cgroup/" + slice, mode);
-    if (!std::getenv("INVOCATION_ID") ||
-        !systemd::journal_send({"MESSAGE=rtprov cpuset-partition: " + result.message,
-                                "PRIORITY=" + std::to_string(result.ok ? LOG_INFO : LOG_ERR)}))
-        (result.ok ? std::cout : std::cerr)
-            << "rtprov cpuset-partition: " << result.message << "\n";
-    return result.ok ? k_exit_ok : k_exit_failed;
-}
-
-void add_target_options(CLI::App* cmd, Options& o) {
-    cmd->add_option("--root", o.root, "Root of the target image (a mounted image or folder)")
-        ->type_name("DIR");
-    cmd->add_option("--image", o.image,
-                    "A whole disk image (MBR or GPT, not compressed): rtprov mounts its root "
-                    "and boot partitions where its fstab says, in a mount namespace of its own, "
-                    "and unmounts them when done; read-only for plan and status")
-        ->type_name("FILE");
-    cmd->add_flag("--live", o.live, "Work on this running machine ('/')");
-}
-
-void add_profile_options(CLI::App* cmd, Options& o) {
-    cmd->add_option("--profile-dir", o.profile_dirs,
-                    "Also look for profiles here, before the target's and the built-in ones")
-        ->type_name("DIR");
-    cmd->add_option("--set", o.sets, "Override one profile key, e.g. tuning.cores.reserved=2-3")
-        ->type_name("KEY=VALUE");
-}
 
 } // namespace
 
@@ -557,99 +61,13 @@ int main(int argc, char** argv) {
     app.set_version_flag("--version", std::string("rtprov ") + RTPROV_VERSION);
     app.footer(k_exit_codes);
     app.require_subcommand(1);
-    Options o;
-
-    auto* profiles = app.add_subcommand("profiles", "List the profiles rtprov can find");
-    add_target_options(profiles, o);
-    add_profile_options(profiles, o);
-    profiles->add_flag("--json", o.json, "Print JSON");
-    auto* show =
-        profiles->add_subcommand("show", "Print a profile fully resolved (extends, --set)");
-    show->fallthrough(); // --root, --set and --profile-dir belong to "profiles"
-    show->add_option("name", o.show_name, "Profile name or .yaml file")->required();
-
-    auto* plan = app.add_subcommand("plan", "Show what apply would change; writes nothing");
-    auto* apply =
-        app.add_subcommand("apply", "Make the planned changes (a second run changes nothing)");
-    for (auto* cmd : {plan, apply}) {
-        add_target_options(cmd, o);
-        cmd->add_option("--profile", o.profile,
-                        "Profile name (see 'rtprov profiles') or .yaml file")
-            ->type_name("NAME");
-        add_profile_options(cmd, o);
+    cli::Invocation args;
+    std::vector<CLI::App*> parsed_by;
+    for (const cli::Command& command : cli::commands()) {
+        CLI::App* sub = app.add_subcommand(command.name, command.help);
+        command.add_options(*sub, args);
+        parsed_by.push_back(sub);
     }
-    plan->add_flag("--json", o.json, "Print the plan as JSON");
-    apply->add_flag("--runtime", o.runtime,
-                    "With --live and the cpuset method: also set AllowedCPUs= on the running "
-                    "slices now, without a reboot");
-    plan->add_flag("--packages", o.packages,
-                   "Print only the packages the profile needs in the target, installed or not (one "
-                   "per line), for image builders");
-    for (auto* cmd : {plan, apply}) {
-        cmd->add_option("--regenerate-boot", o.regenerate,
-                        "When to regenerate the boot configuration (grub.cfg, systemd-boot "
-                        "entries): now (in the target; offline through a chroot), first-boot "
-                        "(default offline), never. Default live: now")
-            ->check(CLI::IsMember({"now", "first-boot", "never"}));
-        cmd->add_flag("--force-priority", o.force_priority,
-                      "Allow a unit-wide real-time priority at or above an app's own real-time "
-                      "threads (inverts them; see the finding)");
-        cmd->add_flag("--trial", o.trial,
-                      "Write the boot configuration as a trial (GRUB; Raspberry Pi with --live): "
-                      "the next boot, and only "
-                      "that one, uses the new kernel and parameters; rtprov-trial.service makes "
-                      "it the default when that boot passes the self-test and audit, else the "
-                      "box boots the previous one again ('rtprov trial status')");
-        cmd->add_flag("--install-packages", o.install_packages,
-                      "Install missing packages (the PREEMPT_RT kernel) with apt-get in the "
-                      "target; offline through a chroot");
-    }
-
-    auto* status = app.add_subcommand("status", "Which profile is applied, when, and drift since");
-    add_target_options(status, o);
-    cli::StatusCommand status_cmd;
-    cli::add_status_options(*status, status_cmd);
-
-    auto* rollback = app.add_subcommand(
-        "rollback", "Restore every file rtprov changed and remove what it created");
-    add_target_options(rollback, o);
-    rollback->add_flag("--force", o.force, "Roll back even files changed by hand since");
-    rollback
-        ->add_option("--regenerate-boot", o.regenerate,
-                     "Run the boot regeneration of the apply again after restoring: now "
-                     "(default) or never")
-        ->check(CLI::IsMember({"now", "never"}));
-
-    auto* sched = app.add_subcommand(
-        "sched-features",
-        "Turn RT_PUSH_IPI on if this non-PREEMPT_RT kernel has it off (run at boot by "
-        "rtprov-sched-features.service)");
-
-    auto* dma = app.add_subcommand(
-        "hold-cpu-dma-latency",
-        "Hold /dev/cpu_dma_latency at 0 until stopped (run by rtprov-cpu-dma-latency.service)");
-
-    std::string partition_slice, partition_mode;
-    auto* partition = app.add_subcommand(
-        "cpuset-partition", "Make a slice's cgroup a cpuset partition and check it took (run by "
-                            "rtprov-cpuset-partition.service)");
-    partition->add_option("slice", partition_slice, "Slice, e.g. rtprov.slice")->required();
-    partition->add_option("mode", partition_mode, "isolated or root")
-        ->required()
-        ->check(CLI::IsMember({"isolated", "root"}));
-
-    cli::SelftestCommand selftest_cmd;
-    cli::add_selftest_command(app, selftest_cmd);
-    cli::ReportCommand report_cmd;
-    cli::add_report_command(app, report_cmd);
-    cli::AuditCommand audit_cmd;
-    cli::add_audit_command(app, audit_cmd);
-    cli::FirstbootCommand firstboot_cmd;
-    cli::add_firstboot_command(app, firstboot_cmd);
-    cli::TrialCommand trial_cmd;
-    cli::add_trial_command(app, trial_cmd);
-    cli::IrqTuneCommand irq_tune_cmd;
-    cli::add_irq_tune_command(app, irq_tune_cmd);
 
     try {
         app.parse(argc, argv);
@@ -665,34 +83,9 @@ int main(int argc, char** argv) {
     }
 
     try {
-        if (*profiles)
-            return run_profiles(o, bool(*show));
-        if (*plan)
-            return run_plan(o);
-        if (*apply)
-            return run_apply(o);
-        if (*status)
-            return run_status(o, status_cmd);
-        if (*rollback)
-            return run_rollback(o);
-        if (*sched)
-            return run_sched_features();
-        if (*dma)
-            return run_hold_cpu_dma_latency();
-        if (*partition)
-            return run_cpuset_partition(partition_slice, partition_mode);
-        if (*selftest_cmd.app)
-            return cli::run_selftest(selftest_cmd);
-        if (*report_cmd.app)
-            return cli::run_report(report_cmd);
-        if (*audit_cmd.app)
-            return cli::run_audit(audit_cmd);
-        if (*firstboot_cmd.app)
-            return cli::run_firstboot(firstboot_cmd);
-        if (*trial_cmd.app)
-            return cli::run_trial(trial_cmd);
-        if (*irq_tune_cmd.app)
-            return cli::run_irq_tune(irq_tune_cmd);
+        for (std::size_t i = 0; i < parsed_by.size(); ++i)
+            if (parsed_by[i]->parsed())
+                return cli::commands()[i].run(args);
     } catch (const CLI::ValidationError& e) {
         std::cerr << "rtprov: error: " << e.what() << "\n";
         return k_exit_usage;
@@ -705,13 +98,13 @@ int main(int argc, char** argv) {
         // the image's: '/run/rtprov/image-PID/etc/fstab' → 'pi.img:/etc/fstab'
         // (also when the image failed to open)
         const std::string folder = target::ImageSession::mount_folder();
-        if (!o.image.empty())
+        if (!args.target.image.empty())
             for (std::size_t at = 0; (at = message.find(folder, at)) != std::string::npos;) {
                 const std::size_t end = at + folder.size();
                 const bool whole = end == message.size() || message[end] == '/' ||
                                    message[end] == '\'' || message[end] == ' ';
-                const std::string as =
-                    o.image + ":" + (end < message.size() && message[end] == '/' ? "" : "/");
+                const std::string as = args.target.image + ":" +
+                                       (end < message.size() && message[end] == '/' ? "" : "/");
                 if (whole)
                     message.replace(at, folder.size(), as);
                 at += whole ? as.size() : 1;

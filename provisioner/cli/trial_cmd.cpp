@@ -330,10 +330,8 @@ void read_tryboot_flag(TrialView& view, const std::string& sysroot,
     view.tryboot = std::any_of(cell->begin(), cell->end(), [](char c) { return c != 0; });
 }
 
-void add_trial_command(CLI::App& parent, TrialCommand& c) {
-    c.app = parent.add_subcommand(
-        "trial", "The trial of a boot configuration armed by 'apply --trial': status, check "
-                 "(run at boot by rtprov-trial.service), commit, abort");
+void add_trial_options(CLI::App& command, TrialCommand& c) {
+    c.app = &command;
     c.app->require_subcommand(1);
     c.status = c.app->add_subcommand("status", "Show the trial and what this boot is to it");
     c.status->add_flag("--json", c.json, "Print JSON");
