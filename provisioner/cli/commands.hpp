@@ -185,17 +185,7 @@ struct TrialCommand {
     std::string sysroot = "/";
 };
 void add_trial_options(CLI::App& command, TrialCommand& c);
-// The trial under 'root' and what this boot is to it: from 'sysroot's /proc when
-// 'running', else (an image) an armed trial is its next boot.
-TrialView trial_view(const fs::Root& root, const std::string& sysroot, bool running);
 int run_trial(const TrialCommand& c);
-// First boot armed a trial ('apply --live --trial') and does not reboot into it ('why'):
-// the trial is disarmed (GRUB's next_entry, systemd-boot's one-shot), recorded as aborted
-// with 'why', and its boot configuration made the default by a plain apply of the applied
-// profile, as a commit does (tryboot.txt and the trial's other files retired), so that no
-// later reboot boots it. Nothing when no trial is armed. Throws rtprov::Error when that
-// apply fails.
-void take_back_trial(fs::Root& root, const fs::RootLock& lock, const std::string& why);
 
 // 'rtprov irq-tune': what rtprov-irq-tune@.service runs (live::tune_irqs), or with
 // --restore what 'rollback --live' puts back (live::restore_irqs).
@@ -217,12 +207,5 @@ int run_irq_tune(const IrqTuneCommand& c);
 // report never see half a file), as check_output_file() allows; a file that is there
 // keeps its mode and owner.
 void write_file(const std::string& path, const std::string& content);
-
-// Runs this rtprov binary with 'args'; its stdout goes to 'stdout_path' when given. The
-// child gets the root lock the caller holds ('lock_fd', kept open across exec and named
-// in RTPROV_ROOT_LOCK_FD), so its apply runs under that lock instead of finding the root
-// locked. Returns its exit code (128+N for a signal).
-int run_rtprov(int lock_fd, const std::vector<std::string>& args,
-               const std::string& stdout_path = "");
 
 } // namespace rtprov::cli

@@ -6,8 +6,10 @@
 // on a terminal, and the steps are the ones an admin runs by hand.
 #include "provisioner/audit/system_view.hpp"
 #include "provisioner/boot/loader.hpp"
+#include "provisioner/cli/child_rtprov.hpp"
 #include "provisioner/cli/commands.hpp"
 #include "provisioner/cli/firstboot_output.hpp"
+#include "provisioner/cli/flow_log.hpp"
 #include "provisioner/core/board_match.hpp"
 #include "provisioner/core/error.hpp"
 #include "provisioner/core/text.hpp"
@@ -15,6 +17,8 @@
 #include "provisioner/live/board_facts.hpp"
 #include "provisioner/pipeline/applied_system.hpp"
 #include "provisioner/pipeline/profile_search.hpp"
+#include "provisioner/pipeline/target_root.hpp"
+#include "provisioner/pipeline/trial.hpp"
 #include "provisioner/profile/firstboot_config.hpp"
 #include "provisioner/profile/profile_loader.hpp"
 #include "provisioner/systemd/libsystemd.hpp"
@@ -115,40 +119,6 @@ std::string choose_profile(const profile::FirstbootConfig& config, const core::B
 
 } // namespace
 
-// Runs this rtprov binary with 'args'; its stdout goes to 'stdout_path' when given. The
-// child gets the root lock first boot holds ('lock_fd', kept open across exec and named
-// in RTPROV_ROOT_LOCK_FD), so its apply runs under this run's lock instead of finding
-// the root locked. Returns its exit code (128+N for a signal).
-int run_rtprov(int lock_fd, const std::vector<std::string>& args, const std::string& stdout_path) {
-    std::cout.flush();
-    pid_t pid = fork();
-    if (pid < 0)
-        throw Error(std::string("cannot start rtprov ") + args.front() + ": fork failed");
-    if (pid == 0) {
-        ::fcntl(lock_fd, F_SETFD, 0);
-        setenv(k_lock_fd_variable, std::to_string(lock_fd).c_str(), 1);
-        if (!stdout_path.empty()) {
-            int fd = open(stdout_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-            if (fd < 0 || dup2(fd, STDOUT_FILENO) < 0)
-                _exit(127);
-        }
-        std::vector<char*> argv;
-        std::string self = "rtprov";
-        argv.push_back(self.data());
-        std::vector<std::string> copy = args;
-        for (std::string& arg : copy)
-            argv.push_back(arg.data());
-        argv.push_back(nullptr);
-        execv("/proc/self/exe", argv.data());
-        _exit(127);
-    }
-    int status = 0;
-    while (waitpid(pid, &status, 0) < 0)
-        if (errno != EINTR)
-            throw Error("lost track of rtprov " + args.front());
-    return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-}
-
 void add_firstboot_options(CLI::App& command, FirstbootCommand& c) {
     c.app = &command;
 }
@@ -194,7 +164,7 @@ int run_firstboot(const FirstbootCommand&) {
                             core::shell_command({"rm", "-r", target::k_firstboot_dir}) +
                             "' and reboot to run first boot again");
         }
-        TrialView trial = trial_view(root, "/", true);
+        pipeline::TrialView trial = pipeline::trial_view(root, "/", true);
         if (state.phase == "rebooting" && trial.record) {
             // rtprov-trial.service ran before (it judges the trial boot); its verdict is
             // first boot's.
@@ -242,7 +212,15 @@ int run_firstboot(const FirstbootCommand&) {
         // next reboot, days on, is not a trial no one asked for.
         if (trial.boot == target::TrialBoot::not_yet) {
             progress("taking back the trial: " + decision.untried);
-            take_back_trial(root, lock, decision.untried);
+            ChildRtprov rtprov(lock);
+            pipeline::SystemdBus manager;
+            FirstbootLog log;
+            pipeline::Machine machine{
+                root,   lock,    "/",
+                true,   true,    pipeline::command_runner(root, true, [](const std::string&) {}),
+                rtprov, manager, log,
+                utc_now};
+            pipeline::take_back_trial(machine, decision.untried);
             state.trial = "not run: " + decision.untried;
         }
         state.cmdline = decision.cmdline;

@@ -65,7 +65,7 @@ int status_of(const fs::Root& root, const std::string& name, const StatusCommand
         check_output_file(c.prometheus_file);
     target::Status status = target::read_status(root);
     auto firstboot = target::read_firstboot_state(root);
-    TrialView trial = trial_view(root, "/", live);
+    TrialView trial = pipeline::trial_view(root, "/", live);
     // the newest kept self-test, read before anything is printed: a report that cannot be
     // read fails status (exit 1) and leaves the textfile as it was
     const std::string selftest_metrics =

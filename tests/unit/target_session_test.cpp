@@ -97,6 +97,7 @@ class NoManager final : public pipeline::ServiceManager {
   public:
     systemd::OnlineResult tell(const systemd::OnlineActions&) override { return {}; }
     live::IrqTuneResult restore_irqs() override { return {}; }
+    void reboot(const std::string&) override {}
 };
 
 // The profile applied to 'root' as 'rtprov apply --root' applies it.
