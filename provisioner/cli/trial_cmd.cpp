@@ -39,8 +39,9 @@ struct TrialMachine {
     pipeline::SystemdBus manager;
     TrialLog log;
 
-    // --root and --sysroot left out: this machine's own trial, judged from its own /proc;
-    // bootctl runs only where the root is this machine's.
+    // The machine as --root and --sysroot name it: booted unless it is an image (running());
+    // this machine's own, whose trial boot is judged here, only with both left out; bootctl
+    // runs only where the root is '/'.
     pipeline::Machine machine(const TrialCommand& c) {
         target::CommandRunner run_command;
         if (root.path() == "/")
