@@ -139,11 +139,8 @@ std::string audit_prometheus(const audit::AuditReport& report, const std::string
 
 } // namespace
 
-void add_audit_command(CLI::App& parent, AuditCommand& c) {
-    c.app = parent.add_subcommand(
-        "audit", "Check this running system against the applied profile: thread priorities "
-                 "and CPUs, boot parameters, isolation, IRQs, RT_PUSH_IPI; and, profile or not, "
-                 "timers, file systems, the users' real-time limits; changes nothing");
+void add_audit_options(CLI::App& command, AuditCommand& c) {
+    c.app = &command;
     c.app->add_flag("--json", c.json, "Print JSON");
     c.app
         ->add_option("--prometheus", c.prometheus_file,

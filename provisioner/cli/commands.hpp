@@ -1,18 +1,20 @@
 // SPDX-License-Identifier: Apache-2.0
 #pragma once
 
+#include "provisioner/cli/environment.hpp"
 #include "provisioner/cli/render.hpp"
 #include "provisioner/fs/root.hpp"
 #include "provisioner/fs/root_lock.hpp"
 
 #include <CLI/CLI.hpp>
 
-#include <ctime>
 #include <optional>
 #include <string>
 #include <vector>
 
-// Commands that live in their own files; main.cpp registers and dispatches them.
+// The commands, one file each (or one for the three service commands): the options of
+// each, what adds them to its CLI11 subcommand, and what runs it. command_table.cpp lists
+// them; main.cpp parses and runs the one asked for.
 namespace rtprov::cli {
 
 inline constexpr int k_exit_ok = 0;
@@ -20,8 +22,84 @@ inline constexpr int k_exit_failed = 1;
 inline constexpr int k_exit_usage = 2;
 inline constexpr int k_exit_not_passed = 3; // selftest, audit: ran, and did not pass
 
-// The environment variable that hands the root lock's descriptor to a child rtprov.
-inline constexpr const char* k_lock_fd_variable = "RTPROV_ROOT_LOCK_FD";
+// --root DIR, --image FILE, --live: the target of profiles, plan, apply, status and
+// rollback (target_options.cpp).
+struct TargetOptions {
+    std::string root;
+    std::string image; // --image FILE: a disk image, opened for the command (target::ImageSession)
+    bool live = false;
+};
+
+// 'rtprov profiles [show NAME]'
+struct ProfilesCommand {
+    CLI::App* show = nullptr;
+    std::vector<std::string> profile_dirs;
+    std::vector<std::string> sets;
+    bool json = false;
+    std::string show_name;
+};
+void add_profiles_options(CLI::App& command, TargetOptions& target, ProfilesCommand& c);
+int run_profiles(const TargetOptions& target, const ProfilesCommand& c);
+
+// What plan and apply share: the profile and how it is planned (plan_options.hpp).
+struct PlanOptions {
+    std::string profile;
+    std::vector<std::string> profile_dirs;
+    std::vector<std::string> sets;
+    std::string regenerate; // now | first-boot | never; "" = the mode's default
+    bool install_packages = false;
+    bool force_priority = false;
+    bool trial = false; // --trial
+};
+
+// 'rtprov plan'
+struct PlanCommand {
+    PlanOptions plan;
+    bool json = false;
+    bool packages = false; // --packages
+};
+void add_plan_command_options(CLI::App& command, TargetOptions& target, PlanCommand& c);
+int run_plan(const TargetOptions& target, const PlanCommand& c);
+
+// 'rtprov apply'
+struct ApplyCommand {
+    PlanOptions plan;
+    bool runtime = false; // --live --runtime
+};
+void add_apply_options(CLI::App& command, TargetOptions& target, ApplyCommand& c);
+int run_apply(const TargetOptions& target, const ApplyCommand& c);
+
+// 'rtprov status': what is applied to a root and what changed since.
+struct StatusCommand {
+    bool json = false;
+    bool diff = false;           // --diff: what changed, as unified diffs
+    std::string prometheus_file; // --prometheus FILE
+};
+void add_status_options(CLI::App& command, TargetOptions& target, StatusCommand& c);
+// Prints the status of the target. Returns 0 when a profile is applied and every file is
+// as rtprov wrote it (or nothing is applied), 3 when a managed file changed or went
+// missing or an apply or rollback was interrupted, 1 for a state that is not this root's;
+// a damaged state throws rtprov::Error.
+int run_status(const TargetOptions& target, const StatusCommand& c);
+
+// 'rtprov rollback'
+struct RollbackCommand {
+    bool force = false;
+    std::string regenerate; // now (default) | never
+};
+void add_rollback_options(CLI::App& command, TargetOptions& target, RollbackCommand& c);
+int run_rollback(const TargetOptions& target, const RollbackCommand& c);
+
+// 'rtprov sched-features', 'hold-cpu-dma-latency' and 'cpuset-partition': what rtprov's
+// units run at boot (service_cmds.cpp).
+struct CpusetPartitionCommand {
+    std::string slice;
+    std::string mode;
+};
+void add_cpuset_partition_options(CLI::App& command, CpusetPartitionCommand& c);
+int run_sched_features();
+int run_hold_cpu_dma_latency();
+int run_cpuset_partition(const CpusetPartitionCommand& c);
 
 // Where selftest keeps its reports and history (--history); report and status read them.
 inline constexpr const char* k_selftest_history = "/var/lib/rtprov/selftest";
@@ -50,7 +128,7 @@ struct SelftestCommand {
     std::string history_dir = "/var/lib/rtprov/selftest";
     std::string sysroot = "/";
 };
-void add_selftest_command(CLI::App& parent, SelftestCommand& c);
+void add_selftest_options(CLI::App& command, SelftestCommand& c);
 int run_selftest(const SelftestCommand& c);
 
 // 'rtprov report': a kept self-test report shown again, and as an HTML page.
@@ -60,7 +138,7 @@ struct ReportCommand {
     std::string from; // a report file; "" for the newest in history_dir
     std::string html_file;
 };
-void add_report_command(CLI::App& parent, ReportCommand& c);
+void add_report_options(CLI::App& command, ReportCommand& c);
 int run_report(const ReportCommand& c);
 
 // Refuses, before work that would end in it, a file whose folder does not exist or that
@@ -70,6 +148,13 @@ void check_output_file(const std::string& path);
 // and not '-', which is standard output for --json only. "" when it is one.
 std::string output_file_name_problem(const std::string& value);
 
+// Throws rtprov::Error unless every file of 'needed' (paths below the root, such as
+// "proc/cmdline") can be read under the --sysroot 'sysroot': a folder without them is not
+// the root of a running system, and reading it would show nothing wrong. 'without' says
+// what leaving --sysroot out does ("audit this machine").
+void check_sysroot(const std::string& sysroot, const std::vector<std::string>& needed,
+                   const std::string& without);
+
 // 'rtprov audit': checks the running system against the applied profile.
 struct AuditCommand {
     CLI::App* app = nullptr;
@@ -77,29 +162,14 @@ struct AuditCommand {
     std::string prometheus_file; // --prometheus FILE
     std::string sysroot = "/";
 };
-void add_audit_command(CLI::App& parent, AuditCommand& c);
+void add_audit_options(CLI::App& command, AuditCommand& c);
 int run_audit(const AuditCommand& c);
-
-// 'rtprov status': what is applied to a root and what changed since. main.cpp opens the
-// root (--root, --live, --image) and passes it.
-struct StatusCommand {
-    bool json = false;
-    bool diff = false;           // --diff: what changed, as unified diffs
-    std::string prometheus_file; // --prometheus FILE
-    bool live = false;
-};
-void add_status_options(CLI::App& status, StatusCommand& c);
-// Prints the status of 'root' ('name': how to call it). Returns 0 when a profile is
-// applied and every file is as rtprov wrote it (or nothing is applied), 3 when a managed
-// file changed or went missing or an apply or rollback was interrupted, 1 for a state
-// that is not this root's; a damaged state throws rtprov::Error.
-int run_status(const fs::Root& root, const std::string& name, const StatusCommand& c);
 
 // 'rtprov firstboot': the first-boot flow of rtprov-firstboot.service.
 struct FirstbootCommand {
     CLI::App* app = nullptr;
 };
-void add_firstboot_command(CLI::App& parent, FirstbootCommand& c);
+void add_firstboot_options(CLI::App& command, FirstbootCommand& c);
 int run_firstboot(const FirstbootCommand& c);
 
 // 'rtprov trial status|check|commit|abort': the trial of a boot configuration.
@@ -114,18 +184,8 @@ struct TrialCommand {
     std::string root = "/";
     std::string sysroot = "/";
 };
-void add_trial_command(CLI::App& parent, TrialCommand& c);
-// The trial under 'root' and what this boot is to it: from 'sysroot's /proc when
-// 'running', else (an image) an armed trial is its next boot.
-TrialView trial_view(const fs::Root& root, const std::string& sysroot, bool running);
+void add_trial_options(CLI::App& command, TrialCommand& c);
 int run_trial(const TrialCommand& c);
-// First boot armed a trial ('apply --live --trial') and does not reboot into it ('why'):
-// the trial is disarmed (GRUB's next_entry, systemd-boot's one-shot), recorded as aborted
-// with 'why', and its boot configuration made the default by a plain apply of the applied
-// profile, as a commit does (tryboot.txt and the trial's other files retired), so that no
-// later reboot boots it. Nothing when no trial is armed. Throws rtprov::Error when that
-// apply fails.
-void take_back_trial(fs::Root& root, const fs::RootLock& lock, const std::string& why);
 
 // 'rtprov irq-tune': what rtprov-irq-tune@.service runs (live::tune_irqs), or with
 // --restore what 'rollback --live' puts back (live::restore_irqs).
@@ -140,61 +200,12 @@ struct IrqTuneCommand {
     bool restore = false;
     std::string state = "/run/rtprov/irq-tune.state";
 };
-void add_irq_tune_command(CLI::App& parent, IrqTuneCommand& c);
+void add_irq_tune_options(CLI::App& command, IrqTuneCommand& c);
 int run_irq_tune(const IrqTuneCommand& c);
 
 // Writes 'content' to 'path' atomically (readers of a Prometheus textfile or a JSON
 // report never see half a file), as check_output_file() allows; a file that is there
 // keeps its mode and owner.
 void write_file(const std::string& path, const std::string& content);
-
-// Runs this rtprov binary with 'args'; its stdout goes to 'stdout_path' when given. The
-// child gets the root lock the caller holds ('lock_fd', kept open across exec and named
-// in RTPROV_ROOT_LOCK_FD), so its apply runs under that lock instead of finding the root
-// locked. Returns its exit code (128+N for a signal).
-int run_rtprov(int lock_fd, const std::vector<std::string>& args,
-               const std::string& stdout_path = "");
-
-} // namespace rtprov::cli
-
-#include "provisioner/core/profile.hpp"
-
-#include <optional>
-#include <vector>
-
-namespace rtprov::cli {
-
-// Now, by this machine's clock, for what measures or judges this machine (self-test
-// reports, first boot's and the trial's records), never SOURCE_DATE_EPOCH: a report
-// dated by it would sort as the newest for ever. (What apply and rollback write into an
-// image takes SOURCE_DATE_EPOCH's time: main.cpp, write_time.)
-std::time_t now_unix();
-// SOURCE_DATE_EPOCH when it is set; rtprov::Error when it is not a time.
-std::optional<std::time_t> source_date_epoch();
-// ISO 8601, UTC; the default is the extended format (2026-12-03T14:26:38Z)
-std::string utc_text(std::time_t t, const char* format = "%Y-%m-%dT%H:%M:%SZ");
-std::string utc_now(); // now_unix() in utc_text's format
-
-// rtprov's built-in data folder 'sub' (profiles, apps): share/rtprov/ beside bin/.
-std::string data_dir(const char* sub);
-
-// The crash tests' hook (RTPROV_TEST_KILL_AT_STEP, docs/ARCHITECTURE.md) on 'root', for
-// every command that writes through it.
-void set_test_kill_hook(fs::Root& root);
-
-// Throws rtprov::Error unless every file of 'needed' (paths below the root, such as
-// "proc/cmdline") can be read under the --sysroot 'sysroot': a folder without them is not
-// the root of a running system, and reading it would show nothing wrong. 'without' says
-// what leaving --sysroot out does ("audit this machine").
-void check_sysroot(const std::string& sysroot, const std::vector<std::string>& needed,
-                   const std::string& without);
-
-// The CPUs online under 'sysroot' (/sys/devices/system/cpu/online). Throws rtprov::Error
-// when the file cannot be read.
-core::CpuList online_cpus(const std::string& sysroot);
-
-// The number of CPUs present under 'sysroot', as 'apply --live' resolves 'auto' core
-// lists (target::probe), so the roles and checks match what apply wrote.
-unsigned present_cpu_count(const std::string& sysroot);
 
 } // namespace rtprov::cli

@@ -32,11 +32,8 @@ core::CpuList cpus_option(const std::string& name, const std::string& value) {
 
 } // namespace
 
-void add_irq_tune_command(CLI::App& parent, IrqTuneCommand& c) {
-    c.app = parent.add_subcommand(
-        "irq-tune", "Set the IRQ threads' priorities and the sound IRQs' CPUs as the profile "
-                    "laid them out (run by rtprov-irq-tune@.service at boot and for each sound "
-                    "card that appears); --restore puts back what was there before");
+void add_irq_tune_options(CLI::App& command, IrqTuneCommand& c) {
+    c.app = &command;
     auto* restore = c.app->add_flag("--restore", c.restore,
                                     "Put back the values saved before the first change");
     c.app

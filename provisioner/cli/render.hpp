@@ -4,6 +4,7 @@
 #include "provisioner/boot/loader.hpp"
 #include "provisioner/core/plan.hpp"
 #include "provisioner/pipeline/drift_diff.hpp"
+#include "provisioner/pipeline/trial.hpp"
 #include "provisioner/profile/profile_loader.hpp"
 #include "provisioner/systemd/online.hpp"
 #include "provisioner/target/firstboot_state.hpp"
@@ -27,20 +28,8 @@ struct PlanView {
 std::string plan_text(const PlanView& view);
 std::string plan_json(const PlanView& view);
 
-// A trial as 'rtprov status' and 'rtprov trial status' show it: its record, and what the
-// running boot is to it.
-struct TrialView {
-    std::optional<target::TrialRecord> record;
-    target::TrialBoot boot = target::TrialBoot::none;
-    // Raspberry Pi, on the running Pi: the firmware's own word on this boot
-    // (/proc/device-tree/chosen/bootloader/tryboot, 1 on a tryboot), or why it is not known.
-    std::optional<bool> tryboot;
-    std::string tryboot_problem;
-};
-// The firmware's tryboot flag, the loader's 'flag' (boot::Loader::trial_boot_flag): a
-// 32-bit big-endian cell (device-tree property).
-void read_tryboot_flag(TrialView& view, const std::string& sysroot,
-                       const boot::TrialBootFlag& flag);
+// A trial as 'rtprov status' and 'rtprov trial status' show it (pipeline/trial.hpp).
+using TrialView = pipeline::TrialView;
 std::string trial_text(const TrialView& trial);
 std::string trial_json(const TrialView& trial); // the object, or null
 // The trial for node-exporter's textfile collector: rtprov_trial_info (1, with the phase,

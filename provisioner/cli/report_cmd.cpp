@@ -76,10 +76,8 @@ std::string newest_selftest_prometheus(const fs::Root& root) {
     return selftest_prometheus(read_selftest_json(kept->content, root.shown(file)));
 }
 
-void add_report_command(CLI::App& parent, ReportCommand& c) {
-    c.app = parent.add_subcommand(
-        "report", "Show a kept self-test report again (the newest by default), and write it as "
-                  "one HTML page with the trend of the runs measured the same way");
+void add_report_options(CLI::App& command, ReportCommand& c) {
+    c.app = &command;
     c.app->add_option("--history", c.history_dir, "Where reports are kept")
         ->capture_default_str()
         ->type_name("DIR");

@@ -1,14 +1,14 @@
 // SPDX-License-Identifier: Apache-2.0
 // rtprov selftest: measures on this machine what the tuning promises, and keeps the
-// result. The measuring is provisioner/selftest/; this file picks the CPUs and
-// thresholds from the applied profile, shows progress and writes the reports.
+// result. The measuring is provisioner/selftest/, the choice of CPUs, limits and idle
+// policies pipeline::plan_selftest_run's; this file shows progress and writes the reports.
 #include "provisioner/cli/commands.hpp"
 #include "provisioner/cli/selftest_render.hpp"
 #include "provisioner/core/error.hpp"
 #include "provisioner/core/plan.hpp"
-#include "provisioner/core/source_date_epoch.hpp"
 #include "provisioner/fs/root.hpp"
 #include "provisioner/pipeline/applied_system.hpp"
+#include "provisioner/pipeline/selftest_run.hpp"
 #include "provisioner/selftest/report.hpp"
 #include "provisioner/selftest/timerlat_run.hpp"
 #include "provisioner/selftest/timerlat_session.hpp"
@@ -98,141 +98,7 @@ std::string clock_text(double seconds) {
     return buffer;
 }
 
-struct Measured {
-    core::CpuList cpus;
-    core::ResolvedCores roles;
-    bool has_roles = false;
-};
-
-// The CPUs to measure: --cpus, else every reserved core and the first housekeeping one
-// of the applied profile, else every online CPU.
-Measured choose_cpus(const SelftestCommand& c, const std::optional<core::Profile>& profile,
-                     const core::CpuList& online, unsigned present) {
-    Measured m;
-    if (profile)
-        if (auto cores = core::resolve_cores(*profile, present)) {
-            m.roles = *cores;
-            m.has_roles = true;
-        }
-    if (!c.cpus.empty()) {
-        auto list = core::parse_cpu_list(c.cpus);
-        if (!list || list->empty())
-            throw CLI::ValidationError("--cpus",
-                                       quoted(c.cpus) + " is not a CPU list" +
-                                           (list.problem.empty() ? "" : ": " + list.problem) +
-                                           "; give e.g. 2-3 or 0,2");
-        m.cpus = *list;
-    } else if (m.has_roles) {
-        m.cpus = m.roles.reserved;
-        if (auto first = m.roles.housekeeping.cpus(); !first.empty())
-            m.cpus = m.cpus.union_with(core::CpuList({first.front()}));
-    } else {
-        m.cpus = online;
-    }
-    return m;
-}
-
-selftest::CoreRole role_of(const Measured& m, unsigned cpu) {
-    if (!m.has_roles)
-        return selftest::CoreRole::unassigned;
-    if (m.roles.reserved.contains(cpu))
-        return selftest::CoreRole::reserved;
-    return m.roles.housekeeping.contains(cpu) ? selftest::CoreRole::housekeeping
-                                              : selftest::CoreRole::unassigned;
-}
-
 } // namespace
-
-std::optional<std::time_t> source_date_epoch() {
-    // SOURCE_DATE_EPOCH makes image builds reproducible
-    // (https://reproducible-builds.org/specs/source-date-epoch/)
-    const char* epoch = std::getenv("SOURCE_DATE_EPOCH");
-    if (!epoch)
-        return std::nullopt;
-    return std::time_t(core::parse_source_date_epoch(epoch));
-}
-
-std::time_t now_unix() {
-    return std::time(nullptr);
-}
-
-std::string utc_text(std::time_t t, const char* format) {
-    std::tm tm{};
-    gmtime_r(&t, &tm);
-    char buffer[32];
-    std::strftime(buffer, sizeof buffer, format, &tm);
-    return buffer;
-}
-
-std::string utc_now() {
-    return utc_text(now_unix());
-}
-
-void check_sysroot(const std::string& sysroot, const std::vector<std::string>& needed,
-                   const std::string& without) {
-    std::error_code ec;
-    const std::string instead = "pass --sysroot a folder that holds a running system's proc/ "
-                                "and sys/ (a copied tree), or leave --sysroot out to " +
-                                without;
-    if (!stdfs::is_directory(sysroot, ec))
-        throw Error("--sysroot " + quoted(sysroot) + " is not a folder" +
-                    (stdfs::exists(sysroot, ec) ? "" : " (it does not exist)") + "; " + instead);
-    std::vector<std::string> missing;
-    const system::SysRoot root(sysroot); // as every reader of the system reads it
-    for (const std::string& path : needed)
-        if (system::Fact<std::string> file = root.text("/" + path); !file)
-            missing.push_back(quoted(path) + (file.absent ? "" : " (" + file.problem + ")"));
-    if (missing.empty())
-        return;
-    std::string names;
-    for (std::size_t i = 0; i < missing.size(); ++i)
-        names += (i == 0 ? "" : i + 1 == missing.size() ? " and " : ", ") + missing[i];
-    throw Error("--sysroot " + quoted(sysroot) +
-                " is not the root of a running system: it has no readable " + names + "; " +
-                instead);
-}
-
-void check_output_file(const std::string& path) {
-    stdfs::path p = stdfs::absolute(path);
-    if (!stdfs::is_directory(p.parent_path()))
-        throw Error("cannot write " + quoted(path) + ": folder " +
-                    quoted(p.parent_path().string()) + " does not exist; create it first");
-    std::error_code ec;
-    const stdfs::file_status entry = stdfs::symlink_status(p, ec);
-    if (ec || entry.type() == stdfs::file_type::not_found ||
-        entry.type() == stdfs::file_type::regular)
-        return;
-    throw Error("cannot write " + quoted(path) + ": it is " +
-                (entry.type() == stdfs::file_type::symlink     ? "a symbolic link"
-                 : entry.type() == stdfs::file_type::directory ? "a folder"
-                                                               : "not a regular file") +
-                ", which rtprov does not replace; name a new file or the file itself");
-}
-
-std::string output_file_name_problem(const std::string& value) {
-    if (value.empty())
-        return "needs the name of the file to write";
-    if (value == "-")
-        return "writes a file; '-' (standard output) is only for --json";
-    return "";
-}
-
-void write_file(const std::string& path, const std::string& content) {
-    check_output_file(path);
-    stdfs::path p = stdfs::absolute(path);
-    fs::Root dir(p.parent_path().string());
-    core::FileState state;
-    state.content = content;
-    // a new file is the user's who runs rtprov; a file that is there keeps mode and owner
-    state.uid = ::geteuid();
-    state.gid = ::getegid();
-    if (struct stat st{}; ::lstat(p.c_str(), &st) == 0 && S_ISREG(st.st_mode)) {
-        state.mode = st.st_mode & 07777;
-        state.uid = st.st_uid;
-        state.gid = st.st_gid;
-    }
-    dir.write("/" + p.filename().string(), state);
-}
 
 namespace {
 
@@ -363,10 +229,8 @@ std::string summary_text(const selftest::CoreReport& c) {
 
 } // namespace
 
-void add_selftest_command(CLI::App& parent, SelftestCommand& c) {
-    c.app = parent.add_subcommand(
-        "selftest", "Measure wake-up latency on the reserved and a housekeeping core, and run "
-                    "the PI-boost starvation probe; keeps every report");
+void add_selftest_options(CLI::App& command, SelftestCommand& c) {
+    c.app = &command;
     auto* app = c.app;
     app->add_option("--cpus", c.cpus,
                     "CPUs to measure (default: every reserved core and one housekeeping core "
@@ -445,19 +309,19 @@ int run_selftest(const SelftestCommand& c) {
     if (c.app->count("--sysroot") > 0)
         check_sysroot(c.sysroot, {"sys/devices/system/cpu/online"}, "use this machine's");
     std::optional<core::Profile> profile = pipeline::applied_profile(c.sysroot);
-    const system::Cpus cpus = system::read_cpus(system::SysRoot(c.sysroot));
-    if (!cpus.online || cpus.online->empty())
-        throw Error(
-            "cannot tell which CPUs are online: " +
-            (cpus.online ? "'/sys/devices/system/cpu/online' is empty" : cpus.online.problem) +
-            "; is sysfs mounted?");
-    const core::CpuList& online = *cpus.online;
-    std::optional<unsigned> present = system::layout_cpu_count(cpus);
-    if (profile && !present)
-        throw Error("cannot tell which CPUs are present, which the applied profile's cores are "
-                    "resolved on: " +
-                    cpus.present.problem + "; is sysfs mounted?");
-    Measured measured = choose_cpus(c, profile, online, present.value_or(0));
+    auto given = [&c](const char* option, unsigned value) {
+        return c.app->count(option) > 0 ? std::optional<unsigned>(value) : std::nullopt;
+    };
+    const pipeline::SelftestRequest request{c.cpus,
+                                            given("--duration", c.duration_s),
+                                            given("--interval", c.interval_us),
+                                            c.priority,
+                                            c.idle,
+                                            c.load,
+                                            c.stop_above_us,
+                                            given("--summary", c.summary_s)};
+    pipeline::SelftestRun run = pipeline::plan_selftest_run(
+        request, profile, system::read_cpus(system::SysRoot(c.sysroot)));
 
     selftest::SelftestReport report;
     report.started_unix = now_unix();
@@ -468,36 +332,10 @@ int run_selftest(const SelftestCommand& c) {
     report.kernel_release = names.release;
     report.kernel = selftest::read_kernel_context(
         (stdfs::path(c.sysroot) / "sys/kernel/debug/sched/features").string());
-
-    selftest::Thresholds thresholds;
-    unsigned duration_s = c.duration_s, interval_us = c.interval_us;
-    if (profile) {
-        const core::SelftestThresholds& t = profile->tuning.selftest;
-        thresholds = {t.max_latency_reserved_us, t.max_latency_housekeeping_us,
-                      t.max_missed_per_mille};
-        if (c.app->count("--duration") == 0)
-            duration_s = t.duration_s;
-        if (c.app->count("--interval") == 0)
-            interval_us = t.interval_us;
-    }
-
-    selftest::LatencyOptions options;
-    options.cpus = measured.cpus;
-    options.duration = std::chrono::milliseconds(std::uint64_t(duration_s) * 1000);
-    options.interval = std::chrono::microseconds(interval_us);
-    options.priority = c.priority;
-    options.stop_above_us = c.stop_above_us;
-    if (c.load) {
-        // Load where the housekeeping runs (the measuring threads outrank it there);
-        // without a profile, on the CPUs not measured.
-        options.load_cpus =
-            measured.has_roles ? measured.roles.housekeeping : online.minus(measured.cpus);
-        if (options.load_cpus.empty())
-            throw CLI::ValidationError("--load", "no CPU is left to load: every online CPU is "
-                                                 "measured; narrow --cpus");
-    }
-    report.parameters = {unsigned(duration_s * 1000), interval_us, c.priority,
-                         options.load_cpus.to_string(), c.stop_above_us};
+    const selftest::Thresholds& thresholds = run.thresholds;
+    const unsigned duration_s = run.duration_s;
+    selftest::LatencyOptions& options = run.options;
+    report.parameters = run.parameters();
 
     // --trace: the kernel's tracer measures where this kernel has it; where it has not, the
     // report says why and rtprov's own threads measure (never a cause guessed).
@@ -515,28 +353,12 @@ int run_selftest(const SelftestCommand& c) {
                       << "; measuring with rtprov's own threads\n";
         }
     }
-    // the kernel stack of a wake-up over the smallest limit of a measured core
-    const std::uint32_t stack_above_us =
-        std::min({thresholds.reserved_us, thresholds.housekeeping_us,
-                  c.stop_above_us ? c.stop_above_us : std::numeric_limits<unsigned>::max()});
-
-    std::vector<selftest::IdlePolicy> policies;
-    if (c.idle != "held")
-        policies.push_back(selftest::IdlePolicy::system_default);
-    if (c.idle != "default")
-        policies.push_back(selftest::IdlePolicy::held);
-    const unsigned total_s = duration_s * unsigned(policies.size());
-    const unsigned summary_s =
-        c.app->count("--summary") > 0 ? c.summary_s : (total_s > 600 ? 60 : 0);
-    if (summary_s >= duration_s && c.app->count("--summary") > 0 && summary_s > 0)
-        throw Error("--summary " + std::to_string(summary_s) +
-                    " would never come: each idle "
-                    "policy is measured for " +
-                    std::to_string(duration_s) +
-                    " s; pass a shorter --summary or a longer --duration");
+    pipeline::schedule_selftest_run(run, request);
+    const std::vector<selftest::IdlePolicy>& policies = run.policies;
+    const unsigned total_s = run.total_s, summary_s = run.summary_s;
 
     ReportFiles files(c);
-    std::cerr << "rtprov selftest: measuring CPUs " << measured.cpus.to_string() << " for "
+    std::cerr << "rtprov selftest: measuring CPUs " << options.cpus.to_string() << " for "
               << clock_text(total_s)
               << (c.pi_probe_s
                       ? ", then the PI-boost probe for " + std::to_string(c.pi_probe_s) + " s"
@@ -557,7 +379,7 @@ int run_selftest(const SelftestCommand& c) {
             selftest::SelftestReport partial = report;
             for (const selftest::CoreLatency& latency : so_far)
                 partial.cores.push_back(
-                    selftest::judge_core(role_of(measured, latency.cpu), latency, thresholds));
+                    selftest::judge_core(run.role_of(latency.cpu), latency, thresholds));
             partial.complete = false;
             selftest::conclude(partial);
             end_progress();
@@ -575,7 +397,7 @@ int run_selftest(const SelftestCommand& c) {
             results = selftest::run_latency(options, progress);
         } else {
             selftest::TracedRun traced =
-                selftest::run_traced_latency(options, tracefs, stack_above_us, progress);
+                selftest::run_traced_latency(options, tracefs, run.stack_above_us, progress);
             results = std::move(traced.cores);
             report.trace.lost_events += traced.lost_events;
             report.trace.unparsed_lines += traced.unparsed_lines;
@@ -588,7 +410,7 @@ int run_selftest(const SelftestCommand& c) {
             unsigned cpu = latency.cpu;
             stopped = stopped || latency.stopped_run;
             report.cores.push_back(
-                selftest::judge_core(role_of(measured, cpu), std::move(latency), thresholds));
+                selftest::judge_core(run.role_of(cpu), std::move(latency), thresholds));
         }
         if (stopped)
             break; // what --stop-above was for: the rest is not measured

@@ -2,6 +2,7 @@
 // rtprov status: which profile is applied, when, and what changed since; with --diff the
 // changes themselves, with --prometheus the same for node-exporter's textfile collector.
 #include "provisioner/cli/commands.hpp"
+#include "provisioner/cli/target_options.hpp"
 #include "provisioner/core/error.hpp"
 #include "provisioner/core/plan.hpp"
 #include "provisioner/core/sha256.hpp"
@@ -41,7 +42,8 @@ std::string applied_board(const fs::Root& root, const target::Status& status) {
 
 } // namespace
 
-void add_status_options(CLI::App& status, StatusCommand& c) {
+void add_status_options(CLI::App& status, TargetOptions& target, StatusCommand& c) {
+    add_target_options(status, target);
     status.add_flag("--json", c.json, "Print JSON");
     status.add_flag("--diff", c.diff,
                     "For each managed file changed since rtprov wrote it, show a unified diff "
@@ -56,12 +58,14 @@ void add_status_options(CLI::App& status, StatusCommand& c) {
         ->type_name("FILE");
 }
 
-int run_status(const fs::Root& root, const std::string& name, const StatusCommand& c) {
+namespace {
+
+int status_of(const fs::Root& root, const std::string& name, const StatusCommand& c, bool live) {
     if (!c.prometheus_file.empty())
         check_output_file(c.prometheus_file);
     target::Status status = target::read_status(root);
     auto firstboot = target::read_firstboot_state(root);
-    TrialView trial = trial_view(root, "/", c.live);
+    TrialView trial = pipeline::trial_view(root, "/", live);
     // the newest kept self-test, read before anything is printed: a report that cannot be
     // read fails status (exit 1) and leaves the textfile as it was
     const std::string selftest_metrics =
@@ -72,7 +76,7 @@ int run_status(const fs::Root& root, const std::string& name, const StatusComman
         pipeline::WrittenCandidates candidates;
         if (std::any_of(status.files.begin(), status.files.end(),
                         [](const target::FileStatus& f) { return f.drift != target::Drift::none; }))
-            candidates = pipeline::replan_applied(root, *status.state, c.live, data_dir("apps"));
+            candidates = pipeline::replan_applied(root, *status.state, live, data_dir("apps"));
         diffs = pipeline::drift_diffs(root, status, candidates);
     }
     if (c.json && status.state) {
@@ -85,7 +89,7 @@ int run_status(const fs::Root& root, const std::string& name, const StatusComman
     if (c.json)
         std::cout << status_json(status, name, firstboot, trial, diffs ? &*diffs : nullptr);
     else
-        std::cout << status_text(status, name, firstboot, trial, c.live)
+        std::cout << status_text(status, name, firstboot, trial, live)
                   << (diffs ? status_diff_text(*diffs) : "");
     // a state that is not this root's (exit 1) leaves the textfile as it was
     if (!c.prometheus_file.empty() && status.foreign.empty())
@@ -104,6 +108,16 @@ int run_status(const fs::Root& root, const std::string& name, const StatusComman
                          drifted_files(status) > 0 || !status.state->pending.empty()))
         return k_exit_not_passed;
     return k_exit_ok;
+}
+
+} // namespace
+
+int run_status(const TargetOptions& o, const StatusCommand& c) {
+    pipeline::TargetSession target = open_target(o, true);
+    const int rc = status_of(*target.root(), target.name(), c, o.live);
+    // an image is unmounted before rtprov ends, and a failure to is the command's
+    target.close();
+    return rc;
 }
 
 } // namespace rtprov::cli

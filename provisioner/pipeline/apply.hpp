@@ -43,8 +43,9 @@ struct Planned {
 // the plan: the keys it put on the command line that the new profile drops stay there.
 Planned make_plan(const PlanRequest& request, const fs::Root& root);
 
-// The system manager that apply and rollback --live tell what changed: systemd over
-// D-Bus (SystemdBus), or a fake in tests.
+// The system manager that apply and rollback --live tell what changed, and that first
+// boot and a trial's check ask for a reboot: systemd over D-Bus (SystemdBus), or a fake
+// in tests.
 class ServiceManager {
   public:
     virtual ~ServiceManager() = default;
@@ -52,6 +53,9 @@ class ServiceManager {
     // What rtprov-irq-tune@.service changed in the running kernel, put back
     // (live::restore_irqs).
     virtual live::IrqTuneResult restore_irqs() = 0;
+    // Asks for a reboot, with 'argument' for the boot loader (the Pi firmware's tryboot
+    // flag, "0 tryboot") or "" (systemd::request_reboot). Throws rtprov::Error when refused.
+    virtual void reboot(const std::string& argument) = 0;
 };
 
 class SystemdBus final : public ServiceManager {
@@ -62,6 +66,7 @@ class SystemdBus final : public ServiceManager {
     live::IrqTuneResult restore_irqs() override {
         return live::restore_irqs("/", live::real_kernel_calls(), live::k_irq_tune_state);
     }
+    void reboot(const std::string& argument) override { systemd::request_reboot(argument); }
 };
 
 struct LiveOptions {

@@ -47,6 +47,7 @@ class FakeManager final : public pipeline::ServiceManager {
         ++irq_restores;
         return {};
     }
+    void reboot(const std::string&) override { FAIL("apply and rollback never reboot"); }
     std::vector<systemd::OnlineActions> told;
     int irq_restores = 0;
 
