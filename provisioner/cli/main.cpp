@@ -95,8 +95,10 @@ struct Options {
     bool install_packages = false;
     bool packages = false; // plan --packages
     bool force_priority = false;
-    bool runtime = false; // apply --live --runtime
-    bool trial = false;   // plan/apply --trial
+    bool runtime = false;                    // apply --live --runtime
+    bool trial = false;                      // plan/apply --trial
+    bool firstboot = false;                  // plan/apply --firstboot
+    std::vector<std::string> firstboot_sets; // --firstboot-set KEY=VALUE
 };
 
 using cli::data_dir;
@@ -266,12 +268,14 @@ pipeline::Planned make_plan(const Options& o, const fs::Root& root) {
     if (o.profile.empty())
         throw CLI::ValidationError("--profile",
                                    "name a profile: --profile NAME (see 'rtprov profiles')");
-    pipeline::PlanRequest request{o.profile, o.profile_dirs,       o.sets,          o.live,
-                                  {},        data_dir("profiles"), data_dir("apps")};
+    pipeline::PlanRequest request{o.profile, o.profile_dirs,       o.sets,           o.live,
+                                  {},        data_dir("profiles"), data_dir("apps"), {}};
     request.options.regenerate = pipeline::regenerate_mode(o.regenerate, o.live);
     request.options.install_packages = o.install_packages;
     request.options.force_priority = o.force_priority;
     request.options.trial = o.trial;
+    if (o.firstboot)
+        request.firstboot = o.firstboot_sets;
     return pipeline::make_plan(request, root);
 }
 
@@ -703,6 +707,16 @@ int main(int argc, char** argv) {
         cmd->add_flag("--install-packages", o.install_packages,
                       "Install missing packages (the PREEMPT_RT kernel) with apt-get in the "
                       "target; offline through a chroot");
+        auto* firstboot = cmd->add_flag(
+            "--firstboot", o.firstboot,
+            "Set up the image's first boot: write /etc/rtprov/firstboot.yaml (this --profile "
+            "and --set) and enable rtprov-firstboot.service; rollback takes both out, and an "
+            "apply without it retires them (not with --live)");
+        cmd->add_option("--firstboot-set", o.firstboot_sets,
+                        "Set a key of firstboot.yaml that is first boot's own: reboot, trial, "
+                        "install_packages, selftest_s, pi_probe_s (e.g. trial=false)")
+            ->type_name("KEY=VALUE")
+            ->needs(firstboot);
     }
 
     auto* status = app.add_subcommand("status", "Which profile is applied, when, and drift since");

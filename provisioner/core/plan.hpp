@@ -79,6 +79,9 @@ struct TargetFacts {
     std::vector<std::string> executables;      // of those plan() asks about, the ones present
     std::set<std::string> installed_packages;  // from /var/lib/dpkg/status
     std::set<std::string> units; // systemd units installed ('mpd.service'), of those asked about
+    // Of the paths in 'files', those rtprov's state lists as its own (written by an earlier
+    // apply), as the probe read them.
+    std::set<std::string> managed;
     // Command-line keys the applied profile owned (read from it by the caller): a key a
     // new profile drops is still rtprov's to take back.
     std::vector<std::string> previous_owned_keys;
@@ -124,6 +127,12 @@ struct PlanOptions {
     // The trial's id, the marker on its kernel command line (rtprov.trial=ID): the start
     // of the resolved profile's SHA-256, set by planner::plan.
     std::string trial_id;
+    // apply --firstboot, offline: the content of k_firstboot_config_path (written by
+    // profile::write_firstboot_config), planned with rtprov-firstboot.service's enable link.
+    // nullopt: an offline plan retires the two if an earlier apply wrote them; a live plan
+    // keeps them as they are (first boot itself, or the trial it armed, is what applies
+    // the running system before first boot has finished).
+    std::optional<std::string> firstboot_config;
 };
 
 // A program run in the target after the files are written (inside the root, through
@@ -197,6 +206,11 @@ std::string trial_id_of(const std::string& profile_yaml);
 inline constexpr unsigned k_trial_panic_s = 10;
 inline constexpr const char* k_trial_deadline_target = "rtprov-trial-deadline.target";
 inline constexpr const char* k_trial_unit = "rtprov-trial.service";
+
+// First boot (docs/firstboot.md): the unit rtprov's package ships, and its configuration,
+// which 'apply --firstboot' writes.
+inline constexpr const char* k_firstboot_unit = "rtprov-firstboot.service";
+inline constexpr const char* k_firstboot_config_path = "/etc/rtprov/firstboot.yaml";
 // The deadline's job timeout, and the longest self-test a trial's check may run inside it
 // (the audit, the commit's update-grub and the boot itself need the rest).
 inline constexpr unsigned k_trial_deadline_s = 900;

@@ -8,6 +8,8 @@
 #include "provisioner/planner/planner.hpp"
 #include "provisioner/profile/app_loader.hpp"
 #include "provisioner/profile/profile_loader.hpp"
+#include "provisioner/systemd/systemd_plan.hpp"
+#include "provisioner/target/journal.hpp"
 #include "tests/unit/catch.hpp"
 #include "tests/unit/temp_dir.hpp"
 
@@ -60,7 +62,11 @@ TEST_CASE("every planner reads only what the probe read, for each built-in profi
                     options.regenerate = regenerate;
                     // A planner reading a path the probe never looked at throws logic_error.
                     CHECK_NOTHROW(planner::plan(p, profile::to_yaml(p), facts, options, apps));
+                    options.firstboot_config = "profile: " + p.name + "\n"; // --firstboot
+                    CHECK_NOTHROW(planner::plan(p, profile::to_yaml(p), facts, options, apps));
                 }
+                core::TargetFacts live = target::probe(root, p, core::TargetMode::live);
+                CHECK_NOTHROW(planner::plan(p, profile::to_yaml(p), live, {}, apps));
             }
     }
 }
@@ -105,4 +111,27 @@ TEST_CASE("the probe reads every GRUB drop-in, and refuses a folder of more than
         error = e.what();
     }
     CHECK(error.find("more than the 64 rtprov reads") != std::string::npos);
+}
+
+TEST_CASE("the probe tells the files rtprov wrote from the others, an enable link by itself") {
+    TempDir dir;
+    const std::string root_path = fixture_copy(dir, "debian13");
+    dir.write("debian13/usr/lib/systemd/system/rtprov-firstboot.service", "[Unit]\n");
+    fs::Root root(root_path);
+    core::Profile p = builtin("x86-debian13", {"board.cpus=4"});
+    core::TargetFacts facts = target::probe(root, p, core::TargetMode::offline);
+    CHECK(facts.managed.empty()); // nothing applied yet
+    core::PlanOptions options;
+    options.firstboot_config = "profile: x86-debian13\n";
+    core::Plan plan = planner::plan(p, profile::to_yaml(p), facts, options);
+    REQUIRE_FALSE(plan.refused());
+    target::apply_plan(root, fs::RootLock(root), plan,
+                       {p.name, std::string(64, 'f'), "2026-12-01T00:00:00Z", "grub"});
+    facts = target::probe(root, p, core::TargetMode::offline);
+    CHECK(facts.managed.count(core::k_applied_profile_path));
+    CHECK(facts.managed.count(core::k_firstboot_config_path));
+    // the link itself, not the unit it points to, which is the package's
+    CHECK(facts.managed.count(systemd::firstboot_link()));
+    CHECK(facts.files.count("/usr/lib/systemd/system/rtprov-firstboot.service"));
+    CHECK_FALSE(facts.managed.count("/usr/lib/systemd/system/rtprov-firstboot.service"));
 }
