@@ -66,8 +66,9 @@ std::string firstboot_config(const PlanRequest& request, const std::string& prof
     profile::set_firstboot_keys(config, request.firstboot.value_or(std::vector<std::string>{}));
     return profile::write_firstboot_config(
         config, core::owned_file_header(profile_name) +
-                    "# Read by rtprov-firstboot.service at the first boot (docs/firstboot.md); "
-                    "written by\n# 'rtprov apply --firstboot', taken out by 'rtprov rollback'.\n");
+                    "# Read by rtprov-firstboot.service at the first boot "
+                    "(/usr/share/doc/rtprov/firstboot.md);\n"
+                    "# written by 'rtprov apply --firstboot', taken out by 'rtprov rollback'.\n");
 }
 
 Planned make_plan(const PlanRequest& request, const fs::Root& root) {

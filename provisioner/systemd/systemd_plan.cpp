@@ -364,7 +364,7 @@ void plan_firstboot(Plan& plan, const TargetFacts& facts, const PlanOptions& opt
                 "--firstboot enables " + std::string(k_firstboot_unit) +
                     ", and the target has none (looked in " + dirs +
                     "): install rtprov's package for the image's architecture in it before "
-                    "the apply (docs/plugin-contract.md)");
+                    "the apply");
         return;
     }
     add_file_change(plan, facts, k_firstboot_config_path, text_file(*options.firstboot_config),

@@ -60,9 +60,11 @@ rtprov_find_deb() {
 	fi
 	[ -f "${rtprov_deb}" ] || rtprov_fail "RTPROV_DEB='${rtprov_deb}' does not exist"
 	# apt would only say its dependencies are not installable.
-	local deb_arch
+	local deb_arch deb_package
 	deb_arch=$(dpkg-deb --field "${rtprov_deb}" Architecture 2>/dev/null) ||
 		rtprov_fail "'${rtprov_deb}' is not a Debian package (dpkg-deb cannot read it)"
+	deb_package=$(dpkg-deb --field "${rtprov_deb}" Package)
+	[ "${deb_package}" = rtprov ] || rtprov_fail "'${rtprov_deb}' is the package '${deb_package}', not rtprov"
 	if [ "${deb_arch}" != "${ARCH:-arm64}" ] && [ "${deb_arch}" != all ]; then
 		rtprov_fail "'${rtprov_deb}' is for ${deb_arch}, the image is ${ARCH:-arm64}; make the ${ARCH:-arm64} package with rtprov's scripts/build-deb.sh ${ARCH:-arm64}"
 	fi
