@@ -79,9 +79,6 @@ struct TargetFacts {
     std::vector<std::string> executables;      // of those plan() asks about, the ones present
     std::set<std::string> installed_packages;  // from /var/lib/dpkg/status
     std::set<std::string> units; // systemd units installed ('mpd.service'), of those asked about
-    // Of the paths in 'files', those rtprov's state lists as its own (written by an earlier
-    // apply), as the probe read them.
-    std::set<std::string> managed;
     // Command-line keys the applied profile owned (read from it by the caller): a key a
     // new profile drops is still rtprov's to take back.
     std::vector<std::string> previous_owned_keys;
@@ -130,7 +127,7 @@ struct PlanOptions {
     // apply --firstboot, offline: the content of k_firstboot_config_path (written by
     // profile::write_firstboot_config), planned with rtprov-firstboot.service's enable link.
     // nullopt: an offline plan retires the two if an earlier apply wrote them; a live plan
-    // keeps them as they are (first boot itself, or the trial it armed, is what applies
+    // keeps them (Plan::kept: first boot itself, or the trial it armed, is what applies
     // the running system before first boot has finished).
     std::optional<std::string> firstboot_config;
 };
@@ -171,6 +168,10 @@ struct CmdlineEdit {
 struct Plan {
     std::vector<FileChange> changes;    // in the order apply performs them
     std::vector<std::string> unchanged; // managed paths already as planned
+    // Paths this plan leaves as they are, whatever they hold: not written, and, where an
+    // earlier apply wrote them, not retired either and still recorded as it wrote them
+    // (first boot's files, on the running system: systemd::plan_firstboot).
+    std::vector<std::string> kept;
     // Command-line files among the changed and unchanged paths, by path as written.
     std::map<std::string, CmdlineEdit> cmdline_edits;
     std::vector<Finding> findings;

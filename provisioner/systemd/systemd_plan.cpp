@@ -334,10 +334,10 @@ void plan_firstboot(Plan& plan, const TargetFacts& facts, const PlanOptions& opt
         // own (or the commit of the trial it armed): taking its files away would stop it
         // half way, its second run after the reboot never starting, or starting without
         // its configuration. After it, they are inert (ConditionPathExists=!done).
+        // Kept, not planned as they are now: a hand edit there stays drift, for status to
+        // show and rollback to refuse, instead of being taken for rtprov's own.
         if (facts.mode == TargetMode::live)
-            for (const std::string& path : {std::string(k_firstboot_config_path), link})
-                if (const FileState* kept = facts.file(path); kept && facts.managed.count(path))
-                    add_file_change(plan, facts, path, *kept, "first boot's, kept as it is");
+            plan.kept = {k_firstboot_config_path, link};
         return;
     }
     std::string unit;

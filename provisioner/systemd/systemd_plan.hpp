@@ -22,8 +22,8 @@ void plan_systemd(core::Plan& plan, const core::Profile& profile,
 // options.firstboot_config, that file and rtprov-firstboot.service enabled as 'systemctl
 // enable' would (a link in multi-user.target.wants, the unit's WantedBy=, to the unit
 // where systemctl finds it: k_unit_search_dirs); refused when the target has no such unit
-// or masks it. Without it, a live plan keeps the two as they are where an earlier apply
-// wrote them (facts.managed); an offline one plans neither, so apply retires them. Pure.
+// or masks it. Without it, a live plan keeps the two as they are (Plan::kept); an offline
+// one plans neither, so apply retires them where an earlier apply wrote them. Pure.
 void plan_firstboot(core::Plan& plan, const core::TargetFacts& facts,
                     const core::PlanOptions& options);
 

@@ -294,10 +294,11 @@ std::vector<ManagedFile> stale_entries(const fs::Root& root, const State& state,
     std::set<std::string> wanted;
     for (const core::FileChange& change : plan.changes)
         wanted.insert(managed_path(root, change.path, change.next.symlink));
-    for (const std::string& path : plan.unchanged) {
-        auto entry = root.read_entry(path, fs::caps::k_managed);
-        wanted.insert(managed_path(root, path, entry && entry->symlink));
-    }
+    for (const std::vector<std::string>* paths : {&plan.unchanged, &plan.kept})
+        for (const std::string& path : *paths) {
+            auto entry = root.read_entry(path, fs::caps::k_managed);
+            wanted.insert(managed_path(root, path, entry && entry->symlink));
+        }
     std::vector<ManagedFile> stale;
     for (const ManagedFile& file : state.files)
         if (!file.generated && !wanted.count(file.path))

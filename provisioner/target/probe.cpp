@@ -169,17 +169,11 @@ void probe_systemd(const fs::Root& root, const core::Profile& profile, core::Tar
             facts.executables.push_back(exe);
 }
 
-// The originals of the files rtprov changed, from its state and backup, and which of the
-// files read are rtprov's.
+// The originals of the files rtprov changed, from its state and backup.
 void probe_originals(const fs::Root& root, core::TargetFacts& facts) {
     auto state = read_state(root);
     if (!state)
         return;
-    // As the state names them: a link rtprov makes is the entry itself, a file is where its
-    // path leads (target::apply_plan).
-    for (const auto& [path, file] : facts.files)
-        if (state->find(file.symlink ? root.resolve_parent(path) : root.resolve(path)))
-            facts.managed.insert(path);
     std::optional<Backups> backups;
     for (const ManagedFile& file : state->files) {
         if (file.created)

@@ -9,7 +9,6 @@
 #include "provisioner/profile/app_loader.hpp"
 #include "provisioner/profile/profile_loader.hpp"
 #include "provisioner/systemd/systemd_plan.hpp"
-#include "provisioner/target/journal.hpp"
 #include "tests/unit/catch.hpp"
 #include "tests/unit/temp_dir.hpp"
 
@@ -113,25 +112,25 @@ TEST_CASE("the probe reads every GRUB drop-in, and refuses a folder of more than
     CHECK(error.find("more than the 64 rtprov reads") != std::string::npos);
 }
 
-TEST_CASE("the probe tells the files rtprov wrote from the others, an enable link by itself") {
+TEST_CASE("the probe reads first boot's files and where systemctl would find its unit") {
     TempDir dir;
     const std::string root_path = fixture_copy(dir, "debian13");
     dir.write("debian13/usr/lib/systemd/system/rtprov-firstboot.service", "[Unit]\n");
+    dir.write("debian13/etc/rtprov/firstboot.yaml", "profile: x86-debian13\n");
+    std::filesystem::create_directories(root_path + "/etc/systemd/system");
+    std::filesystem::create_symlink("/dev/null",
+                                    root_path + "/etc/systemd/system/rtprov-firstboot.service");
     fs::Root root(root_path);
     core::Profile p = builtin("x86-debian13", {"board.cpus=4"});
     core::TargetFacts facts = target::probe(root, p, core::TargetMode::offline);
-    CHECK(facts.managed.empty()); // nothing applied yet
-    core::PlanOptions options;
-    options.firstboot_config = "profile: x86-debian13\n";
-    core::Plan plan = planner::plan(p, profile::to_yaml(p), facts, options);
-    REQUIRE_FALSE(plan.refused());
-    target::apply_plan(root, fs::RootLock(root), plan,
-                       {p.name, std::string(64, 'f'), "2026-12-01T00:00:00Z", "grub"});
-    facts = target::probe(root, p, core::TargetMode::offline);
-    CHECK(facts.managed.count(core::k_applied_profile_path));
-    CHECK(facts.managed.count(core::k_firstboot_config_path));
-    // the link itself, not the unit it points to, which is the package's
-    CHECK(facts.managed.count(systemd::firstboot_link()));
-    CHECK(facts.files.count("/usr/lib/systemd/system/rtprov-firstboot.service"));
-    CHECK_FALSE(facts.managed.count("/usr/lib/systemd/system/rtprov-firstboot.service"));
+    REQUIRE(facts.file(core::k_firstboot_config_path));
+    CHECK(facts.file(core::k_firstboot_config_path)->content == "profile: x86-debian13\n");
+    CHECK(facts.file(systemd::firstboot_link()) == nullptr); // looked at, not there
+    CHECK(facts.file("/usr/local/lib/systemd/system/rtprov-firstboot.service") == nullptr);
+    REQUIRE(facts.file("/usr/lib/systemd/system/rtprov-firstboot.service"));
+    // the mask as the link it is, not followed to /dev/null
+    const core::FileState* mask = facts.file("/etc/systemd/system/rtprov-firstboot.service");
+    REQUIRE(mask);
+    CHECK(mask->symlink);
+    CHECK(mask->content == "/dev/null");
 }

@@ -340,22 +340,20 @@ TEST_CASE("--firstboot is refused for a target without the unit, or with it mask
           "enabled: remove that link, or drop --firstboot");
 }
 
-TEST_CASE("without --firstboot, offline plans drop first boot's files, live plans keep rtprov's") {
+TEST_CASE("without --firstboot, offline plans drop first boot's files, live plans keep them") {
     TargetFacts facts;
     facts.files[k_firstboot_config_path] = text("profile: pi4\n");
     facts.files[k_firstboot_link] = symlink_to("/usr/lib/systemd/system/rtprov-firstboot.service");
-    facts.managed = {k_firstboot_config_path, k_firstboot_link};
     // offline: not planned, so apply retires what an earlier apply wrote
     Plan offline = firstboot_plan(facts, std::nullopt);
     CHECK(offline.changes.empty());
     CHECK(offline.unchanged.empty());
-    // live (first boot's own apply, or its trial's commit): kept as they are
+    CHECK(offline.kept.empty());
+    // live (first boot's own apply, or its trial's commit): kept as they are, neither
+    // written nor taken for what rtprov wrote
     facts.mode = TargetMode::live;
     Plan live = firstboot_plan(facts, std::nullopt);
     CHECK(live.changes.empty());
-    CHECK(live.unchanged == std::vector<std::string>{k_firstboot_config_path, k_firstboot_link});
-    // ... but only rtprov's: a firstboot.yaml an image builder wrote is not rtprov's to list
-    facts.managed = {k_firstboot_link};
-    CHECK(firstboot_plan(facts, std::nullopt).unchanged ==
-          std::vector<std::string>{k_firstboot_link});
+    CHECK(live.unchanged.empty());
+    CHECK(live.kept == std::vector<std::string>{k_firstboot_config_path, k_firstboot_link});
 }
