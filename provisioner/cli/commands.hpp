@@ -49,7 +49,9 @@ struct PlanOptions {
     std::string regenerate; // now | first-boot | never; "" = the mode's default
     bool install_packages = false;
     bool force_priority = false;
-    bool trial = false; // --trial
+    bool trial = false;                      // --trial
+    bool firstboot = false;                  // --firstboot
+    std::vector<std::string> firstboot_sets; // --firstboot-set KEY=VALUE
 };
 
 // 'rtprov plan'

@@ -43,18 +43,31 @@ void add_plan_switches(CLI::App& command, PlanOptions& o) {
     command.add_flag("--install-packages", o.install_packages,
                      "Install missing packages (the PREEMPT_RT kernel) with apt-get in the "
                      "target; offline through a chroot");
+    auto* firstboot = command.add_flag(
+        "--firstboot", o.firstboot,
+        "Set up the image's first boot: write /etc/rtprov/firstboot.yaml (this --profile "
+        "and --set) and enable rtprov-firstboot.service; rollback takes both out, and an "
+        "apply without it retires them (not with --live)");
+    command
+        .add_option("--firstboot-set", o.firstboot_sets,
+                    "Set a key of firstboot.yaml that is first boot's own: reboot, trial, "
+                    "install_packages, selftest_s, pi_probe_s (e.g. trial=false)")
+        ->type_name("KEY=VALUE")
+        ->needs(firstboot);
 }
 
 pipeline::PlanRequest plan_request(const TargetOptions& target, const PlanOptions& o) {
     if (o.profile.empty())
         throw CLI::ValidationError("--profile",
                                    "name a profile: --profile NAME (see 'rtprov profiles')");
-    pipeline::PlanRequest request{o.profile, o.profile_dirs,       o.sets,          target.live,
-                                  {},        data_dir("profiles"), data_dir("apps")};
+    pipeline::PlanRequest request{o.profile, o.profile_dirs,       o.sets,           target.live,
+                                  {},        data_dir("profiles"), data_dir("apps"), {}};
     request.options.regenerate = pipeline::regenerate_mode(o.regenerate, target.live);
     request.options.install_packages = o.install_packages;
     request.options.force_priority = o.force_priority;
     request.options.trial = o.trial;
+    if (o.firstboot)
+        request.firstboot = o.firstboot_sets;
     return request;
 }
 

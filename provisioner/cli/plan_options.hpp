@@ -21,7 +21,8 @@ void add_profile_options(CLI::App& command, std::vector<std::string>& profile_di
 // first.
 void add_plan_target_options(CLI::App& command, TargetOptions& target, PlanOptions& o);
 
-// --regenerate-boot, --force-priority, --trial, --install-packages: what plan and apply
+// --regenerate-boot, --force-priority, --trial, --install-packages, --firstboot,
+// --firstboot-set: what plan and apply
 // list after their own options.
 void add_plan_switches(CLI::App& command, PlanOptions& o);
 

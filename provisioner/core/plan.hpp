@@ -124,6 +124,12 @@ struct PlanOptions {
     // The trial's id, the marker on its kernel command line (rtprov.trial=ID): the start
     // of the resolved profile's SHA-256, set by planner::plan.
     std::string trial_id;
+    // apply --firstboot, offline: the content of k_firstboot_config_path (written by
+    // profile::write_firstboot_config), planned with rtprov-firstboot.service's enable link.
+    // nullopt: an offline plan retires the two if an earlier apply wrote them; a live plan
+    // keeps them (Plan::kept: first boot itself, or the trial it armed, is what applies
+    // the running system before first boot has finished).
+    std::optional<std::string> firstboot_config;
 };
 
 // A program run in the target after the files are written (inside the root, through
@@ -162,6 +168,10 @@ struct CmdlineEdit {
 struct Plan {
     std::vector<FileChange> changes;    // in the order apply performs them
     std::vector<std::string> unchanged; // managed paths already as planned
+    // Paths this plan leaves as they are, whatever they hold: not written, and, where an
+    // earlier apply wrote them, not retired either and still recorded as it wrote them
+    // (first boot's files, on the running system: systemd::plan_firstboot).
+    std::vector<std::string> kept;
     // Command-line files among the changed and unchanged paths, by path as written.
     std::map<std::string, CmdlineEdit> cmdline_edits;
     std::vector<Finding> findings;
@@ -197,6 +207,11 @@ std::string trial_id_of(const std::string& profile_yaml);
 inline constexpr unsigned k_trial_panic_s = 10;
 inline constexpr const char* k_trial_deadline_target = "rtprov-trial-deadline.target";
 inline constexpr const char* k_trial_unit = "rtprov-trial.service";
+
+// First boot (docs/firstboot.md): the unit rtprov's package ships, and its configuration,
+// which 'apply --firstboot' writes.
+inline constexpr const char* k_firstboot_unit = "rtprov-firstboot.service";
+inline constexpr const char* k_firstboot_config_path = "/etc/rtprov/firstboot.yaml";
 // The deadline's job timeout, and the longest self-test a trial's check may run inside it
 // (the audit, the commit's update-grub and the boot itself need the rest).
 inline constexpr unsigned k_trial_deadline_s = 900;

@@ -11,14 +11,71 @@
 #include "provisioner/pipeline/profile_search.hpp"
 #include "provisioner/planner/planner.hpp"
 #include "provisioner/profile/app_loader.hpp"
+#include "provisioner/profile/firstboot_config.hpp"
 #include "provisioner/profile/profile_loader.hpp"
 #include "provisioner/systemd/libsystemd.hpp"
 
 #include <algorithm>
+#include <filesystem>
 
 namespace rtprov::pipeline {
 
+namespace {
+
+// Why first boot, which finds its profile by the name firstboot.yaml records, as 'rtprov
+// apply --live --profile NAME' does in the image (no --profile-dir), would not apply the
+// profile this apply resolved ('profile_yaml'); nullopt when it would. (The built-in
+// profiles are this rtprov's; the image's rtprov has the same ones when it is the same
+// version, docs/plugin-contract.md.)
+std::optional<std::string> firstboot_profile_problem(const PlanRequest& request,
+                                                     const fs::Root& root,
+                                                     const std::string& profile_yaml,
+                                                     const std::vector<profile::Override>& sets) {
+    const std::string how = "first boot looks the profile up by the name firstboot.yaml "
+                            "records, in the image's /etc/rtprov/profiles, then among rtprov's "
+                            "built-in profiles";
+    if (profile::is_profile_path(request.profile)) {
+        const std::string name = std::filesystem::path(request.profile).stem().string();
+        return "--firstboot: " + how + ", and " + quoted(request.profile) +
+               " is a file of this machine: put it in the image as " +
+               quoted("/etc/rtprov/profiles/" + name + ".yaml") + " and pass --profile " +
+               quoted(name);
+    }
+    if (request.profile_dirs.empty())
+        return std::nullopt; // this apply looked it up the same way
+    std::string found;
+    try {
+        found = profile::to_yaml(profile::load_profile(
+            request.profile, profile_search_path({}, &root, request.builtin_profiles), sets));
+    } catch (const Error&) {
+        // not found there, or not one these overrides fit
+    }
+    if (found == profile_yaml)
+        return std::nullopt;
+    return "--firstboot: " + how + ", and would not get the profile " + quoted(request.profile) +
+           " this apply takes from --profile-dir: put it in the image as " +
+           quoted("/etc/rtprov/profiles/" + request.profile + ".yaml");
+}
+
+} // namespace
+
+std::string firstboot_config(const PlanRequest& request, const std::string& profile_name) {
+    profile::FirstbootConfig config;
+    config.profile = request.profile;
+    config.sets = request.sets;
+    profile::set_firstboot_keys(config, request.firstboot.value_or(std::vector<std::string>{}));
+    return profile::write_firstboot_config(
+        config, core::owned_file_header(profile_name) +
+                    "# Read by rtprov-firstboot.service at the first boot "
+                    "(/usr/share/doc/rtprov/firstboot.md);\n"
+                    "# written by 'rtprov apply --firstboot', taken out by 'rtprov rollback'.\n");
+}
+
 Planned make_plan(const PlanRequest& request, const fs::Root& root) {
+    if (request.firstboot && request.live)
+        throw UsageError("--firstboot", "first boot is set up in an image: use it with --root or "
+                                        "--image (on the running system, first boot has run, or "
+                                        "is what runs this apply)");
     std::vector<profile::Override> overrides;
     for (const std::string& set : request.sets)
         overrides.push_back({set});
@@ -27,6 +84,12 @@ Planned make_plan(const PlanRequest& request, const fs::Root& root) {
         request.profile, profile_search_path(request.profile_dirs, &root, request.builtin_profiles),
         overrides);
     p.profile_yaml = profile::to_yaml(p.profile);
+    core::PlanOptions options = request.options;
+    std::optional<std::string> firstboot_problem;
+    if (request.firstboot) {
+        options.firstboot_config = firstboot_config(request, p.profile.name);
+        firstboot_problem = firstboot_profile_problem(request, root, p.profile_yaml, overrides);
+    }
     core::TargetFacts facts =
         probe(root, p.profile, request.live ? core::TargetMode::live : core::TargetMode::offline,
               request.options.trial);
@@ -40,8 +103,10 @@ Planned make_plan(const PlanRequest& request, const fs::Root& root) {
             unreadable = e.what();
         }
     }
-    p.plan = planner::plan(p.profile, p.profile_yaml, facts, request.options,
-                           profile::load_apps(request.apps));
+    p.plan =
+        planner::plan(p.profile, p.profile_yaml, facts, options, profile::load_apps(request.apps));
+    if (firstboot_problem)
+        p.plan.findings.push_back({core::Severity::error, "firstboot-profile", *firstboot_problem});
     if (unreadable)
         p.plan.findings.push_back(
             {core::Severity::warning, "applied-profile-unreadable",

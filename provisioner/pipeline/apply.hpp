@@ -28,6 +28,9 @@ struct PlanRequest {
     core::PlanOptions options;
     std::string builtin_profiles; // the built-in data: board profiles, searched last
     std::string apps;             // and what rtprov knows about audio apps
+    // apply --firstboot: first boot's own keys of firstboot.yaml, as --firstboot-set
+    // KEY=VALUE gives them; nullopt: no --firstboot.
+    std::optional<std::vector<std::string>> firstboot;
 };
 
 struct Planned {
@@ -41,7 +44,17 @@ struct Planned {
 // Loads the profile (profile_search_path, then the --set overrides), reads the target
 // (pipeline::probe) and plans. An applied profile that cannot be read is a warning in
 // the plan: the keys it put on the command line that the new profile drops stay there.
+// With request.firstboot, first boot's configuration is planned too (firstboot_config):
+// a refusal in the plan when first boot would not find the same profile. Throws
+// rtprov::UsageError for --firstboot on the running system, rtprov::Error for a wrong
+// --firstboot-set.
 Planned make_plan(const PlanRequest& request, const fs::Root& root);
+
+// firstboot.yaml as 'apply --firstboot' writes it for 'request' (its --profile, --set and
+// --firstboot-set) and the profile it loaded ('profile_name'): rtprov's header, then
+// every key (profile::write_firstboot_config). Throws rtprov::Error for a wrong
+// --firstboot-set.
+std::string firstboot_config(const PlanRequest& request, const std::string& profile_name);
 
 // The system manager that apply and rollback --live tell what changed, and that first
 // boot and a trial's check ask for a reboot: systemd over D-Bus (SystemdBus), or a fake

@@ -72,6 +72,7 @@ Plan plan(const Profile& profile, const std::string& profile_yaml, const TargetF
         trial.trial_id = trial_id_of(profile_yaml);
     boot::plan_boot(result, profile, cores, facts, trial);
     systemd::plan_systemd(result, profile, cores, facts, apps, trial);
+    systemd::plan_firstboot(result, facts, options);
     // A file that arms a trial (GRUB's environment block, whose next_entry makes the next
     // boot the trial) is written after every other: once it is, the units that judge the
     // trial boot are in place, and a rollback, which goes backwards, disarms it first.

@@ -571,6 +571,10 @@ std::vector<ProfileEntry> list_profiles(const SearchPath& search_path) {
     return entries;
 }
 
+bool is_profile_path(const std::string& name_or_path) {
+    return looks_like_path(name_or_path);
+}
+
 core::Profile load_profile(const std::string& name_or_path, const SearchPath& search_path,
                            const std::vector<Override>& overrides) {
     std::optional<ProfileFile> file;

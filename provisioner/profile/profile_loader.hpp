@@ -58,6 +58,10 @@ struct Override {
     std::string text; // as given, for messages
 };
 
+// Whether load_profile takes 'name_or_path' as a file of the host (it holds a '/' or ends
+// in '.yaml') rather than a name to look up in the search path.
+bool is_profile_path(const std::string& name_or_path);
+
 // Loads profile 'name_or_path' (a name looked up in 'search_path', or a path to a
 // .yaml file), follows 'extends:', merges base first, applies 'overrides' and checks
 // the result (types, unknown keys, CPU lists, priorities: core::validate()).

@@ -12,6 +12,13 @@
 namespace rtprov::systemd {
 
 inline constexpr const char* k_unit_dir = "/etc/systemd/system";
+// Where 'systemctl enable' finds a unit file in an image, in its order: Debian 13's
+// systemd 257 lookup paths (systemd.unit(5), "System Unit Search Path"), less those under
+// /run, which hold nothing offline. (Debian 12's systemd 252, built for a split /usr,
+// looks in /lib/systemd/system before /usr/lib/systemd/system: the same file on a merged
+// /usr, and systemd starts a unit an enable link wants by the link's name.)
+inline constexpr const char* k_unit_search_dirs[] = {
+    "/etc/systemd/system", "/usr/local/lib/systemd/system", "/usr/lib/systemd/system"};
 inline constexpr const char* k_dropin_name = "60-rtprov.conf";
 // The slice that holds the reserved cores. No dash in the name: 'a-b.slice' would be a
 // child of 'a.slice'; this one is a direct child of -.slice (systemd.slice(5)).

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #pragma once
 
+#include "provisioner/core/plan.hpp"
 #include "provisioner/fs/root.hpp"
 
 #include <optional>
@@ -11,7 +12,7 @@ namespace rtprov::target {
 // Where first boot keeps its progress and its reports (on the machine itself).
 inline constexpr const char* k_firstboot_dir = "/var/lib/rtprov/firstboot";
 inline constexpr const char* k_firstboot_state = "/var/lib/rtprov/firstboot/state";
-inline constexpr const char* k_firstboot_config = "/etc/rtprov/firstboot.yaml";
+inline constexpr const char* k_firstboot_config = core::k_firstboot_config_path;
 // Present once first boot has finished (done or failed): rtprov-firstboot.service's
 // ConditionPathExists=! stops it from running again.
 inline constexpr const char* k_firstboot_done = "/var/lib/rtprov/firstboot/done";

@@ -7,6 +7,7 @@
 #include "provisioner/core/error.hpp"
 #include "provisioner/core/sha256.hpp"
 #include "provisioner/core/text.hpp"
+#include "provisioner/systemd/units.hpp"
 #include "provisioner/target/backup_archive.hpp"
 
 #include <algorithm>
@@ -21,6 +22,17 @@ constexpr unsigned k_private_mode = 0600; // backups may hold anything the targe
 
 // Where the units rtprov's enable links point to live (systemd::plan_systemd).
 constexpr const char* k_owned_unit_prefix = "/etc/systemd/system/rtprov";
+
+// Whether a link's target is a unit rtprov enables: one of its own, or the first-boot unit
+// its package ships, where systemctl finds it (systemd::plan_firstboot).
+bool links_to_rtprov_unit(const std::string& target) {
+    if (target.rfind(k_owned_unit_prefix, 0) == 0)
+        return true;
+    for (const char* dir : systemd::k_unit_search_dirs)
+        if (target == std::string(dir) + "/" + core::k_firstboot_unit)
+            return true;
+    return false;
+}
 
 core::FileState private_file(std::string content) {
     core::FileState state;
@@ -137,9 +149,8 @@ FileCheck judge_file(const fs::Root& root, const State& state, const ManagedFile
     auto sha = check.current ? std::optional(state_sha(*check.current)) : std::nullopt;
     check.exists = check.current.has_value();
     if (check.current)
-        check.marked = check.current->symlink
-                           ? check.current->content.rfind(k_owned_unit_prefix, 0) == 0
-                           : carries_mark(check.current->content);
+        check.marked = check.current->symlink ? links_to_rtprov_unit(check.current->content)
+                                              : carries_mark(check.current->content);
 
     check.holds_ours = sha && *sha == file.sha256;
     if (file.runtime) {
@@ -284,10 +295,11 @@ std::vector<ManagedFile> stale_entries(const fs::Root& root, const State& state,
     std::set<std::string> wanted;
     for (const core::FileChange& change : plan.changes)
         wanted.insert(managed_path(root, change.path, change.next.symlink));
-    for (const std::string& path : plan.unchanged) {
-        auto entry = root.read_entry(path, fs::caps::k_managed);
-        wanted.insert(managed_path(root, path, entry && entry->symlink));
-    }
+    for (const std::vector<std::string>* paths : {&plan.unchanged, &plan.kept})
+        for (const std::string& path : *paths) {
+            auto entry = root.read_entry(path, fs::caps::k_managed);
+            wanted.insert(managed_path(root, path, entry && entry->symlink));
+        }
     std::vector<ManagedFile> stale;
     for (const ManagedFile& file : state.files)
         if (!file.generated && !wanted.count(file.path))

@@ -6,6 +6,7 @@
 #include "provisioner/boot/kernel_config.hpp"
 #include "provisioner/boot/loader.hpp"
 #include "provisioner/core/os_release.hpp"
+#include "provisioner/systemd/systemd_plan.hpp"
 #include "provisioner/systemd/units.hpp"
 #include "provisioner/target/backup_archive.hpp"
 #include "provisioner/target/journal.hpp"
@@ -154,6 +155,15 @@ void probe_systemd(const fs::Root& root, const core::Profile& profile, core::Tar
     }
     read_into(root, facts, std::string(systemd::k_unit_dir) + "/" + core::k_trial_deadline_target);
     read_into(root, facts, systemd::k_trial_watchdog_dropin);
+    // First boot (systemd::plan_firstboot): its configuration, its enable link, and the
+    // unit where systemctl would find it, each entry as it is (a mask is a link).
+    read_into(root, facts, core::k_firstboot_config_path);
+    facts.record(systemd::firstboot_link(),
+                 root.read_entry(systemd::firstboot_link(), fs::caps::k_config));
+    for (const char* dir : systemd::k_unit_search_dirs) {
+        const std::string unit = std::string(dir) + "/" + core::k_firstboot_unit;
+        facts.record(unit, root.read_entry(unit, fs::caps::k_config));
+    }
     for (const char* exe : {"/usr/bin/rtprov", "/usr/local/bin/rtprov"})
         if (root.exists(exe))
             facts.executables.push_back(exe);

@@ -81,6 +81,95 @@ check "the backup archive holds the original" \
 run rollback --root "$work/r"
 check "rollback puts back bytes, mode and owner" [ "$(tree_sum "$work/r")" = "$original" ]
 
+# -- first boot: apply --firstboot --------------------------------------------------------
+# has_lines TEXT LINE...: every LINE (a regular expression for a whole line) is in TEXT.
+has_lines() {
+    local text=$1 line
+    shift
+    for line; do
+        grep -qx -- "$line" <<<"$text" || return 1
+    done
+}
+# firstboot.yaml through rtprov's own writer and rtprov-firstboot.service enabled, both
+# planned, journaled and taken out by rollback, which restores the firstboot.yaml an image
+# builder wrote before.
+fresh r debian13
+mkdir -p "$work/r/usr/lib/systemd/system" "$work/r/etc/rtprov"
+cp "$src/firstboot/rtprov-firstboot.service" "$work/r/usr/lib/systemd/system/"
+printf 'profile: pi4 # written by hand\n' >"$work/r/etc/rtprov/firstboot.yaml"
+chmod 0640 "$work/r/etc/rtprov/firstboot.yaml"
+original=$(tree_sum "$work/r")
+link=/etc/systemd/system/multi-user.target.wants/rtprov-firstboot.service
+fb=(--profile x86-debian13 --set board.cpus=4 --set "description='it''s: a \"box\" # [1]'"
+    --firstboot --firstboot-set trial=false --firstboot-set selftest_s=9)
+run plan --root "$work/r" "${fb[@]}"
+check "plan --firstboot succeeds" [ "$rc" -eq 0 ] || echo "$err" >&2
+check "plan --firstboot shows firstboot.yaml as a diff" \
+    grep -qx '+++ b/etc/rtprov/firstboot.yaml' <<<"$out"
+check "and the enable link, to the unit where systemctl finds it" \
+    grep -qx "symlink $link -> /usr/lib/systemd/system/rtprov-firstboot.service" <<<"$out"
+run plan --root "$work/r" "${fb[@]}" --json
+check "plan --json lists both among the changes" python3 -c '
+import json, sys
+paths = [c["path"] for c in json.load(sys.stdin)["changes"]]
+sys.exit(not {"/etc/rtprov/firstboot.yaml", sys.argv[1]} <= set(paths))' "$link" <<<"$out"
+check "plan --firstboot wrote nothing" [ "$(tree_sum "$work/r")" = "$original" ]
+run apply --root "$work/r" "${fb[@]}"
+check "apply --firstboot succeeds" [ "$rc" -eq 0 ] || echo "$err" >&2
+check "apply says it wrote firstboot.yaml and the link" \
+    has_lines "$out" "wrote /etc/rtprov/firstboot.yaml" "wrote $link"
+check "the link is the one 'systemctl enable' makes" \
+    [ "$(readlink "$work/r$link")" = /usr/lib/systemd/system/rtprov-firstboot.service ]
+check "firstboot.yaml carries rtprov's header" \
+    grep -q "^# Written by rtprov from profile 'x86-debian13'. Do not edit" "$work/r/etc/rtprov/firstboot.yaml"
+check "firstboot.yaml reads as the apply's profile and sets and first boot's own keys" python3 -c '
+import sys, yaml
+d = yaml.safe_load(open(sys.argv[1]))
+want = {"profile": "x86-debian13", "set": ["board.cpus=4", "description='"'"'it'"''"'s: a \"box\" # [1]'"'"'"],
+        "install_packages": False, "reboot": True, "trial": False, "selftest_s": 9, "pi_probe_s": 2}
+sys.exit(d != want and print(d) is None)' "$work/r/etc/rtprov/firstboot.yaml"
+check "it keeps the mode of the firstboot.yaml it replaced" \
+    [ "$(stat -c %a "$work/r/etc/rtprov/firstboot.yaml")" = 640 ]
+run apply --root "$work/r" "${fb[@]}"
+check "apply --firstboot again changes nothing" grep -q '^nothing to change' <<<"$out"
+run status --root "$work/r"
+check "status lists both as rtprov's, without drift" \
+    has_lines "$out" "no drift.*" ".* /etc/rtprov/firstboot.yaml.*" ".* $link.*"
+run rollback --root "$work/r"
+check "rollback after apply --firstboot succeeds" [ "$rc" -eq 0 ] || echo "$err" >&2
+check "rollback takes the link out and restores the earlier firstboot.yaml, byte for byte" \
+    [ "$(tree_sum "$work/r")" = "$original" ]
+# An apply without --firstboot retires what an earlier one set up, as a file a profile
+# no longer needs.
+run apply --root "$work/r" "${fb[@]}"
+run apply --root "$work/r" --profile x86-debian13 --set board.cpus=4
+check "an apply without --firstboot retires firstboot.yaml and the link" \
+    has_lines "$out" "retired /etc/rtprov/firstboot.yaml .*" "retired $link .*"
+check "  restoring the earlier firstboot.yaml" \
+    [ "$(cat "$work/r/etc/rtprov/firstboot.yaml")" = 'profile: pi4 # written by hand' ]
+check "  and leaving first boot disabled" [ ! -L "$work/r$link" ]
+run rollback --root "$work/r"
+check "  and the rollback after it restores the tree byte for byte" [ "$(tree_sum "$work/r")" = "$original" ]
+# Refusals, with nothing written.
+run plan --root "$work/r" --profile x86-debian13 --firstboot-set trial=false
+check "--firstboot-set without --firstboot is a usage error" [ "$rc" -eq 2 ] &&
+    check "  saying it needs --firstboot" has_lines "$err" "--firstboot-set requires --firstboot"
+run plan --live --profile x86-debian13 --firstboot
+check "--firstboot with --live is a usage error that says why" [ "$rc" -eq 2 ] &&
+    check "  (the message)" [ "$err" = "rtprov: error: --firstboot: first boot is set up in an image: use it with --root or --image (on the running system, first boot has run, or is what runs this apply)" ]
+run plan --root "$work/r" --profile x86-debian13 --set board.cpus=4 --firstboot --firstboot-set reboots=no
+check "an unknown --firstboot-set key fails with did-you-mean" [ "$err" = \
+    "rtprov: error: --firstboot-set 'reboots=no': unknown key 'reboots', did you mean 'reboot'?" ]
+run plan --root "$work/r" --profile "$src/board-profiles/x86-debian13.yaml" --set board.cpus=4 --firstboot
+check "a profile file of this machine is refused, saying where to put it" \
+    grep -qF "is a file of this machine: put it in the image as '/etc/rtprov/profiles/x86-debian13.yaml' and pass --profile 'x86-debian13'" <<<"$out"
+rm "$work/r/usr/lib/systemd/system/rtprov-firstboot.service"
+before=$(tree_sum "$work/r")
+run apply --root "$work/r" --profile x86-debian13 --set board.cpus=4 --firstboot
+check "apply --firstboot on a root without rtprov's package is refused" [ "$rc" -eq 1 ] &&
+    check "  saying to install it first" grep -qF "and the target has none (looked in /etc/systemd/system, /usr/local/lib/systemd/system, /usr/lib/systemd/system): install rtprov's package" <<<"$out$err"
+check "refused --firstboot runs wrote nothing" [ "$(tree_sum "$work/r")" = "$before" ]
+
 # Self-test reports kept under the folder apply made for its state are not the apply's:
 # rollback takes out the state and leaves them, and says it kept the folder.
 fresh r pi4-trixie

@@ -176,6 +176,12 @@ refused "rt_packages that miss the profile's RT kernel" "which rt_packages ('lin
 
 # 2. The example image, through a wrapper recipe that adds the recording unit.
 mkdir -p "$work/overlay/etc/systemd/system" "$work/overlay/usr/local/lib/debos-test"
+# The example is built with first boot on (the plugin's apply --firstboot), and the
+# guest's first boot is marked as run: this boot checks what the build did, and a first
+# boot's live apply, self-test and audit under TCG would race the recording unit's
+# poweroff (guest_test.sh boots first boot itself).
+mkdir -p "$work/overlay/var/lib/rtprov/firstboot"
+: >"$work/overlay/var/lib/rtprov/firstboot/done"
 cat >"$work/overlay/etc/systemd/system/debos-test.service" <<'EOF'
 [Unit]
 Description=rtprov debos test: record what the booted image shows, then power off
@@ -204,6 +210,7 @@ mpd_pid=$(systemctl show -P MainPID mpd.service)
     echo "cyclictest=$(command -v cyclictest)"
     echo "mpd=$(systemctl is-active mpd.service)"
     echo "mpd_cpus=$(taskset -cp "$mpd_pid" 2>&1 | sed 's/.*: //')"
+    echo "firstboot_enabled=$(systemctl is-enabled rtprov-firstboot.service 2>&1)"
     echo "failed=$(systemctl list-units --failed --plain --no-legend | awk '{ printf "%s ", $1 }')"
     echo "collected=1"
 } >"$out.tmp"
@@ -221,6 +228,7 @@ actions:
       deb: $deb
       rtprov: $rtprov
       mirror: $mirror
+      firstboot: "on"
   - action: overlay
     description: "test only: the unit that records what the guest shows"
     source: overlay
@@ -319,7 +327,23 @@ echo "debos_test: guest /proc/cmdline: $cmdline" >&2
 # planned GRUB drop-in sourced as grub-mkconfig does (Debian's default_grub_d.patch).
 mount -t overlay overlay -o "lowerdir=$work/mnt,upperdir=$work/ov/upper,workdir=$work/ov/work,redirect_dir=on" \
     "$work/ov/root"
+# First boot as the plugin's apply --firstboot set it up: rtprov's firstboot.yaml with the
+# example's profile and set, and the unit enabled, which the guest's systemd saw.
+fbyaml=$work/mnt/etc/rtprov/firstboot.yaml
+check "firstboot.yaml is rtprov's own" grep -q "^# Written by rtprov from profile 'x86-debian13'" "$fbyaml"
+check "  naming the example's profile and set" \
+    test "$(grep -cEx 'profile: x86-debian13|set: \[board.cpus=4\]' "$fbyaml")" = 2 ||
+    sed 's/^/  | /' "$fbyaml"
+check "rtprov-firstboot.service enabled by the link 'systemctl enable' makes" \
+    [ "$(readlink "$work/mnt/etc/systemd/system/multi-user.target.wants/rtprov-firstboot.service")" = \
+        /usr/lib/systemd/system/rtprov-firstboot.service ]
+check "  and the guest's systemd took it as enabled" [ "$(fact firstboot_enabled)" = enabled ] ||
+    echo "  is-enabled: '$(fact firstboot_enabled)'"
 "$rtprov" rollback --root "$work/ov/root" --regenerate-boot never >"$work/rollback.out" 2>&1
+check "rollback takes first boot out with the rest: no firstboot.yaml, no enable link" \
+    test ! -e "$work/ov/root/etc/rtprov/firstboot.yaml" -a \
+    ! -L "$work/ov/root/etc/systemd/system/multi-user.target.wants/rtprov-firstboot.service" ||
+    cat "$work/rollback.out"
 "$rtprov" plan --json --root "$work/ov/root" --profile x86-debian13 --set board.cpus=4 >"$work/plan.json"
 python3 - "$work/plan.json" >"$work/planned-dropin.cfg" <<'PY'
 import json, sys
@@ -374,7 +398,7 @@ check "and leaves no loop device attached to it" [ -z "$(losetup -n -O NAME -j "
 copy=$work/copy.img
 cp --sparse=always "$img" "$copy"
 copy_sum=$(sha256sum <"$copy")
-"$rtprov" plan --image "$copy" --profile x86-debian13 --set board.cpus=4 >"$work/image-plan.out" 2>&1
+"$rtprov" plan --image "$copy" --profile x86-debian13 --set board.cpus=4 --firstboot >"$work/image-plan.out" 2>&1
 rc=$?
 check "plan --image on the debos disk succeeds and changes no byte of it" \
     bash -c "[ $rc -eq 0 ] && [ \"\$(sha256sum <'$copy')\" = '$copy_sum' ]" || cat "$work/image-plan.out" >&2
@@ -383,7 +407,7 @@ rc=$?
 check "rollback --image on the debos disk takes the build's apply out" \
     bash -c "[ $rc -eq 0 ] && '$rtprov' status --image '$copy' 2>/dev/null | grep -q 'no rtprov profile is applied'" ||
     cat "$work/image-rollback.out" >&2
-"$rtprov" apply --image "$copy" --profile x86-debian13 --set board.cpus=4 \
+"$rtprov" apply --image "$copy" --profile x86-debian13 --set board.cpus=4 --firstboot \
     --regenerate-boot=never >"$work/image-apply.out" 2>&1
 check "apply --image puts it back" grep -q "^applied profile 'x86-debian13'" "$work/image-apply.out" ||
     cat "$work/image-apply.out" >&2

@@ -90,8 +90,9 @@ cmdline=$rootfs/boot/firmware/cmdline.txt
 # What rtprov plans for this root with these settings, from the host's rtprov on the
 # previous stage: the stage must have produced exactly that.
 cp -a "$fixture" "$work/expect"
+install -D -m 644 "$src/firstboot/rtprov-firstboot.service" "$work/expect/usr/lib/systemd/system/rtprov-firstboot.service"
 "$rtprov" apply --root "$work/expect" --profile pi4 --set tuning.cores.housekeeping=0-1 \
-    --set tuning.cores.reserved=2-3 >/dev/null 2>&1
+    --set tuning.cores.reserved=2-3 --firstboot >/dev/null 2>&1
 check "cmdline.txt is what rtprov plans for the profile and RTPROV_SET" \
     cmp "$work/expect/boot/firmware/cmdline.txt" "$cmdline" ||
     { echo "  got: $(cat "$cmdline")"; echo "  want: $(cat "$work/expect/boot/firmware/cmdline.txt")"; }
@@ -123,13 +124,17 @@ check "in a bare chroot the image's rtprov finds its built-in profiles" \
 # The image's own rtprov (arm64, its libraries and profiles from the image, under
 # qemu-user) agrees that nothing is left to do.
 inside=$(qemu-aarch64-static -L "$rootfs" "$rootfs/usr/bin/rtprov" plan --root "$rootfs" \
-    --profile pi4 --set tuning.cores.housekeeping=0-1 --set tuning.cores.reserved=2-3 2>&1)
+    --profile pi4 --set tuning.cores.housekeeping=0-1 --set tuning.cores.reserved=2-3 --firstboot 2>&1)
 check "the image's rtprov plans no further change" grep -q "^nothing to change" <<<"$inside" ||
     printf '  | %s\n' "$inside"
-check "first boot enabled" \
-    test -L "$rootfs/etc/systemd/system/multi-user.target.wants/rtprov-firstboot.service"
+wants=/etc/systemd/system/multi-user.target.wants/rtprov-firstboot.service
+check "first boot enabled, by the link 'systemctl enable' makes" \
+    [ "$(readlink "$rootfs$wants")" = /usr/lib/systemd/system/rtprov-firstboot.service ]
 check "firstboot.yaml names the profile and the overrides" \
-    grep -qx "  - 'tuning.cores.reserved=2-3'" "$rootfs/etc/rtprov/firstboot.yaml"
+    grep -qx "set: \[tuning.cores.housekeeping=0-1, tuning.cores.reserved=2-3\]" "$rootfs/etc/rtprov/firstboot.yaml"
+check "firstboot.yaml is what rtprov apply --firstboot writes for these settings" \
+    cmp "$work/expect/etc/rtprov/firstboot.yaml" "$rootfs/etc/rtprov/firstboot.yaml" ||
+    diff "$work/expect/etc/rtprov/firstboot.yaml" "$rootfs/etc/rtprov/firstboot.yaml"
 firstboot_check=$(chroot "$rootfs" /usr/bin/rtprov firstboot --help 2>&1 | head -1)
 check "the image's rtprov has the firstboot command" test -n "$firstboot_check"
 check "the stage is exported as an image (EXPORT_IMAGE)" grep -q "EXPORT_DIRS=.*stage-rtprov" "$work/stage.log"
@@ -148,7 +153,7 @@ check "status on the exported image reports no drift" grep -q '^no drift' <<<"$s
 check "and names export-image's edit as another's" \
     grep -qF "took out 'root=ROOTDEV', put in 'root=PARTUUID=6c586e13-02'" <<<"$status"
 plan_after=$("$rtprov" plan --root "$exported" --profile pi4 --set tuning.cores.housekeeping=0-1 \
-    --set tuning.cores.reserved=2-3 2>&1)
+    --set tuning.cores.reserved=2-3 --firstboot 2>&1)
 check "plan on the exported image has nothing to change" grep -q '^nothing to change' <<<"$plan_after"
 "$rtprov" rollback --root "$exported" >"$work/rollback-exported.log" 2>&1
 check "rollback of the exported image needs no --force" [ "$?" -eq 0 ] ||
@@ -157,11 +162,37 @@ sed 's/ROOTDEV/PARTUUID=6c586e13-02/' "$work/cmdline.before" >"$work/cmdline.pig
 check "cmdline.txt is then byte for byte what pi-gen alone exports" \
     cmp "$work/cmdline.pigen-alone" "$exported/boot/firmware/cmdline.txt" ||
     { echo "  got:  $(cat -A "$exported/boot/firmware/cmdline.txt")"; echo "  want: $(cat -A "$work/cmdline.pigen-alone")"; }
+check "and first boot is gone with it: no firstboot.yaml, no enable link" \
+    test ! -e "$exported/etc/rtprov/firstboot.yaml" -a ! -L "$exported$wants"
+
+# The stage's host steps again on a copy of its root, as a build continued on it: the
+# profile a file of the build host, then first boot switched off.
+again=$work/again
+cp -a "$rootfs" "$again"
+printf 'extends: pi4\ndescription: the studio pi\n' >"$work/studio.yaml"
+(cd "$pigen/stage-rtprov/00-rtprov" && export RTPROV="$rtprov" ROOTFS_DIR="$again" ARCH=arm64 \
+    RTPROV_PROFILE="$work/studio.yaml" && ./00-run.sh && ./02-run.sh) >"$work/again.log" 2>&1
+rc=$?
+check "RTPROV_PROFILE as a file: the host steps run (exit $rc)" [ "$rc" -eq 0 ] || tail -5 "$work/again.log"
+check "  the file goes into the image's /etc/rtprov/profiles" \
+    cmp "$work/studio.yaml" "$again/etc/rtprov/profiles/studio.yaml"
+check "  and first boot finds it there by its name" grep -qx "profile: studio" "$again/etc/rtprov/firstboot.yaml"
+check "  as the apply did" grep -q "^profile: *studio " <<<"$("$rtprov" status --root "$again" 2>&1)"
+(cd "$pigen/stage-rtprov/00-rtprov" && RTPROV="$rtprov" ROOTFS_DIR="$again" ARCH=arm64 \
+    RTPROV_FIRSTBOOT=0 ./02-run.sh) >"$work/again-off.log" 2>&1
+rc=$?
+check "RTPROV_FIRSTBOOT=0 after a run with first boot: 02-run.sh succeeds (exit $rc)" [ "$rc" -eq 0 ] ||
+    tail -5 "$work/again-off.log"
+check "  and rtprov retires firstboot.yaml and the enable link" \
+    grep -q "^retired /etc/rtprov/firstboot.yaml " "$work/again-off.log"
+check "  none is left" test ! -e "$again/etc/rtprov/firstboot.yaml" -a ! -L "$again$wants"
 
 # Nothing is lost: the host's rtprov rolls the stage's root back to pi-gen's bytes.
 "$rtprov" rollback --root "$rootfs" >"$work/rollback.log" 2>&1
 check "rollback restores pi-gen's cmdline.txt byte for byte" cmp "$work/cmdline.before" "$cmdline" ||
     sed 's/^/  | /' "$work/rollback.log"
+check "rollback takes first boot out: no firstboot.yaml, no enable link" \
+    test ! -e "$rootfs/etc/rtprov/firstboot.yaml" -a ! -L "$rootfs$wants"
 
 # 2. Bad input stops the stage in prerun.sh, before it has made or changed anything.
 rm -rf "$WORK_DIR/stage-rtprov" "$pigen/stage-rtprov/00-rtprov/files/"*.deb

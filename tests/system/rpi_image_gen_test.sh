@@ -90,28 +90,14 @@ for kv in "${defaults[@]}"; do
     check "the hook reads ${kv%%=*}" grep -q "\${${kv%%=*}[:}]" "${hooks[@]}"
 done
 
-# bdebstrap's helper scripts: the real ones when bdebstrap is installed, else stand-ins
-# that do what bdebstrap's hooks/enable-units and hooks/disable-units do
-# (https://github.com/bdrung/bdebstrap): enable a unit with systemctl in the chroot, or
-# say it is not there and succeed all the same; disable: remove the unit's links under
+# bdebstrap's helper script the hook uses (firstboot=n): the real one when bdebstrap is
+# installed, else a stand-in that does what bdebstrap's hooks/disable-units does
+# (https://github.com/bdrung/bdebstrap): remove the unit's links under
 # /etc/systemd/system/*.wants.
 helpers=/usr/share/bdebstrap/hooks
-if [ ! -x "$helpers/enable-units" ]; then
+if [ ! -x "$helpers/disable-units" ]; then
     helpers=$work/bdebstrap-hooks
     mkdir -p "$helpers"
-    cat >"$helpers/enable-units" <<'SH'
-#!/bin/sh
-set -eu
-root=$1
-shift
-for unit in "$@"; do
-    if [ -e "$root/etc/systemd/system/$unit" ] || [ -e "$root/usr/lib/systemd/system/$unit" ]; then
-        chroot "$root" /bin/systemctl enable "$unit"
-    else
-        echo "enable-units: Unit $unit not found. Skipping enabling it." >&2
-    fi
-done
-SH
     cat >"$helpers/disable-units" <<'SH'
 #!/bin/sh
 set -eu
@@ -119,7 +105,7 @@ root=$1
 shift
 for unit in "$@"; do find "$root"/etc/systemd/system/*.wants -name "$unit" -delete; done
 SH
-    chmod +x "$helpers/enable-units" "$helpers/disable-units"
+    chmod +x "$helpers/disable-units"
 fi
 
 # The image root when the layer's hooks run: Debian 13 arm64, a Pi 5's kernels and their
@@ -251,20 +237,25 @@ check "the host's and the image's rtprov are the same version (no warning)" \
     bash -c "! grep -q 'rtprov layer: warning: the build host has' '$work/a.log'"
 check "a hook that succeeds says nothing about stopping" bash -c "! grep -q 'stopped while' '$work/a.log'"
 inside=$(qemu-aarch64-static -L "$root" "$root/usr/bin/rtprov" plan --root "$root" \
-    --profile pi5 --set tuning.cores.housekeeping=0-1 --set tuning.cores.reserved=2-3 2>&1)
+    --profile pi5 --set tuning.cores.housekeeping=0-1 --set tuning.cores.reserved=2-3 --firstboot 2>&1)
 check "the image's own rtprov plans no further change" grep -q "^nothing to change" <<<"$inside" ||
     printf '  | %s\n' "$inside"
-check "first boot enabled (enable-units)" test -L "$wants"
-check "firstboot.yaml names the profile" grep -qx "profile: 'pi5'" "$root/etc/rtprov/firstboot.yaml"
-check "firstboot.yaml has the overrides" grep -qx "  - 'tuning.cores.reserved=2-3'" "$root/etc/rtprov/firstboot.yaml"
+check "first boot enabled (rtprov apply --firstboot)" test -L "$wants"
+check "  by the link 'systemctl enable' makes" \
+    [ "$(readlink "$wants")" = /usr/lib/systemd/system/rtprov-firstboot.service ]
+check "firstboot.yaml is rtprov's own, written by its apply" \
+    grep -q "^# Written by rtprov from profile 'pi5'. Do not edit" "$root/etc/rtprov/firstboot.yaml"
+check "firstboot.yaml names the profile" grep -qx "profile: pi5" "$root/etc/rtprov/firstboot.yaml"
+check "firstboot.yaml has the overrides" \
+    grep -qx "set: \[tuning.cores.housekeeping=0-1, tuning.cores.reserved=2-3\]" "$root/etc/rtprov/firstboot.yaml"
 check "firstboot.yaml asks for a trial" grep -qx "trial: true" "$root/etc/rtprov/firstboot.yaml" ||
     sed 's/^/  | /' "$root/etc/rtprov/firstboot.yaml"
 # firstboot.yaml as first boot reads it: the image's rtprov takes its keys (an unknown
 # or wrong one would stop first boot on the board).
 fb_check=$("$py" -c 'import sys, yaml; d = yaml.safe_load(open(sys.argv[1])); print(sorted(d), d["set"], d["trial"])' \
     "$root/etc/rtprov/firstboot.yaml" 2>&1)
-check "firstboot.yaml is YAML with profile, set (a list) and trial (a bool)" \
-    grep -qF "['profile', 'set', 'trial'] ['tuning.cores.housekeeping=0-1', 'tuning.cores.reserved=2-3'] True" <<<"$fb_check" ||
+check "firstboot.yaml is YAML with every key, set a list and trial a bool" \
+    grep -qF "['install_packages', 'pi_probe_s', 'profile', 'reboot', 'selftest_s', 'set', 'trial'] ['tuning.cores.housekeeping=0-1', 'tuning.cores.reserved=2-3'] True" <<<"$fb_check" ||
     echo "  | $fb_check"
 
 # The hook run a second time with the same settings (a build resumed on the same root)
@@ -292,6 +283,8 @@ check "rollback after the image layout's edit needs no --force" [ "$?" -eq 0 ] |
 sed 's|root=ROOTDEV|root=/dev/disk/by-slot/system|' "$work/cmdline.before" >"$work/cmdline.alone"
 check "cmdline.txt is then byte for byte what rpi-image-gen alone makes" cmp "$work/cmdline.alone" "$cmdline"
 check "rollback took rtprov's state out" [ ! -e "$root/var/lib/rtprov/state" ]
+check "rollback took first boot out: no firstboot.yaml, no enable link" \
+    test ! -e "$root/etc/rtprov/firstboot.yaml" -a ! -L "$wants"
 cp "$work/cmdline.before" "$cmdline" # back to the hooks' time for the next runs
 
 # 2. rtkernel=y, the profile by name, no overrides, a plain reboot: the hook installs what
@@ -320,7 +313,7 @@ check "config.txt boots kernel8_rt.img on the Pi 5" \
 check "cmdline.txt keeps root=ROOTDEV and has pi5's own reservation (core 3)" \
     grep -q 'root=ROOTDEV .*isolcpus=managed_irq,domain,3 ' "$cmdline"
 check "firstboot.yaml names the RT kernel override" \
-    grep -qx "  - 'tuning.kernel.realtime=true'" "$root/etc/rtprov/firstboot.yaml"
+    grep -qx "set: \[tuning.kernel.realtime=true\]" "$root/etc/rtprov/firstboot.yaml"
 check "firstboot.yaml: trial: false with trial=n" grep -qx "trial: false" "$root/etc/rtprov/firstboot.yaml"
 "$rtprov" rollback --root "$root" >"$work/rollback-b.log" 2>&1
 check "rollback restores cmdline.txt byte for byte (root=ROOTDEV)" cmp "$work/cmdline.before" "$cmdline" ||
@@ -402,7 +395,7 @@ refused "$work/inverted.log" "rtprov refuses to apply profile 'pi5' to this imag
 check "  and the plan's reason is in the log" grep -qF "at or above MPD's own rtio and output:* threads" "$work/inverted.log"
 refused "$work/no-rtprov.log" "'/nonexistent/rtprov' not found on the build host" "no rtprov on the host" \
     IGconf_rtprov_command=/nonexistent/rtprov
-refused "$work/no-helpers.log" "bdebstrap's enable-units and disable-units are not in BDEBSTRAP_HOOKS=''" \
+refused "$work/no-helpers.log" "bdebstrap's disable-units is not in BDEBSTRAP_HOOKS=''" \
     "not run by bdebstrap" BDEBSTRAP_HOOKS=
 mkdir -p "$work/empty"
 refused "$work/no-deb.log" "no rtprov_*_arm64.deb in $work/empty" "a deb folder without the package" \

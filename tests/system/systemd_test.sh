@@ -3,8 +3,8 @@
 # The systemd units and drop-ins rtprov writes (and the first-boot unit it ships), checked by Debian 13's own systemd: in a
 # copy of a real Debian 13 root (mmdebstrap, mpd installed), 'systemd-analyze verify'
 # reports nothing on each of them (a deliberately broken drop-in shows it would), and
-# the enable links rtprov makes offline are exactly those Debian 13's
-# 'systemctl --root enable' makes.
+# the enable links rtprov makes offline (its own units', and with --firstboot the packaged
+# rtprov-firstboot.service's) are exactly those Debian 13's 'systemctl --root enable' makes.
 # Usage: systemd_test.sh RTPROV SOURCE_DIR
 set -uo pipefail
 rtprov=$1
@@ -20,8 +20,8 @@ install -m 0644 "$src/firstboot/rtprov-firstboot.service" "$src/packaging/rtprov
 
 "$rtprov" apply --root "$root" --profile x86-debian13 --set board.cpus=4 \
     --set tuning.reserve_method=cpuset --set tuning.hold_cpu_dma_latency=true \
-    --set tuning.cpu_governor=performance --set tuning.cpuset_partition=true >"$work/out" 2>&1
-check "apply with the cpuset method and the optional units succeeds" [ $? -eq 0 ]
+    --set tuning.cpu_governor=performance --set tuning.cpuset_partition=true --firstboot >"$work/out" 2>&1
+check "apply with the cpuset method, the optional units and first boot succeeds" [ $? -eq 0 ] || cat "$work/out" >&2
 for unit in rtprov-sched-features.service rtprov-cpu-dma-latency.service \
     rtprov-cpu-governor.service rtprov-cpuset-partition.service mpd.service rtprov.slice \
     system.slice user.slice rtprov-firstboot.service rtprov-status.service rtprov-status.timer; do
@@ -43,11 +43,11 @@ rm "$root/etc/systemd/system/mpd.service.d/99-broken.conf"
 # rtprov's enable links against systemctl's own.
 links() { (cd "$root" && find etc/systemd/system -type l -name 'rtprov*' -printf '%p -> %l\n' | sort); }
 ours=$(links)
-check "rtprov made five enable links" [ "$(wc -l <<<"$ours")" = 5 ]
+check "rtprov made six enable links (first boot's among them)" [ "$(wc -l <<<"$ours")" = 6 ]
 find "$root/etc/systemd/system" -type l -name 'rtprov*' -delete
 chroot "$root" systemctl --root=/ enable rtprov-sched-features.service \
     rtprov-cpu-dma-latency.service rtprov-cpu-governor.service rtprov-cpuset-partition.service rtprov-irq-tune@.service \
-    >/dev/null 2>&1
+    rtprov-firstboot.service >/dev/null 2>&1
 check "the enable links equal what Debian 13's 'systemctl --root enable' makes" [ "$(links)" = "$ours" ]
 echo "systemd_test: $ours" >&2
 finish

@@ -3,6 +3,8 @@
 
 #include "provisioner/core/error.hpp"
 #include "provisioner/core/sha256.hpp"
+#include "provisioner/profile/firstboot_config.hpp"
+#include "provisioner/target/journal.hpp"
 #include "tests/unit/catch.hpp"
 #include "tests/unit/temp_dir.hpp"
 
@@ -180,4 +182,195 @@ TEST_CASE("rollback tells the service manager which units went, live only") {
     CHECK(std::find(live.told[0].stop.begin(), live.told[0].stop.end(),
                     "rtprov-sched-features.service") != live.told[0].stop.end());
     CHECK(rolled.online.complete());
+}
+
+namespace {
+
+const std::string k_firstboot_link =
+    "/etc/systemd/system/multi-user.target.wants/rtprov-firstboot.service";
+
+// A copy of the debian13 fixture with rtprov's package's first-boot unit, and 'earlier' as
+// a firstboot.yaml an image builder wrote before rtprov ("": none).
+std::string image_with_unit(const TempDir& dir, const std::string& earlier = "") {
+    const std::string path = fixture_copy(dir, "debian13");
+    dir.write("debian13/usr/lib/systemd/system/rtprov-firstboot.service",
+              "[Install]\nWantedBy=multi-user.target\n");
+    if (!earlier.empty())
+        dir.write("debian13/etc/rtprov/firstboot.yaml", earlier);
+    return path;
+}
+
+pipeline::PlanRequest firstboot_request(std::vector<std::string> settings = {}) {
+    pipeline::PlanRequest r = request();
+    r.firstboot = std::move(settings);
+    return r;
+}
+
+const core::FileChange* planned(const core::Plan& plan, const std::string& path) {
+    for (const core::FileChange& change : plan.changes)
+        if (change.path == path)
+            return &change;
+    return nullptr;
+}
+
+} // namespace
+
+TEST_CASE("apply --firstboot writes what first boot reads as the apply's own profile and sets") {
+    TempDir dir;
+    fs::Root root(image_with_unit(dir, "profile: pi4 # the image builder's\n"));
+    fs::RootLock lock(root);
+    pipeline::PlanRequest r = firstboot_request({"trial=false", "selftest_s=9"});
+    r.sets.push_back("description='it''s: a \"box\" # 1, [x]'"); // YAML inside YAML
+    pipeline::Planned p = pipeline::make_plan(r, root);
+    CHECK_FALSE(p.plan.refused());
+    const core::FileChange* config = planned(p.plan, core::k_firstboot_config_path);
+    REQUIRE(config);
+    CHECK(config->next.content.starts_with(
+        "# Written by rtprov from profile 'x86-debian13'. Do not edit;"));
+    CHECK(config->next.content == pipeline::firstboot_config(r, "x86-debian13"));
+    profile::FirstbootConfig back =
+        profile::parse_firstboot_config(config->next.content, "firstboot.yaml");
+    CHECK(back.profile == "x86-debian13");
+    CHECK(back.sets == r.sets);
+    CHECK_FALSE(back.trial);
+    CHECK(back.selftest_s == 9);
+    CHECK(back.reboot); // the default, written out
+    const core::FileChange* link = planned(p.plan, k_firstboot_link);
+    REQUIRE(link);
+    CHECK(link->next.symlink);
+    CHECK(link->next.content == "/usr/lib/systemd/system/rtprov-firstboot.service");
+
+    FakeManager unused;
+    pipeline::apply(root, lock, p, info(p), {}, {false, false}, unused, no_report);
+    CHECK(dir.read("debian13/etc/rtprov/firstboot.yaml") == config->next.content);
+    CHECK(std::filesystem::read_symlink(dir.path() + "/debian13" + k_firstboot_link) ==
+          "/usr/lib/systemd/system/rtprov-firstboot.service");
+    // The same apply again has nothing to do.
+    CHECK(target::apply_changes_nothing(root, pipeline::make_plan(r, root).plan));
+
+    // Rollback takes both out, and puts back the firstboot.yaml that was there before.
+    pipeline::rollback(root, lock, target::DriftPolicy::refuse, {}, false, unused);
+    CHECK(dir.read("debian13/etc/rtprov/firstboot.yaml") == "profile: pi4 # the image builder's\n");
+    CHECK_FALSE(std::filesystem::is_symlink(dir.path() + "/debian13" + k_firstboot_link));
+}
+
+TEST_CASE("an apply without --firstboot retires first boot's files offline and keeps them live") {
+    TempDir dir;
+    fs::Root root(image_with_unit(dir));
+    fs::RootLock lock(root);
+    FakeManager unused;
+    pipeline::Planned with = pipeline::make_plan(firstboot_request(), root);
+    pipeline::apply(root, lock, with, info(with), {}, {false, false}, unused, no_report);
+
+    // First boot's own apply of the running system (or its trial's commit) runs without
+    // --firstboot, before first boot has finished: the files stay rtprov's, as they are.
+    pipeline::PlanRequest live = request();
+    live.live = true;
+    pipeline::Planned kept = pipeline::make_plan(live, root);
+    CHECK_FALSE(planned(kept.plan, core::k_firstboot_config_path));
+    CHECK_FALSE(planned(kept.plan, k_firstboot_link));
+    CHECK(kept.plan.kept ==
+          std::vector<std::string>{core::k_firstboot_config_path, k_firstboot_link});
+    CHECK(target::stale_entries(root, *target::read_state(root), kept.plan).empty());
+    // Carried out (the plan above is this machine's, whose CPUs may not fit the profile: the
+    // offline plan with what a live one adds), a hand edit on the box is kept and stays
+    // drift, not taken for what rtprov wrote.
+    const std::string written = dir.read("debian13/etc/rtprov/firstboot.yaml");
+    dir.write("debian13/etc/rtprov/firstboot.yaml", "profile: pi4 # edited on the box\n");
+    core::Plan as_live = pipeline::make_plan(request(), root).plan;
+    as_live.kept = kept.plan.kept;
+    target::ApplyResult result = target::apply_plan(root, lock, as_live, info(with));
+    CHECK(result.retired.empty());
+    CHECK(dir.read("debian13/etc/rtprov/firstboot.yaml") == "profile: pi4 # edited on the box\n");
+    CHECK(std::filesystem::is_symlink(dir.path() + "/debian13" + k_firstboot_link));
+    target::Drift drift = target::Drift::none;
+    for (const target::FileStatus& file : target::read_status(root).files)
+        if (file.file.path == core::k_firstboot_config_path)
+            drift = file.drift;
+    CHECK(drift == target::Drift::modified);
+    // An offline apply without --firstboot would retire it and lose the edit: refused.
+    pipeline::Planned without = pipeline::make_plan(request(), root);
+    CHECK_THROWS_WITH(
+        pipeline::apply(root, lock, without, info(without), {}, {false, false}, unused, no_report),
+        Catch::Matchers::Contains("/etc/rtprov/firstboot.yaml', which the profile no longer "
+                                  "needs, was changed by hand"));
+    dir.write("debian13/etc/rtprov/firstboot.yaml", written);
+
+    // An image builder's apply without it: first boot is no longer wanted, and goes as a
+    // file a profile no longer needs goes.
+    without = pipeline::make_plan(request(), root);
+    std::vector<std::string> stale;
+    for (const target::ManagedFile& file :
+         target::stale_entries(root, *target::read_state(root), without.plan))
+        stale.push_back(file.path);
+    CHECK(stale == std::vector<std::string>{core::k_firstboot_config_path, k_firstboot_link});
+    pipeline::Applied applied =
+        pipeline::apply(root, lock, without, info(without), {}, {false, false}, unused, no_report);
+    CHECK(applied.result.retired == stale);
+    CHECK_FALSE(root.exists(core::k_firstboot_config_path));
+    CHECK_FALSE(std::filesystem::is_symlink(dir.path() + "/debian13" + k_firstboot_link));
+}
+
+TEST_CASE("--firstboot is refused where first boot would not apply the same profile") {
+    TempDir dir;
+    fs::Root root(image_with_unit(dir));
+    auto refusal = [](const core::Plan& plan) {
+        for (const core::Finding& f : plan.findings)
+            if (f.code == "firstboot-profile" && f.severity == core::Severity::error)
+                return f.message;
+        return std::string("none");
+    };
+    // A profile file of the build host: first boot looks profiles up by name in the image.
+    pipeline::PlanRequest by_path = firstboot_request();
+    by_path.profile = k_source + "/board-profiles/x86-debian13.yaml";
+    CHECK(refusal(pipeline::make_plan(by_path, root).plan) ==
+          "--firstboot: first boot looks the profile up by the name firstboot.yaml records, in "
+          "the image's /etc/rtprov/profiles, then among rtprov's built-in profiles, and '" +
+              by_path.profile +
+              "' is a file of this machine: put it in the image as "
+              "'/etc/rtprov/profiles/x86-debian13.yaml' and pass --profile 'x86-debian13'");
+    // One found in --profile-dir, which the image does not have.
+    dir.write("dirs/studio.yaml", "extends: x86-debian13\ndescription: a studio box\n");
+    pipeline::PlanRequest from_dir = firstboot_request();
+    from_dir.profile = "studio";
+    from_dir.profile_dirs = {dir.path() + "/dirs"};
+    CHECK(refusal(pipeline::make_plan(from_dir, root).plan) ==
+          "--firstboot: first boot looks the profile up by the name firstboot.yaml records, in "
+          "the image's /etc/rtprov/profiles, then among rtprov's built-in profiles, and would "
+          "not get the profile 'studio' this apply takes from --profile-dir: put it in the image "
+          "as '/etc/rtprov/profiles/studio.yaml'");
+    // ... or one there that hides another of the same name.
+    dir.write("dirs/x86-debian13.yaml", "extends: x86-debian13\ndescription: another\n");
+    pipeline::PlanRequest hiding = firstboot_request();
+    hiding.profile_dirs = {dir.path() + "/dirs"};
+    CHECK(refusal(pipeline::make_plan(hiding, root).plan)
+              .find("would not get the profile "
+                    "'x86-debian13'") != std::string::npos);
+    // Once it is in the image, the same --profile-dir is fine.
+    dir.write("debian13/etc/rtprov/profiles/studio.yaml",
+              "extends: x86-debian13\ndescription: a studio box\n");
+    CHECK(refusal(pipeline::make_plan(from_dir, root).plan) == "none");
+    // Without --firstboot nothing of this is asked.
+    from_dir.firstboot.reset();
+    by_path.firstboot.reset();
+    CHECK(refusal(pipeline::make_plan(by_path, root).plan) == "none");
+}
+
+TEST_CASE("--firstboot is for an image, not the running system") {
+    TempDir dir;
+    fs::Root root(image_with_unit(dir));
+    pipeline::PlanRequest r = firstboot_request();
+    r.live = true;
+    try {
+        pipeline::make_plan(r, root);
+        FAIL("no error");
+    } catch (const UsageError& e) {
+        CHECK(std::string(e.what()) ==
+              "--firstboot: first boot is set up in an image: use it with --root or --image (on "
+              "the running system, first boot has run, or is what runs this apply)");
+    }
+    // A wrong --firstboot-set stops the plan with its own message.
+    CHECK_THROWS_WITH(pipeline::make_plan(firstboot_request({"reboot=later"}), root),
+                      "--firstboot-set 'reboot=later': 'reboot' must be true or false, not "
+                      "'later'");
 }

@@ -207,3 +207,136 @@ TEST_CASE("the example firstboot.yaml the package ships is accepted and shows ev
     REQUIRE(mpd != p.tuning.services.end());
     CHECK(mpd->limit_rtprio == 50);
 }
+
+TEST_CASE("firstboot.yaml as rtprov writes it reads back as the same config, header kept") {
+    profile::FirstbootConfig config;
+    config.profile = "pi4";
+    config.sets = {"tuning.cores.reserved=2-3", "board.cpus=4"};
+    config.install_packages = true;
+    config.reboot = false;
+    config.trial = false;
+    config.selftest_s = 3600;
+    config.pi_probe_s = 0;
+    const std::string text = profile::write_firstboot_config(config, "# header\n# two\n");
+    CHECK(text == "# header\n# two\n"
+                  "profile: pi4\n"
+                  "set: [tuning.cores.reserved=2-3, board.cpus=4]\n"
+                  "install_packages: true\n"
+                  "reboot: false\n"
+                  "trial: false\n"
+                  "selftest_s: 3600\n"
+                  "pi_probe_s: 0\n");
+    CHECK(profile::parse_firstboot_config(text, "f") == config);
+    // The defaults, and no overrides at all, are written out too: the file says what first
+    // boot does.
+    const profile::FirstbootConfig defaults;
+    const std::string plain = profile::write_firstboot_config(defaults, "");
+    CHECK(plain.find("set: []\n") != std::string::npos);
+    CHECK(plain.find("trial: true\n") != std::string::npos);
+    CHECK(profile::parse_firstboot_config(plain, "f") == defaults);
+}
+
+TEST_CASE("firstboot.yaml keeps a hostile override or profile name byte for byte") {
+    // Each a value apply --set or --profile may be given: YAML syntax, words YAML reads
+    // as something else, quotes, escapes, control characters, a line break.
+    const std::vector<std::string> hostile = {"description=a: b",
+                                              "description='q'",
+                                              "description=\"d\"",
+                                              "description=x # y",
+                                              "a=[1, 2]",
+                                              "a={k: v}",
+                                              "- a",
+                                              "a=-",
+                                              "null",
+                                              "~",
+                                              "true",
+                                              "yes",
+                                              "a=\\c",
+                                              "a=\ttab",
+                                              "line1\nline2",
+                                              " lead",
+                                              "trail ",
+                                              "*alias",
+                                              "&anchor",
+                                              "!tag",
+                                              "%x",
+                                              "@x",
+                                              "`x",
+                                              ",",
+                                              "a=ü",
+                                              "a=\x7f",
+                                              "a=\x01\x1b[2J",
+                                              "a=\"\\\"'",
+                                              "#",
+                                              "a=''",
+                                              "? x",
+                                              "a=\r\n",
+                                              "a=x\n\n"};
+    for (const std::string& value : hostile) {
+        INFO("value: " << value);
+        profile::FirstbootConfig config;
+        config.profile = value;
+        config.sets = {value, "b=1"};
+        const std::string text = profile::write_firstboot_config(config, "# h\n");
+        INFO(text);
+        profile::FirstbootConfig back;
+        REQUIRE_NOTHROW(back = profile::parse_firstboot_config(text, "f"));
+        CHECK(back.profile == value);
+        CHECK(back.sets == config.sets);
+    }
+}
+
+TEST_CASE("--firstboot-set sets first boot's own keys as the file's reader reads them") {
+    profile::FirstbootConfig config;
+    profile::set_firstboot_keys(config, {"reboot=false", "trial=false", "selftest_s=10",
+                                         "pi_probe_s=0", "install_packages=true", "trial=true"});
+    CHECK_FALSE(config.reboot);
+    CHECK(config.trial); // the last one given wins
+    CHECK(config.selftest_s == 10);
+    CHECK(config.pi_probe_s == 0);
+    CHECK(config.install_packages);
+    profile::FirstbootConfig untouched;
+    profile::set_firstboot_keys(untouched, {});
+    CHECK(untouched == profile::FirstbootConfig{});
+}
+
+TEST_CASE("--firstboot-set refuses the apply's own keys and wrong ones, each by its option") {
+    auto error = [](const std::vector<std::string>& settings) {
+        profile::FirstbootConfig config;
+        try {
+            profile::set_firstboot_keys(config, settings);
+        } catch (const Error& e) {
+            return std::string(e.what());
+        }
+        return std::string("no error");
+    };
+    CHECK(error({"reboots=false"}) ==
+          "--firstboot-set 'reboots=false': unknown key 'reboots', did you mean 'reboot'?");
+    CHECK(error({"x=1"}) == "--firstboot-set 'x=1': unknown key 'x'; known keys: "
+                            "install_packages, reboot, trial, selftest_s, pi_probe_s");
+    CHECK(error({"profile=pi4"}) ==
+          "--firstboot-set 'profile=pi4': 'profile' of firstboot.yaml is what the apply itself "
+          "is given: use --profile instead");
+    CHECK(error({"set=a=b"}) == "--firstboot-set 'set=a=b': 'set' of firstboot.yaml is what "
+                                "the apply itself is given: use --set instead");
+    CHECK(error({"reboot"}) == "--firstboot-set 'reboot': expected KEY=VALUE, e.g. 'reboot=false'");
+    CHECK(error({"reboot=maybe", "selftest_s=4000"}) ==
+          "--firstboot-set 'reboot=maybe': 'reboot' must be true or false, not 'maybe'\n"
+          "--firstboot-set 'selftest_s=4000': 'selftest_s' is 4000, outside 0-3600");
+    CHECK(error({"trial="}) == "--firstboot-set 'trial=': 'trial' must be true or false");
+    CHECK(error({"trial=[a"}).starts_with("--firstboot-set 'trial=[a': value is not valid YAML: "));
+}
+
+TEST_CASE("firstboot.yaml is not written with a value first boot could not read back") {
+    profile::FirstbootConfig config;
+    config.profile = "a\xff"; // a profile file so named may exist; YAML is UTF-8 text
+    try {
+        profile::write_firstboot_config(config, "");
+        FAIL("no error");
+    } catch (const Error& e) {
+        CHECK(std::string(e.what()) ==
+              "cannot write first boot's configuration for profile 'a\\xff' as YAML it reads "
+              "back: firstboot.yaml as written:1:11: a byte that is not UTF-8 (0xFF); YAML is "
+              "UTF-8 text: write it as UTF-8");
+    }
+}

@@ -482,3 +482,36 @@ TEST_CASE("a state naming a command rtprov never plans is refused before anythin
                     Error);
     CHECK_FALSE(ran);
 }
+
+TEST_CASE("an enable link rtprov created is its own when it points to one of rtprov's units") {
+    const std::string wants = "/etc/systemd/system/multi-user.target.wants/";
+    auto rolls_back = [&](const std::string& name, const std::string& target) {
+        TempDir dir;
+        make_system(dir);
+        stdfs::create_directories(dir.path() + wants);
+        Root root(dir.path());
+        core::Plan plan = two_changes(root);
+        plan.changes.push_back({wants + name, std::nullopt, core::symlink_to(target), "test"});
+        apply_plan(root, RootLock(root), plan, k_info);
+        try {
+            rollback(root, RootLock(root), DriftPolicy::refuse);
+        } catch (const Error& e) {
+            return std::string(e.what()).find("does not carry rtprov's mark") == std::string::npos
+                       ? std::string(e.what())
+                       : std::string("refused as not rtprov's");
+        }
+        return std::string(stdfs::is_symlink(dir.path() + wants + name) ? "kept" : "removed");
+    };
+    CHECK(rolls_back("rtprov-cpu-governor.service",
+                     "/etc/systemd/system/rtprov-cpu-governor.service") == "removed");
+    // The first-boot unit of rtprov's package, where systemctl finds it.
+    for (const char* dir :
+         {"/etc/systemd/system", "/usr/local/lib/systemd/system", "/usr/lib/systemd/system"})
+        CHECK(rolls_back("rtprov-firstboot.service",
+                         std::string(dir) + "/rtprov-firstboot.service") == "removed");
+    // Any other unit's link is never rtprov's, whatever a state says (forged or damaged).
+    CHECK(rolls_back("ssh.service", "/usr/lib/systemd/system/ssh.service") ==
+          "refused as not rtprov's");
+    CHECK(rolls_back("rtprov-firstboot.service", "/usr/lib/systemd/system/other.service") ==
+          "refused as not rtprov's");
+}

@@ -8,6 +8,7 @@
 #include "provisioner/planner/planner.hpp"
 #include "provisioner/profile/app_loader.hpp"
 #include "provisioner/profile/profile_loader.hpp"
+#include "provisioner/systemd/systemd_plan.hpp"
 #include "tests/unit/catch.hpp"
 #include "tests/unit/temp_dir.hpp"
 
@@ -60,7 +61,11 @@ TEST_CASE("every planner reads only what the probe read, for each built-in profi
                     options.regenerate = regenerate;
                     // A planner reading a path the probe never looked at throws logic_error.
                     CHECK_NOTHROW(planner::plan(p, profile::to_yaml(p), facts, options, apps));
+                    options.firstboot_config = "profile: " + p.name + "\n"; // --firstboot
+                    CHECK_NOTHROW(planner::plan(p, profile::to_yaml(p), facts, options, apps));
                 }
+                core::TargetFacts live = target::probe(root, p, core::TargetMode::live);
+                CHECK_NOTHROW(planner::plan(p, profile::to_yaml(p), live, {}, apps));
             }
     }
 }
@@ -105,4 +110,27 @@ TEST_CASE("the probe reads every GRUB drop-in, and refuses a folder of more than
         error = e.what();
     }
     CHECK(error.find("more than the 64 rtprov reads") != std::string::npos);
+}
+
+TEST_CASE("the probe reads first boot's files and where systemctl would find its unit") {
+    TempDir dir;
+    const std::string root_path = fixture_copy(dir, "debian13");
+    dir.write("debian13/usr/lib/systemd/system/rtprov-firstboot.service", "[Unit]\n");
+    dir.write("debian13/etc/rtprov/firstboot.yaml", "profile: x86-debian13\n");
+    std::filesystem::create_directories(root_path + "/etc/systemd/system");
+    std::filesystem::create_symlink("/dev/null",
+                                    root_path + "/etc/systemd/system/rtprov-firstboot.service");
+    fs::Root root(root_path);
+    core::Profile p = builtin("x86-debian13", {"board.cpus=4"});
+    core::TargetFacts facts = target::probe(root, p, core::TargetMode::offline);
+    REQUIRE(facts.file(core::k_firstboot_config_path));
+    CHECK(facts.file(core::k_firstboot_config_path)->content == "profile: x86-debian13\n");
+    CHECK(facts.file(systemd::firstboot_link()) == nullptr); // looked at, not there
+    CHECK(facts.file("/usr/local/lib/systemd/system/rtprov-firstboot.service") == nullptr);
+    REQUIRE(facts.file("/usr/lib/systemd/system/rtprov-firstboot.service"));
+    // the mask as the link it is, not followed to /dev/null
+    const core::FileState* mask = facts.file("/etc/systemd/system/rtprov-firstboot.service");
+    REQUIRE(mask);
+    CHECK(mask->symlink);
+    CHECK(mask->content == "/dev/null");
 }

@@ -268,3 +268,92 @@ TEST_CASE("tuning.irqs: the unit carries the layout, its boot instance and the u
         CHECK_FALSE(change(none, "/etc/udev/rules.d/60-rtprov-sound.rules"));
     }
 }
+
+namespace {
+
+const std::string k_firstboot_link =
+    "/etc/systemd/system/multi-user.target.wants/" + std::string(k_firstboot_unit);
+
+Plan firstboot_plan(const TargetFacts& facts, std::optional<std::string> config) {
+    PlanOptions options;
+    options.firstboot_config = std::move(config);
+    Plan plan;
+    systemd::plan_firstboot(plan, facts, options);
+    return plan;
+}
+
+FileState text(std::string content) {
+    FileState state;
+    state.content = std::move(content);
+    return state;
+}
+
+} // namespace
+
+TEST_CASE("--firstboot writes firstboot.yaml and enables the unit where systemctl finds it") {
+    TargetFacts facts;
+    facts.files["/usr/lib/systemd/system/rtprov-firstboot.service"] = text("[Unit]\n");
+    Plan plan = firstboot_plan(facts, "profile: pi4\n");
+    REQUIRE(plan.changes.size() == 2);
+    CHECK(plan.changes[0].path == k_firstboot_config_path);
+    CHECK(plan.changes[0].next.content == "profile: pi4\n");
+    CHECK_FALSE(plan.changes[0].next.symlink);
+    CHECK(plan.changes[1].path == k_firstboot_link);
+    CHECK(plan.changes[1].next.symlink);
+    CHECK(plan.changes[1].next.content == "/usr/lib/systemd/system/rtprov-firstboot.service");
+    CHECK(systemd::firstboot_link() == k_firstboot_link);
+    CHECK(plan.findings.empty());
+    // A copy earlier on systemctl's search path is the one it links to.
+    facts.files["/usr/local/lib/systemd/system/rtprov-firstboot.service"] = text("[Unit]\n");
+    CHECK(content(firstboot_plan(facts, "x"), k_firstboot_link) ==
+          "/usr/local/lib/systemd/system/rtprov-firstboot.service");
+    facts.files["/etc/systemd/system/rtprov-firstboot.service"] = text("[Unit]\n");
+    CHECK(content(firstboot_plan(facts, "x"), k_firstboot_link) ==
+          "/etc/systemd/system/rtprov-firstboot.service");
+    // Already there as planned: nothing to change.
+    facts.files[k_firstboot_config_path] = text("x");
+    facts.files[k_firstboot_link] = symlink_to("/etc/systemd/system/rtprov-firstboot.service");
+    Plan again = firstboot_plan(facts, "x");
+    CHECK(again.changes.empty());
+    CHECK(again.unchanged == std::vector<std::string>{k_firstboot_config_path, k_firstboot_link});
+}
+
+TEST_CASE("--firstboot is refused for a target without the unit, or with it masked") {
+    TargetFacts facts;
+    Plan missing = firstboot_plan(facts, "x");
+    CHECK(missing.changes.empty());
+    REQUIRE(missing.findings.size() == 1);
+    CHECK(missing.findings[0].severity == Severity::error);
+    CHECK(missing.findings[0].message ==
+          "--firstboot enables rtprov-firstboot.service, and the target has none (looked in "
+          "/etc/systemd/system, /usr/local/lib/systemd/system, /usr/lib/systemd/system): install "
+          "rtprov's package for the image's architecture in it before the apply");
+    facts.files["/usr/lib/systemd/system/rtprov-firstboot.service"] = text("[Unit]\n");
+    facts.files["/etc/systemd/system/rtprov-firstboot.service"] = symlink_to("/dev/null");
+    Plan masked = firstboot_plan(facts, "x");
+    CHECK(masked.changes.empty());
+    REQUIRE(masked.findings.size() == 1);
+    CHECK(masked.findings[0].code == "firstboot-unit-masked");
+    CHECK(masked.findings[0].message ==
+          "rtprov-firstboot.service is masked in the target "
+          "(/etc/systemd/system/rtprov-firstboot.service links to /dev/null), so it cannot be "
+          "enabled: remove that link, or drop --firstboot");
+}
+
+TEST_CASE("without --firstboot, offline plans drop first boot's files, live plans keep them") {
+    TargetFacts facts;
+    facts.files[k_firstboot_config_path] = text("profile: pi4\n");
+    facts.files[k_firstboot_link] = symlink_to("/usr/lib/systemd/system/rtprov-firstboot.service");
+    // offline: not planned, so apply retires what an earlier apply wrote
+    Plan offline = firstboot_plan(facts, std::nullopt);
+    CHECK(offline.changes.empty());
+    CHECK(offline.unchanged.empty());
+    CHECK(offline.kept.empty());
+    // live (first boot's own apply, or its trial's commit): kept as they are, neither
+    // written nor taken for what rtprov wrote
+    facts.mode = TargetMode::live;
+    Plan live = firstboot_plan(facts, std::nullopt);
+    CHECK(live.changes.empty());
+    CHECK(live.unchanged.empty());
+    CHECK(live.kept == std::vector<std::string>{k_firstboot_config_path, k_firstboot_link});
+}

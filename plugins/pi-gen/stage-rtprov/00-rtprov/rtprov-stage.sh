@@ -15,8 +15,22 @@ RTPROV=${RTPROV:-rtprov}
 command -v "${RTPROV}" >/dev/null ||
 	rtprov_fail "'${RTPROV}' not found on the build host; install rtprov there (scripts/build-deb.sh amd64 makes the package) or add 'export RTPROV=/path/to/rtprov' to pi-gen's config"
 
+# The profile: a name, or a .yaml file of the build host (a relative path is from the
+# sub-stage folder), which 00-run.sh puts into the image as /etc/rtprov/profiles/NAME.yaml
+# so that first boot, audit and rollback on the Pi find it by its name too.
+rtprov_profile=${RTPROV_PROFILE:-pi4}
+rtprov_profile_file=
+case ${rtprov_profile} in
+*/* | ?*.yaml) # what rtprov takes as a file
+	rtprov_profile_file=${rtprov_profile}
+	[ -f "${rtprov_profile_file}" ] ||
+		rtprov_fail "RTPROV_PROFILE='${rtprov_profile}' is no file (a relative path is from $PWD); give a profile name ('rtprov profiles') or a .yaml file"
+	rtprov_profile=$(basename "${rtprov_profile_file}" .yaml)
+	;;
+esac
+
 # Arguments for 'rtprov plan|apply': profile, overrides, the PREEMPT_RT choice.
-rtprov_args=(--profile "${RTPROV_PROFILE:-pi4}")
+rtprov_args=(--profile "${rtprov_profile}")
 read -r -a rtprov_sets <<<"${RTPROV_SET:-}"
 for kv in "${rtprov_sets[@]}"; do
 	[[ "${kv}" == *=* ]] || rtprov_fail "RTPROV_SET entry '${kv}' is not KEY=VALUE (entries are separated by spaces)"
@@ -46,9 +60,11 @@ rtprov_find_deb() {
 	fi
 	[ -f "${rtprov_deb}" ] || rtprov_fail "RTPROV_DEB='${rtprov_deb}' does not exist"
 	# apt would only say its dependencies are not installable.
-	local deb_arch
+	local deb_arch deb_package
 	deb_arch=$(dpkg-deb --field "${rtprov_deb}" Architecture 2>/dev/null) ||
 		rtprov_fail "'${rtprov_deb}' is not a Debian package (dpkg-deb cannot read it)"
+	deb_package=$(dpkg-deb --field "${rtprov_deb}" Package)
+	[ "${deb_package}" = rtprov ] || rtprov_fail "'${rtprov_deb}' is the package '${deb_package}', not rtprov"
 	if [ "${deb_arch}" != "${ARCH:-arm64}" ] && [ "${deb_arch}" != all ]; then
 		rtprov_fail "'${rtprov_deb}' is for ${deb_arch}, the image is ${ARCH:-arm64}; make the ${ARCH:-arm64} package with rtprov's scripts/build-deb.sh ${ARCH:-arm64}"
 	fi
