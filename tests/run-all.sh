@@ -5,8 +5,9 @@
 #   2. the same unit and CLI tests under AddressSanitizer + UndefinedBehaviorSanitizer
 #      (clang), then every parser under libFuzzer for 20 s (tests/fuzz/run.sh, the same
 #      build)
-#   3. build and test inside a Debian 13 root made with mmdebstrap (cached by date), and
-#      make the amd64 package from that build; system tests in copies of the root with
+#   3. build inside a Debian 13 root made with mmdebstrap (cached by date; GCC 14, -Werror),
+#      run the script tests against that binary there, and make the amd64 package from
+#      that build; system tests in copies of the root with
 #      that package installed (the package judged by lintian and built again to compare
 #      its bytes; the Ansible collection through a chroot), and such a copy booted under qemu
 #   4. the image-builder plugins as their tools run them: the arm64 package (cross-built),
@@ -30,9 +31,17 @@ if [ -n "${RTPROV_LONG:-}" ]; then
     export RTPROV_LONG RTPROV_TRIAL_BOOTS=1
 fi
 
-# Each stage's heading, with the minutes and seconds since the start (the cold-run budget).
+# Each stage's heading, with the minutes and seconds since the start (the cold-run budget);
+# the summary lists where the time went, stage by stage.
 started=$SECONDS
-step() { printf '\n==== %s  [%d:%02d]\n' "$*" $(((SECONDS - started) / 60)) $(((SECONDS - started) % 60)); }
+stage_names=()
+stage_starts=()
+mmss() { printf '%d:%02d' $(($1 / 60)) $(($1 % 60)); }
+step() {
+    stage_names+=("$*")
+    stage_starts+=($((SECONDS - started)))
+    printf '\n==== %s  [%s]\n' "$*" "$(mmss $((SECONDS - started)))"
+}
 
 step "dependencies"
 scripts/install-deps.sh test
@@ -149,6 +158,12 @@ clang-format --dry-run --Werror "${cxx_files[@]}" && echo "clang-format: ${#cxx_
     failed+=("clang-format")
 
 step "summary"
+echo "where the time went (minutes:seconds, stage by stage; the image builders' stages ran side by side, each shown from the end of the one before):"
+for i in "${!stage_names[@]}"; do
+    [ "$i" -lt $((${#stage_names[@]} - 1)) ] || break
+    printf '  %6s  %s\n' "$(mmss $((stage_starts[i + 1] - stage_starts[i])))" "${stage_names[i]:0:90}"
+done
+printf '  %6s  in all\n' "$(mmss $((SECONDS - started)))"
 if [ "${#failed[@]}" -gt 0 ]; then
     echo "FAILED: ${failed[*]}"
     exit 1
