@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "provisioner/audit/check.hpp"
 
+#include <utility>
+
 namespace rtprov::audit {
 
 std::string to_string(Status status) {
@@ -23,6 +25,18 @@ Check make_check(const char* id, const char* title) {
     Check c;
     c.id = id;
     c.title = title;
+    return c;
+}
+
+Check warn(Check c, std::string reason, std::string fix) {
+    c.status = Status::warn;
+    c.reason = std::move(reason);
+    c.fix = std::move(fix);
+    return c;
+}
+
+Check ok(Check c, std::string reason) {
+    c.reason = std::move(reason);
     return c;
 }
 

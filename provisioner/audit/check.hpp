@@ -49,6 +49,10 @@ struct ServiceThreads {
 // A check with its id and title, ok until it is judged.
 Check make_check(const char* id, const char* title);
 
+// 'c' judged: a warning with its reason and the fix, or ok with its reason.
+Check warn(Check c, std::string reason, std::string fix);
+Check ok(Check c, std::string reason);
+
 // 'c' as a warning that its input could not be read: 'problem' is the reason.
 Check cannot_read(Check c, const std::string& problem);
 

@@ -6,21 +6,7 @@
 
 namespace rtprov::audit {
 
-namespace {
-
-Check warn(Check c, std::string reason, std::string fix) {
-    c.status = Status::warn;
-    c.reason = std::move(reason);
-    c.fix = std::move(fix);
-    return c;
-}
-
-Check ok(Check c, std::string reason) {
-    c.reason = std::move(reason);
-    return c;
-}
-
-} // namespace
+namespace {} // namespace
 
 // /sys/devices/system/cpu/smt/control: on, off, forceoff, notsupported, notimplemented
 // (Documentation/ABI/testing/sysfs-devices-system-cpu in the kernel).

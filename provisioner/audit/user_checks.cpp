@@ -13,18 +13,6 @@ namespace rtprov::audit {
 
 namespace {
 
-Check warn(Check c, std::string reason, std::string fix) {
-    c.status = Status::warn;
-    c.reason = std::move(reason);
-    c.fix = std::move(fix);
-    return c;
-}
-
-Check ok(Check c, std::string reason) {
-    c.reason = std::move(reason);
-    return c;
-}
-
 std::string where(const LimitsRule& rule) {
     return quoted(rule.domain + " " + rule.type + " " + rule.item + " " + rule.value) + " (" +
            core::one_line(rule.file) + ":" + std::to_string(rule.line) + ")";

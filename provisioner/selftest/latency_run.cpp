@@ -214,10 +214,6 @@ void measure(CoreRun& run, Schedule& schedule) noexcept {
     }
 }
 
-double to_us(std::int64_t ns) {
-    return static_cast<double>(ns) / 1000.0;
-}
-
 // Each core's figures from 'h', the histogram of 'run' (the run's own at the end, a
 // snapshot of it while the run goes on); the per-second figures and flags are loaded as
 // the single writer's fields they are.
@@ -225,17 +221,9 @@ CoreLatency summarise(const CoreRun& run, LatencyHistogram h, IdlePolicy idle) {
     CoreLatency c;
     c.cpu = run.cpu;
     c.idle = idle;
-    c.cycles = h.count();
     c.overruns = relaxed_load(run.overruns);
-    c.min_us = to_us(h.min_ns());
-    c.avg_us = h.avg_ns() / 1000.0;
-    c.max_us = to_us(h.max_ns());
-    c.p50_us = to_us(h.percentile_ns(50));
-    c.p99_us = to_us(h.percentile_ns(99));
-    c.p999_us = to_us(h.percentile_ns(99.9));
-    c.p9999_us = to_us(h.percentile_ns(99.99));
     c.max_at_s = static_cast<double>(relaxed_load(run.max_at_ns)) / 1e9;
-    c.histogram = std::move(h);
+    c.set_histogram(std::move(h));
     c.stopped_run = relaxed_load(run.stopped_run);
     for (const std::uint32_t& v : run.max_per_s_us)
         c.max_per_s_us.push_back(relaxed_load(v));
@@ -347,6 +335,19 @@ std::vector<CoreLatency> run_latency(const LatencyOptions& options,
     for (auto& run : runs)
         results.push_back(summarise(*run, std::move(run->histogram), options.idle));
     return results;
+}
+
+void CoreLatency::set_histogram(LatencyHistogram h) {
+    const auto to_us = [](std::int64_t ns) { return static_cast<double>(ns) / 1000.0; };
+    cycles = h.count();
+    min_us = to_us(h.min_ns());
+    avg_us = h.avg_ns() / 1000.0;
+    max_us = to_us(h.max_ns());
+    p50_us = to_us(h.percentile_ns(50));
+    p99_us = to_us(h.percentile_ns(99));
+    p999_us = to_us(h.percentile_ns(99.9));
+    p9999_us = to_us(h.percentile_ns(99.99));
+    histogram = std::move(h);
 }
 
 } // namespace rtprov::selftest

@@ -89,6 +89,10 @@ struct CoreLatency {
     // Measured through the kernel's timerlat tracer (run_traced_latency): why its worst
     // wake-up was late; nullopt for rtprov's own threads, or no wake-up traced.
     std::optional<WakeupCause> cause;
+
+    // Takes 'h' as this core's histogram and sets the figures read from it: cycles,
+    // minimum, average, maximum and the percentiles, in µs.
+    void set_histogram(LatencyHistogram h);
 };
 
 // Measures wake-up latency on every CPU of 'options.cpus' at the same time: one

@@ -16,10 +16,6 @@ namespace {
 // 4 MiB: the 200 ms the guest's interrupt storm held a wake-up up took 1 MiB of lines
 constexpr std::size_t k_kept_trace_bytes = 4u << 20;
 
-double to_us(std::int64_t ns) {
-    return static_cast<double>(ns) / 1000.0;
-}
-
 // A CPU's figures as run_latency gives them. 'seconds': the per-second slots.
 CoreLatency to_core(unsigned cpu, const TracedCore* traced, const LatencyOptions& options,
                     std::size_t seconds) {
@@ -31,17 +27,8 @@ CoreLatency to_core(unsigned cpu, const TracedCore* traced, const LatencyOptions
     c.histogram = LatencyHistogram(options.histogram_limit_us);
     if (!traced)
         return c;
-    const LatencyHistogram& h = traced->histogram;
-    c.histogram = h;
-    c.cycles = h.count();
+    c.set_histogram(traced->histogram);
     c.overruns = traced->missed;
-    c.min_us = to_us(h.min_ns());
-    c.avg_us = h.avg_ns() / 1000.0;
-    c.max_us = to_us(h.max_ns());
-    c.p50_us = to_us(h.percentile_ns(50));
-    c.p99_us = to_us(h.percentile_ns(99));
-    c.p999_us = to_us(h.percentile_ns(99.9));
-    c.p9999_us = to_us(h.percentile_ns(99.99));
     c.max_at_s = static_cast<double>(traced->max_at_ns) / 1e9;
     c.measured_s = static_cast<double>(traced->last_ns) / 1e9;
     if (!traced->max_per_s_us.empty()) {
