@@ -261,9 +261,9 @@ State parse_state(const std::string& text, const std::string& label) {
             if (!loader)
                 throw bad("bad escape");
             // the boot loader apply recorded: one rtprov writes for (messages name it)
-            if (*loader != core::to_string(core::BootLoader::grub) &&
-                *loader != core::to_string(core::BootLoader::rpi_firmware) &&
-                *loader != core::to_string(core::BootLoader::systemd_boot))
+            const auto loaders = core::words(core::BootLoader{});
+            if (std::none_of(loaders.begin(), loaders.end(),
+                             [&](const auto& word) { return word.first == *loader; }))
                 throw bad("a boot loader rtprov does not write for");
             state.loader = *loader;
         } else if (w[0] == "cmdline" && w.size() >= 4 &&
