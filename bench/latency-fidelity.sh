@@ -140,5 +140,5 @@ print(f"{'ratio':12}{peak['rtprov'] / peak['cyclictest']:10.2f}{floor['rtprov'] 
       f"{(peak['rtprov'] - floor['rtprov']) / max(peak['cyclictest'] - floor['cyclictest'], 1):15.2f}")
 print("\ntarget: avg* and p99 ratios within 0.95-1.05; CPU at most 1.00; the RSS the measurement "
       "adds above each program's floor at most 1.20 (the floors differ by language: see "
-      "docs/ARCHITECTURE.md, 'Memory'). A ratio inside the tools' own spread is noise.")
+      "docs/design/memory.md). A ratio inside the tools' own spread is noise.")
 PY

@@ -47,7 +47,7 @@ std::string data_dir(const char* sub) {
     return (exe.parent_path().parent_path() / "share/rtprov" / sub).string();
 }
 
-// Test hook (documented in docs/ARCHITECTURE.md): RTPROV_TEST_KILL_AT_STEP=N makes
+// Test hook (documented in docs/design/journal.md): RTPROV_TEST_KILL_AT_STEP=N makes
 // rtprov SIGKILL itself before its Nth durable step, to prove that an interrupted run
 // converges.
 void set_test_kill_hook(fs::Root& root) {

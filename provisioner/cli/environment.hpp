@@ -27,7 +27,7 @@ std::string utc_now(); // now_unix() in utc_text's format
 // rtprov's built-in data folder 'sub' (profiles, apps): share/rtprov/ beside bin/.
 std::string data_dir(const char* sub);
 
-// The crash tests' hook (RTPROV_TEST_KILL_AT_STEP, docs/ARCHITECTURE.md) on 'root', for
+// The crash tests' hook (RTPROV_TEST_KILL_AT_STEP, docs/design/journal.md) on 'root', for
 // every command that writes through it.
 void set_test_kill_hook(fs::Root& root);
 

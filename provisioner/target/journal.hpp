@@ -12,8 +12,7 @@
 #include <vector>
 
 // Applying a plan so that it can always be undone, and undoing it. The protocol, and
-// why an apply killed at any point converges, is described in docs/ARCHITECTURE.md
-// ("Journal and rollback").
+// why an apply killed at any point converges, is described in docs/design/journal.md.
 namespace rtprov::target {
 
 // Reads <root>/var/lib/rtprov/state. nullopt when rtprov never applied anything here.

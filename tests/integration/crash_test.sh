@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: Apache-2.0
 # Kills rtprov with SIGKILL before each of its durable steps in turn (fsync, rename,
-# unlink, mkdir; see RTPROV_TEST_KILL_AT_STEP in docs/ARCHITECTURE.md), then checks
+# unlink, mkdir; see RTPROV_TEST_KILL_AT_STEP in docs/design/journal.md), then checks
 # that no file is half-written and that both a new apply and a rollback converge: the
 # apply to exactly the tree an uninterrupted apply makes, the rollback to exactly the
 # original tree. For trials (apply --trial, a plain apply that ends one, 'trial check'
