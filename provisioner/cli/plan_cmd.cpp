@@ -46,6 +46,9 @@ void add_plan_command_options(CLI::App& command, TargetOptions& target, PlanComm
 }
 
 int run_plan(const TargetOptions& o, const PlanCommand& c) {
+    if (c.packages && c.json)
+        throw UsageError("--packages", "it prints the packages one per line, with no JSON of "
+                                       "them: drop --json");
     pipeline::TargetSession target = open_target(o, true);
     const int rc = plan_on(o, c, target);
     // an image is unmounted before rtprov ends, and a failure to is the command's

@@ -57,6 +57,38 @@ std::optional<std::string> firstboot_profile_problem(const PlanRequest& request,
            quoted("/etc/rtprov/profiles/" + request.profile + ".yaml");
 }
 
+// First boot applies with the profile and --set that firstboot.yaml records, and none of
+// this apply's switches: a priority only --force-priority let through ('forced') would be
+// refused there. One refusal per such service, saying how to force it in the profile.
+std::vector<std::string> firstboot_force_problems(const core::Profile& profile,
+                                                  const std::string& profile_yaml,
+                                                  const core::TargetFacts& facts,
+                                                  core::PlanOptions options,
+                                                  const std::vector<core::AppKnowledge>& apps) {
+    std::vector<std::string> problems;
+    if (!options.force_priority)
+        return problems;
+    options.force_priority = false;
+    const core::Plan unforced = planner::plan(profile, profile_yaml, facts, options, apps);
+    for (const core::ServiceTuning& s : profile.tuning.services) {
+        const bool refused =
+            std::any_of(unforced.findings.begin(), unforced.findings.end(), [&](const auto& f) {
+                return f.code == "priority-inversion" &&
+                       f.message.find("'" + s.unit + "' would run at") != std::string::npos;
+            });
+        if (refused)
+            problems.push_back(
+                "--firstboot: first boot applies without --force-priority (firstboot.yaml "
+                "records the profile and its --set, not this apply's switches), and would "
+                "refuse " +
+                quoted(s.unit) +
+                "'s priority, which inverts its app's own: force it in the profile, which "
+                "first boot applies too: --set " +
+                quoted("tuning.services." + s.name + ".force_priority=true"));
+    }
+    return problems;
+}
+
 } // namespace
 
 std::string firstboot_config(const PlanRequest& request, const std::string& profile_name) {
@@ -103,10 +135,15 @@ Planned make_plan(const PlanRequest& request, const fs::Root& root) {
             unreadable = e.what();
         }
     }
-    p.plan =
-        planner::plan(p.profile, p.profile_yaml, facts, options, profile::load_apps(request.apps));
+    const std::vector<core::AppKnowledge> apps = profile::load_apps(request.apps);
+    p.plan = planner::plan(p.profile, p.profile_yaml, facts, options, apps);
     if (firstboot_problem)
         p.plan.findings.push_back({core::Severity::error, "firstboot-profile", *firstboot_problem});
+    if (request.firstboot)
+        for (std::string& problem :
+             firstboot_force_problems(p.profile, p.profile_yaml, facts, options, apps))
+            p.plan.findings.push_back(
+                {core::Severity::error, "firstboot-force-priority", std::move(problem)});
     if (unreadable)
         p.plan.findings.push_back(
             {core::Severity::warning, "applied-profile-unreadable",

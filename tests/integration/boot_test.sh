@@ -129,6 +129,9 @@ run apply --root "$work/pi" --profile pi4 --set tuning.kernel.realtime=true
 check "RT without kernel8_rt.img on the boot partition is refused" grep -q "kernel8_rt.img is not on the boot partition yet" <<<"$err"
 run plan --root "$work/pi" --profile pi4 --set tuning.kernel.realtime=true --packages
 check "plan --packages lists the Pi RT kernel" [ "$out" = "linux-image-rpi-v8-rt" ]
+run plan --root "$work/pi" --profile pi4 --set tuning.kernel.realtime=true --packages --json
+check "plan --packages with --json, which it would not use, is a usage error" [ "$rc" -eq 2 ] &&
+    check "  (the message)" [ "$err" = "rtprov: error: --packages: it prints the packages one per line, with no JSON of them: drop --json" ]
 cp "$work/pi/boot/firmware/kernel8.img" "$work/pi/boot/firmware/kernel8_rt.img"
 original=$(tree_sum "$work/pi")
 run apply --root "$work/pi" --profile pi4 --set tuning.kernel.realtime=true

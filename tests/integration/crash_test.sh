@@ -161,9 +161,26 @@ scenario() {
     echo "$name: rollback killed at each of $killed steps, all converged" >&2
 }
 
+prepare_firstboot() { # rtprov's package's first-boot unit, and a firstboot.yaml written by hand
+    mkdir -p "$1/usr/lib/systemd/system" "$1/etc/rtprov"
+    cp "$src/firstboot/rtprov-firstboot.service" "$1/usr/lib/systemd/system/"
+    printf 'profile: pi4 # by hand\n' >"$1/etc/rtprov/firstboot.yaml"
+    chmod 0640 "$1/etc/rtprov/firstboot.yaml"
+}
+prepare_firstboot_applied() { # ... and an apply --firstboot over it
+    prepare_firstboot "$1"
+    pristine_sum=$(tree_sum "$1")
+    "$rtprov" apply --root "$1" --profile x86-debian13 --set board.cpus=4 --firstboot >/dev/null 2>&1
+}
+
 scenario fresh-pi4 pi4-trixie prepare_none --profile pi4
 scenario replace-existing debian13 prepare_existing --profile x86-debian13 --set board.cpus=4
 scenario reapply-other debian13 prepare_applied --profile x86-debian13 --set board.cpus=8
+# apply --firstboot (firstboot.yaml replaced, the unit's link made), and an apply without
+# it that retires both
+scenario firstboot debian13 prepare_firstboot --profile x86-debian13 --set board.cpus=4 \
+    --firstboot --firstboot-set trial=false
+scenario firstboot-retired debian13 prepare_firstboot_applied --profile x86-debian13 --set board.cpus=4
 at_kill=armed_is_recorded
 scenario trial-grub debian13 prepare_grubenv "${trial_args[@]}"
 scenario trial-ended debian13 prepare_trial --profile x86-debian13 --set board.cpus=4 --regenerate-boot=now

@@ -356,6 +356,40 @@ TEST_CASE("--firstboot is refused where first boot would not apply the same prof
     CHECK(refusal(pipeline::make_plan(by_path, root).plan) == "none");
 }
 
+TEST_CASE("--firstboot refuses a priority only --force-priority lets through") {
+    // First boot's apply gets the profile and --set firstboot.yaml records, not this
+    // apply's --force-priority: it would refuse what this apply forced.
+    TempDir dir;
+    fs::Root root(image_with_unit(dir));
+    dir.write("debian13/usr/lib/systemd/system/mpd.service", "[Service]\nExecStart=/usr/bin/mpd\n");
+    pipeline::PlanRequest r = firstboot_request();
+    r.sets.insert(r.sets.end(),
+                  {"tuning.services.mpd.policy=fifo", "tuning.services.mpd.priority=60"});
+    r.options.force_priority = true;
+    auto refusals = [](const core::Plan& plan) {
+        std::vector<std::string> found;
+        for (const core::Finding& f : plan.findings)
+            if (f.code == "firstboot-force-priority" && f.severity == core::Severity::error)
+                found.push_back(f.message);
+        return found;
+    };
+    CHECK(refusals(pipeline::make_plan(r, root).plan) ==
+          std::vector<std::string>{
+              "--firstboot: first boot applies without --force-priority (firstboot.yaml records "
+              "the profile and its --set, not this apply's switches), and would refuse "
+              "'mpd.service''s priority, which inverts its app's own: force it in the profile, "
+              "which first boot applies too: --set "
+              "'tuning.services.mpd.force_priority=true'"});
+    // Forced in the profile, first boot forces it too.
+    r.sets.push_back("tuning.services.mpd.force_priority=true");
+    CHECK(refusals(pipeline::make_plan(r, root).plan).empty());
+    // Without --firstboot, --force-priority is this apply's alone.
+    r.sets.pop_back();
+    r.firstboot.reset();
+    CHECK(refusals(pipeline::make_plan(r, root).plan).empty());
+    CHECK_FALSE(pipeline::make_plan(r, root).plan.refused());
+}
+
 TEST_CASE("--firstboot is for an image, not the running system") {
     TempDir dir;
     fs::Root root(image_with_unit(dir));
