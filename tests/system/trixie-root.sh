@@ -69,11 +69,13 @@ packages=(
   systemd systemd-sysv udev dbus linux-image-amd64 mpd rt-tests procps util-linux
   # GRUB, so that grub-mkconfig shows where rtprov's drop-in lands
   grub-pc
-  # what building rtprov needs (Debian 13 versions: Catch2 3, yaml-cpp 0.8, CLI11 2.4)
+  # what building rtprov needs (Debian 13 versions: yaml-cpp 0.8, CLI11 2.4; the unit
+  # tests, and Catch2, are the host's: scripts/build-deb.sh)
   g++ cmake make pkgconf libmount-dev libarchive-dev libyaml-cpp-dev libsystemd-dev
-  libcli11-dev catch2
-  # what the integration tests use; dpkg-dev and file let CPack make the .deb
-  python3 dpkg-dev file
+  libcli11-dev
+  # what the integration tests use (a YAML reader of their own, busybox's sleep as a
+  # target's command); dpkg-dev and file let CPack make the .deb
+  python3 python3-yaml busybox dpkg-dev file
 )
 fi
 if [ "$suite" = bookworm ]; then
