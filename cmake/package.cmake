@@ -32,7 +32,7 @@ set(CPACK_DEBIAN_PACKAGE_SHLIBDEPS ON)
 # the binary's NEEDED list, so dpkg-shlibdeps does not see them; CPack appends what it
 # finds to these.
 list(JOIN RTPROV_LOADED_PACKAGES ", " CPACK_DEBIAN_PACKAGE_DEPENDS)
-# Built with -O2 -g like the tests' builds; the package carries the stripped binary.
+# The package carries the stripped binary (scripts/build-deb.sh builds it without -g).
 set(CPACK_STRIP_FILES ON)
 # cyclictest, for comparing rtprov's self-test with the usual tool (bench/).
 set(CPACK_DEBIAN_PACKAGE_SUGGESTS rt-tests)
