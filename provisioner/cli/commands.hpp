@@ -147,7 +147,7 @@ int run_report(const ReportCommand& c);
 // is there but not a regular file (a folder, a symlink, a device).
 void check_output_file(const std::string& path);
 // The check of an option naming a file a command writes (--prometheus, --html): a name,
-// and not '-', which is standard output for --json only. "" when it is one.
+// and not '-', which is standard output for --json only, nor another option. "" when it is one.
 std::string output_file_name_problem(const std::string& value);
 
 // Throws rtprov::Error unless every file of 'needed' (paths below the root, such as

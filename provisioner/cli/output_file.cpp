@@ -61,6 +61,11 @@ std::string output_file_name_problem(const std::string& value) {
         return "needs the name of the file to write";
     if (value == "-")
         return "writes a file; '-' (standard output) is only for --json";
+    // CLI11 takes the next word as the value even when it is an option ('--prometheus
+    // --json' would write a file named '--json')
+    if (value.starts_with('-'))
+        return "needs the name of the file to write, not an option (" + value +
+               "); a file whose name starts with '-' is given as ./" + value;
     return "";
 }
 

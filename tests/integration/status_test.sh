@@ -170,6 +170,10 @@ check "and says '-' is for --json only" grep -qF "'-' (standard output) is only 
 check "and writes no file named '-'" [ ! -e ./- ]
 run status --root "$r" --prometheus ""
 check "--prometheus '' is refused (exit 2)" [ "$rc" -eq 2 ]
+run status --root "$r" --prometheus --json
+check "--prometheus --json is refused (exit 2): an option is not the file's name" [ "$rc" -eq 2 ]
+check "and says so" grep -qF "needs the name of the file to write, not an option (--json)" <<<"$err"
+check "and writes no file named '--json'" [ ! -e ./--json ]
 mkdir "$work/nobody" && chown 65534:65534 "$work/nobody"
 chmod 0755 "$work"
 setpriv --reuid=65534 --regid=65534 --clear-groups "$rtprov" trial status --root "$work/nobody" \
