@@ -14,10 +14,11 @@ if [ "$what" = test ]; then
     packages+=(mmdebstrap python3 shellcheck clang-format tar util-linux qemu-system-x86
                qemu-utils e2fsprogs)
     # tests/fuzz/run.sh: clang with libFuzzer and the sanitizer runtimes of the release's
-    # LLVM (14 on Debian 12, 19 on Debian 13).
+    # LLVM (14 on Debian 12, 19 on Debian 13). tests/clang-tidy.sh: the release's
+    # clang-tidy, the same LLVM as clang (it reads that clang's precompiled headers).
     llvm=19
     grep -qx 'VERSION_ID="12"' /etc/os-release && llvm=14
-    packages+=(clang "libfuzzer-$llvm-dev" "libclang-rt-$llvm-dev")
+    packages+=(clang clang-tidy "libfuzzer-$llvm-dev" "libclang-rt-$llvm-dev")
     # The pi-gen stage test: an arm64 root (arch-test lets mmdebstrap make it), its
     # chroot under qemu-user (binfmt), pi-gen's own tools (rsync, capsh), 'file'.
     packages+=(arch-test qemu-user-static binfmt-support rsync libcap2-bin file)

@@ -3,8 +3,9 @@
 # The whole test suite, as CI runs it (.ci/run). Installs what it needs (as root), then:
 #   1. build with -Werror and run unit, CLI and crash tests (Debian of this machine)
 #   2. the same unit and CLI tests under AddressSanitizer + UndefinedBehaviorSanitizer
-#      (clang), then every parser under libFuzzer for 20 s (tests/fuzz/run.sh, the same
-#      build)
+#      (clang); clang-tidy's bug-finding checks (.clang-tidy, warnings are errors) over
+#      provisioner/ with that build's compile commands (tests/clang-tidy.sh); then every
+#      parser under libFuzzer for 20 s (tests/fuzz/run.sh, the same build)
 #   3. build inside a Debian 13 root made with mmdebstrap (cached by date; GCC 14, -Werror),
 #      run the script tests against that binary there, and make the amd64 package from
 #      that build; system tests in copies of the root with
@@ -81,6 +82,11 @@ cmake -S . -B build/asan -DCMAKE_CXX_COMPILER=clang++ -DRTPROV_FUZZ=ON -DRTPROV_
     -DCMAKE_BUILD_TYPE=Debug -DCMAKE_CXX_FLAGS_DEBUG="-O1 -gline-tables-only" >/dev/null
 cmake --build build/asan -j "$jobs" -- --no-print-directory >/dev/null
 (cd build/asan && ctest --output-on-failure -j "$jobs" -R '^(unit|cli|boot)$') || failed+=("sanitizers")
+
+# On the clang build's compile commands, as that build left them (clang-tidy reads its
+# precompiled headers): 120 files, about 155 s of CPU (80 s on two idle cores).
+step "clang-tidy over provisioner/ (.clang-tidy's checks, the clang build's compile commands)"
+tests/clang-tidy.sh build/asan || failed+=("clang-tidy")
 
 step "libFuzzer: every parser for 20 s, one per CPU at a time (tests/fuzz/run.sh)"
 tests/fuzz/run.sh 20 || failed+=("fuzz")

@@ -34,26 +34,9 @@ See rtprov(1) for every command and option; the profile format, the JSON outputs
 boot and the image-builder and Ansible plugins are described in )" RTPROV_INSTALL_DOCDIR
                                  R"( (profile-format.md, json.md, firstboot.md, plugin-*.md).)";
 
-} // namespace
-
-int main(int argc, char** argv) {
-    std::streambuf* const stdout_buf = std::cout.rdbuf();
-    std::streambuf* const stderr_buf = std::cerr.rdbuf();
-    cli::PrintableBuf printable_out(stdout_buf), printable_err(stderr_buf);
-    std::cout.rdbuf(&printable_out);
-    std::cerr.rdbuf(&printable_err);
-    // The filters live in this frame: the streams get their own buffers back before it
-    // ends (static destructors flush std::cout after main returns).
-    struct Restore {
-        std::streambuf* out;
-        std::streambuf* err;
-        ~Restore() {
-            std::cout.flush();
-            std::cerr.flush();
-            std::cout.rdbuf(out);
-            std::cerr.rdbuf(err);
-        }
-    } restore{stdout_buf, stderr_buf};
+// The command line parsed and the command asked for run; what they throw is printed here,
+// with the exit code it calls for.
+int run(int argc, char** argv) {
     CLI::App app{"rtprov makes Linux audio machines real-time ready and proves it: it applies "
                  "a board profile (reserved cores, pinning, real-time priorities, boot "
                  "parameters) to an image root or this machine, and can undo it byte for byte.",
@@ -104,9 +87,37 @@ int main(int argc, char** argv) {
             start = nl + 1;
         }
         return k_exit_failed;
+    }
+    return k_exit_usage;
+}
+
+} // namespace
+
+int main(int argc, char** argv) {
+    std::streambuf* const stdout_buf = std::cout.rdbuf();
+    std::streambuf* const stderr_buf = std::cerr.rdbuf();
+    cli::PrintableBuf printable_out(stdout_buf), printable_err(stderr_buf);
+    std::cout.rdbuf(&printable_out);
+    std::cerr.rdbuf(&printable_err);
+    // The filters live in this frame: the streams get their own buffers back before it
+    // ends (static destructors flush std::cout after main returns).
+    struct Restore {
+        std::streambuf* out;
+        std::streambuf* err;
+        ~Restore() {
+            std::cout.flush();
+            std::cerr.flush();
+            std::cout.rdbuf(out);
+            std::cerr.rdbuf(err);
+        }
+    } restore{stdout_buf, stderr_buf};
+    // Whatever run() throws, from the command or from setting CLI11 up (a mistake in the
+    // command table, std::bad_alloc), is an error message and exit code 1, never an
+    // exception out of main (std::terminate: an abort and a core dump).
+    try {
+        return run(argc, argv);
     } catch (const std::exception& e) {
         std::cerr << "rtprov: error: " << e.what() << "\n";
         return k_exit_failed;
     }
-    return k_exit_usage;
 }

@@ -178,8 +178,8 @@ std::optional<TraceLine> parse_trace_line(std::string_view s) {
         if (close == at + 2 || close >= s.size() || s[close] != ']')
             continue;
         const std::string_view task = trim(s.substr(0, at));
-        const std::size_t d = task.rfind('-');
-        if (d == std::string_view::npos || d > k_max_comm_bytes || d + 1 == task.size() ||
+        const std::size_t d = task.rfind('-'); // npos (no dash) is above the longest too
+        if (d > k_max_comm_bytes || d + 1 == task.size() ||
             !std::all_of(task.begin() + std::ptrdiff_t(d + 1), task.end(), is_digit))
             continue;
         open = at + 1;

@@ -52,8 +52,8 @@ Fact<stdfs::path> SysRoot::host(const std::string& path) const {
 }
 
 // The one reader: the running system's files through fs::try_read_host_file (what
-// fs::read_kernel_file is, with a cap of its own), a tree's through fs::Root::try_read; both read as fs::read_capped does (type checked before
-// opening, size capped at 'cap').
+// fs::read_kernel_file is, with a cap of its own), a tree's through fs::Root::try_read; both read
+// as fs::read_capped does (type checked before opening, size capped at 'cap').
 Fact<std::string> SysRoot::text(const std::string& path, const fs::SizeCap& cap) const {
     const std::string absolute = path.starts_with('/') ? path : "/" + path;
     if (m_root == "/")

@@ -99,6 +99,7 @@ TEST_CASE("stack lines and lost events are read; anything else is not a trace li
     for (const char* line :
          {"", "# tracer: timerlat", "CPU:2 [LOST many EVENTS]", "garbage",
           "  x-1 [001] d.h1. 7: #1 context irq timer_latency 12 ns",             // no fraction
+          "  412 [001] d.h1. 7.000001: #1 context irq timer_latency 12 ns",      // no '-pid'
           "  x-1 [001] d.h1. 7.000001: #1 context user-ret timer_latency 12 ns", // user-ret
           "  x-1 [001] d.h1. 7.000001: #1 context irq timer_latency -12 ns",
           "  x-1 [001] d.h1. 7.000001: irq_noise: local_timer:236 start 7.0 duration 1 ns x",
