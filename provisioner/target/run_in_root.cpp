@@ -114,8 +114,20 @@ int run_in_root(const fs::Root& root, const std::vector<std::string>& argv, RunM
             own_pid_namespace(self, root_path);
             if (unshare(CLONE_NEWNS) != 0)
                 child_fail("cannot make a mount namespace for", root_path);
-            if (mount(nullptr, "/", nullptr, MS_REC | MS_PRIVATE, nullptr) != 0)
+            if (mount(nullptr, "/", nullptr, MS_REC | MS_PRIVATE, nullptr) != 0) {
+                // EINVAL: '/' is not a mount point, so rtprov itself runs in a chroot (as
+                // unshare(1) says: "cannot change root filesystem propagation")
+                if (errno == EINVAL) {
+                    std::fprintf(stderr,
+                                 "rtprov: error: cannot make mounts private for %s: rtprov "
+                                 "runs in a chroot whose root is not a mount point; run it "
+                                 "outside the chroot, or bind-mount that root on itself "
+                                 "before chrooting ('mount --bind DIR DIR')\n",
+                                 root_path.c_str());
+                    _exit(127);
+                }
                 child_fail("cannot make mounts private for", root_path);
+            }
             // Opened again in this mount namespace (a folder opened before it belongs to
             // the old one, where nothing may be mounted), and proved to be the same one.
             const core::Fd here(::open(root_path.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC));
