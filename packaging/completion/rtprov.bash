@@ -17,11 +17,11 @@ _rtprov_options()
     profiles | 'profiles show') echo "--help $target $profiles --json" ;;
     plan)
         echo "--help $target --profile $profiles --json --packages --regenerate-boot" \
-            "--force-priority --trial --install-packages"
+            "--force-priority --trial --install-packages --firstboot --firstboot-set"
         ;;
     apply)
         echo "--help $target --profile $profiles --runtime --regenerate-boot" \
-            "--force-priority --trial --install-packages"
+            "--force-priority --trial --install-packages --firstboot --firstboot-set"
         ;;
     status) echo "--help $target --json --diff --prometheus" ;;
     rollback) echo "--help $target --force --regenerate-boot" ;;
@@ -64,7 +64,7 @@ _rtprov_takes_value()
         --duration | --summary | --interval | --priority | --idle | --stop-above | \
         --pi-probe | --prometheus | --html | --history | --sysroot | --from | \
         --sound-priority | --sound-cpus | --sound-name | --other-priority | \
-        --timer-priority | --workqueue-cpus | --state)
+        --timer-priority | --workqueue-cpus | --state | --firstboot-set)
         return 0
         ;;
     --json) [[ $1 == selftest ]] ;; # a FILE there, a flag elsewhere
