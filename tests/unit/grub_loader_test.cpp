@@ -1,25 +1,15 @@
 // SPDX-License-Identifier: Apache-2.0
 // GRUB's plan (boot/grub_loader.cpp): the defaults files and rtprov's drop-in.
-#include "provisioner/boot/boot_plan.hpp"
-
+#include "tests/unit/boot_plan_fixtures.hpp"
 #include "tests/unit/catch.hpp"
 
 #include <algorithm>
 
 using namespace rtprov;
 using namespace rtprov::core;
+using namespace rtprov::boot_test;
 
 namespace {
-
-Profile pi4() {
-    Profile p;
-    p.name = "pi4";
-    p.board.cpus = 4;
-    p.board.boot.loader = BootLoader::rpi_firmware;
-    p.tuning.cores.housekeeping = CpuList::range(0, 2);
-    p.tuning.cores.reserved = CpuList({3});
-    return p;
-}
 
 Plan grub_plan_for(const std::string& defaults) {
     Plan plan;
@@ -30,12 +20,6 @@ Plan grub_plan_for(const std::string& defaults) {
     facts.files["/etc/default/grub"].content = defaults;
     boot::plan_boot(plan, profile, resolve_cores(profile, std::nullopt), facts, PlanOptions{});
     return plan;
-}
-
-const Finding* finding(const Plan& plan, const std::string& code) {
-    auto it = std::find_if(plan.findings.begin(), plan.findings.end(),
-                           [&](const Finding& f) { return f.code == code; });
-    return it == plan.findings.end() ? nullptr : &*it;
 }
 
 } // namespace

@@ -1,51 +1,13 @@
 // SPDX-License-Identifier: Apache-2.0
 // The Raspberry Pi firmware's plan (boot/rpi_firmware_loader.cpp): cmdline.txt, config.txt.
-#include "provisioner/boot/boot_plan.hpp"
-
+#include "tests/unit/boot_plan_fixtures.hpp"
 #include "tests/unit/catch.hpp"
 
 #include <algorithm>
 
 using namespace rtprov;
 using namespace rtprov::core;
-
-namespace {
-
-Profile pi4() {
-    Profile p;
-    p.name = "pi4";
-    p.board.cpus = 4;
-    p.board.boot.loader = BootLoader::rpi_firmware;
-    p.tuning.cores.housekeeping = CpuList::range(0, 2);
-    p.tuning.cores.reserved = CpuList({3});
-    return p;
-}
-
-TargetFacts pi_image(const std::string& cmdline) {
-    TargetFacts facts;
-    FirmwarePartition fw;
-    fw.dir = "/boot/firmware";
-    fw.has_boot_files = true;
-    facts.firmware = fw;
-    facts.files["/boot/firmware/cmdline.txt"].content = cmdline;
-    return facts;
-}
-
-Plan plan_for(const std::string& cmdline) {
-    Plan plan;
-    Profile profile = pi4();
-    boot::plan_boot(plan, profile, resolve_cores(profile, std::nullopt), pi_image(cmdline),
-                    PlanOptions{});
-    return plan;
-}
-
-const Finding* finding(const Plan& plan, const std::string& code) {
-    auto it = std::find_if(plan.findings.begin(), plan.findings.end(),
-                           [&](const Finding& f) { return f.code == code; });
-    return it == plan.findings.end() ? nullptr : &*it;
-}
-
-} // namespace
+using namespace rtprov::boot_test;
 
 TEST_CASE("text after cmdline.txt's first line is kept and named, never joined") {
     Plan plan = plan_for("console=tty1 rootwait\nquiet\n");
