@@ -1,0 +1,91 @@
+// SPDX-License-Identifier: Apache-2.0
+#pragma once
+
+#include "provisioner/core/audio_size.hpp"
+#include "provisioner/core/cpu_list.hpp"
+#include "provisioner/core/sched_policy.hpp"
+#include "provisioner/selftest/pinned_thread.hpp"
+
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+// The underrun test: plays to an ALSA playback device for a while as a player would (its
+// period and buffer, its thread's policy, priority and CPUs, memory locked) and counts
+// what a listener would hear. alsa-lib (libasound.so.2) is loaded at the first run.
+namespace rtprov::selftest {
+
+struct AudioOptions {
+    std::string device;           // an ALSA PCM name: 'hw:CARD=DAC,DEV=0', 'pipewire', 'jack'
+    core::AudioSize period;       // asked; the device may round it (AudioResult has what it took)
+    core::AudioSize buffer;       // the whole ring; at least two periods
+    std::optional<unsigned> rate; // nullopt: the device's own (native) rate
+    bool tone = false;            // a quiet sine instead of digital silence
+    // The playing thread, as the player's output thread runs.
+    core::SchedPolicy policy = core::SchedPolicy::fifo;
+    int priority = 40;
+    core::CpuList cpus; // its affinity; empty: not pinned
+    std::chrono::milliseconds duration{10'000};
+    const std::atomic<bool>* interrupt = nullptr; // set: stop at the next period
+};
+
+// An underrun: the write found the ring empty (-EPIPE) and the stream was recovered.
+struct Underrun {
+    double at_s = 0;        // from the start of playback
+    double recovery_ms = 0; // from the failed write to the stream playing again
+};
+
+// A second of playback: the least audio left in the ring at any write in it.
+struct AudioSecond {
+    unsigned at_s = 0;
+    double min_left_ms = 0;
+    std::uint32_t underruns = 0;
+};
+
+struct AudioResult {
+    std::string device;    // as opened
+    std::string card;      // the card's name as alsa-lib reports it; "" for a server's PCM
+    std::string through;   // "" straight to the card, "pipewire" or "jack": a server's PCM
+    bool loopback = false; // snd-aloop: the scheduling is measured, not a DAC's path
+    unsigned rate = 0;     // what the device took
+    std::string format;    // 'S16_LE', 'S32_LE', ...
+    unsigned channels = 0;
+    unsigned period_frames = 0; // what the device took
+    unsigned buffer_frames = 0;
+    core::SchedPolicy policy = core::SchedPolicy::fifo;
+    int priority = 0;
+    std::string cpus; // the playing thread's CPUs, as a list; "" not pinned
+    bool memory_locked = false;
+    double played_s = 0; // from the first write to the last
+    std::uint64_t frames_written = 0;
+    std::uint64_t underruns = 0;  // every -EPIPE of a write
+    double recovery_ms_total = 0; // time lost to recovering them
+    double recovery_ms_max = 0;
+    double longest_gap_ms = 0; // between the starts of two writes
+    double min_left_ms = -1;   // the least audio in the ring at a write; -1: none measured
+    double min_left_at_s = 0;
+    std::vector<Underrun> underrun_list;       // in order; the first k_max_audio_events
+    std::vector<AudioSecond> seconds;          // in order; at most k_max_audio_seconds
+    std::optional<std::uint64_t> server_xruns; // the sound server's own count, where it has one
+    bool interrupted = false;
+    std::string stopped_because; // "" it played its whole duration; else why not (the device
+                                 // went away, an error of the device), one line
+
+    double ms_of(std::uint64_t frames) const; // at 'rate'
+};
+
+inline constexpr std::size_t k_max_audio_events = 1000;
+inline constexpr std::size_t k_max_audio_seconds = 7 * 24 * 3600;
+
+// Plays for options.duration (or until *options.interrupt), calling 'progress' about once
+// a second from the calling thread. Throws rtprov::Error when the device cannot be opened
+// or takes none of the formats, rates or sizes asked (the message names the device and
+// what to do: "busy" is the caller's to explain, see system/pcm_holders.hpp), or the
+// thread cannot get its policy. A device that fails during the run ends the run early
+// with 'stopped_because' set, not an exception: what was measured is kept.
+AudioResult run_audio(const AudioOptions& options, const ProgressCallback& progress);
+
+} // namespace rtprov::selftest
