@@ -295,6 +295,33 @@ void add_selftest_options(CLI::App& command, SelftestCommand& c) {
     app->add_option("--history", c.history_dir, "Where reports are kept")
         ->capture_default_str()
         ->type_name("DIR");
+    auto* audio =
+        app->add_option("--audio", c.audio,
+                        "Also play to a sound card for the whole run, as the profile's player "
+                        "would (its period, buffer, thread priority and CPUs, memory locked), "
+                        "and count the underruns a listener would hear; DEVICE: an ALSA name "
+                        "(hw:CARD=DAC,DEV=0), 'loopback' (loads snd-aloop: the scheduling "
+                        "without a DAC), or none for tuning.selftest.audio_device, else the "
+                        "only playback card")
+            ->expected(0, 1)
+            ->type_name("[DEVICE]");
+    app->add_flag("--tone", c.tone,
+                  "Play a quiet 440 Hz sine (-30 dBFS) instead of digital silence")
+        ->needs(audio);
+    app->add_option("--period", c.period,
+                    "The ALSA period to play with, e.g. 125ms or 1024frames (default: the "
+                    "player's; a quarter of --buffer when only that is given)")
+        ->needs(audio)
+        ->type_name("SIZE");
+    app->add_option("--buffer", c.buffer,
+                    "The ALSA buffer to play with, e.g. 500ms or 2048frames (default: the "
+                    "player's; four periods when only --period is given)")
+        ->needs(audio)
+        ->type_name("SIZE");
+    app->add_flag("--stop-player", c.stop_player,
+                  "When a service holds the card, stop it for the run and start it again "
+                  "afterwards, however the run ends (Ctrl-C, SIGTERM, a failure)")
+        ->needs(audio);
     app->add_option("--sysroot", c.sysroot,
                     "Read the applied profile and /sys from DIR instead of '/' (the "
                     "measurement itself always runs on this machine)")
