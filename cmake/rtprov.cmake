@@ -49,7 +49,11 @@ foreach(spec "LIBMOUNT:libmount.so.1:provisioner/target/mounts.cpp"
         set(depends "${package}")
         set(symbols "/var/lib/dpkg/info/${owners}.symbols")
         if(package AND EXISTS "${symbols}")
-            file(STRINGS "${PROJECT_SOURCE_DIR}/${source}" uses REGEX "X\\([a-z_0-9]+\\)")
+            # The whole text, not its lines: an X-macro's lines end in '\', which would
+            # escape the ';' between list items and make the list one item (its first
+            # function alone was checked).
+            file(READ "${PROJECT_SOURCE_DIR}/${source}" text)
+            string(REGEX MATCHALL "X\\([a-z_0-9]+\\)" uses "${text}")
             set(newest "")
             set(newest_key "0")
             foreach(line IN LISTS uses)
