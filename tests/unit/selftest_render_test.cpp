@@ -348,7 +348,7 @@ TEST_CASE("the HTML page is self-contained and escapes what it shows") {
     CHECK(lines == 2);
     // an earlier run measured alike draws the trend
     HistoryEntry before{
-        "2026-11-29T01:00:00Z", r.parameters.key(), 3, "default", 20, 20, 300, true};
+        "2026-11-29T01:00:00Z", r.parameters.key(), 3, "default", 20, 20, 300, true, std::nullopt};
     html = cli::selftest_html(r, {before});
     CHECK(html.find("CPU 3, idle default: 2 runs") != std::string::npos);
     CHECK(html.find("2026-11-29T01:00:00Z") != std::string::npos);
