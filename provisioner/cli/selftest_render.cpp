@@ -646,12 +646,61 @@ std::string cause_json(const std::optional<selftest::WakeupCause>& cause) {
     return out + "]}";
 }
 
+// A time as the audio test keeps it: ms to whole µs, s to whole ms.
+std::string thousandths(double value) {
+    return fixed(value, 3);
+}
+
+std::string audio_json(const std::optional<selftest::AudioReport>& audio) {
+    if (!audio)
+        return "null";
+    const selftest::AudioResult& a = audio->result;
+    auto left = [](double ms) { return ms < 0 ? std::string("null") : thousandths(ms); };
+    std::string out =
+        "{\"result\": {\"device\": " + json_string(a.device) +
+        ", \"card\": " + json_text_or_null(a.card) +
+        ", \"through\": " + json_text_or_null(a.through) +
+        ", \"loopback\": " + (a.loopback ? "true" : "false") +
+        ", \"rate\": " + std::to_string(a.rate) + ", \"format\": " + json_string(a.format) +
+        ", \"channels\": " + std::to_string(a.channels) +
+        ", \"period_frames\": " + std::to_string(a.period_frames) +
+        ", \"buffer_frames\": " + std::to_string(a.buffer_frames) +
+        ", \"policy\": " + json_string(core::to_string(a.policy)) +
+        ", \"priority\": " + std::to_string(a.priority) + ", \"cpus\": " + json_string(a.cpus) +
+        ", \"memory_locked\": " + (a.memory_locked ? "true" : "false") +
+        ", \"cpu_ms\": " + thousandths(a.cpu_ms) + ", \"played_s\": " + thousandths(a.played_s) +
+        ", \"frames_written\": " + std::to_string(a.frames_written) +
+        ", \"underruns\": " + std::to_string(a.underruns) +
+        ", \"recovery_ms_total\": " + thousandths(a.recovery_ms_total) +
+        ", \"recovery_ms_max\": " + thousandths(a.recovery_ms_max) +
+        ", \"longest_gap_ms\": " + thousandths(a.longest_gap_ms) +
+        ", \"min_left_ms\": " + left(a.min_left_ms) +
+        ", \"min_left_at_s\": " + thousandths(a.min_left_at_s) + ", \"server_xruns\": " +
+        (a.server_xruns ? std::to_string(*a.server_xruns) : std::string("null")) +
+        ", \"interrupted\": " + (a.interrupted ? "true" : "false") +
+        ", \"stopped_because\": " + json_text_or_null(a.stopped_because) +
+        ",\n     \"underrun_list\": [";
+    for (std::size_t i = 0; i < a.underrun_list.size(); ++i)
+        out += std::string(i ? ", " : "") + "{\"at_s\": " + thousandths(a.underrun_list[i].at_s) +
+               ", \"recovery_ms\": " + thousandths(a.underrun_list[i].recovery_ms) + "}";
+    out += "],\n     \"seconds\": [";
+    for (std::size_t i = 0; i < a.seconds.size(); ++i)
+        out += std::string(i ? ", " : "") + "{\"at_s\": " + std::to_string(a.seconds[i].at_s) +
+               ", \"min_left_ms\": " + left(a.seconds[i].min_left_ms) +
+               ", \"underruns\": " + std::to_string(a.seconds[i].underruns) + "}";
+    return out + "]},\n   \"seconds_total\": " + std::to_string(audio->seconds_total) +
+           ", \"min_headroom_percent\": " + std::to_string(audio->min_headroom_percent) +
+           ", \"min_headroom_ms\": " + thousandths(audio->min_headroom_ms) +
+           ", \"passed\": " + (audio->passed ? "true" : "false") + "}";
+}
+
 } // namespace
 
 std::string selftest_json(const selftest::SelftestReport& r) {
     const selftest::RunParameters& p = r.parameters;
     std::string out =
-        "{\n  " + json_schema("selftest") + ",\n  \"started_at\": " + json_string(r.started_at) +
+        "{\n  " + json_schema("selftest", k_selftest_schema_version) +
+        ",\n  \"started_at\": " + json_string(r.started_at) +
         ",\n  \"profile\": " + (r.profile.empty() ? "null" : json_string(r.profile)) +
         ",\n  \"kernel\": {\"release\": " + json_string(r.kernel_release) +
         ", \"version\": " + json_string(r.kernel.version) +
@@ -737,6 +786,7 @@ std::string selftest_json(const selftest::SelftestReport& r) {
         }
         out += std::string("], \"passed\": ") + (r.pi_probe->passed ? "true" : "false") + "}";
     }
+    out += ",\n  \"audio\": " + audio_json(r.audio);
     out += std::string(",\n  \"passed\": ") + (r.passed ? "true" : "false") + "\n}\n";
     return out;
 }

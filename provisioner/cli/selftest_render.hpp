@@ -49,6 +49,9 @@ std::string audio_verdict_text(const selftest::AudioReport& audio);
 // overlaid, the kernel facts, and the trend of 'history' (earlier runs, oldest first).
 std::string selftest_html(const selftest::SelftestReport& report,
                           const std::vector<selftest::HistoryEntry>& history);
+// The version of rtprov.selftest's keys (docs/json.md): 2 since the audio test, whose
+// result a report's 'passed' requires, so a reader of version 1 would judge it otherwise.
+inline constexpr int k_selftest_schema_version = 2;
 std::string selftest_json(const selftest::SelftestReport& report);
 // A report selftest_json wrote, read back ('file' names it in messages). Throws
 // rtprov::Error, 'file:line:column: what', for anything else: not JSON, another schema or
