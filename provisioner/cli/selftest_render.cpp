@@ -350,7 +350,7 @@ std::string audio_text(const selftest::AudioReport& report) {
         out += "\n";
     }
     if (!report.passed && a.min_left_ms >= 0)
-        out += "  the least left was " + ms_text(a.min_left_ms) + ", " + fixed(a.min_left_at_s, 2) +
+        out += "  the least was left " + fixed(a.min_left_at_s, 2) +
                " s in; the longest gap between two writes was " + ms_text(a.longest_gap_ms) + "\n";
     if (a.underruns > 0)
         out += "  recovering took " + ms_text(a.recovery_ms_total) + " in all, " +
@@ -378,20 +378,19 @@ std::string audio_verdict_text(const selftest::AudioReport& report) {
         return "no audio was played " + where +
                (a.stopped_because.empty() ? "" : " (" + core::one_line(a.stopped_because) + ")") +
                ", so nothing can be said about what a listener would hear";
-    const std::string dropouts =
-        a.underruns == 0
+    const std::string first =
+        a.underrun_list.empty()
             ? std::string()
-            : plural(a.underruns, "dropout", "dropouts") +
-                  (a.underrun_list.empty()
-                       ? std::string()
-                       : ", the first " + fixed(a.underrun_list.front().at_s, 2) + " s in");
+            : " (the first " + fixed(a.underrun_list.front().at_s, 2) + " s in)";
     if (!a.stopped_because.empty())
         return "the audio " + where + " stopped after " + s_text(a.played_s) + " (" +
                core::one_line(a.stopped_because) + "): a listener would have heard it cut out" +
-               (dropouts.empty() ? "" : ", and " + dropouts + " before");
+               (a.underruns ? ", after " + plural(a.underruns, "dropout", "dropouts") + first
+                            : std::string());
     if (a.underruns > 0)
-        return "a listener would have heard " + dropouts + ", in " + s_text(a.played_s) +
-               " of audio " + where + ": the player's thread did not write in time";
+        return "a listener would have heard " + plural(a.underruns, "dropout", "dropouts") +
+               " in " + s_text(a.played_s) + " of audio " + where + first +
+               ": the player's thread did not write in time";
     if (a.min_left_ms < 0)
         return "no dropout in " + s_text(a.played_s) + " of audio " + where +
                ", but no write measured how much was left, so the headroom is not known";

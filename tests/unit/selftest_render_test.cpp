@@ -556,13 +556,13 @@ TEST_CASE("a failed audio test says when the underruns came, what was left, the 
     CHECK(text.find("  at worst 0.0 ms of audio was left; 16 underruns in 60 s\n"
                     "  underruns at 3.20 s, 3.55 s, 3.90 s, 4.25 s, 4.60 s, 4.95 s, 5.30 s, "
                     "5.65 s and 8 more\n"
-                    "  the least left was 0.0 ms, 12.50 s in; the longest gap between two writes "
-                    "was 47.2 ms\n"
+                    "  the least was left 12.50 s in; the longest gap between two writes was 47.2 "
+                    "ms\n"
                     "  recovering took 20.0 ms in all, 1.2 ms at most\n") != std::string::npos);
     CHECK(line_starting(text, "verdict: ")
-              .ends_with("; a listener would have heard 16 dropouts, the first 3.20 s in, in 60 s "
-                         "of audio to 'hw:CARD=DAC,DEV=0': the player's thread did not write in "
-                         "time"));
+              .ends_with("; a listener would have heard 16 dropouts in 60 s of audio to "
+                         "'hw:CARD=DAC,DEV=0' (the first 3.20 s in): the player's thread did not "
+                         "write in time"));
     // too little left, no underrun
     CHECK(line_starting(selftest_text(with_audio(audio_played(12.0))), "verdict: ")
               .ends_with("; no dropout in 60 s of audio to 'hw:CARD=DAC,DEV=0', but at worst "
@@ -572,14 +572,17 @@ TEST_CASE("a failed audio test says when the underruns came, what was left, the 
     AudioResult gone = audio_played(40.0);
     gone.played_s = 4.25;
     gone.stopped_because = "the device went away (No such device)\nunplugged";
+    gone.underruns = 1;
+    gone.underrun_list = {{4.0, 0.5}};
     const std::string stopped = selftest_text(with_audio(gone));
     CHECK(stopped.find(
               "  stopped after 4.2 s: the device went away (No such device)\\x0aunplugged\n") !=
           std::string::npos);
-    CHECK(line_starting(stopped, "verdict: ")
-              .ends_with("; the audio to 'hw:CARD=DAC,DEV=0' stopped after 4.2 s (the device "
-                         "went away (No such device)\\x0aunplugged): a listener would have heard it "
-                         "cut out"));
+    CHECK(
+        line_starting(stopped, "verdict: ")
+            .ends_with("; the audio to 'hw:CARD=DAC,DEV=0' stopped after 4.2 s (the device "
+                       "went away (No such device)\\x0aunplugged): a listener would have heard it "
+                       "cut out, after 1 dropout (the first 4.00 s in)"));
     // nothing played
     AudioResult nothing;
     nothing.device = "hw:CARD=DAC,DEV=0";
