@@ -627,3 +627,41 @@ TEST_CASE("--compare shows the audio test next to the last one measured alike") 
     CHECK(line_starting(cli::comparison_text(compare(now, {})), "  audio: ") ==
           "  audio: no earlier run with " + audio_key(now.audio->result, now.parameters));
 }
+
+TEST_CASE("the page draws the underruns beside the late seconds and the headroom over time") {
+    AudioResult a = audio_played(0.0, 2);
+    a.device = "<b>dac</b>";
+    a.seconds.push_back({3, -1, 0}); // no write measured in it: a gap in the line
+    SelftestReport r = with_audio(a);
+    r.cores[0].late_seconds = {{1, 900, 0}};
+    const std::string html = cli::selftest_html(r, {});
+    CHECK(html.find("<h2>Audio</h2>") != std::string::npos);
+    CHECK(html.find("&lt;b&gt;dac&lt;/b&gt;") != std::string::npos);
+    CHECK(html.find("<b>dac") == std::string::npos);
+    CHECK(html.find("<title>underruns and late seconds over the run</title>") != std::string::npos);
+    CHECK(html.find("<title>audio left in the buffer over time</title>") != std::string::npos);
+    std::size_t svgs = 0, underruns = 0, late = 0;
+    for (std::size_t at = 0; (at = html.find("<svg", at)) != std::string::npos; ++at)
+        ++svgs;
+    // an underrun is a red mark on the time line; a late second an orange bar
+    for (std::size_t at = 0;
+         (at = html.find("stroke=\"#c0392b\" stroke-width=\"2\"", at)) != std::string::npos; ++at)
+        ++underruns;
+    for (std::size_t at = 0; (at = html.find("fill=\"#d9730d\"", at)) != std::string::npos; ++at)
+        ++late;
+    CHECK(svgs == 3); // the core's histogram, the time line, the headroom
+    CHECK(underruns == 2);
+    CHECK(late == 1);
+    CHECK(html.find("headroom needed 21.3 ms") != std::string::npos);
+    // the audio test's trend is a table of its own, never a latency chart
+    SelftestReport before = with_audio(audio_played(40.0));
+    before.started_at = "2026-11-29T01:00:00Z";
+    const std::string trend =
+        cli::selftest_html(with_audio(audio_played(0.0, 2)), history_entries(before));
+    CHECK(trend.find("<h3>Audio: 2 runs</h3>") != std::string::npos);
+    CHECK(trend.find("<td class=\"l\">2026-11-29T01:00:00Z</td><td>0</td><td>40.0</td>") !=
+          std::string::npos);
+    CHECK(trend.find("CPU 0, idle") == std::string::npos);
+    // without the audio test, no audio section
+    CHECK(cli::selftest_html(report("pi4"), {}).find("<h2>Audio</h2>") == std::string::npos);
+}
