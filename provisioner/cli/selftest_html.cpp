@@ -297,7 +297,7 @@ std::string timeline_svg(const selftest::SelftestReport& r) {
 // measure break the line.
 std::string headroom_svg(const selftest::AudioReport& audio) {
     const selftest::AudioResult& a = audio.result;
-    const double buffer_ms = selftest::audio_frames_ms(a.buffer_frames, a.rate);
+    const double buffer_ms = a.ms_of(a.buffer_frames);
     double top_ms = std::max(buffer_ms, audio.min_headroom_ms);
     for (const selftest::AudioSecond& s : a.seconds)
         top_ms = std::max(top_ms, s.min_left_ms);
@@ -375,8 +375,7 @@ std::string audio_html(const selftest::SelftestReport& r) {
         return "<tr><th class=\"l\">" + head + "</th><td class=\"l\">" + value + "</td></tr>\n";
     };
     auto size = [&](unsigned frames) {
-        return std::to_string(frames) + " frames (" +
-               fixed(selftest::audio_frames_ms(frames, a.rate)) + " ms)";
+        return std::to_string(frames) + " frames (" + fixed(a.ms_of(frames)) + " ms)";
     };
     std::string out =
         "<h2>Audio</h2>\n<p>" + esc(audio_verdict_text(audio)) + ": " +

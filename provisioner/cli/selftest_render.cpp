@@ -323,8 +323,7 @@ std::string audio_text(const selftest::AudioReport& report) {
         out += "  through " + server_name(a.through) +
                ": its ALSA plugin, at the server's quantum; the server plays to the card\n";
     auto size = [&](unsigned frames) {
-        return std::to_string(frames) + " frames (" +
-               fixed(selftest::audio_frames_ms(frames, a.rate)) + " ms)";
+        return std::to_string(frames) + " frames (" + fixed(a.ms_of(frames)) + " ms)";
     };
     out += "  taken: " + std::to_string(a.rate) + " Hz, " + core::one_line(a.format) + ", " +
            plural(a.channels, "channel", "channels") + "; period " + size(a.period_frames) +

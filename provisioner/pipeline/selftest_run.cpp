@@ -161,12 +161,13 @@ std::optional<AudioPlan> plan_audio(const AudioRequest& request,
     options.tone = request.tone;
 
     const core::AppKnowledge* app = player_app(profile, apps);
-    const std::string whose = app ? app->name + "'s" : "MPD's (no player in the profile)";
+    const std::string whose = app ? app->name + "'s" : "MPD's";
+    const std::string why = app ? "" : " (no player in the profile)";
     // MPD's ALSA output defaults (AlsaOutputPlugin.cxx: buffer_time 500 ms, period_time
     // a quarter of it) and its output thread's SCHED_FIFO 40 (thread/Util.cxx)
     options.period = app ? *app->alsa_period : core::AudioSize{125, core::AudioSize::Unit::ms};
     options.buffer = app ? *app->alsa_buffer : core::AudioSize{500, core::AudioSize::Unit::ms};
-    plan.sizes_from = whose + " defaults";
+    plan.sizes_from = whose + " defaults" + why;
     if (request.period || request.buffer) {
         plan.sizes_from = request.period && request.buffer ? "--period and --buffer"
                           : request.period                 ? "--period (the buffer four periods)"
@@ -197,7 +198,7 @@ std::optional<AudioPlan> plan_audio(const AudioRequest& request,
                              "give a buffer of at least two periods");
     options.policy = app ? app->policy : core::SchedPolicy::fifo;
     options.priority = app ? std::max(app->priority, app->highest_priority) : 40;
-    plan.thread_from = app ? app->name + "'s " + app->threads : whose + " output thread";
+    plan.thread_from = app ? app->name + "'s " + app->threads : "MPD's output thread" + why;
     if (roles && !roles->reserved.empty())
         options.cpus = roles->reserved;
     return plan;

@@ -59,7 +59,6 @@ struct AudioResult {
     int priority = 0;
     std::string cpus; // the playing thread's CPUs, as a list; "" not pinned
     bool memory_locked = false;
-    double cpu_ms = 0;
     double played_s = 0; // from the first write to the last
     std::uint64_t frames_written = 0;
     std::uint64_t underruns = 0;  // every -EPIPE of a write

@@ -108,10 +108,6 @@ std::int64_t whole_us(double ms) {
 
 } // namespace
 
-double audio_frames_ms(std::uint64_t frames, unsigned rate) {
-    return rate ? 1000.0 * double(frames) / double(rate) : 0.0;
-}
-
 AudioReport judge_audio(AudioResult result, unsigned min_headroom_percent) {
     AudioResult& r = result;
     for (double* value : {&r.cpu_ms, &r.played_s, &r.recovery_ms_total, &r.recovery_ms_max,
@@ -142,7 +138,7 @@ AudioReport judge_audio(AudioResult result, unsigned min_headroom_percent) {
     // more than the whole buffer is never left
     audio.min_headroom_percent = std::min(min_headroom_percent, 100u);
     audio.min_headroom_ms =
-        thousandths(audio.min_headroom_percent / 100.0 * audio_frames_ms(r.buffer_frames, r.rate));
+        thousandths(audio.min_headroom_percent / 100.0 * r.ms_of(r.buffer_frames));
     audio.result = std::move(result);
     audio.passed = audio_passes(audio);
     return audio;

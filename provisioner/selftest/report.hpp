@@ -149,9 +149,6 @@ AudioReport judge_audio(AudioResult result, unsigned min_headroom_percent);
 // The rule judge_audio() applies, for a report read back. Pure.
 bool audio_passes(const AudioReport& audio);
 
-// 'frames' in ms at 'rate' Hz; 0 without a rate.
-double audio_frames_ms(std::uint64_t frames, unsigned rate);
-
 // Sets 'passed' from the parts: the run is complete and was not interrupted, every core
 // passed and none stopped the run (--stop-above), and the probe and the audio test (each
 // when it ran) passed. Pure.
