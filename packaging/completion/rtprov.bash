@@ -28,7 +28,7 @@ _rtprov_options()
     selftest)
         echo --help --cpus --duration --summary --interval --priority --idle --load \
             --stop-above --trace --pi-probe --json --prometheus --html --compare --history \
-            --sysroot
+            --audio --tone --period --buffer --stop-player --sysroot
         ;;
     report) echo --help --history --from --html ;;
     audit) echo --help --json --prometheus --sysroot ;;
@@ -64,7 +64,7 @@ _rtprov_takes_value()
         --duration | --summary | --interval | --priority | --idle | --stop-above | \
         --pi-probe | --prometheus | --html | --history | --sysroot | --from | \
         --sound-priority | --sound-cpus | --sound-name | --other-priority | \
-        --timer-priority | --workqueue-cpus | --state | --firstboot-set)
+        --timer-priority | --workqueue-cpus | --state | --firstboot-set | --period | --buffer)
         return 0
         ;;
     --json) [[ $1 == selftest ]] ;; # a FILE there, a flag elsewhere
@@ -143,6 +143,12 @@ _rtprov()
     --idle)
         mapfile -t COMPREPLY < <(compgen -W 'default held both' -- "$cur")
         return
+        ;;
+    --audio) # a value only as --audio=DEVICE
+        if $split; then
+            mapfile -t COMPREPLY < <(compgen -W 'loopback' -- "$cur")
+            return
+        fi
         ;;
     esac
     _rtprov_takes_value "$command" "$prev" && return # a number, a CPU list, KEY=VALUE

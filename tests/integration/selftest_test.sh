@@ -435,4 +435,44 @@ assert len(ids) == 16, ids
 assert all(c["reason"] for c in r["checks"])
 assert all(c["fix"] for c in r["checks"] if c["status"] != "ok")
 PY
+# The underrun test's refusals, before anything plays: options, no card, several cards and
+# a card a service holds, read from a tree (the cards from /proc/asound and
+# /sys/class/sound, who holds one from /proc/PID/fd and the unit from /proc/PID/cgroup).
+"$rtprov" selftest --tone >"$work/out-a" 2>&1
+check "--tone without --audio is a usage error (exit 2)" [ $? -eq 2 ]
+"$rtprov" selftest --sysroot "$sys" --history "$history" --audio --period 10 >"$work/out-a" 2>&1
+check "--period without a unit is a usage error (exit 2) that says what to write" \
+    bash -c "[ $? -eq 2 ] && grep -q \"'10' has no unit: write a whole number of milliseconds or frames, e.g. '125ms' or '1024frames'\" '$work/out-a'"
+"$rtprov" selftest --sysroot "$sys" --history "$history" --audio --period 100ms --buffer 150ms \
+    >"$work/out-a" 2>&1
+check "a buffer of less than two periods is refused (exit 2)" \
+    bash -c "[ $? -eq 2 ] && grep -q 'holds less than two 100ms periods' '$work/out-a'"
+"$rtprov" selftest --sysroot "$sys" --history "$history" --audio --pi-probe 0 >"$work/out-a" 2>&1
+check "without a sound card --audio is refused (exit 1), pointing at --audio=loopback" \
+    bash -c "[ $? -eq 1 ] && grep -q 'no sound card plays here: pass --audio=loopback' '$work/out-a'"
+sound_card() { # N ID DRIVER NAME
+    printf '%2d [%-15s]: %s - %s\n                      %s\n' "$1" "$2" "$3" "$4" "$4" \
+        >>"$sys/proc/asound/cards"
+    mkdir -p "$sys/sys/class/sound/card$1" "$sys/sys/class/sound/pcmC$1D0p" "$sys/proc/asound/card$1/pcm0p"
+    echo "$2" >"$sys/sys/class/sound/card$1/id"
+    echo "116:$1" >"$sys/sys/class/sound/pcmC$1D0p/dev"
+    printf 'card: %s\ndevice: 0\nstream: PLAYBACK\nid: %s\nname: %s\nsubdevices_count: 1\nsubdevices_avail: 0\n' \
+        "$1" "$2" "$4" >"$sys/proc/asound/card$1/pcm0p/info"
+}
+mkdir -p "$sys/proc/asound"
+sound_card 0 PCH HDA-Intel 'HDA Intel PCH'
+sound_card 1 DAC USB-Audio 'USB DAC'
+"$rtprov" selftest --sysroot "$sys" --history "$history" --audio --pi-probe 0 >"$work/out-a" 2>&1
+check "with two cards --audio is refused (exit 1), listing both by their ALSA names" \
+    bash -c "[ $? -eq 1 ] && grep -q 'hw:CARD=PCH,DEV=0' '$work/out-a' && grep -q 'hw:CARD=DAC,DEV=0' '$work/out-a'"
+mkdir -p "$sys/proc/4242/fd"
+echo mpd >"$sys/proc/4242/comm"
+echo '0::/system.slice/mpd.service' >"$sys/proc/4242/cgroup"
+ln -s /dev/snd/pcmC1D0p "$sys/proc/4242/fd/7"
+"$rtprov" selftest --sysroot "$sys" --history "$history" --audio=hw:CARD=DAC,DEV=0 --pi-probe 0 \
+    >"$work/out-a" 2>&1
+check "a card MPD holds is refused (exit 1), naming mpd.service and what frees it" \
+    bash -c "[ $? -eq 1 ] && grep -q 'mpd.service' '$work/out-a' && grep -q 'systemctl stop mpd.service' '$work/out-a' && grep -q -- '--stop-player' '$work/out-a'"
+rm -r "$sys/proc/4242" "$sys/proc/asound" "$sys"/sys/class/sound
+
 finish
