@@ -41,7 +41,9 @@ WhatRan what_ran(const system::CpuThreads& threads, int player_tid, const core::
     std::vector<RunningThread> all;
     for (const system::CpuThread& t : threads.threads)
         if (player_tid == 0 || t.tid != player_tid)
-            all.push_back({t.pid, t.tid, t.comm, t.policy, t.priority, t.cpu, t.state});
+            all.push_back({t.pid, t.tid, t.comm, t.policy, t.priority, t.cpu,
+                           // a report holds it as one printable character
+                           t.state > ' ' && t.state <= '~' ? t.state : '?'});
     std::sort(all.begin(), all.end(), listed_before);
     if (all.size() > k_max_running_threads) {
         out.more = all.size() - k_max_running_threads;
