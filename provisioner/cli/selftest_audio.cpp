@@ -4,6 +4,7 @@
 #include "provisioner/core/error.hpp"
 #include "provisioner/core/text.hpp"
 #include "provisioner/fs/root.hpp"
+#include "provisioner/system/cpus.hpp"
 #include "provisioner/system/pcm_holders.hpp"
 #include "provisioner/system/playback.hpp"
 #include "provisioner/system/sysroot.hpp"
@@ -168,6 +169,15 @@ void AudioSession::start(std::chrono::milliseconds duration, bool load,
     selftest::AudioOptions options = m_plan.options;
     options.duration = duration;
     options.interrupt = &m_stop;
+    options.live = &m_live;
+    // What competes with the player is read from the running system's /proc, whatever
+    // tree the device was chosen from: the audio plays here.
+    const system::SysRoot here("/");
+    core::CpuList watched = options.cpus;
+    if (watched.empty())
+        watched = system::read_cpus(here).online.value.value_or(core::CpuList());
+    if (!watched.empty())
+        m_watch = std::make_unique<selftest::UnderrunWatch>(here, watched, options.cpus, m_live);
     m_thread = std::thread([this, options] {
         try {
             m_result = selftest::run_audio(options, nullptr);
@@ -183,10 +193,14 @@ selftest::AudioResult AudioSession::finish() {
         m_thread.join();
     if (m_reader)
         m_reader->stop();
+    std::vector<std::optional<selftest::WhatRan>> running;
+    if (m_watch)
+        running = m_watch->finish();
     if (!m_failure.empty())
         throw Error("the underrun test: " + m_failure);
     if (!m_result)
         throw Error("the underrun test did not run");
+    selftest::attach_what_ran(*m_result, running);
     return *m_result;
 }
 

@@ -5,6 +5,7 @@
 #include "provisioner/pipeline/selftest_run.hpp"
 #include "provisioner/selftest/audio_run.hpp"
 #include "provisioner/selftest/load.hpp"
+#include "provisioner/selftest/underrun_watch.hpp"
 
 #include <atomic>
 #include <chrono>
@@ -42,9 +43,11 @@ class AudioSession {
 
     // Starts playing for 'duration' in a thread of its own; with 'load', the seed's load
     // beside it: files read on 'load_cpus' and, as the player's own other threads, at
-    // SCHED_OTHER on its CPUs.
+    // SCHED_OTHER on its CPUs. A watcher reads what ran on the player's CPUs (all online
+    // ones when it is not pinned) at each of the first underruns.
     void start(std::chrono::milliseconds duration, bool load, const core::CpuList& load_cpus);
-    // Ends the playing (at once when the latency run ended early) and returns its result.
+    // Ends the playing (at once when the latency run ended early) and returns its result,
+    // with what ran at its first underruns.
     selftest::AudioResult finish();
 
     unsigned min_headroom_percent() const { return m_plan.min_headroom_percent; }
@@ -56,6 +59,8 @@ class AudioSession {
     std::string m_note;
     std::vector<std::string> m_stopped; // units to start again, in order
     std::atomic<bool> m_stop{false};
+    selftest::AudioLive m_live; // outlives the watcher and the playing
+    std::unique_ptr<selftest::UnderrunWatch> m_watch;
     std::unique_ptr<selftest::FileReadLoad> m_reader;
     std::thread m_thread;
     std::optional<selftest::AudioResult> m_result;

@@ -6,6 +6,7 @@
 #include "provisioner/cli/selftest_render.hpp"
 
 #include "provisioner/core/sched_policy.hpp"
+#include "provisioner/selftest/underrun_watch.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -366,6 +367,23 @@ std::string headroom_svg(const selftest::AudioReport& audio) {
     return svg + "</svg>\n";
 }
 
+// A line per underrun whose running threads were looked at: what could take the CPU from
+// the player, against its own policy and priority.
+std::string what_ran_html(const selftest::AudioResult& a) {
+    std::string items;
+    for (const selftest::Underrun& u : a.underrun_list)
+        if (u.running)
+            items += "<li>" + esc(what_ran_text(u, a)) + "</li>\n";
+    if (items.empty())
+        return "";
+    return "<h3>What ran at the underruns</h3>\n<p>The other threads that were real-time or "
+           "runnable on the player's CPUs when each of the first " +
+           std::to_string(selftest::k_max_underruns_looked_at) +
+           " underruns was seen (within about " +
+           std::to_string(selftest::k_underrun_poll.count()) +
+           " ms of it), the highest priority first.</p>\n<ul>\n" + items + "</ul>\n";
+}
+
 // The audio test: what a listener would have heard, the device and what it took, when the
 // underruns came beside the cores' late seconds, and the headroom over time.
 std::string audio_html(const selftest::SelftestReport& r) {
@@ -410,9 +428,8 @@ std::string audio_html(const selftest::SelftestReport& r) {
     out += "</table>\n<h3>Underruns beside the latency</h3>\n" + timeline_svg(r) +
            "<p>Red: an underrun (the player's buffer ran empty: a dropout). Orange: a second in "
            "which a core went over its limit or missed wake-ups. The idle policies are "
-           "measured one after the other, the audio plays through them all.</p>\n"
-           "<h3>Headroom over time</h3>\n" +
-           headroom_svg(audio) +
+           "measured one after the other, the audio plays through them all.</p>\n" +
+           what_ran_html(a) + "<h3>Headroom over time</h3>\n" + headroom_svg(audio) +
            "<p>The least audio left in the buffer at a write, second by second; the dashed line "
            "is the headroom a pass needs";
     if (audio.seconds_total > a.seconds.size())

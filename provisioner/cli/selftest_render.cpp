@@ -7,6 +7,7 @@
 #include "provisioner/core/error.hpp"
 #include "provisioner/core/sched_policy.hpp"
 #include "provisioner/core/text.hpp"
+#include "provisioner/selftest/underrun_watch.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -311,7 +312,65 @@ std::string audio_where(const selftest::AudioResult& a) {
                                  : "");
 }
 
+// A thread's policy and priority as the kernel names them: "SCHED_RR 45", "SCHED_OTHER".
+std::string policy_text(std::optional<core::SchedPolicy> policy, int priority) {
+    if (!policy)
+        return "a policy rtprov does not know";
+    return core::kernel_name(*policy) +
+           (core::has_static_priority(*policy) ? " " + std::to_string(priority) : "");
+}
+
+std::string state_text(char state) {
+    switch (state) {
+    case 'R':
+        return "runnable";
+    case 'S':
+        return "sleeping";
+    case 'D':
+        return "waiting on I/O";
+    default:
+        break;
+    }
+    return "state " + std::string(1, state);
+}
+
+std::string running_thread_text(const selftest::RunningThread& t) {
+    return core::one_line(t.comm) + " (pid " + std::to_string(t.pid) +
+           (t.tid != t.pid ? ", thread " + std::to_string(t.tid) : "") + ", " +
+           policy_text(t.policy, t.priority) + ", CPU " + std::to_string(t.cpu) + ", " +
+           state_text(t.state) + ")";
+}
+
 } // namespace
+
+std::string what_ran_text(const selftest::Underrun& u, const selftest::AudioResult& a) {
+    if (!u.running)
+        return "";
+    const selftest::WhatRan& ran = *u.running;
+    std::string out = "at " + fixed(u.at_s, 2) + " s, on CPUs " + core::one_line(ran.cpus) + ": ";
+    if (ran.threads.empty())
+        return out + "nothing else was real-time or runnable";
+    const int player = selftest::run_rank(a.policy, a.priority);
+    // the list is in rank order: one group above the player, one level with it, one below
+    auto relation = [&](const selftest::RunningThread& t) {
+        const int rank = selftest::run_rank(t.policy, t.priority);
+        return rank > player ? 0 : rank == player ? 1 : 2;
+    };
+    const char* const words[] = {"above", "level with", "below"};
+    bool first_group = true;
+    for (std::size_t i = 0; i < ran.threads.size();) {
+        const int group = relation(ran.threads[i]);
+        std::string names;
+        for (; i < ran.threads.size() && relation(ran.threads[i]) == group; ++i)
+            names += (names.empty() ? "" : ", ") + running_thread_text(ran.threads[i]);
+        out += (first_group ? "" : "; ") + names + " " + words[group] + " " +
+               (first_group ? "the player's " + policy_text(a.policy, a.priority) : "it");
+        first_group = false;
+    }
+    if (ran.more > 0)
+        out += "; and " + std::to_string(ran.more) + " more";
+    return out;
+}
 
 std::string audio_text(const selftest::AudioReport& report) {
     const selftest::AudioResult& a = report.result;
@@ -347,6 +406,9 @@ std::string audio_text(const selftest::AudioReport& report) {
                    std::to_string(a.underruns - std::min(a.underrun_list.size(), k_shown)) +
                    " more";
         out += "\n";
+        for (const selftest::Underrun& u : a.underrun_list)
+            if (u.running)
+                out += "  " + what_ran_text(u, a) + "\n";
     }
     if (!report.passed && a.min_left_ms >= 0)
         out += "  the least was left " + fixed(a.min_left_at_s, 2) +
@@ -649,6 +711,23 @@ std::string thousandths(double value) {
     return fixed(value, 3);
 }
 
+std::string what_ran_json(const std::optional<selftest::WhatRan>& running) {
+    if (!running)
+        return "null";
+    std::string out = "{\"cpus\": " + json_string(running->cpus) + ", \"threads\": [";
+    for (std::size_t i = 0; i < running->threads.size(); ++i) {
+        const selftest::RunningThread& t = running->threads[i];
+        out += std::string(i ? ", " : "") + "{\"pid\": " + std::to_string(t.pid) +
+               ", \"tid\": " + std::to_string(t.tid) + ", \"comm\": " + json_string(t.comm) +
+               ", \"policy\": " +
+               (t.policy ? json_string(core::to_string(*t.policy)) : std::string("null")) +
+               ", \"priority\": " + std::to_string(t.priority) +
+               ", \"cpu\": " + std::to_string(t.cpu) +
+               ", \"state\": " + json_string(std::string(1, t.state)) + "}";
+    }
+    return out + "], \"more\": " + std::to_string(running->more) + "}";
+}
+
 std::string audio_json(const std::optional<selftest::AudioReport>& audio) {
     if (!audio)
         return "null";
@@ -680,7 +759,8 @@ std::string audio_json(const std::optional<selftest::AudioReport>& audio) {
         ",\n     \"underrun_list\": [";
     for (std::size_t i = 0; i < a.underrun_list.size(); ++i)
         out += std::string(i ? ", " : "") + "{\"at_s\": " + thousandths(a.underrun_list[i].at_s) +
-               ", \"recovery_ms\": " + thousandths(a.underrun_list[i].recovery_ms) + "}";
+               ", \"recovery_ms\": " + thousandths(a.underrun_list[i].recovery_ms) +
+               ", \"running\": " + what_ran_json(a.underrun_list[i].running) + "}";
     out += "],\n     \"seconds\": [";
     for (std::size_t i = 0; i < a.seconds.size(); ++i)
         out += std::string(i ? ", " : "") + "{\"at_s\": " + std::to_string(a.seconds[i].at_s) +

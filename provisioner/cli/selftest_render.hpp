@@ -40,6 +40,11 @@ std::string verdict_text(const selftest::SelftestReport& report);
 // thread, "at worst 312 ms of audio was left; 0 underruns in 60 s", and for a failure when
 // the underruns came, how much was left, the longest gap and the time recovering.
 std::string audio_text(const selftest::AudioReport& audio);
+// What ran on the player's CPUs at an underrun, against the player's thread in 'audio':
+// "at 3.20 s, on CPUs 2-3: burn (pid 812, SCHED_RR 45, CPU 2, sleeping) above the player's
+// SCHED_FIFO 40; kworker/2:1 (pid 500, SCHED_OTHER, CPU 2, runnable) below it"; "" when it
+// was not looked at.
+std::string what_ran_text(const selftest::Underrun& underrun, const selftest::AudioResult& audio);
 // What a listener would have heard, in a sentence: "no dropout in 60 s of audio to
 // 'hw:CARD=DAC,DEV=0', and at worst 312 ms of audio was left (...)", or the dropouts, or
 // how little was left, or why it stopped.

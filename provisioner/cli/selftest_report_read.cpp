@@ -9,6 +9,8 @@
 #include "provisioner/core/json.hpp"
 #include "provisioner/core/profile.hpp"
 #include "provisioner/core/sched_policy.hpp"
+#include "provisioner/core/text.hpp"
+#include "provisioner/selftest/underrun_watch.hpp"
 
 #include <algorithm>
 #include <charconv>
@@ -34,6 +36,13 @@ constexpr double k_max_audio_number = 1e9;
 // The most channels and the highest rate a device is taken to report.
 constexpr std::uint64_t k_max_audio_channels = 1024;
 constexpr std::uint64_t k_max_audio_rate = 100'000'000;
+// A thread's ids and CPU as the kernel has them: PID_MAX_LIMIT (include/linux/threads.h)
+// and the largest NR_CPUS (arch/x86/Kconfig's MAXSMP).
+constexpr std::uint64_t k_max_pid = 4'194'304;
+constexpr std::uint64_t k_max_cpu = 8191;
+// A thread's name: the kernel keeps 15 bytes (TASK_COMM_LEN); a kernel thread's may be
+// longer (64, its workqueue name).
+constexpr std::size_t k_max_comm = 64;
 // The most values a report may hold (each about 100 bytes parsed): a report keeps at most
 // selftest::k_max_late_seconds late seconds per core, so its histograms' non-empty
 // buckets are what makes it large.
@@ -105,6 +114,7 @@ class Reader {
   private:
     selftest::CoreReport core_report(const JsonValue& c, std::size_t seconds);
     std::optional<selftest::AudioReport> audio(const JsonValue& root) const;
+    std::optional<selftest::WhatRan> what_ran(const JsonValue& underrun, std::size_t index) const;
     std::optional<selftest::WakeupCause> cause(const JsonValue& c) const;
 
     std::string m_file;
@@ -316,7 +326,8 @@ std::optional<selftest::AudioReport> Reader::audio(const JsonValue& root) const 
         const double at = time(u, "at_s");
         if (!a.underrun_list.empty() && at < a.underrun_list.back().at_s)
             fail(u, "'at_s' comes before the underrun before it");
-        a.underrun_list.push_back({at, time(u, "recovery_ms")});
+        a.underrun_list.push_back(
+            {at, time(u, "recovery_ms"), what_ran(u, a.underrun_list.size())});
     }
     const JsonValue& seconds = member(r, "seconds", Kind::array);
     if (seconds.items.size() > selftest::k_max_report_audio_seconds)
@@ -349,6 +360,63 @@ std::optional<selftest::AudioReport> Reader::audio(const JsonValue& root) const 
     if (audio.passed != selftest::audio_passes(audio))
         fail(*v.find("passed"), "'passed' does not follow from the audio test's figures");
     return audio;
+}
+
+// What ran at the underrun 'index' (from 0): looked at for the first ones only.
+std::optional<selftest::WhatRan> Reader::what_ran(const JsonValue& u, std::size_t index) const {
+    const JsonValue& v = member(u, "running", Kind::object, true);
+    if (v.kind == Kind::null)
+        return std::nullopt;
+    if (index >= selftest::k_max_underruns_looked_at)
+        fail(v, "'running' is set for underrun " + std::to_string(index + 1) +
+                    "; rtprov looks at what ran for the first " +
+                    std::to_string(selftest::k_max_underruns_looked_at) + " only");
+    selftest::WhatRan ran;
+    ran.cpus = text(v, "cpus");
+    const core::Result<core::CpuList> cpus = core::parse_cpu_list(ran.cpus);
+    if (!cpus || cpus->empty())
+        fail(*v.find("cpus"), "'cpus' holds " + rtprov::quoted(ran.cpus) + ", not a CPU list");
+    const JsonValue& threads = member(v, "threads", Kind::array);
+    if (threads.items.size() > selftest::k_max_running_threads)
+        fail(threads, "'threads' holds " + std::to_string(threads.items.size()) +
+                          " threads; rtprov keeps at most " +
+                          std::to_string(selftest::k_max_running_threads));
+    for (const JsonValue& t : threads.items) {
+        selftest::RunningThread thread;
+        thread.pid = int(whole(t, "pid", k_max_pid));
+        thread.tid = int(whole(t, "tid", k_max_pid));
+        thread.comm = text(t, "comm");
+        if (thread.comm.size() > k_max_comm || core::one_line(thread.comm) != thread.comm)
+            fail(*t.find("comm"), "'comm' is not a thread's name on one line of at most " +
+                                      std::to_string(k_max_comm) + " bytes");
+        const JsonValue& policy = member(t, "policy", Kind::string, true);
+        if (policy.kind == Kind::null)
+            thread.policy = std::nullopt;
+        else if (!(thread.policy = core::sched_policy_from_word(policy.text)))
+            fail(policy, "'policy' holds " + rtprov::quoted(policy.text) +
+                             ", which rtprov does not write there");
+        thread.priority = int(whole(t, "priority", 99));
+        thread.cpu = unsigned(whole(t, "cpu", k_max_cpu));
+        if (!cpus->contains(thread.cpu))
+            fail(*t.find("cpu"), "'cpu' is " + std::to_string(thread.cpu) + ", not one of 'cpus' " +
+                                     rtprov::quoted(ran.cpus));
+        const std::string state = text(t, "state");
+        if (state.size() != 1 || state[0] <= ' ' || state[0] > '~')
+            fail(*t.find("state"), "'state' holds " + rtprov::quoted(state) +
+                                       ", not one character as /proc shows a thread's state");
+        thread.state = state[0];
+        if (!ran.threads.empty() && selftest::listed_before(thread, ran.threads.back()))
+            fail(t, "the thread ranks above the one before it; rtprov lists the highest "
+                    "priority first");
+        ran.threads.push_back(std::move(thread));
+    }
+    ran.more = whole(v, "more");
+    if (ran.more > 0 && ran.threads.size() < selftest::k_max_running_threads)
+        fail(*v.find("more"), "'more' is " + std::to_string(ran.more) + ", but only " +
+                                  std::to_string(ran.threads.size()) +
+                                  " threads are listed: rtprov counts only those past " +
+                                  std::to_string(selftest::k_max_running_threads));
+    return ran;
 }
 
 selftest::SelftestReport Reader::report(const JsonValue& root) {

@@ -505,7 +505,8 @@ AudioResult run_audio(const AudioOptions& options, const ProgressCallback& progr
     result.priority = core::has_static_priority(options.policy) ? options.priority : 0;
 
     const auto duration_ns = std::chrono::nanoseconds(options.duration).count();
-    AudioTally tally(result, static_cast<std::size_t>(duration_ns / 1'000'000'000) + 2);
+    AudioTally tally(result, static_cast<std::size_t>(duration_ns / 1'000'000'000) + 2,
+                     options.live);
     std::atomic<bool> stop{false};
     const std::int64_t buffer_ns =
         static_cast<std::int64_t>(setup.buffer) * 1'000'000'000 / setup.rate;
@@ -532,6 +533,8 @@ AudioResult run_audio(const AudioOptions& options, const ProgressCallback& progr
         PinnedThread thread({"rtprov-audio", options.policy, result.priority, std::nullopt,
                              k_stack_bytes, options.cpus},
                             [&player] { player.play(); });
+        if (options.live) // before its first underrun: that takes a whole buffer of audio
+            options.live->player_tid.store(thread.tid());
         const StopOnExit stop_on_exit(stop); // before the thread is joined
         wait_with_progress(
             monotonic_ns(), duration_ns,

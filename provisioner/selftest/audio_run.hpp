@@ -18,6 +18,13 @@
 // what a listener would hear. alsa-lib (libasound.so.2) is loaded at the first run.
 namespace rtprov::selftest {
 
+// What the controlling side may watch while the audio plays: written by the playing thread
+// without allocating or blocking, read by any other thread.
+struct AudioLive {
+    std::atomic<std::uint64_t> underruns{0}; // incremented (relaxed) at each underrun
+    std::atomic<int> player_tid{0};          // the playing thread's tid once it runs; 0 before
+};
+
 struct AudioOptions {
     std::string device;           // an ALSA PCM name: 'hw:CARD=DAC,DEV=0', 'pipewire', 'jack'
     core::AudioSize period;       // asked; the device may round it (AudioResult has what it took)
@@ -30,12 +37,43 @@ struct AudioOptions {
     core::CpuList cpus; // its affinity; empty: not pinned
     std::chrono::milliseconds duration{10'000};
     const std::atomic<bool>* interrupt = nullptr; // set: stop at the next period
+    AudioLive* live = nullptr;                    // set: kept up to date while playing
 };
+
+// A thread on the playing thread's CPUs when an underrun was seen: one that could take the
+// CPU from the player (real-time) or was waiting for a CPU there (runnable).
+struct RunningThread {
+    int pid = 0;
+    int tid = 0;
+    std::string comm;                                                   // on one line
+    std::optional<core::SchedPolicy> policy = core::SchedPolicy::other; // nullopt: a number
+                                                                        // the kernel names not
+    int priority = 0; // rt_priority: 1-99 for fifo and rr, else 0
+    unsigned cpu = 0; // the CPU it last ran on
+    char state = 'R'; // as /proc shows it: 'R' runnable, 'S' sleeping, 'D' waiting on I/O
+};
+
+// What ran on the playing thread's CPUs when an underrun was seen (looked at within a poll,
+// about 20 ms, of it): the other threads there that were real-time or runnable.
+struct WhatRan {
+    std::string cpus;                   // the CPUs looked at, a list: the player's, or all
+                                        // online ones when it was not pinned
+    std::vector<RunningThread> threads; // the highest priority first; at most
+                                        // k_max_running_threads
+    std::uint64_t more = 0;             // left out past those
+};
+
+inline constexpr std::size_t k_max_running_threads = 8;
+// What ran is looked at for the first underruns only: the first are the story, and looking
+// costs a read of every thread's stat beside the audio.
+inline constexpr std::size_t k_max_underruns_looked_at = 10;
 
 // An underrun: the write found the ring empty (-EPIPE) and the stream was recovered.
 struct Underrun {
     double at_s = 0;        // from the start of playback
     double recovery_ms = 0; // from the failed write to the stream playing again
+    std::optional<WhatRan> running =
+        std::nullopt; // for the first k_max_underruns_looked_at, when looked at
 };
 
 // A second of playback: the least audio left in the ring at any write in it.

@@ -16,8 +16,8 @@ double AudioResult::ms_of(std::uint64_t frames) const {
     return rate == 0 ? 0.0 : static_cast<double>(frames) * 1000.0 / rate;
 }
 
-AudioTally::AudioTally(AudioResult& result, std::size_t seconds)
-    : m_result(result), m_seconds(std::min(seconds, k_max_audio_seconds)) {
+AudioTally::AudioTally(AudioResult& result, std::size_t seconds, AudioLive* live)
+    : m_result(result), m_seconds(std::min(seconds, k_max_audio_seconds)), m_live(live) {
     m_result.seconds.reserve(m_seconds);
     m_result.underrun_list.reserve(k_max_audio_events);
 }
@@ -37,6 +37,8 @@ void AudioTally::write(std::int64_t at_ns, std::int64_t left_frames) noexcept {
 void AudioTally::underrun(std::int64_t at_ns, std::int64_t recovery_ns) noexcept {
     const double recovery_ms = static_cast<double>(recovery_ns) / k_ns_per_ms;
     ++m_result.underruns;
+    if (m_live) // no order with anything else is needed: the watcher only counts
+        m_live->underruns.fetch_add(1, std::memory_order_relaxed);
     m_result.recovery_ms_total += recovery_ms;
     m_result.recovery_ms_max = std::max(m_result.recovery_ms_max, recovery_ms);
     const double at_s = static_cast<double>(at_ns) / 1e9;

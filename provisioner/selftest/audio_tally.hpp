@@ -3,6 +3,7 @@
 
 #include "provisioner/selftest/audio_run.hpp"
 
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 
@@ -13,11 +14,12 @@ namespace rtprov::selftest {
 // writes, the underrun list. Writes into an AudioResult whose 'rate' is set; its lists
 // are reserved at construction, so that no call allocates afterwards (what does not fit,
 // past k_max_audio_events or the seconds reserved, is counted but not listed). Times are
-// in ns from the start of playback. Pure.
+// in ns from the start of playback. Pure, but for 'live', which it keeps up to date.
 class AudioTally {
   public:
-    // 'seconds': how many seconds of playback to keep (at most k_max_audio_seconds).
-    AudioTally(AudioResult& result, std::size_t seconds);
+    // 'seconds': how many seconds of playback to keep (at most k_max_audio_seconds). 'live'
+    // (if set) has its underrun count incremented at each underrun, for another thread.
+    AudioTally(AudioResult& result, std::size_t seconds, AudioLive* live = nullptr);
 
     // The stream plays (again) from 'at_ns': the next write's gap counts from here.
     void resume(std::int64_t at_ns) noexcept;
@@ -33,6 +35,7 @@ class AudioTally {
 
     AudioResult& m_result;
     std::size_t m_seconds;
+    AudioLive* m_live;
     std::int64_t m_last_write_ns = -1;
 };
 

@@ -166,6 +166,22 @@ TEST_CASE("an underrun counts, leaves nothing in the ring and its recovery is ti
     CHECK(r.longest_gap_ms == Approx(100)); // the recovery is not a gap
 }
 
+TEST_CASE("each underrun is counted at once where another thread can watch it") {
+    AudioResult r;
+    r.rate = 48000;
+    AudioLive live;
+    AudioTally tally(r, 10, &live);
+    tally.resume(0);
+    tally.write(100 * k_ms, 24000);
+    CHECK(live.underruns.load() == 0); // a write is not an underrun
+    tally.underrun(200 * k_ms, 3 * k_ms);
+    CHECK(live.underruns.load() == 1);
+    tally.underrun(300 * k_ms, 3 * k_ms);
+    tally.underrun(400 * k_ms, 3 * k_ms);
+    CHECK(live.underruns.load() == 3);
+    CHECK(live.underruns.load() == r.underruns);
+}
+
 TEST_CASE("the tally lists at most what it reserved and still counts the rest") {
     AudioResult r;
     r.rate = 48000;
@@ -181,7 +197,9 @@ TEST_CASE("the tally lists at most what it reserved and still counts the rest") 
 }
 
 TEST_CASE("audio plays to ALSA's null device as a player's thread would") {
-    const AudioOptions options = null_options(std::chrono::milliseconds(1500));
+    AudioOptions options = null_options(std::chrono::milliseconds(1500));
+    AudioLive live;
+    options.live = &live;
     std::vector<double> progress;
     const AudioResult r =
         run_audio(options, [&](double elapsed_s, double) { progress.push_back(elapsed_s); });
@@ -198,6 +216,9 @@ TEST_CASE("audio plays to ALSA's null device as a player's thread would") {
     CHECK(r.frames_written >= r.buffer_frames);
     CHECK(r.underruns == 0);
     CHECK(r.underrun_list.empty());
+    CHECK(live.underruns.load() == 0);
+    CHECK(live.player_tid.load() > 0);
+    CHECK(live.player_tid.load() != gettid()); // the playing thread's own
     CHECK(r.played_s == Approx(1.5).margin(0.3));
     CHECK(r.cpu_ms > 0);
     CHECK(r.cpus == "");

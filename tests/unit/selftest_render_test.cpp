@@ -591,6 +591,50 @@ TEST_CASE("a failed audio test says when the underruns came, what was left, the 
                          "about what a listener would hear"));
 }
 
+TEST_CASE("a failed audio test says what ran on the player's CPUs at each underrun looked at") {
+    AudioResult a = audio_played(0.0, 3);
+    WhatRan ran{"2-3", {}, 0};
+    ran.threads.push_back({812, 812, "burn", rtprov::core::SchedPolicy::rr, 45, 2, 'S'});
+    ran.threads.push_back({820, 821, "irq/30", rtprov::core::SchedPolicy::fifo, 40, 3, 'S'});
+    ran.threads.push_back({500, 500, "kworker/2:1", rtprov::core::SchedPolicy::other, 0, 2, 'R'});
+    ran.threads.push_back({77, 77, "odd\nx", std::nullopt, 0, 3, 'D'});
+    ran.more = 4;
+    a.underrun_list[0].running = WhatRan{"2-3", {ran.threads[0]}, 0};
+    a.underrun_list[1].running = ran;
+    a.underrun_list[2].running = WhatRan{"2-3", {}, 0};
+    const SelftestReport r = with_audio(a);
+    const std::string text = selftest_text(r);
+    INFO(text);
+    CHECK(text.find(
+              "  underruns at 3.20 s, 3.55 s, 3.90 s\n"
+              "  at 3.20 s, on CPUs 2-3: burn (pid 812, SCHED_RR 45, CPU 2, sleeping) above the "
+              "player's SCHED_FIFO 40\n"
+              "  at 3.55 s, on CPUs 2-3: burn (pid 812, SCHED_RR 45, CPU 2, sleeping) above the "
+              "player's SCHED_FIFO 40; irq/30 (pid 820, thread 821, SCHED_FIFO 40, CPU 3, "
+              "sleeping) level with it; kworker/2:1 (pid 500, SCHED_OTHER, CPU 2, runnable), "
+              "odd\\x0ax (pid 77, a policy rtprov does not know, CPU 3, waiting on I/O) below "
+              "it; and 4 more\n"
+              "  at 3.90 s, on CPUs 2-3: nothing else was real-time or runnable\n") !=
+          std::string::npos);
+    // a player at SCHED_OTHER: the real-time above it, the others beside it
+    a.policy = rtprov::core::SchedPolicy::other;
+    a.priority = 0;
+    CHECK(rtprov::cli::what_ran_text(a.underrun_list[1], a) ==
+          "at 3.55 s, on CPUs 2-3: burn (pid 812, SCHED_RR 45, CPU 2, sleeping), irq/30 (pid 820, "
+          "thread 821, SCHED_FIFO 40, CPU 3, sleeping) above the player's SCHED_OTHER; "
+          "kworker/2:1 (pid 500, SCHED_OTHER, CPU 2, runnable), odd\\x0ax (pid 77, a policy "
+          "rtprov does not know, CPU 3, waiting on I/O) level with it; and 4 more");
+    a.underrun_list[1].running.reset();
+    CHECK(rtprov::cli::what_ran_text(a.underrun_list[1], a).empty());
+    // the page: a line per underrun looked at
+    const std::string html = rtprov::cli::selftest_html(r, {});
+    CHECK(html.find("<h3>What ran at the underruns</h3>") != std::string::npos);
+    CHECK(html.find("<li>at 3.20 s, on CPUs 2-3: burn (pid 812, SCHED_RR 45, CPU 2, sleeping) "
+                    "above the player&#39;s SCHED_FIFO 40</li>") != std::string::npos);
+    CHECK(rtprov::cli::selftest_html(with_audio(audio_played(0.0, 3)), {}).find("What ran") ==
+          std::string::npos);
+}
+
 TEST_CASE("Prometheus carries the audio test in base units with the device label escaped") {
     AudioResult a = audio_played(312.0, 2);
     a.device = "plug:\"dac\\1\"\nx";

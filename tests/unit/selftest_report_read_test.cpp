@@ -180,6 +180,14 @@ SelftestReport report_with_audio() {
     a.min_left_ms = 0;
     a.min_left_at_s = 2.5;
     a.underrun_list = {{2.5, 1.0}, {2.75, 1.5}};
+    // what ran: a full list at the first, past which two more; one of a policy not known
+    WhatRan full{"2-3", {}, 2};
+    full.threads.push_back({812, 812, "burn \"45\"", rtprov::core::SchedPolicy::rr, 45, 2, 'S'});
+    for (int i = 0; i < 7; ++i)
+        full.threads.push_back({900 + i, 910 + i, "kworker/3:" + std::to_string(i),
+                                rtprov::core::SchedPolicy::other, 0, 3, 'R'});
+    a.underrun_list[0].running = full;
+    a.underrun_list[1].running = WhatRan{"2-3", {{77, 77, "odd", std::nullopt, 0, 2, 'D'}}, 0};
     a.seconds = {{0, 480.5, 0}, {1, 470.0, 0}, {2, 0, 2}, {3, -1, 0}};
     a.server_xruns = 4;
     a.stopped_because = "the device went away";
@@ -212,6 +220,16 @@ TEST_CASE("a report with the audio test reads back as it was written") {
     CHECK(a.policy == rtprov::core::SchedPolicy::rr);
     CHECK(a.server_xruns == std::optional<std::uint64_t>(4));
     CHECK(a.seconds.back().min_left_ms == -1);
+    REQUIRE(a.underrun_list[0].running);
+    CHECK(a.underrun_list[0].running->cpus == "2-3");
+    CHECK(a.underrun_list[0].running->threads.size() == 8);
+    CHECK(a.underrun_list[0].running->more == 2);
+    CHECK(a.underrun_list[0].running->threads[0].comm == "burn \"45\"");
+    CHECK(a.underrun_list[0].running->threads[0].priority == 45);
+    CHECK(a.underrun_list[0].running->threads[7].tid == 916);
+    REQUIRE(a.underrun_list[1].running);
+    CHECK_FALSE(a.underrun_list[1].running->threads[0].policy);
+    CHECK(a.underrun_list[1].running->threads[0].state == 'D');
     CHECK(back.audio->min_headroom_percent == 30);
     CHECK(back.audio->min_headroom_ms == 150.0); // 30 % of 500 ms
     CHECK(back.audio->seconds_total == 4);
@@ -313,6 +331,59 @@ TEST_CASE("an audio test that is not one rtprov wrote is refused or kept in boun
             .ends_with("'at_s' does not come after the second before it" + tail));
     CHECK(changed("{\"at_s\": 2.750", "{\"at_s\": 2.250")
               .ends_with("'at_s' comes before the underrun before it" + tail));
+    // what ran at an underrun
+    const std::string odd = "{\"pid\": 77, \"tid\": 77, \"comm\": \"odd\", \"policy\": null, "
+                            "\"priority\": 0, \"cpu\": 2, \"state\": \"D\"}";
+    CHECK(changed(odd, "{\"pid\": 77, \"tid\": 77, \"comm\": \"odd\", \"policy\": \"SCHED_RR\", "
+                       "\"priority\": 0, \"cpu\": 2, \"state\": \"D\"}")
+              .ends_with("'policy' holds 'SCHED_RR', which rtprov does not write there" + tail));
+    CHECK(changed(odd, "{\"pid\": 77, \"tid\": 77, \"comm\": \"odd\", \"policy\": null, "
+                       "\"priority\": 0, \"cpu\": 5, \"state\": \"D\"}")
+              .ends_with("'cpu' is 5, not one of 'cpus' '2-3'" + tail));
+    CHECK(changed(odd, "{\"pid\": 77, \"tid\": 77, \"comm\": \"odd\", \"policy\": null, "
+                       "\"priority\": 0, \"cpu\": 2, \"state\": \"DD\"}")
+              .ends_with("'state' holds 'DD', not one character as /proc shows a thread's state" +
+                         tail));
+    CHECK(changed(odd, "{\"pid\": 77, \"tid\": 77, \"comm\": \"o\\nd\", \"policy\": null, "
+                       "\"priority\": 0, \"cpu\": 2, \"state\": \"D\"}")
+              .ends_with("'comm' is not a thread's name on one line of at most 64 bytes" + tail));
+    CHECK(changed(odd, "{\"pid\": 4194305, \"tid\": 77, \"comm\": \"odd\", \"policy\": null, "
+                       "\"priority\": 0, \"cpu\": 2, \"state\": \"D\"}")
+              .ends_with("'pid' must be a whole number from 0 to 4194304" + tail));
+    CHECK(changed(odd + "], \"more\": 0", odd + "], \"more\": 3")
+              .ends_with("'more' is 3, but only 1 threads are listed: rtprov counts only those "
+                         "past 8" +
+                         tail));
+    CHECK(changed(odd + "]", odd + ", " + odd + ", " + odd + ", " + odd + ", " + odd + ", " + odd +
+                                 ", " + odd + ", " + odd + ", " + odd + "]")
+              .ends_with("'threads' holds 9 threads; rtprov keeps at most 8" + tail));
+    // the highest priority first
+    CHECK(changed(odd, "{\"pid\": 77, \"tid\": 77, \"comm\": \"odd\", \"policy\": null, "
+                       "\"priority\": 0, \"cpu\": 2, \"state\": \"D\"}, {\"pid\": 78, "
+                       "\"tid\": 78, \"comm\": \"up\", \"policy\": \"fifo\", \"priority\": 50, "
+                       "\"cpu\": 2, \"state\": \"R\"}")
+              .ends_with("the thread ranks above the one before it; rtprov lists the highest "
+                         "priority first" +
+                         tail));
+    CHECK(changed("\"cpus\": \"2-3\", \"threads\"", "\"cpus\": \"\", \"threads\"")
+              .ends_with("'cpus' holds '', not a CPU list" + tail));
+    // the first underruns only
+    {
+        SelftestReport late = report_with_audio();
+        AudioResult& a = late.audio->result;
+        a.underruns = 12;
+        a.underrun_list.resize(11);
+        for (std::size_t i = 2; i < 11; ++i)
+            a.underrun_list[i] = {3.0 + double(i), 1.0, std::nullopt};
+        a.underrun_list[10].running = a.underrun_list[1].running;
+        CHECK(error_of(cli::selftest_json(late))
+                  .ends_with("'running' is set for underrun 11; rtprov looks at what ran for the "
+                             "first 10 only" +
+                             tail));
+        a.underrun_list[10].running.reset();
+        CHECK(cli::selftest_json(cli::read_selftest_json(cli::selftest_json(late), "r.json")) ==
+              cli::selftest_json(late));
+    }
     // the judgement is made again from the figures
     CHECK(
         changed("\"min_headroom_ms\": 150.000", "\"min_headroom_ms\": 1.000")
