@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "provisioner/selftest/underrun_watch.hpp"
 
+#include <unistd.h>
+
 #include "provisioner/selftest/pinned_thread.hpp"
 
 #include <pthread.h>
@@ -35,12 +37,13 @@ bool listed_before(const RunningThread& a, const RunningThread& b) {
     return key(a) < key(b);
 }
 
-WhatRan what_ran(const system::CpuThreads& threads, int player_tid, const core::CpuList& cpus) {
+WhatRan what_ran(const system::CpuThreads& threads, int player_tid, const core::CpuList& cpus,
+                 int own_pid) {
     WhatRan out;
     out.cpus = cpus.to_string();
     std::vector<RunningThread> all;
     for (const system::CpuThread& t : threads.threads)
-        if (player_tid == 0 || t.tid != player_tid)
+        if ((player_tid == 0 || t.tid != player_tid) && (own_pid == 0 || t.pid != own_pid))
             all.push_back({t.pid, t.tid, t.comm, t.policy, t.priority, t.cpu,
                            // a report holds it as one printable character
                            t.state > ' ' && t.state <= '~' ? t.state : '?'});
@@ -77,7 +80,7 @@ std::vector<std::optional<WhatRan>> UnderrunWatch::finish() {
 void UnderrunWatch::look(std::uint64_t seen, std::uint64_t now) {
     std::optional<WhatRan> ran;
     if (system::Fact<system::CpuThreads> threads = system::rt_threads_on(m_root, m_cpus))
-        ran = what_ran(*threads, m_live.player_tid.load(), m_cpus);
+        ran = what_ran(*threads, m_live.player_tid.load(), m_cpus, getpid());
     // the same look for every underrun since the last: it is what ran around them all
     for (std::uint64_t n = seen; n < now && m_seen.size() < k_max_underruns_looked_at; ++n)
         m_seen.push_back(ran);

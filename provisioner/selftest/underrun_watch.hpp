@@ -33,7 +33,10 @@ bool listed_before(const RunningThread& a, const RunningThread& b);
 // What ran on 'cpus', from the threads read there: all but the player's own thread
 // ('player_tid'; 0: none to leave out), listed_before() in order, at most
 // k_max_running_threads, the rest counted in 'more'. Pure.
-WhatRan what_ran(const system::CpuThreads& threads, int player_tid, const core::CpuList& cpus);
+// 'own_pid' (0: none), rtprov's own process, is left out too: its latency run's threads
+// wake on the same CPUs by design.
+WhatRan what_ran(const system::CpuThreads& threads, int player_tid, const core::CpuList& cpus,
+                 int own_pid = 0);
 
 // Watches 'live' from a thread of its own at SCHED_OTHER, kept off 'player_cpus' (see
 // AwayFrom), every 'poll'. At each look that finds new underruns, as long as one of the

@@ -72,6 +72,18 @@ TEST_CASE("what ran: the highest priority first, the player's own thread left ou
     CHECK(burn.state == 'S');
 }
 
+TEST_CASE("what ran leaves out rtprov's own process: its latency run wakes there by design") {
+    CpuThreads found;
+    found.threads = {
+        thread(700, 702, "rtprov-lat-2", SchedPolicy::fifo, 99, 2, 'S'),
+        thread(812, 812, "burn", SchedPolicy::rr, 45, 2, 'S'),
+    };
+    const WhatRan ran = what_ran(found, 701, CpuList({2}), 700);
+    REQUIRE(ran.threads.size() == 1);
+    CHECK(ran.threads[0].comm == "burn");
+    CHECK(what_ran(found, 701, CpuList({2})).threads.size() == 2);
+}
+
 TEST_CASE("what ran keeps the first few and counts the rest") {
     CpuThreads found;
     for (int i = 0; i < 11; ++i)
