@@ -101,7 +101,9 @@ AudioSession::AudioSession(pipeline::AudioPlan plan, const std::string& sysroot)
     if (!m_plan.stop_player || !all_services)
         throw Error(system::holder_refusal(*device, *holders));
     // A socket would start the service again at the first client (mpd.socket and mpc):
-    // stopped first, started again last.
+    // stopped first and started again first: systemd refuses to start a socket whose service
+    // is already running ('Socket service mpd.service already active, refusing'), and the
+    // service's start then takes it from the socket again.
     std::vector<std::string> to_stop;
     for (const std::string& unit : units) {
         const std::string socket = unit.substr(0, unit.size() - 8) + ".socket";
@@ -117,7 +119,7 @@ AudioSession::AudioSession(pipeline::AudioPlan plan, const std::string& sysroot)
             throw Error("cannot stop " + quoted(unit) + ": 'systemctl stop " + unit +
                         "' exited with " + std::to_string(rc) + "; stop it by hand");
         }
-        m_stopped.insert(m_stopped.begin(), unit); // started again in reverse order
+        m_stopped.push_back(unit); // started again in the same order
     }
     auto after = system::read_pcm_holders(root, device->card, device->device);
     if (after && (!after->holders.empty() || after->unseen > 0)) {

@@ -57,7 +57,7 @@ class AudioSession {
 
     pipeline::AudioPlan m_plan;
     std::string m_note;
-    std::vector<std::string> m_stopped; // units to start again, in order
+    std::vector<std::string> m_stopped; // units to start again, in order: the socket first
     std::atomic<bool> m_stop{false};
     selftest::AudioLive m_live; // outlives the watcher and the playing
     std::unique_ptr<selftest::UnderrunWatch> m_watch;
