@@ -349,14 +349,21 @@ offline)
     # A USB DAC plugged in now: the host watches the console for this line and adds qemu's
     # usb-audio behind the xhci controller; the udev rule starts rtprov-irq-tune@card1.
     echo 'rtprov-guest: plug usb-audio' >/dev/ttyS0
-    # Done when the card is there and its rtprov-irq-tune@ instance has exited.
+    # Done when the card is there and its rtprov-irq-tune@ instance has ended, as its
+    # journal says: once the oneshot instance is inactive, systemd unloads it (garbage
+    # collection) and 'systemctl show' answers with defaults (exit time 0, Result
+    # 'success', status 0) for it as for a unit that never ran. Seen: this waited all of
+    # its 180 s for an instance that had ended at 87 s.
+    irq_tune_end() {
+        journalctl -b -q -o cat -u rtprov-irq-tune@card1.service |
+            grep -m1 'Deactivated successfully\|Failed with result'
+    }
     for i in $(seq 180); do
-        exited=$(systemctl show -P ExecMainExitTimestampMonotonic rtprov-irq-tune@card1.service)
-        [ -e /proc/asound/card1 ] && [ "${exited:-0}" -gt 0 ] && break
+        [ -e /proc/asound/card1 ] && [ -n "$(irq_tune_end)" ] && break
         sleep 1
     done
     fact hotplug.waited "$i"
-    fact hotplug.irq_tune "$(systemctl show -P Result rtprov-irq-tune@card1.service) $(systemctl show -P ExecMainStatus rtprov-irq-tune@card1.service)"
+    fact hotplug.irq_tune "$(irq_tune_end | sed 's/.*Deactivated successfully.*/success/')"
     irq_facts hotplug
     if [ -e /etc/rtprov-guest/bench ]; then
         irq_bench
