@@ -165,9 +165,11 @@ audio_root() {
     touch "$1/etc/rtprov-guest/audio"
     cat >"$1/etc/mpd_local.conf" <<'EOF'
 audio_output {
-    type   "alsa"
-    name   "HDA"
-    device "hw:CARD=Intel,DEV=0"
+    type       "alsa"
+    name       "HDA"
+    device     "hw:CARD=Intel,DEV=0"
+    # MPD's default, a hardware mixer, looks for a 'PCM' control qemu's codec lacks
+    mixer_type "none"
 }
 EOF
     mkdir -p "$1/var/lib/mpd/music"
