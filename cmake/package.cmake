@@ -32,6 +32,11 @@ set(CPACK_DEBIAN_PACKAGE_SHLIBDEPS ON)
 # the binary's NEEDED list, so dpkg-shlibdeps does not see them; CPack appends what it
 # finds to these.
 list(JOIN RTPROV_LOADED_PACKAGES ", " CPACK_DEBIAN_PACKAGE_DEPENDS)
+# alsa-lib only for 'rtprov selftest --audio' (the underrun test plays through it, as the
+# players do): optional, and every other command, the self-test's latency measurement
+# among them, works without it, which then says to install it. Recommends:, which apt
+# installs by default; a box without sound (an image builder's host) may leave it out.
+list(JOIN RTPROV_RECOMMENDED_PACKAGES ", " CPACK_DEBIAN_PACKAGE_RECOMMENDS)
 # The package carries the stripped binary (scripts/build-deb.sh builds it without -g).
 set(CPACK_STRIP_FILES ON)
 # cyclictest, for comparing rtprov's self-test with the usual tool (bench/).

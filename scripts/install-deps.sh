@@ -6,7 +6,7 @@
 set -euo pipefail
 what=${1:-build}
 packages=(g++ cmake make pkg-config libmount-dev libblkid-dev libarchive-dev libyaml-cpp-dev
-          libsystemd-dev libcli11-dev catch2)
+          libsystemd-dev libasound2-dev libcli11-dev catch2)
 if [ "$what" = test ]; then
     # mmdebstrap builds the Debian 13 root; python3 checks JSON; shellcheck and
     # clang-format keep shell and C++ tidy; tar reads the backup archive.

@@ -82,37 +82,6 @@ bool is_realtime(const ThreadPolicy& policy) {
     return policy && core::is_realtime(*policy);
 }
 
-std::optional<TaskStat> parse_stat(std::string_view text) {
-    const std::size_t open = text.find('(');
-    const std::size_t close = text.rfind(')');
-    if (open == std::string_view::npos || close == std::string_view::npos || close < open)
-        return std::nullopt;
-    TaskStat stat;
-    const std::vector<std::string> head = words(text.substr(0, open));
-    auto pid = head.size() == 1 ? number<int>(head[0]) : std::nullopt;
-    if (!pid)
-        return std::nullopt;
-    stat.pid = *pid;
-    stat.comm = std::string(text.substr(open + 1, close - open - 1));
-    // Field n (1-based) is rest[n - 3]: the rest starts at field 3, the state.
-    const std::vector<std::string> rest = words(text.substr(close + 1));
-    if (rest.size() < 41 - 2)
-        return std::nullopt;
-    auto ppid = number<int>(rest[4 - 3]);
-    auto flags = number<unsigned long>(rest[9 - 3]);
-    auto processor = number<int>(rest[39 - 3]);
-    auto rt_priority = number<int>(rest[40 - 3]);
-    auto policy = number<long>(rest[41 - 3]);
-    if (!ppid || !flags || !processor || !rt_priority || !policy)
-        return std::nullopt;
-    stat.ppid = *ppid;
-    stat.flags = *flags;
-    stat.processor = *processor;
-    stat.rt_priority = *rt_priority;
-    stat.policy = core::sched_policy_from_number(*policy);
-    return stat;
-}
-
 std::optional<core::CpuList> parse_cpus_allowed(std::string_view status) {
     constexpr std::string_view key = "Cpus_allowed_list:";
     for (std::string_view line : lines(status)) {
@@ -339,24 +308,6 @@ std::vector<InterruptLine> parse_interrupts(std::string_view text) {
         out.push_back(std::move(line));
     }
     return out;
-}
-
-std::string systemd_cgroup(std::string_view text) {
-    std::string unified;
-    for (std::string_view line : lines(text)) {
-        // hierarchy-ID:controller-list:cgroup-path (cgroups(7))
-        std::size_t first = line.find(':');
-        std::size_t second = first == std::string_view::npos ? first : line.find(':', first + 1);
-        if (second == std::string_view::npos)
-            continue;
-        std::string_view controllers = line.substr(first + 1, second - first - 1);
-        std::string_view path = line.substr(second + 1);
-        if (controllers == "name=systemd")
-            return std::string(path);
-        if (line.substr(0, first) == "0" && controllers.empty())
-            unified = std::string(path);
-    }
-    return unified;
 }
 
 bool cgroup_in_unit(std::string_view path, std::string_view unit) {

@@ -4,6 +4,7 @@
 #include "provisioner/core/cpu_list.hpp"
 #include "provisioner/core/sched_policy.hpp"
 #include "provisioner/core/text.hpp"
+#include "provisioner/system/proc_stat.hpp"
 
 #include <cstdint>
 #include <map>
@@ -17,9 +18,10 @@
 // nullopt or skips the line, never throws.
 namespace rtprov::audit {
 
-// A thread's scheduling policy as /proc shows it; nullopt for a number that names none
-// (core::sched_policy_from_number).
-using ThreadPolicy = std::optional<core::SchedPolicy>;
+// A thread's scheduling policy and its stat line are read by system/proc_stat.hpp.
+using system::parse_stat;
+using system::TaskStat;
+using system::ThreadPolicy;
 
 // The policy's word ('fifo', as core::to_string), 'unknown' for nullopt.
 std::string to_string(const ThreadPolicy& policy);
@@ -36,21 +38,6 @@ bool is_realtime(const ThreadPolicy& policy);
 inline constexpr unsigned long k_pf_kthread = 0x00200000;
 inline constexpr unsigned long k_pf_wq_worker = 0x00000020;
 inline constexpr unsigned long k_pf_no_setaffinity = 0x04000000;
-
-// What /proc/<pid>/task/<tid>/stat says about a thread.
-struct TaskStat {
-    int pid = 0;                                    // field 1: the thread id
-    std::string comm;                               // field 2, without the parentheses
-    int ppid = 0;                                   // field 4
-    unsigned long flags = 0;                        // field 9
-    int processor = -1;                             // field 39: the CPU it last ran on
-    int rt_priority = 0;                            // field 40
-    ThreadPolicy policy = core::SchedPolicy::other; // field 41
-};
-
-// Parses a stat line. The name may hold spaces and parentheses: fields are counted
-// after the last ')'. Nullopt when fewer than 41 fields are there.
-std::optional<TaskStat> parse_stat(std::string_view text);
 
 // Cpus_allowed_list from a status file; nullopt when it is missing or malformed.
 std::optional<core::CpuList> parse_cpus_allowed(std::string_view status);
@@ -138,10 +125,7 @@ struct InterruptLine {
 // architecture interrupts without an entry in /proc/irq and are left out.
 std::vector<InterruptLine> parse_interrupts(std::string_view text);
 
-// The systemd cgroup path in a /proc/<pid>/cgroup file: the 'name=systemd' hierarchy
-// (cgroup v1 and hybrid), else the unified one ('0::/system.slice/mpd.service'); "" when
-// there is neither.
-std::string systemd_cgroup(std::string_view text);
+using system::systemd_cgroup;
 
 // True when cgroup path 'path' is the unit's cgroup or below it
 // ('/system.slice/mpd.service', '/rtprov.slice/mpd.service').

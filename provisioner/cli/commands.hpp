@@ -129,6 +129,13 @@ struct SelftestCommand {
     bool compare = false;
     std::string history_dir = "/var/lib/rtprov/selftest";
     std::string sysroot = "/";
+    // --audio[=DEVICE] (given or not: app->count("--audio")), --tone, --period, --buffer,
+    // --stop-player: the underrun test
+    std::string audio;
+    bool tone = false;
+    std::string period;
+    std::string buffer;
+    bool stop_player = false;
 };
 void add_selftest_options(CLI::App& command, SelftestCommand& c);
 int run_selftest(const SelftestCommand& c);

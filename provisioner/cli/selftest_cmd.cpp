@@ -3,12 +3,15 @@
 // result. The measuring is provisioner/selftest/, the choice of CPUs, limits and idle
 // policies pipeline::plan_selftest_run's; this file shows progress and writes the reports.
 #include "provisioner/cli/commands.hpp"
+#include "provisioner/cli/environment.hpp"
+#include "provisioner/cli/selftest_audio.hpp"
 #include "provisioner/cli/selftest_render.hpp"
 #include "provisioner/core/error.hpp"
 #include "provisioner/core/plan.hpp"
 #include "provisioner/fs/root.hpp"
 #include "provisioner/pipeline/applied_system.hpp"
 #include "provisioner/pipeline/selftest_run.hpp"
+#include "provisioner/profile/app_loader.hpp"
 #include "provisioner/selftest/report.hpp"
 #include "provisioner/selftest/timerlat_run.hpp"
 #include "provisioner/selftest/timerlat_session.hpp"
@@ -65,13 +68,14 @@ extern "C" void on_interrupt(int) {
 }
 
 // Catches those signals while it lives. SA_RESETHAND: a second Ctrl-C ends rtprov at once,
-// as it would without this.
+// as it would without this; not while 'keep' (a player stopped for the underrun test must
+// be started again first).
 class InterruptHandler {
   public:
-    InterruptHandler() {
+    explicit InterruptHandler(bool keep = false) {
         struct sigaction action {};
         action.sa_handler = on_interrupt;
-        action.sa_flags = static_cast<int>(SA_RESETHAND);
+        action.sa_flags = keep ? 0 : static_cast<int>(SA_RESETHAND);
         sigemptyset(&action.sa_mask);
         for (std::size_t i = 0; i < std::size(k_signals); ++i)
             sigaction(k_signals[i], &action, &m_old[i]);
@@ -295,6 +299,33 @@ void add_selftest_options(CLI::App& command, SelftestCommand& c) {
     app->add_option("--history", c.history_dir, "Where reports are kept")
         ->capture_default_str()
         ->type_name("DIR");
+    auto* audio =
+        app->add_option("--audio", c.audio,
+                        "Also play to a sound card for the whole run, as the profile's player "
+                        "would (its period, buffer, thread priority and CPUs, memory locked), "
+                        "and count the underruns a listener would hear; DEVICE: an ALSA name "
+                        "(hw:CARD=DAC,DEV=0), 'loopback' (loads snd-aloop: the scheduling "
+                        "without a DAC), or none for tuning.selftest.audio_device, else the "
+                        "only playback card")
+            ->expected(0, 1)
+            ->type_name("[DEVICE]");
+    app->add_flag("--tone", c.tone,
+                  "Play a quiet 440 Hz sine (-30 dBFS) instead of digital silence")
+        ->needs(audio);
+    app->add_option("--period", c.period,
+                    "The ALSA period to play with, e.g. 125ms or 1024frames (default: the "
+                    "player's; a quarter of --buffer when only that is given)")
+        ->needs(audio)
+        ->type_name("SIZE");
+    app->add_option("--buffer", c.buffer,
+                    "The ALSA buffer to play with, e.g. 500ms or 2048frames (default: the "
+                    "player's; four periods when only --period is given)")
+        ->needs(audio)
+        ->type_name("SIZE");
+    app->add_flag("--stop-player", c.stop_player,
+                  "When a service holds the card, stop it for the run and start it again "
+                  "afterwards, however the run ends (Ctrl-C, SIGTERM, a failure)")
+        ->needs(audio);
     app->add_option("--sysroot", c.sysroot,
                     "Read the applied profile and /sys from DIR instead of '/' (the "
                     "measurement itself always runs on this machine)")
@@ -357,6 +388,34 @@ int run_selftest(const SelftestCommand& c) {
     const std::vector<selftest::IdlePolicy>& policies = run.policies;
     const unsigned total_s = run.total_s, summary_s = run.summary_s;
 
+    // --audio: the device is chosen and made free (the player stopped) before the run;
+    // the signals are caught from here, so that no Ctrl-C leaves a player stopped.
+    const pipeline::AudioRequest audio_request{
+        c.app->count("--audio") > 0 ? std::optional<std::string>(c.audio) : std::nullopt, c.tone,
+        c.app->count("--period") > 0 ? std::optional<std::string>(c.period) : std::nullopt,
+        c.app->count("--buffer") > 0 ? std::optional<std::string>(c.buffer) : std::nullopt,
+        c.stop_player};
+    std::optional<pipeline::AudioPlan> audio_plan;
+    if (audio_request.device)
+        audio_plan = pipeline::plan_audio(audio_request, profile, run.roles,
+                                          profile::load_apps(data_dir("apps")));
+    InterruptHandler interrupt_handler(audio_plan && audio_plan->stop_player);
+    g_interrupted.store(false);
+    std::optional<AudioSession> audio;
+    if (audio_plan) {
+        audio.emplace(*audio_plan, c.sysroot);
+        std::cerr << "rtprov selftest: playing to " << audio->device() << " (" << audio->note()
+                  << ") with " << audio_plan->sizes_from << ": a "
+                  << audio_plan->options.period.to_string() << " period in a "
+                  << audio_plan->options.buffer.to_string() << " buffer, "
+                  << core::to_string(audio_plan->options.policy) << " "
+                  << audio_plan->options.priority << " (" << audio_plan->thread_from << ")"
+                  << (audio_plan->options.cpus.empty()
+                          ? std::string()
+                          : " on CPUs " + audio_plan->options.cpus.to_string())
+                  << "\n";
+    }
+
     ReportFiles files(c);
     std::cerr << "rtprov selftest: measuring CPUs " << options.cpus.to_string() << " for "
               << clock_text(total_s)
@@ -365,9 +424,10 @@ int run_selftest(const SelftestCommand& c) {
                       : std::string())
               << (summary_s ? "; a summary every " + clock_text(summary_s) : std::string())
               << "; Ctrl-C ends it early with a report of what was measured\n";
-    InterruptHandler interrupt_handler;
-    g_interrupted.store(false);
     options.interrupt = &g_interrupted;
+    if (audio)
+        audio->start(std::chrono::milliseconds(std::uint64_t(total_s) * 1000), c.load,
+                     options.load_cpus);
     options.summary_every = std::chrono::seconds(summary_s);
     for (std::size_t i = 0; i < policies.size() && !g_interrupted.load(); ++i) {
         options.idle = policies[i];
@@ -414,6 +474,12 @@ int run_selftest(const SelftestCommand& c) {
         }
         if (stopped)
             break; // what --stop-above was for: the rest is not measured
+    }
+    if (audio) {
+        selftest::AudioResult played = audio->finish();
+        played.interrupted = played.interrupted || g_interrupted.load();
+        report.audio = selftest::judge_audio(std::move(played), audio->min_headroom_percent());
+        audio.reset(); // the player starts again now, before the probe
     }
     report.interrupted = g_interrupted.load();
     if (c.pi_probe_s > 0 && !report.interrupted) {

@@ -5,6 +5,8 @@
 // are only charts).
 #include "provisioner/cli/selftest_render.hpp"
 
+#include "provisioner/core/sched_policy.hpp"
+
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -39,6 +41,12 @@ std::string esc(const std::string& text) {
         }
     }
     return out;
+}
+
+// The playing thread's policy as the kernel names it, with its priority where it has one.
+std::string core_policy(const selftest::AudioResult& a) {
+    return core::kernel_name(a.policy) +
+           (core::has_static_priority(a.policy) ? " " + std::to_string(a.priority) : "");
 }
 
 constexpr double k_width = 640, k_height = 260;
@@ -215,6 +223,204 @@ std::string cause_html(const selftest::CoreReport& c) {
     return out;
 }
 
+// The run as a time line, in seconds from its start: a row for the audio test with a red
+// mark at each underrun, and a row per core and idle policy with a mark at each second it
+// went over its limit or missed wake-ups. The idle policies are measured one after the
+// other (default first), so a later policy's seconds start after the earlier ones'.
+std::string timeline_svg(const selftest::SelftestReport& r) {
+    const selftest::AudioReport& audio = *r.audio;
+    const double policy_s = r.parameters.duration_ms / 1000.0;
+    auto offset = [&](const selftest::CoreReport& c) {
+        double before = 0;
+        if (c.latency.idle == selftest::IdlePolicy::held)
+            for (const selftest::CoreReport& o : r.cores)
+                if (o.latency.idle == selftest::IdlePolicy::system_default) {
+                    before = policy_s;
+                    break;
+                }
+        return before;
+    };
+    double end = std::max(1.0, audio.result.played_s);
+    for (const selftest::CoreReport& c : r.cores)
+        end = std::max(end, offset(c) + c.latency.measured_s);
+    end = nice_ceiling(end);
+    const double row = 18, top = k_top, left = 150;
+    const double height = top + row * double(r.cores.size() + 1) + 40;
+    const double plot_w = k_width - left - k_right;
+    auto x_of = [&](double s) { return left + plot_w * std::min(s, end) / end; };
+    std::string svg = "<svg xmlns=\"http://www.w3.org/2000/svg\" viewBox=\"0 0 " +
+                      fixed(k_width, 0) + " " + fixed(height, 0) + "\" width=\"" +
+                      fixed(k_width, 0) + "\" height=\"" + fixed(height, 0) +
+                      "\" role=\"img\">\n<title>underruns and late seconds over the run</title>\n";
+    const double bottom = top + row * double(r.cores.size() + 1);
+    for (int i = 0; i <= 5; ++i) {
+        const double s = end * i / 5, x = x_of(s);
+        svg += "<line x1=\"" + fixed(x) + "\" x2=\"" + fixed(x) + "\" y1=\"" + fixed(top) +
+               "\" y2=\"" + fixed(bottom) + "\" class=\"grid\"/>\n<text x=\"" + fixed(x) +
+               "\" y=\"" + fixed(bottom + 16) + "\" class=\"tick\" text-anchor=\"" +
+               (i == 5 ? "end" : "middle") + "\">" + fixed(s, s < 10 ? 1 : 0) + "</text>\n";
+    }
+    svg += "<text x=\"" + fixed(left + plot_w / 2) + "\" y=\"" + fixed(height - 6) +
+           "\" class=\"axis\" text-anchor=\"middle\">seconds into the run</text>\n";
+    auto label = [&](double y, const std::string& text) {
+        return "<text x=\"" + fixed(left - 6) + "\" y=\"" + fixed(y + 4) +
+               "\" class=\"tick\" text-anchor=\"end\">" + esc(text) + "</text>\n";
+    };
+    double y = top + row / 2;
+    svg += label(y, "audio underruns") + "<line x1=\"" + fixed(left) + "\" x2=\"" +
+           fixed(x_of(audio.result.played_s)) + "\" y1=\"" + fixed(y) + "\" y2=\"" + fixed(y) +
+           "\" stroke=\"#1f5fa8\" stroke-width=\"2\"/>\n";
+    for (const selftest::Underrun& u : audio.result.underrun_list)
+        svg += "<line x1=\"" + fixed(x_of(u.at_s)) + "\" x2=\"" + fixed(x_of(u.at_s)) + "\" y1=\"" +
+               fixed(y - 7) + "\" y2=\"" + fixed(y + 7) +
+               "\" stroke=\"#c0392b\" stroke-width=\"2\"/>\n";
+    for (const selftest::CoreReport& c : r.cores) {
+        y += row;
+        const double from = offset(c);
+        svg += label(y, "CPU " + std::to_string(c.latency.cpu) + ", idle " +
+                            std::string(selftest::to_string(c.latency.idle))) +
+               "<line x1=\"" + fixed(x_of(from)) + "\" x2=\"" +
+               fixed(x_of(from + c.latency.measured_s)) + "\" y1=\"" + fixed(y) + "\" y2=\"" +
+               fixed(y) + "\" class=\"grid\" stroke-width=\"2\"/>\n";
+        for (const selftest::LateSecond& l : c.late_seconds)
+            svg += "<rect x=\"" + fixed(x_of(from + l.at_s)) + "\" y=\"" + fixed(y - 5) +
+                   "\" width=\"" +
+                   fixed(std::max(1.0, x_of(from + l.at_s + 1) - x_of(from + l.at_s))) +
+                   "\" height=\"10\" fill=\"#d9730d\"/>\n";
+    }
+    return svg + "</svg>\n";
+}
+
+// The least audio left in the buffer, second by second (AudioSecond.min_left_ms), from 0
+// to the whole buffer, with the headroom a pass needs as a dashed line and the seconds
+// with underruns in red. Seconds not kept (a long run keeps the worst) and seconds with no
+// measure break the line.
+std::string headroom_svg(const selftest::AudioReport& audio) {
+    const selftest::AudioResult& a = audio.result;
+    const double buffer_ms = a.ms_of(a.buffer_frames);
+    double top_ms = std::max(buffer_ms, audio.min_headroom_ms);
+    for (const selftest::AudioSecond& s : a.seconds)
+        top_ms = std::max(top_ms, s.min_left_ms);
+    top_ms = nice_ceiling(std::max(top_ms, 1.0));
+    double end = std::max(1.0, a.played_s);
+    for (const selftest::AudioSecond& s : a.seconds)
+        end = std::max(end, s.at_s + 1.0);
+    end = nice_ceiling(end);
+    const double plot_w = k_width - k_left - k_right, plot_h = 180 - k_top - k_bottom;
+    auto x_of = [&](double s) { return k_left + plot_w * std::min(s, end) / end; };
+    auto y_of = [&](double ms) { return k_top + plot_h * (1 - std::min(ms, top_ms) / top_ms); };
+    std::string svg = "<svg xmlns=\"http://www.w3.org/2000/svg\" viewBox=\"0 0 " +
+                      fixed(k_width, 0) + " 180\" width=\"" + fixed(k_width, 0) +
+                      "\" height=\"180\" role=\"img\">\n<title>audio left in the buffer over "
+                      "time</title>\n";
+    for (int i = 0; i <= 2; ++i) {
+        const double ms = top_ms * i / 2, yy = y_of(ms);
+        svg += "<line x1=\"" + fixed(k_left) + "\" x2=\"" + fixed(k_width - k_right) + "\" y1=\"" +
+               fixed(yy) + "\" y2=\"" + fixed(yy) + "\" class=\"grid\"/>\n<text x=\"" +
+               fixed(k_left - 6) + "\" y=\"" + fixed(yy + 4) +
+               "\" class=\"tick\" text-anchor=\"end\">" + fixed(ms, 0) + "</text>\n";
+    }
+    for (int i = 0; i <= 5; ++i) {
+        const double s = end * i / 5;
+        svg += "<text x=\"" + fixed(x_of(s)) + "\" y=\"" + fixed(180 - k_bottom + 16) +
+               "\" class=\"tick\" text-anchor=\"" + (i == 5 ? "end" : "middle") + "\">" +
+               fixed(s, s < 10 ? 1 : 0) + "</text>\n";
+    }
+    svg += "<text x=\"" + fixed(k_left + plot_w / 2) +
+           "\" y=\"174\" class=\"axis\" text-anchor=\"middle\">seconds of playback</text>\n"
+           "<text x=\"14\" y=\"" +
+           fixed(k_top + plot_h / 2) +
+           "\" class=\"axis\" text-anchor=\"middle\" transform=\"rotate(-90 14 " +
+           fixed(k_top + plot_h / 2) + ")\">ms left</text>\n";
+    // one step line per run of consecutive measured seconds
+    std::string points;
+    long last = -2;
+    auto flush = [&] {
+        if (!points.empty())
+            svg += "<polyline fill=\"none\" stroke=\"#1f5fa8\" stroke-width=\"1.5\" points=\"" +
+                   points + "\"/>\n";
+        points.clear();
+    };
+    for (const selftest::AudioSecond& s : a.seconds) {
+        if (s.min_left_ms < 0 || long(s.at_s) != last + 1)
+            flush();
+        if (s.min_left_ms >= 0) {
+            points += fixed(x_of(s.at_s)) + "," + fixed(y_of(s.min_left_ms)) + " " +
+                      fixed(x_of(s.at_s + 1.0)) + "," + fixed(y_of(s.min_left_ms)) + " ";
+            last = long(s.at_s);
+        } else {
+            last = -2;
+        }
+    }
+    flush();
+    for (const selftest::AudioSecond& s : a.seconds)
+        if (s.underruns > 0)
+            svg += "<circle cx=\"" + fixed(x_of(s.at_s + 0.5)) + "\" cy=\"" + fixed(y_of(0)) +
+                   "\" r=\"3.5\" fill=\"#c0392b\"/>\n";
+    const double limit = y_of(audio.min_headroom_ms);
+    svg += "<line x1=\"" + fixed(k_left) + "\" x2=\"" + fixed(k_width - k_right) + "\" y1=\"" +
+           fixed(limit) + "\" y2=\"" + fixed(limit) + "\" class=\"limit\"/>\n<text x=\"" +
+           fixed(k_width - k_right) + "\" y=\"" + fixed(limit - 4) +
+           "\" class=\"tick\" text-anchor=\"end\">headroom needed " + fixed(audio.min_headroom_ms) +
+           " ms</text>\n";
+    return svg + "</svg>\n";
+}
+
+// The audio test: what a listener would have heard, the device and what it took, when the
+// underruns came beside the cores' late seconds, and the headroom over time.
+std::string audio_html(const selftest::SelftestReport& r) {
+    const selftest::AudioReport& audio = *r.audio;
+    const selftest::AudioResult& a = audio.result;
+    auto row = [](const std::string& head, const std::string& value) {
+        return "<tr><th class=\"l\">" + head + "</th><td class=\"l\">" + value + "</td></tr>\n";
+    };
+    auto size = [&](unsigned frames) {
+        return std::to_string(frames) + " frames (" + fixed(a.ms_of(frames)) + " ms)";
+    };
+    std::string out =
+        "<h2>Audio</h2>\n<p>" + esc(audio_verdict_text(audio)) + ": " +
+        (audio.passed ? std::string("pass") : "<span class=\"fail\">FAIL</span>") +
+        ".</p>\n<table>\n" +
+        row("device", esc(a.device) + (a.card.empty() ? "" : " (card " + esc(a.card) + ")"));
+    if (a.loopback)
+        out += row("path", "a loopback card: this measures the scheduling, not the DAC's own path");
+    if (!a.through.empty())
+        out += row("path", "through " + esc(a.through) + "'s ALSA plugin, at the server's quantum");
+    out +=
+        row("taken", std::to_string(a.rate) + " Hz, " + esc(a.format) + ", " +
+                         std::to_string(a.channels) + " channels; period " + size(a.period_frames) +
+                         ", buffer " + size(a.buffer_frames)) +
+        row("thread", esc(core_policy(a)) +
+                          (a.cpus.empty() ? ", not pinned" : " on CPUs " + esc(a.cpus)) +
+                          (a.memory_locked ? ", memory locked" : ", memory not locked") + "; " +
+                          fixed(a.cpu_ms) + " ms of CPU time") +
+        row("played", fixed(a.played_s, 1) + " s, " + std::to_string(a.underruns) + " underruns, " +
+                          (a.min_left_ms < 0 ? std::string("no measure of what was left")
+                                             : "at worst " + fixed(a.min_left_ms) + " ms left, " +
+                                                   fixed(a.min_left_at_s, 2) + " s in") +
+                          "; the longest gap between two writes " + fixed(a.longest_gap_ms) +
+                          " ms; recovering took " + fixed(a.recovery_ms_total) + " ms") +
+        row("a pass needs", "0 underruns and at least " + fixed(audio.min_headroom_ms) + " ms (" +
+                                std::to_string(audio.min_headroom_percent) +
+                                " % of the buffer) left at every write");
+    if (a.server_xruns)
+        out += row("server xruns", std::to_string(*a.server_xruns));
+    if (!a.stopped_because.empty())
+        out += row("stopped", esc(a.stopped_because));
+    out += "</table>\n<h3>Underruns beside the latency</h3>\n" + timeline_svg(r) +
+           "<p>Red: an underrun (the player's buffer ran empty: a dropout). Orange: a second in "
+           "which a core went over its limit or missed wake-ups. The idle policies are "
+           "measured one after the other, the audio plays through them all.</p>\n"
+           "<h3>Headroom over time</h3>\n" +
+           headroom_svg(audio) +
+           "<p>The least audio left in the buffer at a write, second by second; the dashed line "
+           "is the headroom a pass needs";
+    if (audio.seconds_total > a.seconds.size())
+        out += "; the report keeps the " + std::to_string(a.seconds.size()) + " worst of " +
+               std::to_string(audio.seconds_total) + " seconds, so the line has gaps";
+    return out + ".</p>\n";
+}
+
 } // namespace
 
 std::string selftest_html(const selftest::SelftestReport& r,
@@ -318,14 +524,35 @@ std::string selftest_html(const selftest::SelftestReport& r,
                " window(s) showed a thread runnable but not running: " +
                (r.pi_probe->passed ? "pass" : "<span class=\"fail\">FAIL</span>") + ".</p>\n";
     }
+    if (r.audio)
+        out += audio_html(r);
     // the trend: earlier runs measured the same way, and this one
     std::vector<selftest::HistoryEntry> now = selftest::history_entries(r);
     std::string trends;
     for (const selftest::HistoryEntry& e : now) {
         std::vector<selftest::HistoryEntry> runs;
         for (const selftest::HistoryEntry& h : history)
-            if (h.cpu == e.cpu && h.idle == e.idle && h.parameters == e.parameters)
+            if (h.parameters == e.parameters && h.audio.has_value() == e.audio.has_value() &&
+                h.cpu == e.cpu && h.idle == e.idle)
                 runs.push_back(h);
+        if (e.audio) {
+            if (runs.empty())
+                continue;
+            runs.push_back(e);
+            trends += "<h3>Audio: " + std::to_string(runs.size()) +
+                      " runs</h3>\n<table>\n<tr><th class=\"l\">run</th><th>underruns</th>"
+                      "<th>least left (ms)</th><th>longest gap (ms)</th><th class=\"l\">result"
+                      "</th></tr>\n";
+            for (const selftest::HistoryEntry& h : runs)
+                trends +=
+                    "<tr><td class=\"l\">" + esc(h.started_at) + "</td><td>" +
+                    std::to_string(h.audio->underruns) + "</td><td>" +
+                    (h.audio->min_left_ms < 0 ? std::string("none") : fixed(h.audio->min_left_ms)) +
+                    "</td><td>" + fixed(h.audio->longest_gap_ms) + "</td><td class=\"l\">" +
+                    (h.passed ? "pass" : "<span class=\"fail\">FAIL</span>") + "</td></tr>\n";
+            trends += "</table>\n";
+            continue;
+        }
         if (runs.empty())
             continue;
         runs.push_back(e);

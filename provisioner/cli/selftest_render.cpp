@@ -5,6 +5,7 @@
 #include "provisioner/cli/render.hpp"
 #include "provisioner/core/cpu_list.hpp"
 #include "provisioner/core/error.hpp"
+#include "provisioner/core/sched_policy.hpp"
 #include "provisioner/core/text.hpp"
 
 #include <algorithm>
@@ -284,7 +285,123 @@ namespace {
 
 std::string verdict_of_measured(const selftest::SelftestReport& r);
 
+// A length of audio in ms as people read it: whole ms from 100 ms, else one decimal.
+std::string ms_text(double ms) {
+    return fixed(ms, ms >= 100 ? 0 : 1) + " ms";
+}
+
+// Seconds played: whole from 10 s, else one decimal.
+std::string s_text(double s) {
+    return fixed(s, s >= 10 ? 0 : 1) + " s";
+}
+
+std::string server_name(const std::string& through) {
+    return through == "pipewire" ? "PipeWire" : through == "jack" ? "JACK" : quoted(through);
+}
+
+std::string plural(std::uint64_t n, const std::string& one, const std::string& many) {
+    return std::to_string(n) + " " + (n == 1 ? one : many);
+}
+
+// "the sound card" as the sentences name it: the device, and what kind of path it is.
+std::string audio_where(const selftest::AudioResult& a) {
+    return "to " + quoted(a.device) +
+           (a.loopback           ? " (a loopback card: the scheduling, not a DAC's path)"
+            : !a.through.empty() ? " (through " + server_name(a.through) + ")"
+                                 : "");
+}
+
 } // namespace
+
+std::string audio_text(const selftest::AudioReport& report) {
+    const selftest::AudioResult& a = report.result;
+    std::string out = "audio test: " + quoted(a.device) +
+                      (a.card.empty() ? "" : " (card " + quoted(a.card) + ")") + "\n";
+    if (a.loopback)
+        out += "  a loopback card: this measures the scheduling, not the DAC's own path\n";
+    if (!a.through.empty())
+        out += "  through " + server_name(a.through) +
+               ": its ALSA plugin, at the server's quantum; the server plays to the card\n";
+    auto size = [&](unsigned frames) {
+        return std::to_string(frames) + " frames (" + fixed(a.ms_of(frames)) + " ms)";
+    };
+    out += "  taken: " + std::to_string(a.rate) + " Hz, " + core::one_line(a.format) + ", " +
+           plural(a.channels, "channel", "channels") + "; period " + size(a.period_frames) +
+           ", buffer " + size(a.buffer_frames) + "\n";
+    out += "  thread: " + core::kernel_name(a.policy) +
+           (core::has_static_priority(a.policy) ? " " + std::to_string(a.priority) : "") +
+           (a.cpus.empty() ? ", not pinned" : " on CPUs " + core::one_line(a.cpus)) +
+           (a.memory_locked ? ", memory locked" : ", memory not locked") + "; " + fixed(a.cpu_ms) +
+           " ms of CPU time\n";
+    out += "  " +
+           (a.min_left_ms < 0 ? std::string("no write measured how much audio was left")
+                              : "at worst " + ms_text(a.min_left_ms) + " of audio was left") +
+           "; " + plural(a.underruns, "underrun", "underruns") + " in " + s_text(a.played_s) + "\n";
+    if (!a.underrun_list.empty()) {
+        constexpr std::size_t k_shown = 8;
+        out += "  underruns at";
+        for (std::size_t i = 0; i < a.underrun_list.size() && i < k_shown; ++i)
+            out += (i ? ", " : " ") + fixed(a.underrun_list[i].at_s, 2) + " s";
+        if (a.underruns > std::min(a.underrun_list.size(), k_shown))
+            out += " and " +
+                   std::to_string(a.underruns - std::min(a.underrun_list.size(), k_shown)) +
+                   " more";
+        out += "\n";
+    }
+    if (!report.passed && a.min_left_ms >= 0)
+        out += "  the least was left " + fixed(a.min_left_at_s, 2) +
+               " s in; the longest gap between two writes was " + ms_text(a.longest_gap_ms) + "\n";
+    if (a.underruns > 0)
+        out += "  recovering took " + ms_text(a.recovery_ms_total) + " in all, " +
+               ms_text(a.recovery_ms_max) + " at most\n";
+    if (a.server_xruns)
+        out += "  " +
+               (a.through.empty() ? std::string("the sound server") : server_name(a.through)) +
+               " counted " + plural(*a.server_xruns, "xrun", "xruns") + " of its own\n";
+    if (!a.stopped_because.empty())
+        out += "  stopped after " + s_text(a.played_s) + ": " + core::one_line(a.stopped_because) +
+               "\n";
+    if (a.interrupted)
+        out += "  interrupted: it played until the run was ended by a signal\n";
+    out += "  a pass needs 0 underruns and at least " + ms_text(report.min_headroom_ms) + " (" +
+           std::to_string(report.min_headroom_percent) +
+           " % of the buffer, tuning.selftest.audio_min_headroom_percent) left at every write: " +
+           (report.passed ? "pass" : "FAIL") + "\n";
+    return out;
+}
+
+std::string audio_verdict_text(const selftest::AudioReport& report) {
+    const selftest::AudioResult& a = report.result;
+    const std::string where = audio_where(a);
+    if (a.frames_written == 0)
+        return "no audio was played " + where +
+               (a.stopped_because.empty() ? "" : " (" + core::one_line(a.stopped_because) + ")") +
+               ", so nothing can be said about what a listener would hear";
+    const std::string first =
+        a.underrun_list.empty()
+            ? std::string()
+            : " (the first " + fixed(a.underrun_list.front().at_s, 2) + " s in)";
+    if (!a.stopped_because.empty())
+        return "the audio " + where + " stopped after " + s_text(a.played_s) + " (" +
+               core::one_line(a.stopped_because) + "): a listener would have heard it cut out" +
+               (a.underruns ? ", after " + plural(a.underruns, "dropout", "dropouts") + first
+                            : std::string());
+    if (a.underruns > 0)
+        return "a listener would have heard " + plural(a.underruns, "dropout", "dropouts") +
+               " in " + s_text(a.played_s) + " of audio " + where + first +
+               ": the player's thread did not write in time";
+    if (a.min_left_ms < 0)
+        return "no dropout in " + s_text(a.played_s) + " of audio " + where +
+               ", but no write measured how much was left, so the headroom is not known";
+    const std::string needs = ms_text(report.min_headroom_ms) + ", " +
+                              std::to_string(report.min_headroom_percent) + " % of the buffer";
+    if (!report.passed)
+        return "no dropout in " + s_text(a.played_s) + " of audio " + where + ", but at worst " +
+               ms_text(a.min_left_ms) + " was left, less than the " + needs +
+               " a pass needs: a little more delay and a listener would hear one";
+    return "no dropout in " + s_text(a.played_s) + " of audio " + where + ", and at worst " +
+           ms_text(a.min_left_ms) + " of audio was left (a pass needs " + needs + ")";
+}
 
 std::string verdict_text(const selftest::SelftestReport& r) {
     if (!r.interrupted && r.complete)
@@ -304,7 +421,13 @@ std::string verdict_text(const selftest::SelftestReport& r) {
 
 namespace {
 
+std::string latency_verdict(const selftest::SelftestReport& r);
+
 std::string verdict_of_measured(const selftest::SelftestReport& r) {
+    return latency_verdict(r) + (r.audio ? "; " + audio_verdict_text(*r.audio) : "");
+}
+
+std::string latency_verdict(const selftest::SelftestReport& r) {
     const selftest::Verdict v = selftest::verdict(r);
     auto core = [](const selftest::CoreReport& c) {
         return "CPU " + std::to_string(c.latency.cpu) + " (" +
@@ -445,6 +568,8 @@ std::string selftest_text(const selftest::SelftestReport& r) {
         if (!r.pi_probe->passed && !r.kernel.preempt_rt)
             out += push_ipi_hint(r.kernel.push_ipi);
     }
+    if (r.audio)
+        out += audio_text(*r.audio);
     for (const selftest::CoreReport& c : r.cores)
         if (!c.late_seconds.empty())
             out += late_text(c) + "\n";
@@ -519,12 +644,61 @@ std::string cause_json(const std::optional<selftest::WakeupCause>& cause) {
     return out + "]}";
 }
 
+// A time as the audio test keeps it: ms to whole µs, s to whole ms.
+std::string thousandths(double value) {
+    return fixed(value, 3);
+}
+
+std::string audio_json(const std::optional<selftest::AudioReport>& audio) {
+    if (!audio)
+        return "null";
+    const selftest::AudioResult& a = audio->result;
+    auto left = [](double ms) { return ms < 0 ? std::string("null") : thousandths(ms); };
+    std::string out =
+        "{\"result\": {\"device\": " + json_string(a.device) +
+        ", \"card\": " + json_text_or_null(a.card) +
+        ", \"through\": " + json_text_or_null(a.through) +
+        ", \"loopback\": " + (a.loopback ? "true" : "false") +
+        ", \"rate\": " + std::to_string(a.rate) + ", \"format\": " + json_string(a.format) +
+        ", \"channels\": " + std::to_string(a.channels) +
+        ", \"period_frames\": " + std::to_string(a.period_frames) +
+        ", \"buffer_frames\": " + std::to_string(a.buffer_frames) +
+        ", \"policy\": " + json_string(core::to_string(a.policy)) +
+        ", \"priority\": " + std::to_string(a.priority) + ", \"cpus\": " + json_string(a.cpus) +
+        ", \"memory_locked\": " + (a.memory_locked ? "true" : "false") +
+        ", \"cpu_ms\": " + thousandths(a.cpu_ms) + ", \"played_s\": " + thousandths(a.played_s) +
+        ", \"frames_written\": " + std::to_string(a.frames_written) +
+        ", \"underruns\": " + std::to_string(a.underruns) +
+        ", \"recovery_ms_total\": " + thousandths(a.recovery_ms_total) +
+        ", \"recovery_ms_max\": " + thousandths(a.recovery_ms_max) +
+        ", \"longest_gap_ms\": " + thousandths(a.longest_gap_ms) +
+        ", \"min_left_ms\": " + left(a.min_left_ms) +
+        ", \"min_left_at_s\": " + thousandths(a.min_left_at_s) + ", \"server_xruns\": " +
+        (a.server_xruns ? std::to_string(*a.server_xruns) : std::string("null")) +
+        ", \"interrupted\": " + (a.interrupted ? "true" : "false") +
+        ", \"stopped_because\": " + json_text_or_null(a.stopped_because) +
+        ",\n     \"underrun_list\": [";
+    for (std::size_t i = 0; i < a.underrun_list.size(); ++i)
+        out += std::string(i ? ", " : "") + "{\"at_s\": " + thousandths(a.underrun_list[i].at_s) +
+               ", \"recovery_ms\": " + thousandths(a.underrun_list[i].recovery_ms) + "}";
+    out += "],\n     \"seconds\": [";
+    for (std::size_t i = 0; i < a.seconds.size(); ++i)
+        out += std::string(i ? ", " : "") + "{\"at_s\": " + std::to_string(a.seconds[i].at_s) +
+               ", \"min_left_ms\": " + left(a.seconds[i].min_left_ms) +
+               ", \"underruns\": " + std::to_string(a.seconds[i].underruns) + "}";
+    return out + "]},\n   \"seconds_total\": " + std::to_string(audio->seconds_total) +
+           ", \"min_headroom_percent\": " + std::to_string(audio->min_headroom_percent) +
+           ", \"min_headroom_ms\": " + thousandths(audio->min_headroom_ms) +
+           ", \"passed\": " + (audio->passed ? "true" : "false") + "}";
+}
+
 } // namespace
 
 std::string selftest_json(const selftest::SelftestReport& r) {
     const selftest::RunParameters& p = r.parameters;
     std::string out =
-        "{\n  " + json_schema("selftest") + ",\n  \"started_at\": " + json_string(r.started_at) +
+        "{\n  " + json_schema("selftest", k_selftest_schema_version) +
+        ",\n  \"started_at\": " + json_string(r.started_at) +
         ",\n  \"profile\": " + (r.profile.empty() ? "null" : json_string(r.profile)) +
         ",\n  \"kernel\": {\"release\": " + json_string(r.kernel_release) +
         ", \"version\": " + json_string(r.kernel.version) +
@@ -610,6 +784,7 @@ std::string selftest_json(const selftest::SelftestReport& r) {
         }
         out += std::string("], \"passed\": ") + (r.pi_probe->passed ? "true" : "false") + "}";
     }
+    out += ",\n  \"audio\": " + audio_json(r.audio);
     out += std::string(",\n  \"passed\": ") + (r.passed ? "true" : "false") + "\n}\n";
     return out;
 }
@@ -679,6 +854,30 @@ std::string selftest_prometheus(const selftest::SelftestReport& r) {
             "rtprov_selftest_pi_probe_starved_windows " +
             std::to_string(r.pi_probe->result.starved.size()) + "\n";
     }
+    if (r.audio) {
+        const selftest::AudioReport& a = *r.audio;
+        const std::string device = "{device=" + prometheus_label(a.result.device) + "}";
+        out += prometheus_metric("rtprov_selftest_audio_underruns_total", "counter",
+                                 "Underruns in the last self-test's audio test: writes that "
+                                 "found the ALSA buffer empty, each a dropout a listener hears.") +
+               "rtprov_selftest_audio_underruns_total" + device + " " +
+               std::to_string(a.result.underruns) + "\n";
+        out += prometheus_metric("rtprov_selftest_audio_min_headroom_seconds", "gauge",
+                                 "The least audio left in the buffer at any write of the last "
+                                 "self-test's audio test; no sample when none was measured.");
+        if (a.result.min_left_ms >= 0)
+            out += "rtprov_selftest_audio_min_headroom_seconds" + device + " " +
+                   fixed(a.result.min_left_ms / 1e3, 6) + "\n";
+        out += prometheus_metric("rtprov_selftest_audio_min_headroom_limit_seconds", "gauge",
+                                 "The least audio left at every write that passes: the "
+                                 "profile's percent of the buffer.") +
+               "rtprov_selftest_audio_min_headroom_limit_seconds" + device + " " +
+               fixed(a.min_headroom_ms / 1e3, 6) + "\n";
+        out += prometheus_metric("rtprov_selftest_audio_passed", "gauge",
+                                 "1 when the last self-test's audio test played without an "
+                                 "underrun and with the headroom left at every write.") +
+               "rtprov_selftest_audio_passed" + device + " " + (a.passed ? "1" : "0") + "\n";
+    }
     out +=
         prometheus_metric("rtprov_selftest_passed", "gauge", "1 when the last self-test passed.") +
         "rtprov_selftest_passed " + std::string(r.passed ? "1" : "0") + "\n";
@@ -693,9 +892,35 @@ std::string selftest_prometheus(const selftest::SelftestReport& r) {
     return out;
 }
 
+namespace {
+
+// The audio test next to the last one measured alike: underruns, the least left, the longest
+// gap between writes.
+std::string audio_comparison(const selftest::Comparison& c) {
+    if (!c.before || !c.before->audio)
+        return "no earlier run with " + c.now.parameters;
+    const selftest::AudioHistory& now = *c.now.audio;
+    const selftest::AudioHistory& before = *c.before->audio;
+    auto left = [](double ms) { return ms < 0 ? std::string("none measured") : fixed(ms) + " ms"; };
+    std::string out = std::to_string(before.underruns) + " → " + std::to_string(now.underruns) +
+                      " underruns, at worst " + left(before.min_left_ms) + " → " +
+                      left(now.min_left_ms) + " left";
+    if (now.min_left_ms >= 0 && before.min_left_ms >= 0)
+        out += " (" + std::string(now.min_left_ms >= before.min_left_ms ? "+" : "") +
+               fixed(now.min_left_ms - before.min_left_ms) + ")";
+    return out + ", longest gap " + fixed(before.longest_gap_ms) + " → " +
+           fixed(now.longest_gap_ms) + " ms since " + c.before->started_at;
+}
+
+} // namespace
+
 std::string comparison_text(const std::vector<selftest::Comparison>& comparisons) {
     std::string out = "compared with the last run measured the same way:\n";
     for (const selftest::Comparison& c : comparisons) {
+        if (c.now.audio) {
+            out += "  audio: " + audio_comparison(c) + "\n";
+            continue;
+        }
         out += "  CPU " + std::to_string(c.now.cpu) + " idle " + c.now.idle + ": ";
         if (!c.before) {
             out += "no earlier run with " + c.now.parameters + "\n";

@@ -35,11 +35,23 @@ std::string late_text(const selftest::CoreReport& core);
 // The run in plain words for a non-expert: the worst wake-up where the player runs and the
 // shortest ALSA period it leaves safe (selftest::verdict), or why none is.
 std::string verdict_text(const selftest::SelftestReport& report);
+// The audio test as the table shows it: the device (a loopback card or a sound server said
+// plainly), what it took (rate, format, period and buffer in frames and ms), the playing
+// thread, "at worst 312 ms of audio was left; 0 underruns in 60 s", and for a failure when
+// the underruns came, how much was left, the longest gap and the time recovering.
+std::string audio_text(const selftest::AudioReport& audio);
+// What a listener would have heard, in a sentence: "no dropout in 60 s of audio to
+// 'hw:CARD=DAC,DEV=0', and at worst 312 ms of audio was left (...)", or the dropouts, or
+// how little was left, or why it stopped.
+std::string audio_verdict_text(const selftest::AudioReport& audio);
 // One self-contained HTML page (inline SVG and CSS, no script, nothing fetched): the
 // verdict, per core a latency histogram on a log scale with its limit, both idle policies
 // overlaid, the kernel facts, and the trend of 'history' (earlier runs, oldest first).
 std::string selftest_html(const selftest::SelftestReport& report,
                           const std::vector<selftest::HistoryEntry>& history);
+// The version of rtprov.selftest's keys (docs/json.md): 2 since the audio test, whose
+// result a report's 'passed' requires, so a reader of version 1 would judge it otherwise.
+inline constexpr int k_selftest_schema_version = 2;
 std::string selftest_json(const selftest::SelftestReport& report);
 // A report selftest_json wrote, read back ('file' names it in messages). Throws
 // rtprov::Error, 'file:line:column: what', for anything else: not JSON, another schema or

@@ -8,6 +8,7 @@
 #include "provisioner/core/error.hpp"
 #include "provisioner/core/json.hpp"
 #include "provisioner/core/profile.hpp"
+#include "provisioner/core/sched_policy.hpp"
 
 #include <algorithm>
 #include <charconv>
@@ -27,6 +28,12 @@ constexpr std::uint32_t k_max_limit_us = 1'000'000;
 // and all cores' buckets together: 128 MiB, enough for 16 cores at the largest limit and
 // a small board's memory
 constexpr std::size_t k_max_buckets = std::size_t{1} << 24;
+// The largest time or length the audio test's figures may hold (ms or s): far beyond any
+// run, and small enough that a value kept to 3 decimals reads back as itself.
+constexpr double k_max_audio_number = 1e9;
+// The most channels and the highest rate a device is taken to report.
+constexpr std::uint64_t k_max_audio_channels = 1024;
+constexpr std::uint64_t k_max_audio_rate = 100'000'000;
 // The most values a report may hold (each about 100 bytes parsed): a report keeps at most
 // selftest::k_max_late_seconds late seconds per core, so its histograms' non-empty
 // buckets are what makes it large.
@@ -97,6 +104,7 @@ class Reader {
 
   private:
     selftest::CoreReport core_report(const JsonValue& c, std::size_t seconds);
+    std::optional<selftest::AudioReport> audio(const JsonValue& root) const;
     std::optional<selftest::WakeupCause> cause(const JsonValue& c) const;
 
     std::string m_file;
@@ -250,13 +258,108 @@ selftest::CoreReport Reader::core_report(const JsonValue& c, std::size_t seconds
     return core;
 }
 
+std::optional<selftest::AudioReport> Reader::audio(const JsonValue& root) const {
+    const JsonValue& v = member(root, "audio", Kind::object, true);
+    if (v.kind == Kind::null)
+        return std::nullopt;
+    const JsonValue& r = member(v, "result", Kind::object);
+    auto time = [&](const JsonValue& o, const std::string& key) {
+        return number(o, key, 0, k_max_audio_number);
+    };
+    // the least audio left: a time, or null for none measured (-1)
+    auto left = [&](const JsonValue& o, const std::string& key) {
+        return member(o, key, Kind::number, true).kind == Kind::null ? -1.0 : time(o, key);
+    };
+    selftest::AudioResult a;
+    a.device = text(r, "device");
+    a.card = text_or_empty(r, "card");
+    if (member(r, "through", Kind::string, true).kind == Kind::string)
+        a.through = word<std::string>(r, "through", {{"pipewire", "pipewire"}, {"jack", "jack"}});
+    a.loopback = flag(r, "loopback");
+    a.rate = unsigned(whole(r, "rate", k_max_audio_rate));
+    a.format = text(r, "format");
+    a.channels = unsigned(whole(r, "channels", k_max_audio_channels));
+    a.period_frames = unsigned(whole(r, "period_frames", 0xFFFFFFFFu));
+    a.buffer_frames = unsigned(whole(r, "buffer_frames", 0xFFFFFFFFu));
+    const JsonValue& policy = member(r, "policy", Kind::string);
+    const std::optional<core::SchedPolicy> p = core::sched_policy_from_word(policy.text);
+    if (!p)
+        fail(policy, "'policy' holds " + rtprov::quoted(policy.text) +
+                         ", which rtprov does not write there");
+    a.policy = *p;
+    a.priority = int(whole(r, "priority", 99));
+    a.cpus = text(r, "cpus");
+    if (!a.cpus.empty() && !core::parse_cpu_list(a.cpus))
+        fail(*r.find("cpus"), "'cpus' holds " + rtprov::quoted(a.cpus) + ", not a CPU list");
+    a.memory_locked = flag(r, "memory_locked");
+    a.cpu_ms = time(r, "cpu_ms");
+    a.played_s = time(r, "played_s");
+    a.frames_written = whole(r, "frames_written");
+    a.underruns = whole(r, "underruns");
+    a.recovery_ms_total = time(r, "recovery_ms_total");
+    a.recovery_ms_max = time(r, "recovery_ms_max");
+    a.longest_gap_ms = time(r, "longest_gap_ms");
+    a.min_left_ms = left(r, "min_left_ms");
+    a.min_left_at_s = time(r, "min_left_at_s");
+    const JsonValue& xruns = member(r, "server_xruns", Kind::number, true);
+    if (xruns.kind == Kind::number)
+        a.server_xruns = whole(r, "server_xruns");
+    a.interrupted = flag(r, "interrupted");
+    a.stopped_because = text_or_empty(r, "stopped_because");
+    const JsonValue& underruns = member(r, "underrun_list", Kind::array);
+    if (underruns.items.size() > std::min<std::uint64_t>(a.underruns, selftest::k_max_audio_events))
+        fail(underruns, "'underrun_list' holds " + std::to_string(underruns.items.size()) +
+                            " underruns; rtprov keeps at most " +
+                            std::to_string(selftest::k_max_audio_events) +
+                            " and no more than 'underruns'");
+    for (const JsonValue& u : underruns.items) {
+        const double at = time(u, "at_s");
+        if (!a.underrun_list.empty() && at < a.underrun_list.back().at_s)
+            fail(u, "'at_s' comes before the underrun before it");
+        a.underrun_list.push_back({at, time(u, "recovery_ms")});
+    }
+    const JsonValue& seconds = member(r, "seconds", Kind::array);
+    if (seconds.items.size() > selftest::k_max_report_audio_seconds)
+        fail(seconds, "'seconds' holds " + std::to_string(seconds.items.size()) +
+                          " seconds; rtprov keeps at most " +
+                          std::to_string(selftest::k_max_report_audio_seconds));
+    for (const JsonValue& s : seconds.items) {
+        const auto at = whole(s, "at_s", selftest::k_max_audio_seconds);
+        if (!a.seconds.empty() && at <= a.seconds.back().at_s)
+            fail(s, "'at_s' does not come after the second before it");
+        a.seconds.push_back({unsigned(at), left(s, "min_left_ms"),
+                             std::uint32_t(whole(s, "underruns", 0xFFFFFFFFu))});
+    }
+    const std::uint64_t total = whole(v, "seconds_total", selftest::k_max_audio_seconds);
+    if (total < a.seconds.size())
+        fail(*v.find("seconds_total"), "'seconds_total' is " + std::to_string(total) +
+                                           ", fewer than the " + std::to_string(a.seconds.size()) +
+                                           " seconds the report holds");
+    // judged again, as selftest judged it: the headroom from the percent and the buffer
+    selftest::AudioReport audio =
+        selftest::judge_audio(std::move(a), unsigned(whole(v, "min_headroom_percent", 100)));
+    audio.seconds_total = total;
+    const double headroom = time(v, "min_headroom_ms");
+    if (std::llround(headroom * 1000) != std::llround(audio.min_headroom_ms * 1000))
+        fail(*v.find("min_headroom_ms"), "'min_headroom_ms' is " + fixed(headroom, 3) + ", but " +
+                                             std::to_string(audio.min_headroom_percent) +
+                                             " % of the buffer is " +
+                                             fixed(audio.min_headroom_ms, 3) + " ms");
+    audio.passed = flag(v, "passed");
+    if (audio.passed != selftest::audio_passes(audio))
+        fail(*v.find("passed"), "'passed' does not follow from the audio test's figures");
+    return audio;
+}
+
 selftest::SelftestReport Reader::report(const JsonValue& root) {
     if (text(root, "schema") != "rtprov.selftest")
         fail(*root.find("schema"), "'schema' is " + rtprov::quoted(root.find("schema")->text) +
                                        ", not 'rtprov.selftest'");
-    if (whole(root, "schema_version") != 1)
-        fail(*root.find("schema_version"),
-             "'schema_version' is not 1, the only version this rtprov reads");
+    // 2 added the audio test, which 'passed' requires; 1 has none
+    const std::uint64_t version = whole(root, "schema_version");
+    if (version != 1 && version != 2)
+        fail(*root.find("schema_version"), "'schema_version' is " + std::to_string(version) +
+                                               ", not 1 or 2, the versions this rtprov reads");
     selftest::SelftestReport r;
     r.started_at = text(root, "started_at");
     std::tm tm{};
@@ -331,9 +434,12 @@ selftest::SelftestReport Reader::report(const JsonValue& root) {
             fail(*probe.find("passed"), "'passed' does not follow from the probe's figures");
         r.pi_probe = std::move(pr);
     }
+    if (version >= 2)
+        r.audio = audio(root);
     selftest::conclude(r);
     if (flag(root, "passed") != r.passed)
-        fail(*root.find("passed"), "'passed' does not follow from the cores and the probe");
+        fail(*root.find("passed"),
+             "'passed' does not follow from the cores, the probe and the audio test");
     return r;
 }
 

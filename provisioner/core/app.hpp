@@ -1,8 +1,10 @@
 // SPDX-License-Identifier: Apache-2.0
 #pragma once
 
+#include "provisioner/core/audio_size.hpp"
 #include "provisioner/core/sched_policy.hpp"
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -22,6 +24,10 @@ struct AppKnowledge {
     // exactly 'policy' and 'priority' ('rtio', 'output:*'); empty where the names are not
     // known or the threads use several priorities. rtprov audit checks them.
     std::vector<std::string> rt_threads;
+    // The ALSA period and buffer it opens the card with by default, as its sources set
+    // them; nullopt where not known. The underrun test plays with them.
+    std::optional<AudioSize> alsa_period;
+    std::optional<AudioSize> alsa_buffer;
 };
 
 // The app knowledge for a service, by its profile name or unit; nullptr when unknown.

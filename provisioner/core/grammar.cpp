@@ -115,6 +115,17 @@ std::optional<std::string> cpu_governor(const std::string& value) {
                       "digits and '_'");
 }
 
+std::optional<std::string> alsa_pcm_name(const std::string& value) {
+    bool ok = !value.empty() && value.size() <= 128 &&
+              std::all_of(value.begin(), value.end(), [](char c) {
+                  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+                         (c >= '0' && c <= '9') ||
+                         std::string_view("_-.:,=").find(c) != std::string_view::npos;
+              });
+    return broken(ok, "an ALSA device name such as 'hw:CARD=DAC,DEV=0' holds only letters, "
+                      "digits and _ - . : , = (at most 128)");
+}
+
 std::optional<std::string> memlock_size(const std::string& value) {
     std::string_view digits = value;
     if (!digits.empty() && std::string_view("KMGT").find(digits.back()) != std::string_view::npos)

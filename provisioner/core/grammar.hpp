@@ -64,6 +64,12 @@ std::optional<std::string> kernel_release(const std::string& value);
 // _ - . : , / + @ * ? [ ] !; at most 64. It goes into an ExecStart= in double quotes.
 std::optional<std::string> irq_name_glob(const std::string& value);
 
+// An ALSA PCM name as alsa-lib's configuration names devices ('hw:CARD=DAC,DEV=0',
+// 'hw:1,0', 'plughw:Loopback', 'pipewire', 'default'; alsa-lib's pcm(5) names and
+// snd_pcm_open(3)): letters, digits and _ - . : , =; at most 128. It goes into a
+// command line of rtprov's first boot.
+std::optional<std::string> alsa_pcm_name(const std::string& value);
+
 // One line of text for messages and listings (description, board.model, match
 // patterns): no control characters; at most 256.
 std::optional<std::string> text_line(const std::string& value);

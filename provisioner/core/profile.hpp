@@ -116,6 +116,12 @@ struct SelftestThresholds {
     // late), per mille: whole numbers like every profile number, and 0.1 % steps, since a
     // healthy box misses none at all.
     unsigned max_missed_per_mille = 10;
+    // The underrun test (rtprov selftest --audio): whether first boot and the trial run it,
+    // on which ALSA device ("": the only playback card), and the least audio that must be
+    // left in the buffer at every write, in percent of the buffer.
+    bool audio = false;
+    std::optional<std::string> audio_device;
+    unsigned audio_min_headroom_percent = 25;
     friend bool operator==(const SelftestThresholds&, const SelftestThresholds&) = default;
 };
 

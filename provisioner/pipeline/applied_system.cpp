@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "provisioner/pipeline/applied_system.hpp"
 
+#include <iterator>
+
 #include "provisioner/audit/kernel_checks.hpp"
 #include "provisioner/boot/loader.hpp"
 #include "provisioner/core/error.hpp"
@@ -23,6 +25,16 @@ std::optional<core::Profile> applied_profile(const std::string& sysroot) {
     if (!file)
         return std::nullopt;
     return profile::parse_profile(file->content, root.shown(core::k_applied_profile_path));
+}
+
+std::vector<std::string> selftest_command(const std::string& sysroot,
+                                          std::vector<std::string> rest) {
+    std::vector<std::string> argv{"selftest"};
+    std::move(rest.begin(), rest.end(), std::back_inserter(argv));
+    const std::optional<core::Profile> profile = applied_profile(sysroot);
+    if (profile && profile->tuning.selftest.audio)
+        argv.insert(argv.end(), {"--audio", "--stop-player"});
+    return argv;
 }
 
 std::optional<AppliedSystem> load_applied_system(const std::string& sysroot,

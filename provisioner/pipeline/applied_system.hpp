@@ -7,6 +7,7 @@
 
 #include <optional>
 #include <string>
+#include <vector>
 
 // The running system as rtprov left it: the applied profile and what it promises there.
 // The audit, the self-test and first boot load it through these functions, so each
@@ -16,6 +17,12 @@ namespace rtprov::pipeline {
 // The profile rtprov applied to the system under 'sysroot' (/etc/rtprov/profile.yaml),
 // or nullopt when none is. Throws rtprov::Error when the file is there but unreadable.
 std::optional<core::Profile> applied_profile(const std::string& sysroot);
+
+// The self-test first boot and the trial run: 'selftest' and 'rest' (the options of the
+// run), with '--audio --stop-player' when the applied profile under 'sysroot' asks for the
+// underrun test (tuning.selftest.audio): the player is stopped for it and started again.
+std::vector<std::string> selftest_command(const std::string& sysroot,
+                                          std::vector<std::string> rest);
 
 struct AppliedSystem {
     core::Profile profile;

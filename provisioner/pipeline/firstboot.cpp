@@ -146,8 +146,9 @@ FirstbootOutcome go_on(Machine& machine, const FirstbootData& data, target::Firs
     if (config.selftest_s > 0) {
         log.progress("self-test");
         state.selftest = outcome_word(machine.rtprov.run(
-            {"selftest", "--duration", std::to_string(config.selftest_s), "--pi-probe",
-             std::to_string(config.pi_probe_s), "--json", host_dir + "/selftest.json"}));
+            selftest_command(machine.sysroot, {"--duration", std::to_string(config.selftest_s),
+                                               "--pi-probe", std::to_string(config.pi_probe_s),
+                                               "--json", host_dir + "/selftest.json"})));
     }
     log.progress("audit");
     int rc = machine.rtprov.run({"audit", "--json"}, host_dir + "/.audit.json.tmp");

@@ -112,4 +112,96 @@ void schedule_selftest_run(SelftestRun& run, const SelftestRequest& request) {
                     " s; pass a shorter --summary or a longer --duration");
 }
 
+const core::AppKnowledge* player_app(const std::optional<core::Profile>& profile,
+                                     const std::vector<core::AppKnowledge>& apps) {
+    if (!profile)
+        return nullptr;
+    for (const core::ServiceTuning& service : profile->tuning.services)
+        if (const core::AppKnowledge* app = core::find_app(apps, service.name, service.unit))
+            if (app->alsa_period && app->alsa_buffer)
+                return app;
+    return nullptr;
+}
+
+namespace {
+
+core::AudioSize audio_size(const std::string& option, const std::string& text) {
+    core::Result<core::AudioSize> size = core::parse_audio_size(text);
+    if (!size)
+        throw UsageError(option, size.problem);
+    return *size;
+}
+
+// 'size' times 'factor' (4) or divided by it, in its own unit; nullopt out of range.
+std::optional<core::AudioSize> scaled(core::AudioSize size, bool up) {
+    const std::uint32_t max =
+        size.unit == core::AudioSize::Unit::ms ? core::k_max_audio_ms : core::k_max_audio_frames;
+    if (up ? size.value > max / 4 : size.value < 4)
+        return std::nullopt;
+    size.value = up ? size.value * 4 : size.value / 4;
+    return size;
+}
+
+} // namespace
+
+std::optional<AudioPlan> plan_audio(const AudioRequest& request,
+                                    const std::optional<core::Profile>& profile,
+                                    const std::optional<core::ResolvedCores>& roles,
+                                    const std::vector<core::AppKnowledge>& apps) {
+    if (!request.device)
+        return std::nullopt;
+    AudioPlan plan;
+    plan.wanted = *request.device;
+    if (plan.wanted.empty() && profile)
+        plan.wanted = profile->tuning.selftest.audio_device.value_or("");
+    if (profile)
+        plan.min_headroom_percent = profile->tuning.selftest.audio_min_headroom_percent;
+    plan.stop_player = request.stop_player;
+    selftest::AudioOptions& options = plan.options;
+    options.tone = request.tone;
+
+    const core::AppKnowledge* app = player_app(profile, apps);
+    const std::string whose = app ? app->name + "'s" : "MPD's";
+    const std::string why = app ? "" : " (no player in the profile)";
+    // MPD's ALSA output defaults (AlsaOutputPlugin.cxx: buffer_time 500 ms, period_time
+    // a quarter of it) and its output thread's SCHED_FIFO 40 (thread/Util.cxx)
+    options.period = app ? *app->alsa_period : core::AudioSize{125, core::AudioSize::Unit::ms};
+    options.buffer = app ? *app->alsa_buffer : core::AudioSize{500, core::AudioSize::Unit::ms};
+    plan.sizes_from = whose + " defaults" + why;
+    if (request.period || request.buffer) {
+        plan.sizes_from = request.period && request.buffer ? "--period and --buffer"
+                          : request.period                 ? "--period (the buffer four periods)"
+                                                           : "--buffer (in four periods)";
+        if (request.period)
+            options.period = audio_size("--period", *request.period);
+        if (request.buffer)
+            options.buffer = audio_size("--buffer", *request.buffer);
+        const char* alone = request.period ? "--period" : "--buffer";
+        if (!request.period || !request.buffer) {
+            std::optional<core::AudioSize> other = scaled(
+                request.period ? options.period : options.buffer, request.period.has_value());
+            if (!other)
+                throw UsageError(
+                    alone,
+                    "'" + (request.period ? *request.period : *request.buffer) + "' leaves no " +
+                        (request.period ? "buffer of four periods" : "period a quarter of it") +
+                        "; give both --period and --buffer");
+            (request.period ? options.buffer : options.period) = *other;
+        }
+    }
+    if (options.period.unit == options.buffer.unit &&
+        options.buffer.value < 2 * std::uint64_t(options.period.value))
+        throw UsageError(request.buffer ? "--buffer" : "--period",
+                         "a buffer of " + options.buffer.to_string() + " holds less than two " +
+                             options.period.to_string() +
+                             " periods: the player writes one while the card plays the other; "
+                             "give a buffer of at least two periods");
+    options.policy = app ? app->policy : core::SchedPolicy::fifo;
+    options.priority = app ? std::max(app->priority, app->highest_priority) : 40;
+    plan.thread_from = app ? app->name + "'s " + app->threads : "MPD's output thread" + why;
+    if (roles && !roles->reserved.empty())
+        options.cpus = roles->reserved;
+    return plan;
+}
+
 } // namespace rtprov::pipeline

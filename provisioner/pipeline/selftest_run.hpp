@@ -1,8 +1,10 @@
 // SPDX-License-Identifier: Apache-2.0
 #pragma once
 
+#include "provisioner/core/app.hpp"
 #include "provisioner/core/cpu_list.hpp"
 #include "provisioner/core/profile.hpp"
+#include "provisioner/selftest/audio_run.hpp"
 #include "provisioner/selftest/latency_run.hpp"
 #include "provisioner/selftest/report.hpp"
 #include "provisioner/system/cpus.hpp"
@@ -64,5 +66,46 @@ SelftestRun plan_selftest_run(const SelftestRequest& request,
 // minutes unless --summary says; a separate step, as 'rtprov selftest' looks for the
 // tracer in between). Throws rtprov::Error for a --summary that would never come.
 void schedule_selftest_run(SelftestRun& run, const SelftestRequest& request);
+
+// What 'rtprov selftest --audio' was asked.
+struct AudioRequest {
+    std::optional<std::string> device; // --audio[=DEVICE]: "" to choose; nullopt: not asked
+    bool tone = false;
+    std::optional<std::string> period; // --period, --buffer: '125ms', '1024frames'
+    std::optional<std::string> buffer;
+    bool stop_player = false;
+};
+
+// The underrun test of a run: how to play, as the profile's player would.
+struct AudioPlan {
+    // The device to play to: "" to choose the only playback card, 'loopback' for
+    // snd-aloop, else an ALSA name; options.device is left for the caller to set once
+    // it is chosen.
+    std::string wanted;
+    selftest::AudioOptions options; // period, buffer, policy, priority, CPUs, tone
+    // Whose period, buffer and thread these are, for the report: "MPD's defaults
+    // (service 'mpd')", "--period and --buffer".
+    std::string sizes_from;
+    std::string thread_from;
+    unsigned min_headroom_percent = 25;
+    bool stop_player = false;
+};
+
+// The player an audio box runs: the first service of 'profile' whose app rtprov knows the
+// ALSA period and buffer of; nullptr without one.
+const core::AppKnowledge* player_app(const std::optional<core::Profile>& profile,
+                                     const std::vector<core::AppKnowledge>& apps);
+
+// Plans the underrun test, or nullopt when 'request' does not ask for it: the period and
+// buffer from --period and --buffer (one alone: the other a quarter or four times it, as
+// MPD does), else the player's defaults, else MPD's (Debian's and the built-in profiles'
+// player); the thread's policy and priority those of the player's thread that writes to
+// ALSA (its highest), else MPD's SCHED_FIFO 40; its CPUs the reserved cores of 'roles',
+// else not pinned. Throws UsageError for a size that does not parse or a buffer shorter
+// than two periods (in the same unit; across units the device's rate decides, at open).
+std::optional<AudioPlan> plan_audio(const AudioRequest& request,
+                                    const std::optional<core::Profile>& profile,
+                                    const std::optional<core::ResolvedCores>& roles,
+                                    const std::vector<core::AppKnowledge>& apps);
 
 } // namespace rtprov::pipeline

@@ -4,6 +4,7 @@
 #include "provisioner/core/error.hpp"
 #include "provisioner/core/plan.hpp"
 #include "provisioner/core/text.hpp"
+#include "provisioner/pipeline/applied_system.hpp"
 #include "provisioner/system/sysroot.hpp"
 
 #include <algorithm>
@@ -192,8 +193,9 @@ TrialCheck check_trial(Machine& machine, TrialView& view) {
     target::TrialRecord record = *seen.record;
     const std::string dir = core::k_trial_reports_dir, host_dir = root.host_path(dir);
     stdfs::create_directories(host_dir);
-    int selftest = machine.rtprov.run({"selftest", "--json", host_dir + "/selftest.json"},
-                                      host_dir + "/selftest.txt");
+    int selftest = machine.rtprov.run(
+        selftest_command(machine.sysroot, {"--json", host_dir + "/selftest.json"}),
+        host_dir + "/selftest.txt");
     int audit = machine.rtprov.run({"audit"}, host_dir + "/audit.txt");
     auto word = [](int rc) {
         return rc == k_passed ? "passed" : rc == k_not_passed ? "did not pass" : "error";

@@ -30,6 +30,22 @@ core::Words<core::SchedPolicy> app_policies() {
     return k_words;
 }
 
+// A period or buffer: '125ms' or '1024frames' (core::parse_audio_size).
+schema::Key<A> audio_size(std::string_view name, std::optional<core::AudioSize> A::*field) {
+    return schema::custom<A>(
+        name,
+        [field](schema::Reader& c, const Tree& t, const std::string& shown, A& a) {
+            if (auto text = c.text(t, shown, schema::non_empty)) {
+                core::Result<core::AudioSize> size = core::parse_audio_size(*text);
+                if (size)
+                    a.*field = *size;
+                else
+                    c.fail(t.origin, "'" + shown + "': " + size.problem);
+            }
+        },
+        {});
+}
+
 // Every key of an app's facts.
 const schema::Keys<A>& app_keys() {
     using namespace schema;
@@ -66,6 +82,8 @@ const schema::Keys<A>& app_keys() {
                   },
                   {}),
         strings<A>("rt_threads", RTPROV_FIELD(A, rt_threads), non_empty),
+        audio_size("alsa_period", &A::alsa_period),
+        audio_size("alsa_buffer", &A::alsa_buffer),
     };
     return k_keys;
 }

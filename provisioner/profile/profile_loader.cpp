@@ -309,6 +309,11 @@ const schema::Keys<core::Profile>& profile_keys() {
                   RTPROV_FIELD(P, tuning.selftest.max_latency_housekeeping_us), 1, 10000000),
         number<P>("tuning.selftest.max_missed_per_mille",
                   RTPROV_FIELD(P, tuning.selftest.max_missed_per_mille), 0, 1000),
+        flag<P>("tuning.selftest.audio", RTPROV_FIELD(P, tuning.selftest.audio)),
+        text<P>("tuning.selftest.audio_device", RTPROV_FIELD(P, tuning.selftest.audio_device),
+                grammar::alsa_pcm_name),
+        number<P>("tuning.selftest.audio_min_headroom_percent",
+                  RTPROV_FIELD(P, tuning.selftest.audio_min_headroom_percent), 0, 100),
     };
     return k_keys;
 }

@@ -70,6 +70,9 @@ struct AudioResult {
     std::vector<Underrun> underrun_list;       // in order; the first k_max_audio_events
     std::vector<AudioSecond> seconds;          // in order; at most k_max_audio_seconds
     std::optional<std::uint64_t> server_xruns; // the sound server's own count, where it has one
+    // The playing thread's own CPU time (CLOCK_THREAD_CPUTIME_ID), from its start to its
+    // end: what the test costs per second of audio (bench/audio-cpu.sh).
+    double cpu_ms = 0;
     bool interrupted = false;
     std::string stopped_because; // "" it played its whole duration; else why not (the device
                                  // went away, an error of the device), one line

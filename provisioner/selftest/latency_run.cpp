@@ -4,17 +4,15 @@
 #include "provisioner/core/error.hpp"
 #include "provisioner/selftest/idle_hold.hpp"
 #include "provisioner/selftest/load.hpp"
+#include "provisioner/selftest/memory_lock.hpp"
 #include "provisioner/selftest/single_writer.hpp"
 #include "provisioner/system/cpus.hpp"
 
 #include <sched.h>
-#include <sys/mman.h>
-#include <sys/resource.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <atomic>
-#include <cerrno>
 #include <cstring>
 #include <fstream>
 #include <latch>
@@ -84,33 +82,6 @@ class Gate {
   private:
     Schedule& m_schedule;
     bool m_open = false;
-};
-
-// mlockall for the run: no page fault may delay a measuring thread. MCL_ONFAULT (Linux
-// 4.4) locks the pages that are resident and those faulted in later, instead of reading
-// in every mapped page: the histograms and stacks are written before the run, so they
-// are locked, while the unused parts of the shared libraries (ICU's 30 MB of data, pulled
-// in by libarchive) stay out of memory. Without it the self-test's peak RSS was 49 MB
-// against cyclictest's 2.7 MB (bench/latency-fidelity.sh).
-class MemoryLock {
-  public:
-    MemoryLock() {
-        if (mlockall(MCL_CURRENT | MCL_FUTURE | MCL_ONFAULT) == 0)
-            return;
-        const int error = errno;
-        rlimit limit{};
-        getrlimit(RLIMIT_MEMLOCK, &limit);
-        const std::string bytes = limit.rlim_cur == RLIM_INFINITY
-                                      ? "unlimited"
-                                      : std::to_string(limit.rlim_cur) + " bytes";
-        throw Error("cannot lock the self-test's memory in RAM (mlockall): " + errno_text(error) +
-                    " (RLIMIT_MEMLOCK is " + bytes +
-                    "); run rtprov as root, or raise the limit (ulimit -l unlimited, "
-                    "LimitMEMLOCK=infinity in a service)");
-    }
-    ~MemoryLock() { munlockall(); }
-    MemoryLock(const MemoryLock&) = delete;
-    MemoryLock& operator=(const MemoryLock&) = delete;
 };
 
 // The CPUs this process may put a thread on. Not its affinity: with isolcpus= the kernel
@@ -304,7 +275,7 @@ std::vector<CoreLatency> run_latency(const LatencyOptions& options,
     std::optional<LoadGenerator> load;
     if (!options.load_cpus.empty())
         load.emplace(options.load_cpus);
-    MemoryLock memory_lock;
+    const MemoryLock memory_lock(MemoryLock::IfRefused::throw_error);
 
     schedule.start_ns = monotonic_ns() + k_start_margin_ns;
     gate.open();

@@ -43,11 +43,13 @@ class ThreadAttr {
 
     pthread_attr_t* get() { return &m_attr; }
 
-    void pin(unsigned cpu) {
-        m_cpus = CPU_ALLOC(cpu + 1);
-        const std::size_t size = CPU_ALLOC_SIZE(cpu + 1);
+    void pin(const core::CpuList& cpus) {
+        const unsigned count = cpus.max().value_or(0) + 1;
+        m_cpus = CPU_ALLOC(count);
+        const std::size_t size = CPU_ALLOC_SIZE(count);
         CPU_ZERO_S(size, m_cpus);
-        CPU_SET_S(cpu, size, m_cpus);
+        for (unsigned cpu : cpus.cpus())
+            CPU_SET_S(cpu, size, m_cpus);
         pthread_attr_setaffinity_np(&m_attr, size, m_cpus);
     }
 
@@ -57,6 +59,10 @@ class ThreadAttr {
 };
 
 } // namespace
+
+core::CpuList ThreadSpec::affinity() const {
+    return cpu ? cpus.union_with(core::CpuList({*cpu})) : cpus;
+}
 
 PinnedThread::PinnedThread(const ThreadSpec& spec, std::function<void()> body)
     : m_start(std::make_unique<Start>()) {
@@ -73,8 +79,9 @@ PinnedThread::PinnedThread(const ThreadSpec& spec, std::function<void()> body)
     sched_param param{};
     param.sched_priority = core::has_static_priority(spec.policy) ? spec.priority : 0;
     pthread_attr_setschedparam(attr.get(), &param);
-    if (spec.cpu)
-        attr.pin(*spec.cpu);
+    const core::CpuList affinity = spec.affinity();
+    if (!affinity.empty())
+        attr.pin(affinity);
 
     const int rc = pthread_create(&m_thread, attr.get(), &PinnedThread::run, m_start.get());
     if (rc == 0)
@@ -90,8 +97,10 @@ PinnedThread::PinnedThread(const ThreadSpec& spec, std::function<void()> body)
     std::string where = core::kernel_name(spec.policy);
     if (core::has_static_priority(spec.policy))
         where += " " + std::to_string(spec.priority);
-    if (spec.cpu)
-        where += " on CPU " + std::to_string(*spec.cpu);
+    if (affinity.size() == 1)
+        where += " on CPU " + affinity.to_string();
+    else if (!affinity.empty())
+        where += " on CPUs " + affinity.to_string();
     throw Error("cannot start thread " + quoted(m_start->name) + " (" + where +
                 "): " + errno_text(rc));
 }

@@ -26,6 +26,12 @@ struct ThreadSpec {
     int priority = 0;            // 1..99 for fifo and rr, 0 for the others
     std::optional<unsigned> cpu; // pinned to this CPU; nullopt: not pinned
     std::size_t stack_bytes = 256 * 1024;
+    // Pinned to these CPUs (a player's thread on the reserved cores); with 'cpu' as well,
+    // to both. Neither: not pinned.
+    core::CpuList cpus{};
+
+    // 'cpu' and 'cpus' together: the affinity the thread starts with; empty: not pinned.
+    core::CpuList affinity() const;
 };
 
 // A thread created with 'spec' running 'body', joined by join() or the destructor.

@@ -90,6 +90,67 @@ PiProbeReport judge_pi_probe(PiProbeResult result, const Thresholds& thresholds)
     return probe;
 }
 
+namespace {
+
+// A time as the report keeps it: to 3 decimals (whole µs of a time in ms), never negative.
+double thousandths(double value) {
+    return std::isfinite(value) && value > 0 ? std::round(value * 1000.0) / 1000.0 : 0.0;
+}
+
+// The least audio left: thousandths, or -1 for none measured.
+double left_ms(double value) {
+    return std::isfinite(value) && value >= 0 ? thousandths(value) : -1.0;
+}
+
+std::int64_t whole_us(double ms) {
+    return std::llround(ms * 1000.0);
+}
+
+} // namespace
+
+AudioReport judge_audio(AudioResult result, unsigned min_headroom_percent) {
+    AudioResult& r = result;
+    for (double* value : {&r.cpu_ms, &r.played_s, &r.recovery_ms_total, &r.recovery_ms_max,
+                          &r.longest_gap_ms, &r.min_left_at_s})
+        *value = thousandths(*value);
+    r.min_left_ms = left_ms(r.min_left_ms);
+    if (r.underrun_list.size() > k_max_audio_events)
+        r.underrun_list.resize(k_max_audio_events);
+    for (Underrun& u : r.underrun_list) {
+        u.at_s = thousandths(u.at_s);
+        u.recovery_ms = thousandths(u.recovery_ms);
+    }
+    for (AudioSecond& second : r.seconds)
+        second.min_left_ms = left_ms(second.min_left_ms);
+    AudioReport audio;
+    audio.seconds_total = r.seconds.size();
+    if (r.seconds.size() > k_max_report_audio_seconds) { // the worst, in the run's order
+        auto worse = [](const AudioSecond& a, const AudioSecond& b) {
+            return std::tie(a.underruns, b.min_left_ms, b.at_s) >
+                   std::tie(b.underruns, a.min_left_ms, a.at_s);
+        };
+        auto keep = r.seconds.begin() + std::ptrdiff_t(k_max_report_audio_seconds);
+        std::nth_element(r.seconds.begin(), keep, r.seconds.end(), worse);
+        r.seconds.erase(keep, r.seconds.end());
+        std::sort(r.seconds.begin(), r.seconds.end(),
+                  [](const AudioSecond& a, const AudioSecond& b) { return a.at_s < b.at_s; });
+    }
+    // more than the whole buffer is never left
+    audio.min_headroom_percent = std::min(min_headroom_percent, 100u);
+    audio.min_headroom_ms =
+        thousandths(audio.min_headroom_percent / 100.0 * r.ms_of(r.buffer_frames));
+    audio.result = std::move(result);
+    audio.passed = audio_passes(audio);
+    return audio;
+}
+
+bool audio_passes(const AudioReport& audio) {
+    const AudioResult& r = audio.result;
+    // compared in whole µs, as the report keeps both
+    return r.frames_written > 0 && r.stopped_because.empty() && r.underruns == 0 &&
+           r.min_left_ms >= 0 && whole_us(r.min_left_ms) >= whole_us(audio.min_headroom_ms);
+}
+
 void conclude(SelftestReport& report) {
     // a run still going, or cut short by a signal or --stop-above, measured less than it
     // was asked to: it proves nothing
@@ -98,6 +159,42 @@ void conclude(SelftestReport& report) {
         report.passed = report.passed && core.passed && !core.latency.stopped_run;
     if (report.pi_probe)
         report.passed = report.passed && report.pi_probe->passed;
+    if (report.audio)
+        report.passed = report.passed && report.audio->passed;
+}
+
+namespace {
+
+// A word of the audio key: no space, tab, newline or backslash of its own (a device name
+// comes from the user), each written as \xHH; "none" for an empty one.
+std::string key_word(const std::string& text) {
+    static const char k_hex[] = "0123456789abcdef";
+    if (text.empty())
+        return "none";
+    std::string out;
+    for (char ch : text) {
+        const auto c = static_cast<unsigned char>(ch);
+        if (c <= 0x20 || c == 0x7f || c == '\\') {
+            out += "\\x";
+            out += k_hex[c >> 4];
+            out += k_hex[c & 15];
+        } else {
+            out += ch;
+        }
+    }
+    return out;
+}
+
+} // namespace
+
+std::string audio_key(const AudioResult& r, const RunParameters& parameters) {
+    return "audio device=" + key_word(r.device) + " rate=" + std::to_string(r.rate) +
+           " format=" + key_word(r.format) + " channels=" + std::to_string(r.channels) +
+           " period=" + std::to_string(r.period_frames) +
+           "frames buffer=" + std::to_string(r.buffer_frames) +
+           "frames policy=" + core::to_string(r.policy) +
+           " priority=" + std::to_string(r.priority) + " cpus=" + key_word(r.cpus) + "; " +
+           parameters.key();
 }
 
 std::vector<HistoryEntry> history_entries(const SelftestReport& report) {
@@ -105,7 +202,16 @@ std::vector<HistoryEntry> history_entries(const SelftestReport& report) {
     for (const CoreReport& core : report.cores)
         entries.push_back({report.started_at, report.parameters.key(), core.latency.cpu,
                            std::string(to_string(core.latency.idle)), core.latency.avg_us,
-                           core.latency.p99_us, core.latency.max_us, core.passed});
+                           core.latency.p99_us, core.latency.max_us, core.passed, std::nullopt});
+    if (report.audio) {
+        const AudioResult& r = report.audio->result;
+        HistoryEntry e;
+        e.started_at = report.started_at;
+        e.parameters = audio_key(r, report.parameters);
+        e.passed = report.audio->passed;
+        e.audio = AudioHistory{r.underruns, r.min_left_ms, r.longest_gap_ms};
+        entries.push_back(std::move(e));
+    }
     return entries;
 }
 
@@ -128,9 +234,15 @@ template <typename T> bool parse_number(const std::string& text, T& value) {
 std::string format_history(const std::vector<HistoryEntry>& entries) {
     std::string out;
     for (const HistoryEntry& e : entries)
-        out += e.started_at + '\t' + e.parameters + '\t' + std::to_string(e.cpu) + '\t' + e.idle +
-               '\t' + number(e.avg_us) + '\t' + number(e.p99_us) + '\t' + number(e.max_us) + '\t' +
-               (e.passed ? "pass" : "fail") + '\n';
+        if (e.audio)
+            out += e.started_at + '\t' + e.parameters + "\taudio\t" +
+                   std::to_string(e.audio->underruns) + '\t' +
+                   (e.audio->min_left_ms < 0 ? "none" : number(e.audio->min_left_ms)) + '\t' +
+                   number(e.audio->longest_gap_ms) + '\t' + (e.passed ? "pass" : "fail") + '\n';
+        else
+            out += e.started_at + '\t' + e.parameters + '\t' + std::to_string(e.cpu) + '\t' +
+                   e.idle + '\t' + number(e.avg_us) + '\t' + number(e.p99_us) + '\t' +
+                   number(e.max_us) + '\t' + (e.passed ? "pass" : "fail") + '\n';
     return out;
 }
 
@@ -138,16 +250,30 @@ std::vector<HistoryEntry> parse_history(const std::string& text) {
     std::vector<HistoryEntry> entries;
     std::istringstream in(text);
     std::string line;
+    // from_chars reads 'nan' and 'inf' too: no latency or time is either, or negative
+    auto sane = [](double value) { return std::isfinite(value) && value >= 0; };
     while (std::getline(in, line)) {
         std::vector<std::string> f = core::split(line, '\t');
         HistoryEntry e;
+        if (f.size() == 7 && f[2] == "audio") {
+            AudioHistory a;
+            if (f[0].empty() || f[1].empty() || !parse_number(f[3], a.underruns) ||
+                !(f[4] == "none" || (parse_number(f[4], a.min_left_ms) && sane(a.min_left_ms))) ||
+                !parse_number(f[5], a.longest_gap_ms) || !sane(a.longest_gap_ms) ||
+                (f[6] != "pass" && f[6] != "fail"))
+                continue;
+            e.started_at = f[0];
+            e.parameters = f[1];
+            e.passed = f[6] == "pass";
+            e.audio = a;
+            entries.push_back(std::move(e));
+            continue;
+        }
         if (f.size() != 8 || f[0].empty() || f[1].empty() || f[3].empty() ||
             !parse_number(f[2], e.cpu) || !parse_number(f[4], e.avg_us) ||
             !parse_number(f[5], e.p99_us) || !parse_number(f[6], e.max_us) ||
             (f[7] != "pass" && f[7] != "fail"))
             continue;
-        // from_chars reads 'nan' and 'inf' too: no latency is either, or negative
-        auto sane = [](double us) { return std::isfinite(us) && us >= 0; };
         if (!sane(e.avg_us) || !sane(e.p99_us) || !sane(e.max_us))
             continue;
         e.started_at = f[0];
@@ -165,7 +291,9 @@ std::vector<Comparison> compare(const SelftestReport& report,
     for (HistoryEntry& now : history_entries(report)) {
         Comparison c{now, std::nullopt};
         for (auto it = history.rbegin(); it != history.rend(); ++it)
-            if (it->parameters == now.parameters && it->cpu == now.cpu && it->idle == now.idle) {
+            if (it->parameters == now.parameters &&
+                it->audio.has_value() == now.audio.has_value() && it->cpu == now.cpu &&
+                it->idle == now.idle) {
                 c.before = *it;
                 break;
             }

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #pragma once
 
+#include "provisioner/selftest/audio_run.hpp"
 #include "provisioner/selftest/latency_run.hpp"
 #include "provisioner/selftest/pi_probe.hpp"
 
@@ -80,6 +81,20 @@ struct TraceReport {
     std::string kept_trace;           // the file holding the trace's last lines (a stopped run)
 };
 
+// The underrun test judged: what a listener would have heard.
+struct AudioReport {
+    AudioResult result; // its times in whole µs (ms to 3 decimals, s to 3); its seconds the
+                        // k_max_report_audio_seconds worst when there were more
+    std::uint64_t seconds_total = 0;    // seconds the test gave (result.seconds before the cap)
+    unsigned min_headroom_percent = 25; // tuning.selftest.audio_min_headroom_percent
+    double min_headroom_ms = 0;         // that percent of the buffer, in ms (whole µs)
+    bool passed = false;                // see audio_passes()
+};
+
+// The seconds of the audio test a report keeps: the worst (most underruns, then the least
+// audio left) when there were more, as for the late seconds.
+inline constexpr std::size_t k_max_report_audio_seconds = 3600;
+
 struct SelftestReport {
     std::string started_at;        // UTC, ISO 8601
     std::int64_t started_unix = 0; // the same, in seconds since 1970
@@ -89,11 +104,12 @@ struct SelftestReport {
     RunParameters parameters;
     std::vector<CoreReport> cores; // per CPU and idle policy, in the order measured
     std::optional<PiProbeReport> pi_probe;
+    std::optional<AudioReport> audio; // the underrun test; nullopt: not run
     TraceReport trace;
     // false: a snapshot of a run still going (a soak run's report, rewritten as it goes)
     bool complete = true;
     bool interrupted = false; // ended early by a signal (Ctrl-C): measured less than asked
-    bool passed = false;      // complete, not cut short, every core and the probe passed
+    bool passed = false;      // complete, not cut short, every core, the probe and the audio passed
 };
 
 struct Thresholds {
@@ -124,39 +140,67 @@ bool probe_passes(const PiProbeReport& probe);
 // Pure.
 PiProbeReport judge_pi_probe(PiProbeResult result, const Thresholds& thresholds);
 
+// Judges the underrun test: it passes when it played (a frame was written), the device did
+// not stop it early, no write underran, and at every write at least 'min_headroom_percent'
+// of the buffer was left to play. Its times are rounded to whole µs, as the report keeps
+// them, so a report read back is judged alike. Pure.
+AudioReport judge_audio(AudioResult result, unsigned min_headroom_percent);
+
+// The rule judge_audio() applies, for a report read back. Pure.
+bool audio_passes(const AudioReport& audio);
+
 // Sets 'passed' from the parts: the run is complete and was not interrupted, every core
-// passed and none stopped the run (--stop-above), and the probe passed. Pure.
+// passed and none stopped the run (--stop-above), and the probe and the audio test (each
+// when it ran) passed. Pure.
 void conclude(SelftestReport& report);
 
-// One line of the history: a core's result in a past run.
+// Everything that makes two audio tests comparable: the device and what it took (rate,
+// format, channels, period, buffer), the playing thread (policy, priority, CPUs), and the
+// run around it (RunParameters::key(): its duration, load and the measuring threads, which
+// compete with the player). No tab or newline: "audio device=hw:CARD=DAC,DEV=0
+// rate=48000 format=S32_LE channels=2 period=1024frames buffer=4096frames policy=fifo
+// priority=40 cpus=2-3; duration=10000ms ...". Pure.
+std::string audio_key(const AudioResult& result, const RunParameters& parameters);
+
+// The audio test's part of a history line.
+struct AudioHistory {
+    std::uint64_t underruns = 0;
+    double min_left_ms = -1; // -1: none measured
+    double longest_gap_ms = 0;
+};
+
+// One line of the history: a core's result in a past run, or (audio set) its audio test's.
 struct HistoryEntry {
     std::string started_at;
-    std::string parameters; // RunParameters::key()
-    unsigned cpu = 0;
-    std::string idle; // to_string(IdlePolicy)
+    std::string parameters; // RunParameters::key(); for the audio test audio_key()
+    unsigned cpu = 0;       // a core's line: the core, its idle policy and latencies
+    std::string idle;       // to_string(IdlePolicy)
     double avg_us = 0;
     double p99_us = 0;
     double max_us = 0;
     bool passed = false;
+    std::optional<AudioHistory> audio; // set: the audio test's line (cpu to max_us unused)
 };
 
-// The history lines of 'report', one per core and idle policy. Pure.
+// The history lines of 'report', one per core and idle policy, then the audio test's. Pure.
 std::vector<HistoryEntry> history_entries(const SelftestReport& report);
 
 // 'history.tsv' text for 'entries' (tab-separated, one line each) and back. Lines that do
-// not parse are skipped (a hand-edited or truncated file must not stop a self-test).
+// not parse are skipped (a hand-edited or truncated file must not stop a self-test). A
+// core's line has 8 fields (as since the first history); the audio test's has 7, the third
+// 'audio', so a reader that knows only core lines skips it.
 std::string format_history(const std::vector<HistoryEntry>& entries);
 std::vector<HistoryEntry> parse_history(const std::string& text);
 
-// A core of this run next to the same core, idle policy and parameters in the latest
-// earlier run that has them.
+// A core of this run (or its audio test) next to the same core, idle policy and parameters
+// (the same audio key) in the latest earlier run that has them.
 struct Comparison {
     HistoryEntry now;
     std::optional<HistoryEntry> before; // nullopt: no such earlier run
 };
 
-// Compares each core of 'report' with 'history' (the earlier runs, oldest first; the
-// report's own lines are not in it). Pure.
+// Compares each core of 'report', then its audio test, with 'history' (the earlier runs,
+// oldest first; the report's own lines are not in it). Pure.
 std::vector<Comparison> compare(const SelftestReport& report,
                                 const std::vector<HistoryEntry>& history);
 

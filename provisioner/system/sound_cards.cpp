@@ -134,24 +134,36 @@ card_texts(const std::string& text, const std::vector<std::pair<unsigned, std::s
     return out;
 }
 
+// The card's device in sysfs (/sys/class/sound/cardN/device resolved) into card.device,
+// and whether it sits on a USB bus (a root hub usbN with 'busnum' above it); the fact
+// says why there is none.
+Fact<std::string> place(const SysRoot& root, SoundCard& card) {
+    Fact<std::string> device =
+        root.resolve("/sys/class/sound/card" + std::to_string(card.number) + "/device");
+    if (!device)
+        return device;
+    card.device = *device;
+    for (std::string d = card.device; d.starts_with(k_devices + "/"); d = parent(d))
+        if (std::optional<unsigned long> bus = usb_bus(basename(d));
+            bus && root.exists(d + "/busnum"))
+            card.usb = true;
+    return device;
+}
+
 class Finder {
   public:
     Finder(const SysRoot& root, const std::vector<IrqLine>& lines) : m_root(root), m_lines(lines) {}
 
-    void find(SoundCard& card) {
-        const std::string link = "/sys/class/sound/card" + std::to_string(card.number) + "/device";
-        Fact<std::string> device = m_root.resolve(link);
+    // 'device': the card's device link resolved (see place()).
+    void find(SoundCard& card, const Fact<std::string>& device) {
         if (!device) {
+            const std::string link =
+                "/sys/class/sound/card" + std::to_string(card.number) + "/device";
             card.problem = device.absent ? "it has no device in sysfs ('" + link +
                                                "'): a virtual card, which no interrupt feeds"
                                          : device.problem;
             return;
         }
-        card.device = *device;
-        for (std::string d = card.device; d.starts_with(k_devices + "/"); d = parent(d))
-            if (std::optional<unsigned long> bus = usb_bus(basename(d));
-                bus && m_root.exists(d + "/busnum"))
-                card.usb = true;
         if (from_device_chain(card) || from_dt_links(card))
             return;
         card.problem = "no interrupt was found by device: " +
@@ -477,16 +489,23 @@ std::vector<UsbHost> read_usb_hosts(const SysRoot& root, const std::vector<IrqLi
     return out;
 }
 
-Fact<std::vector<SoundCard>> read_sound_cards(const SysRoot& root,
-                                              const std::vector<IrqLine>& irq_lines) {
+namespace {
+
+// A card as read_sound_card_names gives it, and its device link resolved.
+struct PlacedCard {
+    SoundCard card;
+    Fact<std::string> device;
+};
+
+Fact<std::vector<PlacedCard>> read_placed_cards(const SysRoot& root) {
     Fact<std::string> text = root.text("/proc/asound/cards");
     if (!text)
-        return Fact<std::vector<SoundCard>>::failed(text.problem, text.absent);
+        return Fact<std::vector<PlacedCard>>::failed(text.problem, text.absent);
     // Each card is a device 'cardN' of the sound class, N its number, with its id in the
     // attribute 'id' (sound/core/init.c: snd_card_init names it, card_id_show_attr).
     Fact<std::vector<std::string>> entries = root.names("/sys/class/sound");
     if (!entries)
-        return Fact<std::vector<SoundCard>>::failed(entries.problem);
+        return Fact<std::vector<PlacedCard>>::failed(entries.problem);
     std::vector<std::pair<unsigned, std::string>> cards; // number, id as the kernel has it
     for (const std::string& entry : *entries) {
         std::optional<unsigned long> n =
@@ -498,14 +517,40 @@ Fact<std::vector<SoundCard>> read_sound_cards(const SysRoot& root,
     }
     std::sort(cards.begin(), cards.end());
     std::map<unsigned, CardText> texts = card_texts(*text, cards);
-    std::vector<SoundCard> out;
+    std::vector<PlacedCard> out;
     for (const auto& [n, id] : cards) {
-        SoundCard card;
-        card.number = n;
-        card.id = core::one_line(id);
-        card.driver = std::move(texts[n].driver);
-        card.name = std::move(texts[n].name);
-        Finder(root, irq_lines).find(card);
+        PlacedCard placed;
+        placed.card.number = n;
+        placed.card.id = core::one_line(id);
+        placed.card.driver = std::move(texts[n].driver);
+        placed.card.name = std::move(texts[n].name);
+        placed.device = place(root, placed.card);
+        out.push_back(std::move(placed));
+    }
+    return {std::move(out), {}, false};
+}
+
+} // namespace
+
+Fact<std::vector<SoundCard>> read_sound_card_names(const SysRoot& root) {
+    Fact<std::vector<PlacedCard>> placed = read_placed_cards(root);
+    if (!placed)
+        return Fact<std::vector<SoundCard>>::failed(placed.problem, placed.absent);
+    std::vector<SoundCard> out;
+    for (const PlacedCard& p : *placed)
+        out.push_back(p.card);
+    return {std::move(out), {}, false};
+}
+
+Fact<std::vector<SoundCard>> read_sound_cards(const SysRoot& root,
+                                              const std::vector<IrqLine>& irq_lines) {
+    Fact<std::vector<PlacedCard>> placed = read_placed_cards(root);
+    if (!placed)
+        return Fact<std::vector<SoundCard>>::failed(placed.problem, placed.absent);
+    std::vector<SoundCard> out;
+    for (const PlacedCard& p : *placed) {
+        SoundCard card = p.card;
+        Finder(root, irq_lines).find(card, p.device);
         // they name devices and device-tree nodes and strings, as the firmware gave them
         card.problem = core::one_line(card.problem);
         for (SoundIrq& irq : card.irqs)

@@ -72,6 +72,11 @@ std::vector<UsbHost> read_usb_hosts(const SysRoot& root, const std::vector<IrqLi
 // Every IRQ in /sys/kernel/irq, ascending.
 Fact<std::vector<IrqLine>> read_irq_lines(const SysRoot& root);
 
+// The cards as read_sound_cards reads them (number, id, driver, long name, device, usb),
+// without looking for their interrupts: 'irqs' and 'problem' stay empty. Fails as
+// read_sound_cards does.
+Fact<std::vector<SoundCard>> read_sound_card_names(const SysRoot& root);
+
 // The cards in /sys/class/sound (cardN: card N, its id in cardN/id), ascending, with their
 // driver and long name from /proc/asound/cards, whose lines a name with a line break can
 // forge (so it names no card), and their interrupts ('irq_lines' as read above). A card

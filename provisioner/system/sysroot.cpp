@@ -161,6 +161,20 @@ Fact<std::string> SysRoot::resolve(const std::string& path) const {
     return resolved;
 }
 
+Fact<std::string> SysRoot::link(const std::string& path) const {
+    const std::string absolute = path.starts_with('/') ? path : "/" + path;
+    const stdfs::path shown(absolute);
+    Fact<stdfs::path> folder = host(shown.parent_path().string());
+    if (!folder)
+        return Fact<std::string>::failed(folder.problem, folder.absent);
+    std::error_code ec;
+    stdfs::path target = stdfs::read_symlink(*folder / shown.filename(), ec);
+    if (ec)
+        return Fact<std::string>::failed("cannot read the link '" + absolute + "': " + ec.message(),
+                                         ec == std::errc::no_such_file_or_directory);
+    return {target.string(), {}, false};
+}
+
 bool SysRoot::exists(const std::string& path) const {
     Fact<stdfs::path> file = host(path);
     std::error_code ec;

@@ -53,6 +53,10 @@ class SysRoot {
     // 'path' as on the running system with its symlinks resolved (a sysfs device's
     // place in /sys/devices), or why it cannot be.
     Fact<std::string> resolve(const std::string& path) const;
+    // The target of the symbolic link 'path' as it is written (readlink(2)), not followed:
+    // a process's /proc/PID/fd/N names the file it has open ('/dev/snd/pcmC0D0p',
+    // 'socket:[123]'). The folders above it are resolved as host() resolves them.
+    Fact<std::string> link(const std::string& path) const;
     bool exists(const std::string& path) const;
     bool has_write_bit(const std::string& path) const;
 

@@ -59,10 +59,11 @@ elif [ "$suite" = bookworm ] && [ "$arch" = amd64 ]; then
   # what building and testing rtprov needs (Debian 12: GCC 12, Catch2 2, yaml-cpp 0.7,
   # CLI11 2.1); the appliance's packages (kernel, GRUB, mpd) are trixie's only
   packages=(g++ cmake make pkgconf libmount-dev libarchive-dev libyaml-cpp-dev libsystemd-dev
-            libcli11-dev catch2 python3 dpkg-dev file)
+            libasound2-dev libcli11-dev catch2 python3 dpkg-dev file)
 elif [ "$arch" = build ]; then
   packages=(cmake make pkgconf dpkg-dev file libcli11-dev crossbuild-essential-arm64
-            libmount-dev:arm64 libarchive-dev:arm64 libyaml-cpp-dev:arm64 libsystemd-dev:arm64)
+            libmount-dev:arm64 libarchive-dev:arm64 libyaml-cpp-dev:arm64 libsystemd-dev:arm64
+            libasound2-dev:arm64)
 else
 packages=(
   # what the appliance runs
@@ -76,7 +77,7 @@ packages=(
   # what building rtprov needs (Debian 13 versions: yaml-cpp 0.8, CLI11 2.4; the unit
   # tests, and Catch2, are the host's: scripts/build-deb.sh)
   g++ cmake make pkgconf libmount-dev libarchive-dev libyaml-cpp-dev libsystemd-dev
-  libcli11-dev libasound2-dev
+  libasound2-dev libcli11-dev
   # what the integration tests use (a YAML reader of their own, busybox's sleep as a
   # target's command); dpkg-dev and file let CPack make the .deb
   python3 python3-yaml busybox dpkg-dev file

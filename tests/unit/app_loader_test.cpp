@@ -70,7 +70,7 @@ TEST_CASE("every problem of the app knowledge is reported at once, each at its p
     CHECK(load_error(dir) ==
           file + ":9:1: unknown key 'version'; known keys: apps\n" + file +
               ":5:5: app 'mpd': unknown key 'colour'; known keys: name, units, threads, policy, "
-              "priority, highest_priority, rt_threads\n" +
+              "priority, highest_priority, rt_threads, alsa_period, alsa_buffer\n" +
               file + ":4:13: app 'mpd': 'policy' must be one of 'fifo', 'rr', not 'other'\n" +
               file +
               ":3:5: app 'mpd': needs 'priority', the lowest of its own real-time threads\n" +
@@ -102,7 +102,7 @@ TEST_CASE("app knowledge is read with the same bounds as profiles") {
     dir.write("apps.yaml", k_head + "    colour: blue\n");
     CHECK(load_error(dir) == file +
                                  ":6:5: app 'mpd': unknown key 'colour'; known keys: name, "
-                                 "units, threads, policy, priority, highest_priority, rt_threads");
+                                 "units, threads, policy, priority, highest_priority, rt_threads, alsa_period, alsa_buffer");
     dir.write("apps.yaml", k_head + "    priorty: 40\n");
     CHECK(load_error(dir) ==
           file + ":6:5: app 'mpd': unknown key 'priorty', did you mean 'priority'?");

@@ -143,3 +143,17 @@ TEST_CASE("an installed PREEMPT_RT kernel that did not boot: a reboot helps wher
     CHECK(missing.reboot_cannot_help == "the PREEMPT_RT kernel (running 6.12.117+deb13-amd64): "
                                         "choose it as systemd-boot's default entry");
 }
+
+TEST_CASE("first boot's and the trial's self-test adds the underrun test when the profile asks",
+          "[audio]") {
+    using Argv = std::vector<std::string>;
+    audit_fixture::FakeSystem sys;
+    CHECK(pipeline::selftest_command(sys.dir.path(), {"--json", "f"}) ==
+          Argv{"selftest", "--json", "f"});
+    apply_profile(sys);
+    CHECK(pipeline::selftest_command(sys.dir.path(), {"--json", "f"}) ==
+          Argv{"selftest", "--json", "f"});
+    apply_profile(sys, {"tuning.selftest.audio=true"});
+    CHECK(pipeline::selftest_command(sys.dir.path(), {"--json", "f"}) ==
+          Argv{"selftest", "--json", "f", "--audio", "--stop-player"});
+}

@@ -16,6 +16,7 @@
 #include <vector>
 
 using namespace rtprov::selftest;
+using rtprov::core::CpuList;
 using rtprov::core::SchedPolicy;
 
 namespace {
@@ -61,6 +62,50 @@ TEST_CASE("a pinned thread runs on its CPU, under its name, and reports its tid"
                        [&] { comm = TempDir::read_host_file("/proc/thread-self/comm"); });
     named.join();
     CHECK(comm == "rtprov-test-pin\n"); // 15 characters kept
+}
+
+TEST_CASE("a thread given a CPU list runs on those CPUs and no other") {
+    const long online = sysconf(_SC_NPROCESSORS_ONLN);
+    const auto last = static_cast<unsigned>(online > 1 ? 1 : 0);
+    // The creating thread on CPU 0 alone: a thread that inherited its affinity would differ.
+    cpu_set_t old;
+    sched_getaffinity(0, sizeof old, &old);
+    cpu_set_t only_0;
+    CPU_ZERO(&only_0);
+    CPU_SET(0, &only_0);
+    sched_setaffinity(0, sizeof only_0, &only_0);
+    cpu_set_t seen;
+    CPU_ZERO(&seen);
+    PinnedThread thread({"rtprov-test-list", SchedPolicy::other, 0, std::nullopt, 256 * 1024,
+                         CpuList::range(0, last)},
+                        [&] { sched_getaffinity(0, sizeof seen, &seen); });
+    thread.join();
+    sched_setaffinity(0, sizeof old, &old);
+    CHECK(CPU_COUNT(&seen) == int(last) + 1);
+    for (unsigned cpu = 0; cpu <= last; ++cpu)
+        CHECK(CPU_ISSET(cpu, &seen));
+}
+
+TEST_CASE("a thread's affinity is its CPU and its CPU list together") {
+    ThreadSpec spec{"t", SchedPolicy::other, 0, 3u, 256 * 1024, CpuList({0, 1})};
+    CHECK(spec.affinity() == CpuList({0, 1, 3}));
+    spec.cpu.reset();
+    CHECK(spec.affinity() == CpuList({0, 1}));
+    spec.cpus = {};
+    CHECK(spec.affinity().empty());
+}
+
+TEST_CASE("a thread that cannot be pinned to its CPU list names the CPUs") {
+    try {
+        PinnedThread thread(
+            {"rtprov-test", SchedPolicy::other, 0, std::nullopt, 256 * 1024, CpuList({4094, 4095})},
+            [] {});
+        FAIL("a thread pinned to CPUs 4094-4095 started");
+    } catch (const rtprov::Error& e) {
+        CHECK(std::string(e.what()) ==
+              "cannot start thread 'rtprov-test' (SCHED_OTHER on CPUs 4094-4095): invalid "
+              "argument");
+    }
 }
 
 TEST_CASE("a real-time thread starts with its policy, or the error says what to do") {

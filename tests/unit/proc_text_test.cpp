@@ -7,42 +7,6 @@
 using namespace rtprov::audit;
 using rtprov::core::SchedPolicy;
 
-namespace {
-
-// A stat line of an MPD output thread at SCHED_FIFO 40 whose name holds a space.
-const std::string k_stat =
-    "290956 (output:Heed Aba) S 1 290953 290953 0 -1 4194624 1226 0 0 0 61 39 0 0 -41 0 12 0 "
-    "1543 1342177280 5127 18446744073709551615 1 1 0 0 0 0 0 4096 16902 0 0 0 -1 3 40 1 0 0 0 "
-    "0 0 0 0 0 0 0 0 0\n";
-
-} // namespace
-
-TEST_CASE("stat fields are counted after the last parenthesis") {
-    auto stat = parse_stat(k_stat);
-    REQUIRE(stat);
-    CHECK(stat->pid == 290956);
-    CHECK(stat->comm == "output:Heed Aba");
-    CHECK(stat->ppid == 1);
-    CHECK(stat->flags == 4194624);
-    CHECK(stat->processor == 3);
-    CHECK(stat->rt_priority == 40);
-    CHECK(stat->policy == SchedPolicy::fifo);
-
-    auto odd = parse_stat("7 (a) b) (c) S 2 0 0 0 -1 2129984 0 0 0 0 0 0 0 0 20 0 1 0 10 0 0 0 0 "
-                          "0 0 0 0 0 0 0 0 0 0 0 0 1 0 0\n");
-    REQUIRE(odd);
-    CHECK(odd->comm == "a) b) (c");
-    CHECK((odd->flags & k_pf_kthread) != 0);
-    CHECK(odd->processor == 1);
-    CHECK(odd->policy == SchedPolicy::other);
-}
-
-TEST_CASE("a stat line without the scheduling fields is refused") {
-    CHECK_FALSE(parse_stat("1 (init) S 0 1 1 0 -1 4194560\n"));
-    CHECK_FALSE(parse_stat("garbage"));
-    CHECK_FALSE(parse_stat(""));
-}
-
 TEST_CASE("policy numbers map to the profile's names and to ps's classes") {
     CHECK(to_string(ThreadPolicy(SchedPolicy::rr)) == "rr");
     CHECK(ps_class(SchedPolicy::other) == "TS");
@@ -122,11 +86,7 @@ TEST_CASE("interrupts give chip, hwirq and handlers for x86 and GIC lines") {
     CHECK(lines[4].name == "ehci_hcd:usb1, uhci_hcd:usb2");
 }
 
-TEST_CASE("the systemd cgroup comes from name=systemd, else from the unified hierarchy") {
-    CHECK(systemd_cgroup("0::/system.slice/mpd.service\n") == "/system.slice/mpd.service");
-    CHECK(systemd_cgroup("12:cpuset:/\n1:name=systemd:/rtprov.slice/mpd.service\n0::/\n") ==
-          "/rtprov.slice/mpd.service");
-    CHECK(systemd_cgroup("3:cpuset:/\n").empty());
+TEST_CASE("a cgroup path is in a unit when one of its components is the unit") {
     CHECK(cgroup_in_unit("/system.slice/mpd.service", "mpd.service"));
     CHECK(cgroup_in_unit("/rtprov.slice/mpd.service/payload", "mpd.service"));
     CHECK_FALSE(cgroup_in_unit("/system.slice/mpd.socket", "mpd.service"));

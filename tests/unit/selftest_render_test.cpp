@@ -348,7 +348,7 @@ TEST_CASE("the HTML page is self-contained and escapes what it shows") {
     CHECK(lines == 2);
     // an earlier run measured alike draws the trend
     HistoryEntry before{
-        "2026-11-29T01:00:00Z", r.parameters.key(), 3, "default", 20, 20, 300, true};
+        "2026-11-29T01:00:00Z", r.parameters.key(), 3, "default", 20, 20, 300, true, std::nullopt};
     html = cli::selftest_html(r, {before});
     CHECK(html.find("CPU 3, idle default: 2 runs") != std::string::npos);
     CHECK(html.find("2026-11-29T01:00:00Z") != std::string::npos);
@@ -458,4 +458,210 @@ TEST_CASE("the deep-idle hint rests on the two idle policies measured on the sam
     // within the limit, or not far apart: no hint
     r.cores[0] = judge_core(CoreRole::reserved, latency(2, 1000, 0, 60), {100, 1000, 10});
     CHECK(line_starting(selftest_text(r), "deep idle: ").empty());
+}
+
+namespace {
+
+// 60 s of silence to a DAC at 48 kHz, a 4096-frame buffer in 1024-frame periods, from a
+// SCHED_FIFO 40 thread on CPUs 2-3, at worst 'left_ms' left, with 'underruns' underruns.
+AudioResult audio_played(double left_ms, unsigned underruns = 0) {
+    AudioResult a;
+    a.device = "hw:CARD=DAC,DEV=0";
+    a.card = "DAC";
+    a.rate = 48000;
+    a.format = "S32_LE";
+    a.channels = 2;
+    a.period_frames = 1024;
+    a.buffer_frames = 4096;
+    a.policy = rtprov::core::SchedPolicy::fifo;
+    a.priority = 40;
+    a.cpus = "2-3";
+    a.memory_locked = true;
+    a.cpu_ms = 412.5;
+    a.played_s = 60.0;
+    a.frames_written = 60 * 48000;
+    a.longest_gap_ms = underruns ? 47.25 : 21.9;
+    a.min_left_ms = left_ms;
+    a.min_left_at_s = 12.5;
+    a.underruns = underruns;
+    for (unsigned i = 0; i < underruns; ++i)
+        a.underrun_list.push_back({3.2 + i * 0.35, 1.25});
+    a.recovery_ms_total = 1.25 * underruns;
+    a.recovery_ms_max = underruns ? 1.25 : 0;
+    for (unsigned s = 0; s < 3; ++s)
+        a.seconds.push_back({s, left_ms + 10 * s, s == 1 ? underruns : 0});
+    return a;
+}
+
+SelftestReport with_audio(const AudioResult& audio) {
+    SelftestReport r = report("pi4");
+    r.cores.push_back(judge_core(CoreRole::reserved, latency(2, 10000, 0, 40), {}));
+    r.audio = judge_audio(audio, 25);
+    conclude(r);
+    return r;
+}
+
+} // namespace
+
+TEST_CASE("the audio test's block: the device, what it took, the thread, what was left") {
+    const SelftestReport r = with_audio(audio_played(312.0));
+    CHECK(r.passed);
+    const std::string text = selftest_text(r);
+    INFO(text);
+    CHECK(text.find("audio test: 'hw:CARD=DAC,DEV=0' (card 'DAC')\n"
+                    "  taken: 48000 Hz, S32_LE, 2 channels; period 1024 frames (21.3 ms), buffer "
+                    "4096 frames (85.3 ms)\n"
+                    "  thread: SCHED_FIFO 40 on CPUs 2-3, memory locked; 412.5 ms of CPU time\n"
+                    "  at worst 312 ms of audio was left; 0 underruns in 60 s\n"
+                    "  a pass needs 0 underruns and at least 21.3 ms (25 % of the buffer, "
+                    "tuning.selftest.audio_min_headroom_percent) left at every write: pass\n") !=
+          std::string::npos);
+    CHECK(line_starting(text, "verdict: ")
+              .ends_with("; no dropout in 60 s of audio to 'hw:CARD=DAC,DEV=0', and at worst "
+                         "312 ms of audio was left (a pass needs 21.3 ms, 25 % of the buffer)"));
+    CHECK(line_starting(text, "result: ") == "result: passed");
+}
+
+TEST_CASE("a loopback card and a sound server are said plainly") {
+    AudioResult loop = audio_played(40.0);
+    loop.device = "hw:CARD=Loopback,DEV=0";
+    loop.card = "Loopback";
+    loop.loopback = true;
+    const std::string text = selftest_text(with_audio(loop));
+    CHECK(text.find("audio test: 'hw:CARD=Loopback,DEV=0' (card 'Loopback')\n  a loopback card: "
+                    "this measures the scheduling, not the DAC's own path\n") != std::string::npos);
+    CHECK(line_starting(text, "verdict: ")
+              .find("to 'hw:CARD=Loopback,DEV=0' (a loopback card: the scheduling, not a DAC's "
+                    "path)") != std::string::npos);
+    AudioResult server = audio_played(40.0);
+    server.device = "pipewire";
+    server.card = "";
+    server.through = "pipewire";
+    server.server_xruns = 3;
+    server.cpus = "";
+    server.policy = rtprov::core::SchedPolicy::other;
+    const std::string through = selftest_text(with_audio(server));
+    CHECK(through.find("audio test: 'pipewire'\n  through PipeWire: its ALSA plugin, at the "
+                       "server's quantum; the server plays to the card\n") != std::string::npos);
+    CHECK(through.find("  thread: SCHED_OTHER, not pinned, memory locked;") != std::string::npos);
+    CHECK(through.find("  PipeWire counted 3 xruns of its own\n") != std::string::npos);
+}
+
+TEST_CASE("a failed audio test says when the underruns came, what was left, the gap and the "
+          "recovery") {
+    const SelftestReport r = with_audio(audio_played(0.0, 16));
+    CHECK_FALSE(r.passed);
+    const std::string text = selftest_text(r);
+    INFO(text);
+    CHECK(text.find("  at worst 0.0 ms of audio was left; 16 underruns in 60 s\n"
+                    "  underruns at 3.20 s, 3.55 s, 3.90 s, 4.25 s, 4.60 s, 4.95 s, 5.30 s, "
+                    "5.65 s and 8 more\n"
+                    "  the least was left 12.50 s in; the longest gap between two writes was 47.2 "
+                    "ms\n"
+                    "  recovering took 20.0 ms in all, 1.2 ms at most\n") != std::string::npos);
+    CHECK(line_starting(text, "verdict: ")
+              .ends_with("; a listener would have heard 16 dropouts in 60 s of audio to "
+                         "'hw:CARD=DAC,DEV=0' (the first 3.20 s in): the player's thread did not "
+                         "write in time"));
+    // too little left, no underrun
+    CHECK(line_starting(selftest_text(with_audio(audio_played(12.0))), "verdict: ")
+              .ends_with("; no dropout in 60 s of audio to 'hw:CARD=DAC,DEV=0', but at worst "
+                         "12.0 ms was left, less than the 21.3 ms, 25 % of the buffer a pass "
+                         "needs: a little more delay and a listener would hear one"));
+    // the device went away
+    AudioResult gone = audio_played(40.0);
+    gone.played_s = 4.25;
+    gone.stopped_because = "the device went away (No such device)\nunplugged";
+    gone.underruns = 1;
+    gone.underrun_list = {{4.0, 0.5}};
+    const std::string stopped = selftest_text(with_audio(gone));
+    CHECK(stopped.find(
+              "  stopped after 4.2 s: the device went away (No such device)\\x0aunplugged\n") !=
+          std::string::npos);
+    CHECK(
+        line_starting(stopped, "verdict: ")
+            .ends_with("; the audio to 'hw:CARD=DAC,DEV=0' stopped after 4.2 s (the device "
+                       "went away (No such device)\\x0aunplugged): a listener would have heard it "
+                       "cut out, after 1 dropout (the first 4.00 s in)"));
+    // nothing played
+    AudioResult nothing;
+    nothing.device = "hw:CARD=DAC,DEV=0";
+    CHECK(line_starting(selftest_text(with_audio(nothing)), "verdict: ")
+              .ends_with("; no audio was played to 'hw:CARD=DAC,DEV=0', so nothing can be said "
+                         "about what a listener would hear"));
+}
+
+TEST_CASE("Prometheus carries the audio test in base units with the device label escaped") {
+    AudioResult a = audio_played(312.0, 2);
+    a.device = "plug:\"dac\\1\"\nx";
+    const std::string prometheus = selftest_prometheus(with_audio(a));
+    const std::string label = "{device=\"plug:\\\"dac\\\\1\\\"\\nx\"}";
+    CHECK(prometheus.find("# HELP rtprov_selftest_audio_underruns_total Underruns in the last "
+                          "self-test's audio test: writes that found the ALSA buffer empty, each "
+                          "a dropout a listener hears.\n"
+                          "# TYPE rtprov_selftest_audio_underruns_total counter\n"
+                          "rtprov_selftest_audio_underruns_total" +
+                          label + " 2\n") != std::string::npos);
+    CHECK(line_starting(prometheus, "rtprov_selftest_audio_min_headroom_seconds{") ==
+          "rtprov_selftest_audio_min_headroom_seconds" + label + " 0.312000");
+    CHECK(line_starting(prometheus, "rtprov_selftest_audio_min_headroom_limit_seconds{") ==
+          "rtprov_selftest_audio_min_headroom_limit_seconds" + label + " 0.021333");
+    CHECK(line_starting(prometheus, "rtprov_selftest_audio_passed{") ==
+          "rtprov_selftest_audio_passed" + label + " 0");
+    CHECK(prometheus.find("# TYPE rtprov_selftest_audio_passed gauge\n") != std::string::npos);
+    // none measured: the metric without a sample; no audio test: none of them
+    a.min_left_ms = -1;
+    CHECK(line_starting(selftest_prometheus(with_audio(a)),
+                        "rtprov_selftest_audio_min_headroom_seconds{") == "");
+    CHECK(selftest_prometheus(report("pi4")).find("audio") == std::string::npos);
+}
+
+TEST_CASE("--compare shows the audio test next to the last one measured alike") {
+    SelftestReport before = with_audio(audio_played(40.0, 2));
+    before.started_at = "2026-11-29T01:00:00Z";
+    const SelftestReport now = with_audio(audio_played(64.0));
+    const std::string text = cli::comparison_text(compare(now, history_entries(before)));
+    CHECK(line_starting(text, "  audio: ") ==
+          "  audio: 2 → 0 underruns, at worst 40.0 ms → 64.0 ms left (+24.0), longest gap 47.2 "
+          "→ 21.9 ms since 2026-11-29T01:00:00Z");
+    CHECK(line_starting(cli::comparison_text(compare(now, {})), "  audio: ") ==
+          "  audio: no earlier run with " + audio_key(now.audio->result, now.parameters));
+}
+
+TEST_CASE("the page draws the underruns beside the late seconds and the headroom over time") {
+    AudioResult a = audio_played(0.0, 2);
+    a.device = "<b>dac</b>";
+    a.seconds.push_back({3, -1, 0}); // no write measured in it: a gap in the line
+    SelftestReport r = with_audio(a);
+    r.cores[0].late_seconds = {{1, 900, 0}};
+    const std::string html = cli::selftest_html(r, {});
+    CHECK(html.find("<h2>Audio</h2>") != std::string::npos);
+    CHECK(html.find("&lt;b&gt;dac&lt;/b&gt;") != std::string::npos);
+    CHECK(html.find("<b>dac") == std::string::npos);
+    CHECK(html.find("<title>underruns and late seconds over the run</title>") != std::string::npos);
+    CHECK(html.find("<title>audio left in the buffer over time</title>") != std::string::npos);
+    std::size_t svgs = 0, underruns = 0, late = 0;
+    for (std::size_t at = 0; (at = html.find("<svg", at)) != std::string::npos; ++at)
+        ++svgs;
+    // an underrun is a red mark on the time line; a late second an orange bar
+    for (std::size_t at = 0;
+         (at = html.find("stroke=\"#c0392b\" stroke-width=\"2\"", at)) != std::string::npos; ++at)
+        ++underruns;
+    for (std::size_t at = 0; (at = html.find("fill=\"#d9730d\"", at)) != std::string::npos; ++at)
+        ++late;
+    CHECK(svgs == 3); // the core's histogram, the time line, the headroom
+    CHECK(underruns == 2);
+    CHECK(late == 1);
+    CHECK(html.find("headroom needed 21.3 ms") != std::string::npos);
+    // the audio test's trend is a table of its own, never a latency chart
+    SelftestReport before = with_audio(audio_played(40.0));
+    before.started_at = "2026-11-29T01:00:00Z";
+    const std::string trend =
+        cli::selftest_html(with_audio(audio_played(0.0, 2)), history_entries(before));
+    CHECK(trend.find("<h3>Audio: 2 runs</h3>") != std::string::npos);
+    CHECK(trend.find("<td class=\"l\">2026-11-29T01:00:00Z</td><td>0</td><td>40.0</td>") !=
+          std::string::npos);
+    CHECK(trend.find("CPU 0, idle") == std::string::npos);
+    // without the audio test, no audio section
+    CHECK(cli::selftest_html(report("pi4"), {}).find("<h2>Audio</h2>") == std::string::npos);
 }

@@ -118,8 +118,8 @@ TEST_CASE("a report that is not one rtprov wrote is refused at the place, saying
     };
     CHECK(changed("\"rtprov.selftest\"", "\"rtprov.audit\"") ==
           "r.json:2:13: 'schema' is 'rtprov.audit', not 'rtprov.selftest'" + tail);
-    CHECK(changed("\"schema_version\": 1", "\"schema_version\": 2") ==
-          "r.json:2:50: 'schema_version' is not 1, the only version this rtprov reads" + tail);
+    CHECK(changed("\"schema_version\": 2", "\"schema_version\": 3") ==
+          "r.json:2:50: 'schema_version' is 3, not 1 or 2, the versions this rtprov reads" + tail);
     CHECK(changed("\"limit_us\": 10000", "\"limit_us\": 4000000000")
               .ends_with("'limit_us' must be a whole number from 0 to 1000000" + tail));
     CHECK(changed("\"counts\": {\"13\"", "\"counts\": {\"99999\"")
@@ -137,16 +137,187 @@ TEST_CASE("a report that is not one rtprov wrote is refused at the place, saying
               .ends_with("'passed' must be true or false, not a string" + tail));
     // the verdicts are judged again, not taken from the file
     CHECK(changed("\"passed\": false\n}", "\"passed\": true\n}")
-              .ends_with("'passed' does not follow from the cores and the probe" + tail));
+              .ends_with("'passed' does not follow from the cores, the probe and the audio test" +
+                         tail));
     CHECK(changed("\"above_threshold\": 1,", "\"above_threshold\": 0,")
               .ends_with("'above_threshold' is 0, the histogram holds 1 above 500 µs" + tail));
     CHECK(changed("\"late_seconds_total\": 1,", "\"late_seconds_total\": 0,")
               .ends_with("'late_seconds' holds 1 seconds; rtprov keeps at most 3600 and no more "
                          "than 'late_seconds_total'" +
                          tail));
-    CHECK(changed("\"schema_version\": 1", "\"schema_version\": 1, \"schema_version\": 1")
+    CHECK(changed("\"schema_version\": 2", "\"schema_version\": 2, \"schema_version\": 2")
               .ends_with("the member 'schema_version' is given twice; this is not a report "
                          "rtprov selftest wrote: run 'rtprov selftest' for a new one"));
     CHECK(changed("{\"cpu\": 3", "{\"cpu\": 2")
               .ends_with("CPU 2 is given twice for one idle policy" + tail));
+}
+
+namespace {
+
+// A report whose audio test underran twice: every part of the audio object filled.
+SelftestReport report_with_audio() {
+    SelftestReport r = full_report();
+    AudioResult a;
+    a.device = "hw:CARD=DAC,DEV=0";
+    a.card = "DAC";
+    a.through = "pipewire";
+    a.rate = 44100;
+    a.format = "S16_LE";
+    a.channels = 2;
+    a.period_frames = 5512;
+    a.buffer_frames = 22050;
+    a.policy = rtprov::core::SchedPolicy::rr;
+    a.priority = 40;
+    a.cpus = "2-3";
+    a.memory_locked = true;
+    a.cpu_ms = 12.3456; // kept to the µs
+    a.played_s = 3.9994;
+    a.frames_written = 176400;
+    a.underruns = 2;
+    a.recovery_ms_total = 2.5;
+    a.recovery_ms_max = 1.5;
+    a.longest_gap_ms = 130.25;
+    a.min_left_ms = 0;
+    a.min_left_at_s = 2.5;
+    a.underrun_list = {{2.5, 1.0}, {2.75, 1.5}};
+    a.seconds = {{0, 480.5, 0}, {1, 470.0, 0}, {2, 0, 2}, {3, -1, 0}};
+    a.server_xruns = 4;
+    a.stopped_because = "the device went away";
+    r.audio = judge_audio(a, 30);
+    conclude(r);
+    return r;
+}
+
+} // namespace
+
+TEST_CASE("a report with the audio test reads back as it was written") {
+    const SelftestReport r = report_with_audio();
+    const std::string json = cli::selftest_json(r);
+    CHECK(json.find("\"schema_version\": 2") != std::string::npos);
+    const SelftestReport back = cli::read_selftest_json(json, "r.json");
+    REQUIRE(back.audio);
+    CHECK(cli::selftest_json(back) == json);
+    CHECK(cli::selftest_text(back) == cli::selftest_text(r));
+    CHECK(cli::selftest_html(back, {}) == cli::selftest_html(r, {}));
+    // (the latency's _sum is the average read back times the count: not compared here)
+    auto audio_metrics = [](const std::string& text) {
+        return text.substr(text.find("# HELP rtprov_selftest_audio"));
+    };
+    CHECK(audio_metrics(cli::selftest_prometheus(back)) ==
+          audio_metrics(cli::selftest_prometheus(r)));
+    const AudioResult& a = back.audio->result;
+    CHECK(a.cpu_ms == 12.346);
+    CHECK(a.played_s == 3.999);
+    CHECK(a.through == "pipewire");
+    CHECK(a.policy == rtprov::core::SchedPolicy::rr);
+    CHECK(a.server_xruns == std::optional<std::uint64_t>(4));
+    CHECK(a.seconds.back().min_left_ms == -1);
+    CHECK(back.audio->min_headroom_percent == 30);
+    CHECK(back.audio->min_headroom_ms == 150.0); // 30 % of 500 ms
+    CHECK(back.audio->seconds_total == 4);
+    CHECK_FALSE(back.audio->passed);
+    CHECK_FALSE(back.passed);
+    // and one that passed, without a server, a card or a stop
+    SelftestReport ok = full_report();
+    AudioResult played = r.audio->result;
+    played.through = played.card = played.stopped_because = "";
+    played.server_xruns.reset();
+    played.underruns = 0;
+    played.underrun_list.clear();
+    played.min_left_ms = 150;
+    played.seconds = {{0, 150, 0}};
+    ok.audio = judge_audio(played, 30);
+    CHECK(ok.audio->passed);
+    const std::string ok_json = cli::selftest_json(ok);
+    CHECK(ok_json.find("\"card\": null, \"through\": null,") != std::string::npos);
+    CHECK(cli::selftest_json(cli::read_selftest_json(ok_json, "r.json")) == ok_json);
+}
+
+TEST_CASE("a report without the audio test writes null, and one of version 1 reads too") {
+    const SelftestReport r = full_report();
+    std::string json = cli::selftest_json(r);
+    const std::string null_audio = ",\n  \"audio\": null";
+    const auto at = json.find(null_audio);
+    REQUIRE(at != std::string::npos);
+    CHECK_FALSE(cli::read_selftest_json(json, "r.json").audio);
+    // what rtprov wrote before the audio test: version 1, no "audio"
+    std::string v1 = json;
+    v1.erase(at, null_audio.size());
+    v1.replace(v1.find("\"schema_version\": 2"), 19, "\"schema_version\": 1");
+    const SelftestReport back = cli::read_selftest_json(v1, "old.json");
+    CHECK_FALSE(back.audio);
+    CHECK(cli::selftest_json(back) == json);
+    // version 2 names it, even when the test did not run
+    CHECK(error_of(json.erase(at, null_audio.size()))
+              .ends_with("'audio' is missing; this is not a report rtprov selftest wrote, or it "
+                         "was changed: run "
+                         "'rtprov selftest' for a new one"));
+}
+
+TEST_CASE("an audio test that is not one rtprov wrote is refused or kept in bounds") {
+    const std::string json = cli::selftest_json(report_with_audio());
+    const std::string tail = "; this is not a report rtprov selftest wrote, or it was changed: run "
+                             "'rtprov selftest' for a new one";
+    auto changed = [&](const std::string& from, const std::string& to) {
+        std::string text = json;
+        const auto at = text.find(from);
+        REQUIRE(at != std::string::npos);
+        return error_of(text.replace(at, from.size(), to));
+    };
+    // wrong types
+    CHECK(changed("\"underruns\": 2,", "\"underruns\": \"2\",")
+              .ends_with("'underruns' must be a number, not a string" + tail));
+    CHECK(changed("\"result\": {", "\"result\": [{").find("expected") != std::string::npos);
+    CHECK(changed("\"loopback\": false", "\"loopback\": 0")
+              .ends_with("'loopback' must be true or false, not a number" + tail));
+    CHECK(changed("\"audio\": {", "\"audio\": 1, \"x\": {")
+              .ends_with("'audio' must be an object or null, not a number" + tail));
+    // negative values, NaN (not JSON), numbers out of range
+    CHECK(changed("\"longest_gap_ms\": 130.250", "\"longest_gap_ms\": -1")
+              .ends_with("'longest_gap_ms' is out of range" + tail));
+    CHECK(changed("\"min_left_ms\": 0.000,", "\"min_left_ms\": -0.5,")
+              .ends_with("'min_left_ms' is out of range" + tail));
+    CHECK(changed("\"cpu_ms\": 12.346", "\"cpu_ms\": NaN")
+              .ends_with(":289: unexpected 'N'; expected a JSON value; this is not a report rtprov "
+                         "selftest wrote: run 'rtprov selftest' for a new one"));
+    CHECK(changed("\"played_s\": 3.999", "\"played_s\": 1e300")
+              .ends_with("'played_s' is out of range" + tail));
+    CHECK(changed("\"rate\": 44100", "\"rate\": 44100.5")
+              .ends_with("'rate' must be a whole number from 0 to 100000000" + tail));
+    CHECK(changed("\"priority\": 40, \"cpus\"", "\"priority\": 140, \"cpus\"")
+              .ends_with("'priority' must be a whole number from 0 to 99" + tail));
+    CHECK(changed("\"min_headroom_percent\": 30", "\"min_headroom_percent\": 101")
+              .ends_with("'min_headroom_percent' must be a whole number from 0 to 100" + tail));
+    // words and lists rtprov does not write
+    CHECK(changed("\"policy\": \"rr\"", "\"policy\": \"SCHED_RR\"")
+              .ends_with("'policy' holds 'SCHED_RR', which rtprov does not write there" + tail));
+    CHECK(changed("\"through\": \"pipewire\"", "\"through\": \"pulse\"")
+              .ends_with("'through' holds 'pulse', which rtprov does not write there" + tail));
+    CHECK(changed("\"cpus\": \"2-3\"", "\"cpus\": \"2-\\n\"")
+              .ends_with("'cpus' holds '2-\\x0a', not a CPU list" + tail));
+    // huge arrays: more underruns listed than counted, more seconds than kept
+    CHECK(changed("\"underruns\": 2,", "\"underruns\": 1,")
+              .ends_with("'underrun_list' holds 2 underruns; rtprov keeps at most 1000 and no "
+                         "more than 'underruns'" +
+                         tail));
+    std::string many = "\"seconds\": [";
+    for (unsigned s = 0; s <= k_max_report_audio_seconds; ++s)
+        many += (s ? ", " : "") + std::string("{\"at_s\": ") + std::to_string(s) +
+                ", \"min_left_ms\": 1, \"underruns\": 0}";
+    CHECK(changed("\"seconds\": [", many + ", ")
+              .ends_with("'seconds' holds 3605 seconds; rtprov keeps at most 3600" + tail));
+    CHECK(changed("\"seconds_total\": 4", "\"seconds_total\": 3")
+              .ends_with("'seconds_total' is 3, fewer than the 4 seconds the report holds" + tail));
+    CHECK(
+        changed("{\"at_s\": 1, \"min_left_ms\": 470.000", "{\"at_s\": 0, \"min_left_ms\": 470.000")
+            .ends_with("'at_s' does not come after the second before it" + tail));
+    CHECK(changed("{\"at_s\": 2.750", "{\"at_s\": 2.250")
+              .ends_with("'at_s' comes before the underrun before it" + tail));
+    // the judgement is made again from the figures
+    CHECK(
+        changed("\"min_headroom_ms\": 150.000", "\"min_headroom_ms\": 1.000")
+            .ends_with("'min_headroom_ms' is 1.000, but 30 % of the buffer is 150.000 ms" + tail));
+    CHECK(changed("\"min_headroom_percent\": 30, \"min_headroom_ms\": 150.000, \"passed\": false",
+                  "\"min_headroom_percent\": 30, \"min_headroom_ms\": 150.000, \"passed\": true")
+              .ends_with("'passed' does not follow from the audio test's figures" + tail));
 }

@@ -2,6 +2,7 @@
 #include "provisioner/pipeline/selftest_run.hpp"
 
 #include "provisioner/core/error.hpp"
+#include "provisioner/profile/app_loader.hpp"
 #include "provisioner/profile/profile_loader.hpp"
 #include "tests/unit/catch.hpp"
 
@@ -161,4 +162,85 @@ TEST_CASE("the idle policies, and a soak run's summaries") {
     CHECK_THROWS_WITH(pipeline::schedule_selftest_run(run, request),
                       "--summary 10 would never come: each idle policy is measured for 10 s; "
                       "pass a shorter --summary or a longer --duration");
+}
+
+namespace {
+
+std::vector<core::AppKnowledge> apps() {
+    return profile::load_apps(k_source + "/board-profiles/apps");
+}
+
+std::optional<pipeline::AudioPlan> audio_plan(const pipeline::AudioRequest& request,
+                                              const std::optional<core::Profile>& profile) {
+    std::optional<core::ResolvedCores> roles;
+    if (profile)
+        roles = core::resolve_cores(*profile, 4);
+    return pipeline::plan_audio(request, profile, roles, apps());
+}
+
+pipeline::AudioRequest asked(std::optional<std::string> period = std::nullopt,
+                             std::optional<std::string> buffer = std::nullopt) {
+    pipeline::AudioRequest request;
+    request.device = "";
+    request.period = std::move(period);
+    request.buffer = std::move(buffer);
+    return request;
+}
+
+} // namespace
+
+TEST_CASE("the underrun test is planned only when asked", "[audio]") {
+    CHECK_FALSE(audio_plan({}, x86()));
+}
+
+TEST_CASE("the underrun test plays as the profile's player: MPD's sizes, thread and cores",
+          "[audio]") {
+    auto plan = audio_plan(asked(), x86());
+    REQUIRE(plan);
+    CHECK(plan->options.period == core::AudioSize{125, core::AudioSize::Unit::ms});
+    CHECK(plan->options.buffer == core::AudioSize{500, core::AudioSize::Unit::ms});
+    CHECK(plan->options.policy == core::SchedPolicy::fifo);
+    CHECK(plan->options.priority == 40);
+    CHECK(plan->options.cpus.to_string() == "2-3");
+    CHECK(plan->sizes_from == "MPD's defaults");
+    CHECK(plan->min_headroom_percent == 25);
+    CHECK(plan->wanted.empty());
+}
+
+TEST_CASE("the underrun test takes the profile's device and headroom", "[audio]") {
+    auto plan = audio_plan(asked(), x86({"tuning.selftest.audio_device=hw:CARD=DAC,DEV=0",
+                                         "tuning.selftest.audio_min_headroom_percent=40"}));
+    REQUIRE(plan);
+    CHECK(plan->wanted == "hw:CARD=DAC,DEV=0");
+    CHECK(plan->min_headroom_percent == 40);
+    pipeline::AudioRequest named = asked();
+    named.device = "loopback";
+    CHECK(audio_plan(named, x86({"tuning.selftest.audio_device=hw:1,0"}))->wanted == "loopback");
+}
+
+TEST_CASE("without a player the underrun test plays with MPD's defaults, unpinned", "[audio]") {
+    auto plan = audio_plan(asked(), std::nullopt);
+    REQUIRE(plan);
+    CHECK(plan->options.period.to_string() == "125ms");
+    CHECK(plan->options.buffer.to_string() == "500ms");
+    CHECK(plan->options.priority == 40);
+    CHECK(plan->options.cpus.empty());
+    CHECK(plan->sizes_from == "MPD's defaults (no player in the profile)");
+}
+
+TEST_CASE("--period and --buffer: one alone makes the other as MPD does", "[audio]") {
+    auto both = audio_plan(asked("10ms", "40ms"), x86());
+    CHECK(both->options.period.to_string() == "10ms");
+    CHECK(both->options.buffer.to_string() == "40ms");
+    CHECK(audio_plan(asked("256frames"), x86())->options.buffer.to_string() == "1024frames");
+    CHECK(audio_plan(asked(std::nullopt, "100ms"), x86())->options.period.to_string() == "25ms");
+}
+
+TEST_CASE("--period and --buffer are refused when they make no ring of two periods", "[audio]") {
+    CHECK_THROWS_WITH(audio_plan(asked("100ms", "150ms"), x86()),
+                      Catch::Matchers::Contains("holds less than two 100ms periods"));
+    CHECK_THROWS_WITH(audio_plan(asked("10"), x86()), Catch::Matchers::Contains("has no unit"));
+    CHECK_THROWS_WITH(audio_plan(asked(std::nullopt, "3ms"), x86()),
+                      Catch::Matchers::Contains("give both --period and --buffer"));
+    CHECK_THROWS_AS(audio_plan(asked("2000ms"), x86()), UsageError);
 }

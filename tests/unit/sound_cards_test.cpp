@@ -241,6 +241,43 @@ TEST_CASE("a Pi 4 with an I2S DAC: the DMA channels its I2S controller names") {
     }
 }
 
+TEST_CASE("the cards' names are read without their interrupts, as read_sound_cards reads them") {
+    SoundSysroot s;
+    s.cards(" 0 [Intel          ]: HDA-Intel - HDA Intel\n"
+            "                      HDA Intel at 0xfebf0000 irq 35\n"
+            " 1 [Device         ]: USB-Audio - USB Audio Device\n"
+            "                      QEMU USB Audio Device at usb-0000:00:05.0-1, full speed\n"
+            " 2 [Loopback       ]: Loopback - Loopback\n"
+            "                      Loopback 1\n");
+    s.card(0, "pci0000:00/0000:00:04.0", "Intel");
+    s.card(1, "pci0000:00/0000:00:05.0/usb1/1-1/1-1:1.0", "Device");
+    s.usb_bus("pci0000:00/0000:00:05.0/usb1", 1);
+    s.card(2, "virtual", "Loopback");
+    // no /sys/kernel/irq: the interrupts are not looked for
+    const SysRoot root(s.dir.path());
+    Fact<std::vector<SoundCard>> cards = read_sound_card_names(root);
+    REQUIRE(cards);
+    REQUIRE(cards->size() == 3);
+    CHECK((*cards)[0].id == "Intel");
+    CHECK((*cards)[0].driver == "HDA-Intel");
+    CHECK((*cards)[0].name == "HDA Intel at 0xfebf0000 irq 35");
+    CHECK((*cards)[0].device == "/sys/devices/pci0000:00/0000:00:04.0");
+    CHECK_FALSE((*cards)[0].usb);
+    CHECK((*cards)[1].usb);
+    CHECK((*cards)[1].driver == "USB-Audio");
+    CHECK((*cards)[2].driver == "Loopback");
+    CHECK((*cards)[2].device.empty());
+    for (const SoundCard& card : *cards) {
+        CHECK(card.irqs.empty());
+        CHECK(card.problem.empty());
+    }
+
+    std::filesystem::remove_all(s.dir.path() + "/proc/asound");
+    Fact<std::vector<SoundCard>> none = read_sound_card_names(root);
+    CHECK_FALSE(none);
+    CHECK(none.absent);
+}
+
 TEST_CASE("cards without a device, a vanished device, no ALSA") {
     SoundSysroot s;
     s.cards(" 0 [Loopback       ]: Loopback - Loopback\n"

@@ -102,3 +102,29 @@ TEST_CASE("a sysroot that is not a folder reads as nothing, saying why") {
     CHECK_FALSE(fact);
     CHECK(fact.problem.find("is not a folder") != std::string::npos);
 }
+
+TEST_CASE("a link is read as written, not followed, in a tree and on the running system") {
+    TempDir dir;
+    std::filesystem::create_directories(dir.path() + "/proc/7/fd");
+    std::filesystem::create_symlink("/dev/snd/pcmC0D0p", dir.path() + "/proc/7/fd/3");
+    std::filesystem::create_symlink("socket:[123]", dir.path() + "/proc/7/fd/4");
+    std::filesystem::create_symlink("7", dir.path() + "/proc/self");
+    dir.write("proc/7/comm", "x\n");
+    const SysRoot root(dir.path());
+    CHECK(root.link("/proc/7/fd/3").value == "/dev/snd/pcmC0D0p"); // no such file: not followed
+    CHECK(root.link("/proc/7/fd/4").value == "socket:[123]");
+    CHECK(root.link("/proc/self/fd/3").value == "/dev/snd/pcmC0D0p"); // folders resolved
+    Fact<std::string> gone = root.link("/proc/8/fd/3");
+    CHECK_FALSE(gone);
+    CHECK(gone.absent);
+    Fact<std::string> plain = root.link("/proc/7/comm");
+    CHECK_FALSE(plain);
+    CHECK_FALSE(plain.absent);
+    CHECK(plain.problem.starts_with("cannot read the link '/proc/7/comm': "));
+    // the running system: this process's own descriptor
+    std::FILE* file = std::fopen(dir.write("open", "x").c_str(), "r");
+    REQUIRE(file);
+    CHECK(SysRoot("/").link("/proc/self/fd/" + std::to_string(fileno(file))).value ==
+          std::filesystem::canonical(dir.path() + "/open").string());
+    std::fclose(file);
+}

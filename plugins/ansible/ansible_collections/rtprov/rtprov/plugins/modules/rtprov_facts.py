@@ -114,9 +114,9 @@ def newest_report(module):
     except (OSError, ValueError) as e:
         module.fail_json(msg="cannot read rtprov's self-test report '%s': %s" % (path, e))
     if doc.get("schema") != "rtprov.selftest" or \
-            doc.get("schema_version") != rtprov_cli.SCHEMA_VERSION:
-        module.fail_json(msg="'%s' is not an rtprov.selftest report at schema_version %d"
-                             % (path, rtprov_cli.SCHEMA_VERSION))
+            doc.get("schema_version") not in rtprov_cli.SELFTEST_SCHEMA_VERSIONS:
+        module.fail_json(msg="'%s' is not an rtprov.selftest report at schema_version %s"
+                             % (path, " or ".join(map(str, rtprov_cli.SELFTEST_SCHEMA_VERSIONS))))
     return doc, path
 
 
@@ -157,6 +157,17 @@ def main():
         if probe and not probe.get("passed"):
             failed.append("PI-boost probe: worst wait %s us, limit %s us" %
                           (probe["worst_wait_us"], probe["limit_us"]))
+        audio = selftest.get("audio")
+        if audio and not audio.get("passed"):
+            result = audio["result"]
+            left = result.get("min_left_ms")
+            failed.append("audio test on '%s': %s underruns, %s, at least %s ms needed%s" %
+                          (result["device"], result["underruns"],
+                           "no write measured what was left" if left is None
+                           else "at worst %s ms left" % left,
+                           audio["min_headroom_ms"],
+                           "; stopped: " + result["stopped_because"]
+                           if result.get("stopped_because") else ""))
         problems.append("self-test %s did not pass: %s" %
                         (path, "; ".join(failed) or "incomplete or interrupted"))
     facts = dict(audit=audit, selftest=selftest, selftest_file=path,
