@@ -251,6 +251,13 @@ PY
         cat "$d/audio-stop.out" >&2
     check "offline: afterwards MPD plays again, a new process" \
         bash -c "[[ '$(fact mpd.after)' == '[playing] RUNNING '* && '$(fact mpd.after)' != '$(fact mpd.before)' ]]"
+    # --stop-player stops mpd.socket too (it would start MPD again); it must listen again
+    # afterwards, as before. systemd refuses to start a socket whose service is already
+    # running ('Socket service mpd.service already active, refusing'): the socket first.
+    check "offline: afterwards mpd.socket is active again, as it was before" \
+        bash -c "[ '$(fact mpd.socket.before)' = active ] && [ '$(fact mpd.socket.after)' = active ]" ||
+        { echo "  mpd.socket before: '$(fact mpd.socket.before)', after: '$(fact mpd.socket.after)'" >&2
+          grep 'mpd.socket' "$d/audio-stop.out" >&2; }
     echo "guest_test: audio: MPD before: $(fact mpd.before); after: $(fact mpd.after) (its state, the card's stream, its PID)" >&2
     check "offline: --audio=loopback loaded snd-aloop (no loopback card before it, one after)" \
         bash -c "[ '$(fact audio.loopback.before)' = 0 ] && [ -n '$(fact audio.loopback.card)' ]"

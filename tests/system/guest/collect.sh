@@ -385,10 +385,12 @@ mpd_round_trip() {
     { mpc -q clear && mpc -q add rtprov-tone.wav && mpc -q repeat on && mpc -q play; } >>"$out/mpc.out" 2>&1
     wait_until 60 mpd_playing
     fact mpd.before "$(mpd_status) $(pcm_state card0) $(systemctl show -P MainPID mpd.service)"
+    fact mpd.socket.before "$(systemctl is-active mpd.socket)"
     audio_run busy "$hda" 5
     audio_run stop "$hda" 5 --stop-player
     wait_until 60 mpd_playing
     fact mpd.after "$(mpd_status) $(pcm_state card0) $(systemctl show -P MainPID mpd.service)"
+    fact mpd.socket.after "$(systemctl is-active mpd.socket)"
     mpc -q stop
     wait_until 30 bash -c "! grep -qs RUNNING /proc/asound/card0/pcm0p/sub0/status"
     fact mpd.stopped "$(mpd_status) $(pcm_state card0)"
