@@ -11,7 +11,11 @@
 #   offline: apply --root on the image before its first boot, then boot it with qemu's
 #            sound hardware (HDA at boot, a USB DAC plugged in through the monitor); the
 #            guest runs a short self-test, the audit, and records the sound path's IRQ
-#            threads at boot, after the hotplug and after rollback --live.
+#            threads at boot, after the hotplug and after rollback --live. Then the
+#            underrun test (issue 37): the backend's timing, MPD playing and stopped for
+#            the test, a busy thread above the player against one below it, printed side
+#            by side as 'guest_test: audio: …', a loopback card, the audio benchmark, and
+#            the USB DAC unplugged mid-run (device_del).
 #   rt:      the same on Debian 13's PREEMPT_RT kernel (its own root, trixie-root.sh rt),
 #            plus PREEMPT_RT's timer threads and the benchmark of the IRQ tuning: the
 #            self-test with and without it, aplay feeding the USB DAC, printed as
@@ -103,22 +107,23 @@ collected() {
     guest_cat "$1" /var/lib/rtprov-guest/facts.1 | grep -q .
 }
 
-# run_scenario NAME CMDLINE: boots the image of NAME and copies the guest's results to
-# $work/NAME/.
+# run_scenario NAME CMDLINE [LIMIT]: boots the image of NAME (for at most LIMIT seconds,
+# default guest_boot's) and copies the guest's results to $work/NAME/.
 run_scenario() {
-    local name=$1 cmdline=$2 img=$work/$1.img t0 booted=0
+    local name=$1 cmdline=$2 limit=${3:-600} img=$work/$1.img t0 booted=0
     t0=$(date +%s)
     # A kernel oops before the collector ran (qemu TCG, see tsc=reliable above) gets one
     # more boot from a fresh image, and says so; a second one fails.
     scenario_collected() { collected "$img"; }
     guest_boot_retrying "$work/$name.console" scenario_collected \
-        boot_fresh_image "$img" "$kernel" "$initrd" "$cmdline" "$work/$name.console" || booted=$?
+        boot_fresh_image "$img" "$kernel" "$initrd" "$cmdline" "$work/$name.console" "$limit" || booted=$?
     check "$name: the guest powered off by itself" [ "$booted" -eq 0 ]
     mkdir -p "$work/$name"
     for f in facts.1 apply.out rollback.out status.out journal.1 selftest.out selftest.json \
         audit.json irq-tune.journal bench.out aplay.err bench-{tuned,untuned}-{1,2}.json \
         trace-check.{out,json} trace.{out,json,html,err} rtla-{2,3}.out trace-kill.out image.{out,err} image5.{out,err} \
-        stop-{burner,storm,idle}.{out,json,trace.txt} burner.log; do
+        stop-{burner,storm,idle}.{out,json,trace.txt} burner.log \
+        aplay-timing.out mpc.out audio-{busy,stop,rr,other,loopback,unplug}.{out,json} bench-audio.out; do
         guest_cat "$img" "/var/lib/rtprov-guest/$f" >"$work/$name/$f"
     done
     facts=$work/$name/facts.1
@@ -151,6 +156,147 @@ pi_image() {
     mkfs.ext4 -q -F -L rootfs -E offset=$((172032 * 512)) -d "$tree" "$img" 100000k
 }
 
+# audio_root ROOT: what the offline guest's underrun test needs in ROOT (collect.sh,
+# audio_tests): the marker that asks for it, MPD's ALSA output on qemu's HDA card (through
+# mpd.conf's include_optional), a looping track in its music folder (4 s of a quiet
+# 440 Hz sine, 48 kHz 16-bit stereo WAV), and the benchmark's script where the source has
+# it.
+audio_root() {
+    touch "$1/etc/rtprov-guest/audio"
+    cat >"$1/etc/mpd_local.conf" <<'EOF'
+audio_output {
+    type       "alsa"
+    name       "HDA"
+    device     "hw:CARD=Intel,DEV=0"
+    # MPD's default, a hardware mixer, looks for a 'PCM' control qemu's codec lacks
+    mixer_type "none"
+}
+EOF
+    mkdir -p "$1/var/lib/mpd/music"
+    python3 - "$1/var/lib/mpd/music/rtprov-tone.wav" <<'PY'
+import math, struct, sys, wave
+with wave.open(sys.argv[1], "wb") as w:
+    w.setnchannels(2)
+    w.setsampwidth(2)
+    w.setframerate(48000)
+    w.writeframes(b"".join(struct.pack("<hh", v, v) for v in
+                           (int(1000 * math.sin(2 * math.pi * 440 * i / 48000)) for i in range(4 * 48000))))
+PY
+    chmod -R a+rX "$1/var/lib/mpd/music"
+    if [ -f "$src/bench/audio-cpu.sh" ]; then
+        install -D -m 0755 "$src/bench/audio-cpu.sh" "$1/usr/local/lib/rtprov-guest/audio-cpu.sh"
+    fi
+}
+
+# audio_checks: the offline guest's underrun test (collect.sh, audio_tests).
+audio_checks() {
+    local d=$work/offline
+    check "offline: qemu's audio backend keeps time: 10 s of audio took aplay 9.5 to 12 s" \
+        awk -v s="$(fact audio.timing.s)" 'BEGIN { exit !(s >= 9.5 && s <= 12) }' ||
+        echo "  aplay took '$(fact audio.timing.s)' s (exit $(fact audio.timing.rc))" >&2
+    echo "guest_test: audio: 10 s of silence to the HDA card took aplay $(fact audio.timing.s) s" >&2
+    check "offline: the underrun test's threads ran on the reserved cores 2,3" is audio.reserved 2,3
+    check "offline: the negative control's bursts ran at SCHED_RR 45, one on each reserved core" \
+        is audio.load.rr "RR 45 2|RR 45 3|"
+    check "offline: rtprov's layout's bursts ran at SCHED_OTHER, one on each reserved core" \
+        is audio.load.other "TS - 2|TS - 3|"
+    # Under TCG the guest's CPUs are emulated on this machine's shared cores: the two runs
+    # prove the mechanism (an output thread starved for longer than its buffer underruns,
+    # and the test sees it) and the effect of the scheduling layout; their numbers are not
+    # a real machine's.
+    check "offline: the underrun test played at MPD's sizes from its output thread's place: SCHED_FIFO 40 on cores 2-3, memory locked" \
+        python3 - "$d/audio-rr.json" "$d/audio-other.json" <<'PY'
+import json, sys
+for f in sys.argv[1:]:
+    a = json.load(open(f))["audio"]["result"]
+    assert (a["policy"], a["priority"], a["cpus"], a["memory_locked"]) == ("fifo", 40, "2-3", True), a
+    # MPD's sizes as the card took them (it may round them to its own steps)
+    assert abs(a["period_frames"] * 1000 / a["rate"] - 125) < 5, a
+    assert abs(a["buffer_frames"] * 1000 / a["rate"] - 500) < 20, a
+PY
+    check "offline: the negative control (bursts at rr 45 above the player) underruns and does not pass" \
+        python3 - "$d/audio-rr.json" <<'PY'
+import json, sys
+a = json.load(open(sys.argv[1]))["audio"]
+assert a["result"]["underruns"] > 0 and not a["passed"], a
+PY
+    check "offline: the same bursts below the player (SCHED_OTHER): 0 underruns and it passes" \
+        python3 - "$d/audio-other.json" <<'PY'
+import json, sys
+a = json.load(open(sys.argv[1]))["audio"]
+assert a["result"]["underruns"] == 0 and a["passed"], a
+PY
+    python3 - "$d" <<'PY' || { fail=$((fail + 1)); echo "FAIL: offline: the underrun test's reports are readable" >&2; }
+import json, os, sys
+def cell(v, unit=""):
+    return "-" if v is None else f"{v:.0f}{unit}" if isinstance(v, float) else f"{v}{unit}"
+print("guest_test: audio: MPD's sizes (125 ms periods, a 500 ms buffer), the player at SCHED_FIFO 40 "
+      "on the reserved cores for 20 s, bursts busy 800 ms of every 1100 ms on each reserved core; "
+      "a qemu TCG guest: the mechanism and the policy's effect, not a real machine's numbers", file=sys.stderr)
+for label, name in (("bursts at SCHED_RR 45 (above the player)", "rr"),
+                    ("bursts at SCHED_OTHER (below the player)", "other")):
+    r = json.load(open(os.path.join(sys.argv[1], f"audio-{name}.json")))
+    a, res = r["audio"], r["audio"]["result"]
+    print(f"guest_test: audio: {label:41} underruns {cell(res['underruns']):>4}, "
+          f"min left {cell(res['min_left_ms'], ' ms'):>7}, longest gap {cell(res['longest_gap_ms'], ' ms'):>7}, "
+          f"{'passed' if a['passed'] else 'did not pass'}", file=sys.stderr)
+PY
+    check "offline: MPD played the looping track to the HDA card" has mpd.before "[playing] RUNNING" ||
+        cat "$d/mpc.out" >&2
+    check "offline: the underrun test refuses the card MPD holds, naming mpd.service" \
+        bash -c "[ '$(fact audio.busy.rc)' != 0 ] && grep -q 'mpd.service' '$d/audio-busy.out'" ||
+        cat "$d/audio-busy.out" >&2
+    grep -m1 'mpd.service' "$d/audio-busy.out" | sed 's/^/guest_test: audio: refused: /' >&2
+    check "offline: with --stop-player MPD is stopped for it and the test passes" is audio.stop.rc 0 ||
+        cat "$d/audio-stop.out" >&2
+    check "offline: afterwards MPD plays again, a new process" \
+        bash -c "[[ '$(fact mpd.after)' == '[playing] RUNNING '* && '$(fact mpd.after)' != '$(fact mpd.before)' ]]"
+    # --stop-player stops mpd.socket too (it would start MPD again); it must listen again
+    # afterwards, as before. systemd refuses to start a socket whose service is already
+    # running ('Socket service mpd.service already active, refusing'): the socket first.
+    check "offline: afterwards mpd.socket is active again, as it was before" \
+        bash -c "[ '$(fact mpd.socket.before)' = active ] && [ '$(fact mpd.socket.after)' = active ]" ||
+        { echo "  mpd.socket before: '$(fact mpd.socket.before)', after: '$(fact mpd.socket.after)'" >&2
+          grep 'mpd.socket' "$d/audio-stop.out" >&2; }
+    echo "guest_test: audio: MPD before: $(fact mpd.before); after: $(fact mpd.after) (its state, the card's stream, its PID)" >&2
+    check "offline: --audio=loopback loaded snd-aloop (no loopback card before it, one after)" \
+        bash -c "[ '$(fact audio.loopback.before)' = 0 ] && [ -n '$(fact audio.loopback.card)' ]"
+    check "offline: the loopback run passes and says it is a loopback" python3 - "$d/audio-loopback.json" <<'PY'
+import json, sys
+a = json.load(open(sys.argv[1]))["audio"]
+assert a["passed"] and a["result"]["loopback"] is True and a["result"]["underruns"] == 0, a
+PY
+    check "offline: its text says it is a loopback card" \
+        grep -q "a loopback card: this measures the scheduling, not the DAC's own path" "$d/audio-loopback.out" ||
+        cat "$d/audio-loopback.out" >&2
+    if [ -f "$src/bench/audio-cpu.sh" ]; then
+        check "offline: the audio benchmark ran" is audio.bench.rc 0
+        sed 's/^/guest_test: benchmark: /' "$d/bench-audio.out" >&2
+    else
+        echo "guest_test: benchmark: bench/audio-cpu.sh is not in this source yet" >&2
+    fi
+    check "offline: qemu unplugged the USB DAC (device_del; 'info usb' no longer lists it)" \
+        bash -c "sed -n '/^info usb after device_del:/,\$p' '$work/offline.unplug' | grep -q . &&
+            ! sed -n '/^info usb after device_del:/,\$p' '$work/offline.unplug' | grep -q 'ID: dac'" ||
+        cat "$work/offline.unplug" >&2
+    # The guest asks for the unplug 5 s after starting a 30 s run: the audio stops then,
+    # with the reason, and the run goes on measuring the latency to its end (rtprov's
+    # design: the report keeps what was measured), which is no hang.
+    check "offline: on the unplugged DAC the audio stopped within 5 s of the unplug, with a reason, and did not pass" \
+        python3 - "$d/audio-unplug.json" <<'PY'
+import json, sys
+a = json.load(open(sys.argv[1]))["audio"]
+assert a["result"]["played_s"] < 10 and a["result"]["stopped_because"] and not a["passed"], a
+print(f"guest_test: audio: unplugged: the audio stopped {a['result']['played_s']:.1f} s into playback: "
+      f"{a['result']['stopped_because']}", file=sys.stderr)
+PY
+    check "offline: the run on the unplugged DAC did not hang: it ended by the end of its 30 s (exit 3: did not pass)" \
+        awk -v s="$(fact audio.unplug.after_s)" -v hung="$(fact audio.unplug.hung)" -v rc="$(fact audio.unplug.rc)" \
+        'BEGIN { exit !(s != "" && s <= 35 && hung == "" && rc == 3) }'
+    echo "guest_test: audio: unplugged: the run ended $(fact audio.unplug.after_s) s after the guest asked" \
+        "for the unplug (exit $(fact audio.unplug.rc)); card 1 is $(fact audio.unplug.card1)" >&2
+}
+
 # sound_scenario NAME BASE: 'offline' (BASE: the stock kernel's root) and 'rt' (BASE: the
 # PREEMPT_RT kernel's root): apply --root before the first boot, boot with qemu's sound
 # hardware, and check boot parameters, pinning, the self-test, the audit and the sound
@@ -161,6 +307,7 @@ sound_scenario() {
     cp -a "$base_root" "$root"
     mkdir -p "$root/etc/rtprov-guest" && echo offline >"$root/etc/rtprov-guest/scenario"
     [ "$name" = rt ] && touch "$root/etc/rtprov-guest/bench"
+    [ "$name" = offline ] && audio_root "$root"
     # The sound path's IRQs (issue 15), from the built-in profile: threadirqs on the stock
     # kernel, MPD's FIFO 40 → its cards' IRQ threads at 41, every other IRQ thread at 39.
     local extra=()
@@ -172,11 +319,19 @@ sound_scenario() {
     check "$name: apply --root succeeds" [ $? -eq 0 ] || cat "$work/$name-apply.out" >&2
     # Sound hardware qemu emulates: an HDA card at boot, and an xhci controller with no
     # device; the collector asks on the console for a USB DAC, which the monitor adds.
+    # Their audio backend, 'none', consumes at the sample rate (qemu's noaudio paces by
+    # the virtual clock), which the underrun test needs: a backend that took audio as
+    # fast as it came would never let the buffer run dry. Measured in this guest, aplay
+    # playing 10 s of silence to the HDA card (125 ms periods, a 500 ms buffer) took
+    # 10.10 s with 'none' and 10.12 s with 'wav' (path=/dev/null): both keep time, and
+    # 'none' writes nothing. The collector times it again at every run (audio_checks).
     socket=$work/$name.monitor
     guest_qemu_args=(-audiodev "none,id=snd" -device intel-hda -device "hda-output,audiodev=snd"
                      -device "qemu-xhci,id=xhci" -monitor "unix:$socket,server=on,wait=off")
     # a second serial port whose output goes nowhere: the rt guest's interrupt storm
     [ "$name" = rt ] && guest_qemu_args+=(-serial null)
+    # The offline guest asks again for the DAC to be unplugged in the middle of the
+    # underrun test.
     (
         for _ in $(seq 1200); do
             grep -qs 'rtprov-guest: plug usb-audio' "$work/$name.console" && break
@@ -184,9 +339,17 @@ sound_scenario() {
         done
         { guest_monitor "$socket" 'device_add usb-audio,id=dac,bus=xhci.0,audiodev=snd' &&
             guest_monitor "$socket" 'info usb'; } >"$work/$name.hotplug" 2>&1
+        [ "$name" = offline ] || exit 0
+        for _ in $(seq 1200); do
+            grep -qs 'rtprov-guest: unplug usb-audio' "$work/$name.console" && break
+            sleep 1
+        done
+        { guest_monitor "$socket" 'device_del dac' && sleep 1 &&
+            echo "info usb after device_del:" && guest_monitor "$socket" 'info usb'; } >"$work/$name.unplug" 2>&1
     ) &
     hotplug=$!
-    run_scenario "$name" "root=/dev/vda rw $(grub_dropin_cmdline "$root")"
+    # the offline guest's underrun test adds some 3 minutes to its 4
+    run_scenario "$name" "root=/dev/vda rw $(grub_dropin_cmdline "$root")" 900
     kill "$hotplug" 2>/dev/null
     wait "$hotplug" 2>/dev/null
     guest_qemu_args=()
@@ -273,9 +436,10 @@ PY
     check "$name: the USB DAC added at run time is a second card" has hotplug.cards "1:Audio:USB-Audio" ||
         cat "$work/$name.hotplug" >&2
     check "$name: the udev rule ran rtprov-irq-tune@card1.service, which succeeded" \
-        is hotplug.irq_tune "success 0"
+        is hotplug.irq_tune success
     check "$name: after the hotplug the xhci controller's IRQ threads are the sound path's too" \
         irqs hotplug 'snd_hda|xhci' 'FF 41 0-1' 'FF 39'
+    [ "$name" = offline ] && audio_checks
     check "$name: rollback --live succeeds" is rollback.rc 0 || cat "$work/$name/rollback.out" >&2
     check "$name: after rollback --live every IRQ thread is back at the kernel's FIFO 50" \
         irqs rolledback 'snd_hda' 'FF 50 0-1' 'FF 50'

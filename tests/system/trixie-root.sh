@@ -2,8 +2,8 @@
 # SPDX-License-Identifier: Apache-2.0
 # Prints the path of a Debian 13 (trixie) root made with mmdebstrap, building it
 # first when today's copy does not exist yet. The root carries what the system
-# tests boot (systemd, Debian's kernel, mpd, rt-tests) and what it takes to build
-# rtprov inside it against Debian 13's libraries. Cached by date under
+# tests boot (systemd, Debian's kernel, mpd, mpc, alsa-utils, rt-tests) and what it
+# takes to build rtprov inside it against Debian 13's libraries. Cached by date under
 # $RTPROV_CACHE (default /var/tmp/rtprov-cache); older copies are removed.
 # Usage: trixie-root.sh [--suite trixie|bookworm] [amd64|arm64|rt|fleet|build|lintian|plain|plain-arm64]
 #   --suite bookworm: the same from Debian 12 (bookworm), for scripts/build-deb.sh --suite
@@ -68,6 +68,10 @@ else
 packages=(
   # what the appliance runs
   systemd systemd-sysv udev dbus linux-image-amd64 mpd rt-tests procps util-linux
+  # the underrun test's guest (guest_test.sh offline): aplay (alsa-utils) times qemu's
+  # audio backend and is the benchmark's reference; mpc plays MPD for the --stop-player
+  # round trip
+  alsa-utils mpc
   # GRUB, so that grub-mkconfig shows where rtprov's drop-in lands
   grub-pc
   # what building rtprov needs (Debian 13 versions: yaml-cpp 0.8, CLI11 2.4; the unit
