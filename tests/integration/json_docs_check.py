@@ -2,8 +2,10 @@
 """Holds rtprov's --json outputs against docs/json.md.
 
 Usage: json_docs_check.py DOC OUTPUT...   (each OUTPUT named KIND.ANYTHING.json)
-       json_docs_check.py --guest DOC OUTPUT... (the booted guest's outputs: only the
-           rows marked '*(booted guest)*' must be held, and every key seen is checked)
+       json_docs_check.py --guest[=PREFIX] DOC OUTPUT... (the booted guest's outputs: only
+           the rows marked '*(booted guest)*' must be held, those whose key starts with
+           PREFIX when given (a scenario's own: 'cores[]', 'audio'), and every key seen is
+           checked)
        json_docs_check.py --dump OUTPUT... (the keys and types seen, as table rows)
 
 In the document each output is a section '## `rtprov.KIND`' with a line
@@ -84,7 +86,8 @@ def read_doc(name):
 
 def main(argv):
     dump = argv[1] == "--dump"
-    guest = argv[1] == "--guest"
+    guest = argv[1] == "--guest" or argv[1].startswith("--guest=")
+    prefix = argv[1].partition("=")[2] if guest else ""
     if guest:
         argv = argv[1:]
     doc, problems = ({}, []) if dump else read_doc(argv[1])
@@ -122,7 +125,8 @@ def main(argv):
                 problems.append(f"rtprov.{kind}: '{path}' is {t}, docs/json.md says "
                                 f"{' or '.join(sorted(documented))}")
         held = {path for path, _ in pairs}
-        must = booted if guest else set(keys) - unprovoked - booted
+        must = ({p for p in booted if p.startswith(prefix)} if guest
+                else set(keys) - unprovoked - booted)
         for path in sorted(must - held):
             problems.append(f"rtprov.{kind}: docs/json.md documents '{path}', "
                             "which no output held")

@@ -290,6 +290,26 @@ assert a["result"]["played_s"] < 10 and a["result"]["stopped_because"] and not a
 print(f"guest_test: audio: unplugged: the audio stopped {a['result']['played_s']:.1f} s into playback: "
       f"{a['result']['stopped_because']}", file=sys.stderr)
 PY
+    # The underrun test's keys in docs/json.md are marked '(booted guest)': these reports
+    # hold them (the negative control's underruns and what ran at them, the unplug's
+    # reason, the loopback), named as json_docs_check.py wants them (KIND.NAME.json).
+    mkdir -p "$work/audio-json"
+    for name in rr other loopback unplug; do
+        cp "$d/audio-$name.json" "$work/audio-json/selftest.audio-$name.json" 2>/dev/null
+    done
+    check "offline: the underrun test's reports hold every audio key docs/json.md marks as provoked in the booted guest" \
+        python3 "$src/tests/integration/json_docs_check.py" --guest=audio "$src/docs/json.md" "$work"/audio-json/*.json
+    check "offline: at the negative control's first underrun the watcher saw the bursts at SCHED_RR 45 on the player's cores" \
+        python3 - "$d/audio-rr.json" <<'PY'
+import json, sys
+first = json.load(open(sys.argv[1]))["audio"]["result"]["underrun_list"][0]
+ran = first["running"]
+assert ran and any(t["comm"] == "rtprov-bursts" and t["policy"] == "rr" and t["priority"] == 45
+                   for t in ran["threads"]), first
+print("guest_test: audio: what ran at the first underrun: " +
+      ", ".join(f"{t['comm']} ({t['policy']} {t['priority']}, CPU {t['cpu']})" for t in ran["threads"]),
+      file=sys.stderr)
+PY
     check "offline: the run on the unplugged DAC did not hang: it ended by the end of its 30 s (exit 3: did not pass)" \
         awk -v s="$(fact audio.unplug.after_s)" -v hung="$(fact audio.unplug.hung)" -v rc="$(fact audio.unplug.rc)" \
         'BEGIN { exit !(s != "" && s <= 35 && hung == "" && rc == 3) }'
@@ -553,7 +573,7 @@ PY
     mkdir -p "$d/json"
     for f in trace stop-burner stop-storm stop-idle; do cp "$d/$f.json" "$d/json/selftest.$f.json"; done
     check "rt: the traced reports hold every key docs/json.md marks as provoked in the booted guest" \
-        python3 "$src/tests/integration/json_docs_check.py" --guest "$src/docs/json.md" "$d"/json/*.json
+        python3 "$src/tests/integration/json_docs_check.py" --guest="cores[]" "$src/docs/json.md" "$d"/json/*.json
     check "rt: while a --trace run measured, its instance and its period were in place" \
         bash -c "[[ '$(fact kill.during)' =~ ^rtprov-[0-9]+\ 2000$ ]]"
     check "rt: after it was killed (SIGKILL), its guard removed the instance and put the settings back" \
