@@ -168,13 +168,26 @@ void AudioSession::start(std::chrono::milliseconds duration, bool load,
     selftest::AudioOptions options = m_plan.options;
     options.duration = duration;
     options.interrupt = &m_stop;
+    options.playing = &m_playing;
     m_thread = std::thread([this, options] {
         try {
             m_result = selftest::run_audio(options, nullptr);
         } catch (const std::exception& e) {
             m_failure = e.what();
         }
+        m_ended.store(true);
     });
+    // A device that cannot be opened or set up (a wrong name, sizes it does not take) is
+    // said now, not after a latency run of minutes or days that its failure would discard.
+    while (!m_playing.load() && !m_ended.load())
+        std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    if (!m_playing.load()) {
+        m_thread.join();
+        if (m_reader)
+            m_reader->stop();
+        throw Error("the underrun test: " +
+                    (m_failure.empty() ? std::string("it did not start") : m_failure));
+    }
 }
 
 selftest::AudioResult AudioSession::finish() {

@@ -42,7 +42,8 @@ class AudioSession {
 
     // Starts playing for 'duration' in a thread of its own; with 'load', the seed's load
     // beside it: files read on 'load_cpus' and, as the player's own other threads, at
-    // SCHED_OTHER on its CPUs.
+    // SCHED_OTHER on its CPUs. Returns once the device plays; throws rtprov::Error when it
+    // cannot be opened or set up, before anything else is measured.
     void start(std::chrono::milliseconds duration, bool load, const core::CpuList& load_cpus);
     // Ends the playing (at once when the latency run ended early) and returns its result.
     selftest::AudioResult finish();
@@ -56,6 +57,8 @@ class AudioSession {
     std::string m_note;
     std::vector<std::string> m_stopped; // units to start again, in order
     std::atomic<bool> m_stop{false};
+    std::atomic<bool> m_playing{false}; // the device is set up and played to
+    std::atomic<bool> m_ended{false};   // the playing thread has returned or thrown
     std::unique_ptr<selftest::FileReadLoad> m_reader;
     std::thread m_thread;
     std::optional<selftest::AudioResult> m_result;

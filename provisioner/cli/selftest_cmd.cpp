@@ -416,6 +416,9 @@ int run_selftest(const SelftestCommand& c) {
                   << "\n";
     }
 
+    if (audio) // it plays, or its failure is said before anything is measured
+        audio->start(std::chrono::milliseconds(std::uint64_t(total_s) * 1000), c.load,
+                     options.load_cpus);
     ReportFiles files(c);
     std::cerr << "rtprov selftest: measuring CPUs " << options.cpus.to_string() << " for "
               << clock_text(total_s)
@@ -425,9 +428,6 @@ int run_selftest(const SelftestCommand& c) {
               << (summary_s ? "; a summary every " + clock_text(summary_s) : std::string())
               << "; Ctrl-C ends it early with a report of what was measured\n";
     options.interrupt = &g_interrupted;
-    if (audio)
-        audio->start(std::chrono::milliseconds(std::uint64_t(total_s) * 1000), c.load,
-                     options.load_cpus);
     options.summary_every = std::chrono::seconds(summary_s);
     for (std::size_t i = 0; i < policies.size() && !g_interrupted.load(); ++i) {
         options.idle = policies[i];

@@ -563,6 +563,8 @@ AudioResult run_audio(const AudioOptions& options, const ProgressCallback& progr
                              k_stack_bytes, options.cpus},
                             [&player] { player.play(); });
         const StopOnExit stop_on_exit(stop); // before the thread is joined
+        if (options.playing)
+            options.playing->store(true);
         wait_with_progress(
             monotonic_ns(), duration_ns,
             [&](double elapsed_s, double total_s) {

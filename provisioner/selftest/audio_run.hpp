@@ -30,6 +30,9 @@ struct AudioOptions {
     core::CpuList cpus; // its affinity; empty: not pinned
     std::chrono::milliseconds duration{10'000};
     const std::atomic<bool>* interrupt = nullptr; // set: stop at the next period
+    // Set once the device is open and set up and the playing thread runs: a caller playing
+    // beside other work waits for it (or for run_audio's exception) before starting that.
+    std::atomic<bool>* playing = nullptr;
 };
 
 // An underrun: the write found the ring empty (-EPIPE) and the stream was recovered.

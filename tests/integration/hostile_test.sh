@@ -490,4 +490,31 @@ check "the users' checks say they were too many to judge" \
 check "the filesystem check says what it did not look at" grep -qF "the ~/Music of 29744 more users (the audit looks at 256)" <<<"$out"
 check "and the report stays short" [ "${#out}" -lt 20000 ]
 
+# -- selftest --audio: device names, sizes and fake trees as a hostile profile or user gives them
+# A machine without a profile: CPUs 0-1, no sound card in its /proc/asound.
+asys=$work/audio-sys
+mkdir -p "$asys/sys/devices/system/cpu" "$asys/sys/class/sound" "$asys/proc/asound"
+echo 0-1 >"$asys/sys/devices/system/cpu/online"
+echo 0-1 >"$asys/sys/devices/system/cpu/present"
+: >"$asys/proc/asound/cards"
+audio_run() {
+    bounded selftest --sysroot "$asys" --history "$work/audio-history" --pi-probe 0 "$@"
+}
+audio_run --audio=rtprov-no-such-device --duration 60
+check "a device that cannot be opened fails before the latency run, not after it (exit 1)" \
+    [ "$rc" -eq 1 ]
+check "and says so" grep -qxF "rtprov: error: the underrun test: cannot open ALSA device 'rtprov-no-such-device': no such playback device; 'aplay -L' lists the devices and 'aplay -l' the cards" <<<"$err"
+measured=$(grep -c "latency, idle" <<<"$err")
+check "and measures nothing" [ "$measured" -eq 0 ]
+audio_run --audio=null --period 1024frames --buffer 10ms --duration 60
+check "a buffer of less than two periods in mixed units fails before the run" [ "$rc" -eq 1 ]
+check "naming both in frames" grep -qF "the buffer must hold at least two periods: a period of '1024frames' and a buffer of '10ms' are 1024 and 480 frames at 48000 Hz" <<<"$err"
+printf 'precious\n' >"$work/victim"
+audio_run --audio="file:'$work/victim',raw" --duration 1
+check "a device that writes to a file is refused (exit 1)" [ "$rc" -eq 1 ]
+check "the file named is left as it was" [ "$(cat "$work/victim")" = precious ]
+audio_run --audio="plug:{SLAVE \"file:'|touch $work/ran',raw\"}" --duration 1
+check "a device that pipes to a command is refused (exit 1)" [ "$rc" -eq 1 ]
+check "and the command is not run" [ ! -e "$work/ran" ]
+
 finish
