@@ -32,12 +32,19 @@ std::vector<system::PlaybackDevice> playback_devices(const system::SysRoot& root
 
 } // namespace
 
-AudioSession::AudioSession(pipeline::AudioPlan plan, const std::string& sysroot)
+AudioSession::AudioSession(pipeline::AudioPlan plan, const std::string& sysroot, bool this_machine)
     : m_plan(std::move(plan)) {
     const system::SysRoot root(sysroot);
     std::optional<system::PlaybackDevice> device;
     if (m_plan.wanted == "loopback") {
         device = system::loopback_device(playback_devices(root));
+        if (!device && !this_machine)
+            throw UsageError("--audio", "'loopback' loads snd-aloop on this machine when "
+                                        "--sysroot " +
+                                            quoted(sysroot) +
+                                            " has no loopback card, and rtprov does not act "
+                                            "on a machine it did not read; leave --sysroot "
+                                            "out, or give the tree a loopback card");
         if (!device) {
             const int rc = run_here({"modprobe", "snd-aloop"});
             if (rc != 0)

@@ -25,8 +25,9 @@ class AudioSession {
     // sound server holds is played to through the server's ALSA plugin, one a service
     // holds is refused unless the plan says --stop-player, which stops the service (and
     // its socket) here. Throws rtprov::Error with the whole refusal; nothing is stopped
-    // then.
-    AudioSession(pipeline::AudioPlan plan, const std::string& sysroot);
+    // then. 'this_machine': 'sysroot' is this machine's root; otherwise no module is
+    // loaded here on its word ('loopback' is refused when the tree has no such card).
+    AudioSession(pipeline::AudioPlan plan, const std::string& sysroot, bool this_machine);
     // Stops the playing and starts again what was stopped, whatever way the run ended.
     ~AudioSession();
     AudioSession(const AudioSession&) = delete;

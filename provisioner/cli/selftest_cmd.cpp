@@ -399,11 +399,22 @@ int run_selftest(const SelftestCommand& c) {
     if (audio_request.device)
         audio_plan = pipeline::plan_audio(audio_request, profile, run.roles,
                                           profile::load_apps(data_dir("apps")));
+    // The holders of a card are read under --sysroot, but systemctl and modprobe act on
+    // this machine: never on the word of another tree.
+    std::error_code same_ec;
+    const bool this_machine = stdfs::equivalent(c.sysroot, "/", same_ec);
+    if (audio_plan && audio_plan->stop_player && !this_machine)
+        throw UsageError("--stop-player",
+                         "it stops and starts services on this machine, but --sysroot " +
+                             quoted(c.sysroot) +
+                             " is another tree, whose /proc rtprov read: rtprov does not act "
+                             "on a machine it did not read; leave --sysroot out, or free the "
+                             "card by hand");
     InterruptHandler interrupt_handler(audio_plan && audio_plan->stop_player);
     g_interrupted.store(false);
     std::optional<AudioSession> audio;
     if (audio_plan) {
-        audio.emplace(*audio_plan, c.sysroot);
+        audio.emplace(*audio_plan, c.sysroot, this_machine);
         std::cerr << "rtprov selftest: playing to " << audio->device() << " (" << audio->note()
                   << ") with " << audio_plan->sizes_from << ": a "
                   << audio_plan->options.period.to_string() << " period in a "

@@ -517,4 +517,26 @@ audio_run --audio="plug:{SLAVE \"file:'|touch $work/ran',raw\"}" --duration 1
 check "a device that pipes to a command is refused (exit 1)" [ "$rc" -eq 1 ]
 check "and the command is not run" [ ! -e "$work/ran" ]
 
+# A fake tree whose /proc says a service holds its card: --stop-player would stop that
+# service on this machine, which rtprov did not read. The unit exists nowhere, should the
+# refusal ever break.
+mkdir -p "$asys/sys/class/sound/card0" "$asys/sys/class/sound/pcmC0D0p" "$asys/proc/4242/fd"
+echo DAC >"$asys/sys/class/sound/card0/id"
+echo 116:16 >"$asys/sys/class/sound/pcmC0D0p/dev"
+printf ' 0 [DAC            ]: USB-Audio - DAC\n                      DAC\n' >"$asys/proc/asound/cards"
+echo mpd >"$asys/proc/4242/comm"
+echo 0::/system.slice/rtprov-hostile-test.service >"$asys/proc/4242/cgroup"
+ln -s /dev/snd/pcmC0D0p "$asys/proc/4242/fd/9"
+audio_run --audio --duration 1
+check "a card the fake tree's service holds is refused without --stop-player" \
+    grep -qF "rtprov-hostile-test.service" <<<"$err"
+audio_run --audio --stop-player --duration 1
+check "--stop-player with another tree's --sysroot is refused (exit 2)" [ "$rc" -eq 2 ]
+check "saying why and what to do" grep -qxF "rtprov: error: --stop-player: it stops and starts services on this machine, but --sysroot '$asys' is another tree, whose /proc rtprov read: rtprov does not act on a machine it did not read; leave --sysroot out, or free the card by hand" <<<"$err"
+stopped=$(grep -c "stopping" <<<"$err")
+check "and stops nothing" [ "$stopped" -eq 0 ]
+audio_run --audio=loopback --duration 1
+check "--audio=loopback with another tree's --sysroot loads no module here (exit 2)" [ "$rc" -eq 2 ]
+check "and says why" grep -qxF "rtprov: error: --audio: 'loopback' loads snd-aloop on this machine when --sysroot '$asys' has no loopback card, and rtprov does not act on a machine it did not read; leave --sysroot out, or give the tree a loopback card" <<<"$err"
+
 finish
