@@ -415,8 +415,8 @@ int run_selftest(const SelftestCommand& c) {
     std::optional<AudioSession> audio;
     if (audio_plan) {
         audio.emplace(*audio_plan, c.sysroot, this_machine);
-        std::cerr << "rtprov selftest: playing to " << audio->device() << " (" << audio->note()
-                  << ") with " << audio_plan->sizes_from << ": a "
+        std::cerr << "rtprov selftest: playing to " << quoted(audio->device()) << " ("
+                  << audio->note() << ") with " << audio_plan->sizes_from << ": a "
                   << audio_plan->options.period.to_string() << " period in a "
                   << audio_plan->options.buffer.to_string() << " buffer, "
                   << core::to_string(audio_plan->options.policy) << " "

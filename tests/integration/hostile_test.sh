@@ -539,4 +539,23 @@ audio_run --audio=loopback --duration 1
 check "--audio=loopback with another tree's --sysroot loads no module here (exit 2)" [ "$rc" -eq 2 ]
 check "and says why" grep -qxF "rtprov: error: --audio: 'loopback' loads snd-aloop on this machine when --sysroot '$asys' has no loopback card, and rtprov does not act on a machine it did not read; leave --sysroot out, or give the tree a loopback card" <<<"$err"
 
+# A device name alsa-lib opens although it carries a comment with markup, quotes, a newline
+# and terminal escapes (its configuration syntax: 'plug:{SLAVE "null" # ...}'): no escape
+# or line of its own reaches the terminal, the Prometheus label stays one escaped line, the page escapes it.
+rm -rf "$asys/proc/4242" "$asys/sys/class/sound/card0" "$asys/sys/class/sound/pcmC0D0p"
+: >"$asys/proc/asound/cards"
+evil=$(printf 'plug:{SLAVE "null" #<script>alert(1)</script>"} x{a="b\033]0;pwned\007\033[31m\n}')
+audio_run --audio="$evil" --duration 1 --prometheus "$work/evil.prom" --html "$work/evil.html"
+played=$([ "$rc" -eq 0 ] || [ "$rc" -eq 3 ] && echo yes)
+check "a device name with escapes and markup plays (exit 0 or 3)" [ "$played" = yes ]
+escapes=$(printf '%s\n%s' "$out" "$err" | grep -c $'\033')
+check "no terminal escape of the name reaches stdout or stderr" [ "$escapes" -eq 0 ]
+forged=$(printf '%s\n%s' "$out" "$err" | grep -c '^}')
+check "nor its newline: no line of the output begins with the name's second line" \
+    [ "$forged" -eq 0 ]
+check "the Prometheus label is one escaped line" \
+    grep -q '^rtprov_selftest_audio_underruns_total{device="plug:{SLAVE \\"null\\" #<script>.*\\n}"} 0$' "$work/evil.prom"
+raw=$(grep -c '<script>alert' "$work/evil.html")
+check "the page escapes it" [ "$raw" -eq 0 ]
+
 finish
