@@ -7,6 +7,7 @@
 #include "provisioner/cli/selftest_audio.hpp"
 #include "provisioner/cli/selftest_render.hpp"
 #include "provisioner/core/error.hpp"
+#include "provisioner/core/fd.hpp"
 #include "provisioner/core/plan.hpp"
 #include "provisioner/fs/root.hpp"
 #include "provisioner/pipeline/applied_system.hpp"
@@ -17,6 +18,8 @@
 #include "provisioner/selftest/timerlat_session.hpp"
 #include "provisioner/system/cpus.hpp"
 
+#include <fcntl.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <sys/utsname.h>
 #include <unistd.h>
@@ -25,6 +28,7 @@
 #include <cerrno>
 #include <csignal>
 #include <cstdlib>
+#include <cstring>
 #include <ctime>
 #include <filesystem>
 #include <fstream>
@@ -186,7 +190,16 @@ class ReportFiles {
             state.content = json;
             history.write("/" + m_name, state);
             if (stage == Stage::final && !report.interrupted) {
-                state.content = selftest::format_history(m_past) +
+                // Read again under a lock of the folder: another run may have added its
+                // lines since this one began, and would lose them to a copy made then.
+                const core::Fd folder = history.open_folder();
+                if (flock(folder.get(), LOCK_EX) != 0)
+                    throw Error("cannot lock " + quoted(m_c.history_dir) + ": " +
+                                std::strerror(errno));
+                std::vector<selftest::HistoryEntry> now;
+                if (auto old = history.read("/history.tsv", fs::caps::k_state))
+                    now = selftest::parse_history(old->content);
+                state.content = selftest::format_history(now) +
                                 selftest::format_history(selftest::history_entries(report));
                 history.write("/history.tsv", state);
             }
@@ -203,10 +216,23 @@ class ReportFiles {
     void name(const selftest::SelftestReport& report, const fs::Root& history) {
         if (!m_name.empty())
             return;
+        // Claimed by creating it (O_EXCL): two runs started in the same second would
+        // otherwise both find the name free and keep one report.
         std::string stamp = utc_text(report.started_unix, "%Y%m%dT%H%M%SZ");
-        m_name = stamp + ".json";
-        for (int n = 2; history.exists("/" + m_name); ++n)
-            m_name = stamp + "-" + std::to_string(n) + ".json";
+        const core::Fd folder = history.open_folder();
+        for (int n = 1;; ++n) {
+            const std::string name = stamp + (n == 1 ? "" : "-" + std::to_string(n)) + ".json";
+            const core::Fd claimed(openat(folder.get(), name.c_str(),
+                                          O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
+                                          0644));
+            if (claimed.get() >= 0) {
+                m_name = name;
+                return;
+            }
+            if (errno != EEXIST)
+                throw Error("cannot create " + quoted(history.shown("/" + name)) + ": " +
+                            std::strerror(errno));
+        }
     }
 
     void warn_history(const std::exception& e) const {

@@ -558,4 +558,17 @@ check "the Prometheus label is one escaped line" \
 raw=$(grep -c '<script>alert' "$work/evil.html")
 check "the page escapes it" [ "$raw" -eq 0 ]
 
+# Two runs at once into one history (started in the same second, as a user starting one
+# in each of two terminals): both reports are kept, and both runs' lines in history.tsv.
+mkdir -p "$work/two"
+for n in 1 2; do
+    timeout 20 "$rtprov" selftest --sysroot "$asys" --history "$work/two" --pi-probe 0 \
+        --audio=null --duration 1 >/dev/null 2>"$work/two-$n.err" &
+done
+wait
+kept=$(find "$work/two" -name '*.json' | wc -l)
+check "two runs at once keep two reports" [ "$kept" -eq 2 ]
+lines=$(wc -l <"$work/two/history.tsv")
+check "and both runs' lines in history.tsv (3 each: 2 CPUs and the audio)" [ "$lines" -eq 6 ]
+
 finish
