@@ -33,12 +33,19 @@ std::vector<system::PlaybackDevice> playback_devices(const system::SysRoot& root
 
 } // namespace
 
-AudioSession::AudioSession(pipeline::AudioPlan plan, const std::string& sysroot)
+AudioSession::AudioSession(pipeline::AudioPlan plan, const std::string& sysroot, bool this_machine)
     : m_plan(std::move(plan)) {
     const system::SysRoot root(sysroot);
     std::optional<system::PlaybackDevice> device;
     if (m_plan.wanted == "loopback") {
         device = system::loopback_device(playback_devices(root));
+        if (!device && !this_machine)
+            throw UsageError("--audio", "'loopback' loads snd-aloop on this machine when "
+                                        "--sysroot " +
+                                            quoted(sysroot) +
+                                            " has no loopback card, and rtprov does not act "
+                                            "on a machine it did not read; leave --sysroot "
+                                            "out, or give the tree a loopback card");
         if (!device) {
             const int rc = run_here({"modprobe", "snd-aloop"});
             if (rc != 0)
@@ -180,13 +187,26 @@ void AudioSession::start(std::chrono::milliseconds duration, bool load,
         watched = system::read_cpus(here).online.value.value_or(core::CpuList());
     if (!watched.empty())
         m_watch = std::make_unique<selftest::UnderrunWatch>(here, watched, options.cpus, m_live);
+    options.playing = &m_playing;
     m_thread = std::thread([this, options] {
         try {
             m_result = selftest::run_audio(options, nullptr);
         } catch (const std::exception& e) {
             m_failure = e.what();
         }
+        m_ended.store(true);
     });
+    // A device that cannot be opened or set up (a wrong name, sizes it does not take) is
+    // said now, not after a latency run of minutes or days that its failure would discard.
+    while (!m_playing.load() && !m_ended.load())
+        std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    if (!m_playing.load()) {
+        m_thread.join();
+        if (m_reader)
+            m_reader->stop();
+        throw Error("the underrun test: " +
+                    (m_failure.empty() ? std::string("it did not start") : m_failure));
+    }
 }
 
 selftest::AudioResult AudioSession::finish() {

@@ -26,8 +26,9 @@ class AudioSession {
     // sound server holds is played to through the server's ALSA plugin, one a service
     // holds is refused unless the plan says --stop-player, which stops the service (and
     // its socket) here. Throws rtprov::Error with the whole refusal; nothing is stopped
-    // then.
-    AudioSession(pipeline::AudioPlan plan, const std::string& sysroot);
+    // then. 'this_machine': 'sysroot' is this machine's root; otherwise no module is
+    // loaded here on its word ('loopback' is refused when the tree has no such card).
+    AudioSession(pipeline::AudioPlan plan, const std::string& sysroot, bool this_machine);
     // Stops the playing and starts again what was stopped, whatever way the run ended.
     ~AudioSession();
     AudioSession(const AudioSession&) = delete;
@@ -44,7 +45,9 @@ class AudioSession {
     // Starts playing for 'duration' in a thread of its own; with 'load', the seed's load
     // beside it: files read on 'load_cpus' and, as the player's own other threads, at
     // SCHED_OTHER on its CPUs. A watcher reads what ran on the player's CPUs (all online
-    // ones when it is not pinned) at each of the first underruns.
+    // ones when it is not pinned) at each of the first underruns. Returns once the device
+    // plays; throws rtprov::Error when it cannot be opened or set up, before anything else
+    // is measured.
     void start(std::chrono::milliseconds duration, bool load, const core::CpuList& load_cpus);
     // Ends the playing (at once when the latency run ended early) and returns its result,
     // with what ran at its first underruns.
@@ -61,6 +64,8 @@ class AudioSession {
     std::atomic<bool> m_stop{false};
     selftest::AudioLive m_live; // outlives the watcher and the playing
     std::unique_ptr<selftest::UnderrunWatch> m_watch;
+    std::atomic<bool> m_playing{false}; // the device is set up and played to
+    std::atomic<bool> m_ended{false};   // the playing thread has returned or thrown
     std::unique_ptr<selftest::FileReadLoad> m_reader;
     std::thread m_thread;
     std::optional<selftest::AudioResult> m_result;

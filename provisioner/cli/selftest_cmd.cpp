@@ -7,6 +7,7 @@
 #include "provisioner/cli/selftest_audio.hpp"
 #include "provisioner/cli/selftest_render.hpp"
 #include "provisioner/core/error.hpp"
+#include "provisioner/core/fd.hpp"
 #include "provisioner/core/plan.hpp"
 #include "provisioner/fs/root.hpp"
 #include "provisioner/pipeline/applied_system.hpp"
@@ -17,6 +18,8 @@
 #include "provisioner/selftest/timerlat_session.hpp"
 #include "provisioner/system/cpus.hpp"
 
+#include <fcntl.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <sys/utsname.h>
 #include <unistd.h>
@@ -25,6 +28,7 @@
 #include <cerrno>
 #include <csignal>
 #include <cstdlib>
+#include <cstring>
 #include <ctime>
 #include <filesystem>
 #include <fstream>
@@ -186,7 +190,16 @@ class ReportFiles {
             state.content = json;
             history.write("/" + m_name, state);
             if (stage == Stage::final && !report.interrupted) {
-                state.content = selftest::format_history(m_past) +
+                // Read again under a lock of the folder: another run may have added its
+                // lines since this one began, and would lose them to a copy made then.
+                const core::Fd folder = history.open_folder();
+                if (flock(folder.get(), LOCK_EX) != 0)
+                    throw Error("cannot lock " + quoted(m_c.history_dir) + ": " +
+                                std::strerror(errno));
+                std::vector<selftest::HistoryEntry> now;
+                if (auto old = history.read("/history.tsv", fs::caps::k_state))
+                    now = selftest::parse_history(old->content);
+                state.content = selftest::format_history(now) +
                                 selftest::format_history(selftest::history_entries(report));
                 history.write("/history.tsv", state);
             }
@@ -203,10 +216,23 @@ class ReportFiles {
     void name(const selftest::SelftestReport& report, const fs::Root& history) {
         if (!m_name.empty())
             return;
+        // Claimed by creating it (O_EXCL): two runs started in the same second would
+        // otherwise both find the name free and keep one report.
         std::string stamp = utc_text(report.started_unix, "%Y%m%dT%H%M%SZ");
-        m_name = stamp + ".json";
-        for (int n = 2; history.exists("/" + m_name); ++n)
-            m_name = stamp + "-" + std::to_string(n) + ".json";
+        const core::Fd folder = history.open_folder();
+        for (int n = 1;; ++n) {
+            const std::string name = stamp + (n == 1 ? "" : "-" + std::to_string(n)) + ".json";
+            const core::Fd claimed(openat(folder.get(), name.c_str(),
+                                          O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
+                                          0644));
+            if (claimed.get() >= 0) {
+                m_name = name;
+                return;
+            }
+            if (errno != EEXIST)
+                throw Error("cannot create " + quoted(history.shown("/" + name)) + ": " +
+                            std::strerror(errno));
+        }
     }
 
     void warn_history(const std::exception& e) const {
@@ -399,13 +425,24 @@ int run_selftest(const SelftestCommand& c) {
     if (audio_request.device)
         audio_plan = pipeline::plan_audio(audio_request, profile, run.roles,
                                           profile::load_apps(data_dir("apps")));
+    // The holders of a card are read under --sysroot, but systemctl and modprobe act on
+    // this machine: never on the word of another tree.
+    std::error_code same_ec;
+    const bool this_machine = stdfs::equivalent(c.sysroot, "/", same_ec);
+    if (audio_plan && audio_plan->stop_player && !this_machine)
+        throw UsageError("--stop-player",
+                         "it stops and starts services on this machine, but --sysroot " +
+                             quoted(c.sysroot) +
+                             " is another tree, whose /proc rtprov read: rtprov does not act "
+                             "on a machine it did not read; leave --sysroot out, or free the "
+                             "card by hand");
     InterruptHandler interrupt_handler(audio_plan && audio_plan->stop_player);
     g_interrupted.store(false);
     std::optional<AudioSession> audio;
     if (audio_plan) {
-        audio.emplace(*audio_plan, c.sysroot);
-        std::cerr << "rtprov selftest: playing to " << audio->device() << " (" << audio->note()
-                  << ") with " << audio_plan->sizes_from << ": a "
+        audio.emplace(*audio_plan, c.sysroot, this_machine);
+        std::cerr << "rtprov selftest: playing to " << quoted(audio->device()) << " ("
+                  << audio->note() << ") with " << audio_plan->sizes_from << ": a "
                   << audio_plan->options.period.to_string() << " period in a "
                   << audio_plan->options.buffer.to_string() << " buffer, "
                   << core::to_string(audio_plan->options.policy) << " "
@@ -416,6 +453,9 @@ int run_selftest(const SelftestCommand& c) {
                   << "\n";
     }
 
+    if (audio) // it plays, or its failure is said before anything is measured
+        audio->start(std::chrono::milliseconds(std::uint64_t(total_s) * 1000), c.load,
+                     options.load_cpus);
     ReportFiles files(c);
     std::cerr << "rtprov selftest: measuring CPUs " << options.cpus.to_string() << " for "
               << clock_text(total_s)
@@ -425,9 +465,6 @@ int run_selftest(const SelftestCommand& c) {
               << (summary_s ? "; a summary every " + clock_text(summary_s) : std::string())
               << "; Ctrl-C ends it early with a report of what was measured\n";
     options.interrupt = &g_interrupted;
-    if (audio)
-        audio->start(std::chrono::milliseconds(std::uint64_t(total_s) * 1000), c.load,
-                     options.load_cpus);
     options.summary_every = std::chrono::seconds(summary_s);
     for (std::size_t i = 0; i < policies.size() && !g_interrupted.load(); ++i) {
         options.idle = policies[i];

@@ -16,6 +16,7 @@
 #include <ctime>
 #include <memory>
 #include <numbers>
+#include <string_view>
 
 namespace rtprov::selftest {
 
@@ -47,9 +48,15 @@ template <class T> using AlsaPtr = std::unique_ptr<T, void (*)(T*)>;
 class Pcm {
   public:
     Pcm(const LibAsound& alsa, const std::string& device) : m_alsa(alsa) {
-        const int rc = alsa.snd_pcm_open(&m_pcm, device.c_str(), SND_PCM_STREAM_PLAYBACK, 0);
-        if (rc == 0)
+        // Opened without blocking: in blocking mode alsa-lib waits until a busy device is
+        // free (aplay(1), -N), and a player holds it for hours. Then blocking, for the
+        // writes.
+        int rc =
+            alsa.snd_pcm_open(&m_pcm, device.c_str(), SND_PCM_STREAM_PLAYBACK, SND_PCM_NONBLOCK);
+        if (rc == 0 && (rc = alsa.snd_pcm_nonblock(m_pcm, 0)) == 0)
             return;
+        if (m_pcm)
+            alsa.snd_pcm_close(m_pcm);
         m_pcm = nullptr;
         const int error = -rc;
         const std::string what = device_text(device);
@@ -79,6 +86,34 @@ class Pcm {
     const LibAsound& m_alsa;
     snd_pcm_t* m_pcm = nullptr;
 };
+
+// Refuses a PCM that writes what it plays to a file or a command: alsa-lib's file plugin
+// (type file; the 'file' and 'tee' PCMs of its alsa.conf take the path as an argument, so
+// a name such as 'file:"/etc/x",raw', or one nested in a plug's slave, names it). It
+// creates or truncates its file, or starts its '|command' through popen, when the hardware
+// parameters are set (src/pcm/pcm_file.c, snd_pcm_file_hw_params), which rtprov does as
+// root, and from a name a profile may carry. Its snd_pcm_dump() names each PCM of the
+// chain, this one as "File PCM" (snd_pcm_file_dump); read before the parameters are set.
+void refuse_file_output(const LibAsound& alsa, snd_pcm_t* pcm, const std::string& device) {
+    snd_output_t* raw = nullptr;
+    if (alsa.snd_output_buffer_open(&raw) < 0)
+        throw Error("cannot allocate an ALSA output buffer to check " + device_text(device) +
+                    "; free memory");
+    const AlsaPtr<snd_output_t> out(raw, [](snd_output_t* o) { libasound().snd_output_close(o); });
+    char* text = nullptr;
+    const int rc = alsa.snd_pcm_dump(pcm, raw);
+    const std::size_t size = alsa.snd_output_buffer_string(raw, &text);
+    if (rc < 0 || !text)
+        throw Error("cannot tell what " + device_text(device) +
+                    " plays to: " + errno_text(rc < 0 ? -rc : EINVAL) +
+                    "; test the card itself (hw:CARD=NAME,DEV=0)");
+    if (std::string_view(text, size).find("File PCM") != std::string_view::npos)
+        throw Error(device_text(device) +
+                    " writes what it plays to a file or a command, not to a sound card: rtprov "
+                    "will not create, overwrite or run what a device name names; test the card "
+                    "itself (hw:CARD=NAME,DEV=0 or its plughw: form, 'aplay -L' lists the "
+                    "devices)");
+}
 
 // What the device took.
 struct Setup {
@@ -490,6 +525,7 @@ AudioResult run_audio(const AudioOptions& options, const ProgressCallback& progr
     validate(options);
     const LibAsound& alsa = libasound();
     Pcm pcm(alsa, options.device);
+    refuse_file_output(alsa, pcm.get(), options.device);
     const Setup setup = set_hardware(alsa, pcm.get(), options);
     set_software(alsa, pcm.get(), setup, options.device);
 
@@ -536,6 +572,8 @@ AudioResult run_audio(const AudioOptions& options, const ProgressCallback& progr
         if (options.live) // before its first underrun: that takes a whole buffer of audio
             options.live->player_tid.store(thread.tid());
         const StopOnExit stop_on_exit(stop); // before the thread is joined
+        if (options.playing)
+            options.playing->store(true);
         wait_with_progress(
             monotonic_ns(), duration_ns,
             [&](double elapsed_s, double total_s) {

@@ -38,6 +38,9 @@ struct AudioOptions {
     std::chrono::milliseconds duration{10'000};
     const std::atomic<bool>* interrupt = nullptr; // set: stop at the next period
     AudioLive* live = nullptr;                    // set: kept up to date while playing
+    // Set once the device is open and set up and the playing thread runs: a caller playing
+    // beside other work waits for it (or for run_audio's exception) before starting that.
+    std::atomic<bool>* playing = nullptr;
 };
 
 // A thread on the playing thread's CPUs when an underrun was seen: one that could take the

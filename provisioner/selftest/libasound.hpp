@@ -20,9 +20,13 @@ namespace rtprov::selftest {
     X(snd_ctl_close)                                                                               \
     X(snd_ctl_open)                                                                                \
     X(snd_lib_error_set_handler)                                                                   \
+    X(snd_output_buffer_open)                                                                      \
+    X(snd_output_buffer_string)                                                                    \
+    X(snd_output_close)                                                                            \
     X(snd_pcm_avail_delay)                                                                         \
     X(snd_pcm_close)                                                                               \
     X(snd_pcm_drop)                                                                                \
+    X(snd_pcm_dump)                                                                                \
     X(snd_pcm_hw_params)                                                                           \
     X(snd_pcm_hw_params_any)                                                                       \
     X(snd_pcm_hw_params_free)                                                                      \
@@ -45,6 +49,7 @@ namespace rtprov::selftest {
     X(snd_pcm_info_free)                                                                           \
     X(snd_pcm_info_get_card)                                                                       \
     X(snd_pcm_info_malloc)                                                                         \
+    X(snd_pcm_nonblock)                                                                            \
     X(snd_pcm_open)                                                                                \
     X(snd_pcm_prepare)                                                                             \
     X(snd_pcm_start)                                                                               \

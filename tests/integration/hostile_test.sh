@@ -490,4 +490,85 @@ check "the users' checks say they were too many to judge" \
 check "the filesystem check says what it did not look at" grep -qF "the ~/Music of 29744 more users (the audit looks at 256)" <<<"$out"
 check "and the report stays short" [ "${#out}" -lt 20000 ]
 
+# -- selftest --audio: device names, sizes and fake trees as a hostile profile or user gives them
+# A machine without a profile: CPUs 0-1, no sound card in its /proc/asound.
+asys=$work/audio-sys
+mkdir -p "$asys/sys/devices/system/cpu" "$asys/sys/class/sound" "$asys/proc/asound"
+echo 0-1 >"$asys/sys/devices/system/cpu/online"
+echo 0-1 >"$asys/sys/devices/system/cpu/present"
+: >"$asys/proc/asound/cards"
+audio_run() {
+    bounded selftest --sysroot "$asys" --history "$work/audio-history" --pi-probe 0 "$@"
+}
+audio_run --audio=rtprov-no-such-device --duration 60
+check "a device that cannot be opened fails before the latency run, not after it (exit 1)" \
+    [ "$rc" -eq 1 ]
+check "and says so" grep -qxF "rtprov: error: the underrun test: cannot open ALSA device 'rtprov-no-such-device': no such playback device; 'aplay -L' lists the devices and 'aplay -l' the cards" <<<"$err"
+measured=$(grep -c "latency, idle" <<<"$err")
+check "and measures nothing" [ "$measured" -eq 0 ]
+audio_run --audio=null --period 1024frames --buffer 10ms --duration 60
+check "a buffer of less than two periods in mixed units fails before the run" [ "$rc" -eq 1 ]
+check "naming both in frames" grep -qF "the buffer must hold at least two periods: a period of '1024frames' and a buffer of '10ms' are 1024 and 480 frames at 48000 Hz" <<<"$err"
+printf 'precious\n' >"$work/victim"
+audio_run --audio="file:'$work/victim',raw" --duration 1
+check "a device that writes to a file is refused (exit 1)" [ "$rc" -eq 1 ]
+check "the file named is left as it was" [ "$(cat "$work/victim")" = precious ]
+audio_run --audio="plug:{SLAVE \"file:'|touch $work/ran',raw\"}" --duration 1
+check "a device that pipes to a command is refused (exit 1)" [ "$rc" -eq 1 ]
+check "and the command is not run" [ ! -e "$work/ran" ]
+
+# A fake tree whose /proc says a service holds its card: --stop-player would stop that
+# service on this machine, which rtprov did not read. The unit exists nowhere, should the
+# refusal ever break.
+mkdir -p "$asys/sys/class/sound/card0" "$asys/sys/class/sound/pcmC0D0p" "$asys/proc/4242/fd"
+echo DAC >"$asys/sys/class/sound/card0/id"
+echo 116:16 >"$asys/sys/class/sound/pcmC0D0p/dev"
+printf ' 0 [DAC            ]: USB-Audio - DAC\n                      DAC\n' >"$asys/proc/asound/cards"
+echo mpd >"$asys/proc/4242/comm"
+echo 0::/system.slice/rtprov-hostile-test.service >"$asys/proc/4242/cgroup"
+ln -s /dev/snd/pcmC0D0p "$asys/proc/4242/fd/9"
+audio_run --audio --duration 1
+check "a card the fake tree's service holds is refused without --stop-player" \
+    grep -qF "rtprov-hostile-test.service" <<<"$err"
+audio_run --audio --stop-player --duration 1
+check "--stop-player with another tree's --sysroot is refused (exit 2)" [ "$rc" -eq 2 ]
+check "saying why and what to do" grep -qxF "rtprov: error: --stop-player: it stops and starts services on this machine, but --sysroot '$asys' is another tree, whose /proc rtprov read: rtprov does not act on a machine it did not read; leave --sysroot out, or free the card by hand" <<<"$err"
+stopped=$(grep -c "stopping" <<<"$err")
+check "and stops nothing" [ "$stopped" -eq 0 ]
+audio_run --audio=loopback --duration 1
+check "--audio=loopback with another tree's --sysroot loads no module here (exit 2)" [ "$rc" -eq 2 ]
+check "and says why" grep -qxF "rtprov: error: --audio: 'loopback' loads snd-aloop on this machine when --sysroot '$asys' has no loopback card, and rtprov does not act on a machine it did not read; leave --sysroot out, or give the tree a loopback card" <<<"$err"
+
+# A device name alsa-lib opens although it carries a comment with markup, quotes, a newline
+# and terminal escapes (its configuration syntax: 'plug:{SLAVE "null" # ...}'): no escape
+# or line of its own reaches the terminal, the Prometheus label stays one escaped line, the page escapes it.
+rm -rf "$asys/proc/4242" "$asys/sys/class/sound/card0" "$asys/sys/class/sound/pcmC0D0p"
+: >"$asys/proc/asound/cards"
+evil=$(printf 'plug:{SLAVE "null" #<script>alert(1)</script>"} x{a="b\033]0;pwned\007\033[31m\n}')
+audio_run --audio="$evil" --duration 1 --prometheus "$work/evil.prom" --html "$work/evil.html"
+played=$([ "$rc" -eq 0 ] || [ "$rc" -eq 3 ] && echo yes)
+check "a device name with escapes and markup plays (exit 0 or 3)" [ "$played" = yes ]
+escapes=$(printf '%s\n%s' "$out" "$err" | grep -c $'\033')
+check "no terminal escape of the name reaches stdout or stderr" [ "$escapes" -eq 0 ]
+forged=$(printf '%s\n%s' "$out" "$err" | grep -c '^}')
+check "nor its newline: no line of the output begins with the name's second line" \
+    [ "$forged" -eq 0 ]
+check "the Prometheus label is one escaped line" \
+    grep -q '^rtprov_selftest_audio_underruns_total{device="plug:{SLAVE \\"null\\" #<script>.*\\n}"} 0$' "$work/evil.prom"
+raw=$(grep -c '<script>alert' "$work/evil.html")
+check "the page escapes it" [ "$raw" -eq 0 ]
+
+# Two runs at once into one history (started in the same second, as a user starting one
+# in each of two terminals): both reports are kept, and both runs' lines in history.tsv.
+mkdir -p "$work/two"
+for n in 1 2; do
+    timeout 20 "$rtprov" selftest --sysroot "$asys" --history "$work/two" --pi-probe 0 \
+        --audio=null --duration 1 >/dev/null 2>"$work/two-$n.err" &
+done
+wait
+kept=$(find "$work/two" -name '*.json' | wc -l)
+check "two runs at once keep two reports" [ "$kept" -eq 2 ]
+lines=$(wc -l <"$work/two/history.tsv")
+check "and both runs' lines in history.tsv (3 each: 2 CPUs and the audio)" [ "$lines" -eq 6 ]
+
 finish

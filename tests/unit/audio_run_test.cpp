@@ -6,11 +6,14 @@
 #include "provisioner/selftest/audio_tally.hpp"
 
 #include "tests/unit/catch.hpp"
+#include "tests/unit/temp_dir.hpp"
 
 #include <unistd.h>
 
 #include <array>
 #include <atomic>
+#include <filesystem>
+#include <fstream>
 #include <set>
 #include <thread>
 
@@ -300,4 +303,32 @@ TEST_CASE("a playing thread's priority out of range is refused") {
     options.policy = SchedPolicy::fifo;
     options.priority = 0;
     CHECK(run_error(options) == "SCHED_FIFO priority '0' is out of range; use 1 to 99");
+}
+
+TEST_CASE("a device that writes to a file or runs a command is refused before it does") {
+    // alsa-lib's file plugin (the 'file' and 'tee' PCMs of its alsa.conf, also nested in a
+    // plug's slave) creates or truncates its file, or starts its '|command', when the
+    // hardware parameters are set: as root, a device name must not write a file or run a
+    // command.
+    TempDir dir;
+    const std::string kept = dir.path() + "/kept";
+    std::ofstream(kept) << "precious\n";
+    AudioOptions options = null_options(std::chrono::milliseconds(100));
+    const std::string refusal = "' writes what it plays to a file or a command, not to a "
+                                "sound card: rtprov will not create, overwrite or run what a "
+                                "device name names; test the card itself (hw:CARD=NAME,DEV=0 "
+                                "or its plughw: form, 'aplay -L' lists the devices)";
+    options.device = "file:'" + kept + "',raw";
+    CHECK(run_error(options) == "ALSA device '" + options.device + refusal);
+    options.device = "plug:{SLAVE \"tee:null,'" + dir.path() + "/new',raw\"}";
+    CHECK(run_error(options) == "ALSA device '" + options.device + refusal);
+    options.device = "file:'|touch " + dir.path() + "/ran',raw";
+    CHECK(run_error(options) == "ALSA device '" + options.device + refusal);
+    std::ifstream in(kept);
+    std::string line;
+    std::getline(in, line);
+    CHECK(line == "precious");
+    CHECK(std::filesystem::file_size(kept) == 9);
+    CHECK_FALSE(std::filesystem::exists(dir.path() + "/new"));
+    CHECK_FALSE(std::filesystem::exists(dir.path() + "/ran"));
 }
