@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "provisioner/audit/proc_text.hpp"
 
+#include "provisioner/core/text.hpp"
+
 #include <algorithm>
 #include <cctype>
 #include <charconv>
@@ -9,18 +11,10 @@ namespace rtprov::audit {
 
 namespace {
 
-template <typename T> std::optional<T> number(std::string_view text) {
-    T value{};
-    auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
-    if (text.empty() || ec != std::errc() || end != text.data() + text.size())
-        return std::nullopt;
-    return value;
-}
-
 std::optional<LimitValue> limit_value(std::string_view text) {
     if (text == "unlimited")
         return LimitValue{true, 0};
-    if (auto value = number<std::uint64_t>(text))
+    if (auto value = core::whole_number<std::uint64_t>(text))
         return LimitValue{false, *value};
     return std::nullopt;
 }
@@ -100,7 +94,7 @@ std::optional<unsigned> parse_status_uid(std::string_view status) {
         const std::vector<std::string> ids = words(line.substr(key.size()));
         if (ids.size() < 2)
             return std::nullopt;
-        return number<unsigned>(ids[1]);
+        return core::whole_number<unsigned>(ids[1]);
     }
     return std::nullopt;
 }
@@ -256,7 +250,7 @@ std::optional<LimitValue> parse_memlock_setting(const std::string& text) {
             digits.remove_suffix(1);
         }
     }
-    auto value = number<std::uint64_t>(digits);
+    auto value = core::whole_number<std::uint64_t>(digits);
     if (!value)
         return std::nullopt;
     return LimitValue{false, *value * scale};
@@ -270,21 +264,21 @@ std::vector<InterruptLine> parse_interrupts(std::string_view text) {
     // The header names a column per online CPU: 'CPU0 CPU1 CPU3'.
     std::vector<unsigned> cpus;
     for (const std::string& column : words(all[0]))
-        if (auto cpu =
-                column.starts_with("CPU") ? number<unsigned>(column.substr(3)) : std::nullopt)
+        if (auto cpu = column.starts_with("CPU") ? core::whole_number<unsigned>(column.substr(3))
+                                                 : std::nullopt)
             cpus.push_back(*cpu);
     for (std::size_t i = 1; i < all.size(); ++i) {
         std::vector<std::string> w = words(all[i]);
         if (w.empty() || !w[0].ends_with(':'))
             continue;
-        auto irq = number<unsigned>(std::string_view(w[0]).substr(0, w[0].size() - 1));
+        auto irq = core::whole_number<unsigned>(std::string_view(w[0]).substr(0, w[0].size() - 1));
         if (!irq)
             continue;
         InterruptLine line;
         line.irq = *irq;
         std::size_t at = 1;
         for (; at < w.size() && line.counts.size() < cpus.size(); ++at) {
-            auto count = number<std::uint64_t>(w[at]);
+            auto count = core::whole_number<std::uint64_t>(w[at]);
             if (!count)
                 break;
             line.counts[cpus[line.counts.size()]] = *count;
@@ -297,7 +291,7 @@ std::vector<InterruptLine> parse_interrupts(std::string_view text) {
             std::size_t digits = 0;
             while (digits < hw.size() && std::isdigit(static_cast<unsigned char>(hw[digits])))
                 ++digits;
-            line.hwirq = number<unsigned>(hw.substr(0, digits));
+            line.hwirq = core::whole_number<unsigned>(hw.substr(0, digits));
         }
         std::size_t trigger = at;
         while (trigger < w.size() && !is_trigger(w[trigger]))

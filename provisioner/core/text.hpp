@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 #pragma once
 
+#include <charconv>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -49,5 +51,15 @@ std::string octal(unsigned mode);
 // reserved word ('if').
 // For messages and the commands a user is told to run.
 std::string shell_command(const std::vector<std::string>& argv);
+
+// 'text' as a whole number of type T, all of it (no sign unless T has one, no spaces);
+// nullopt otherwise, out of range too. Pure.
+template <typename T> std::optional<T> whole_number(std::string_view text) {
+    T value{};
+    auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+    if (text.empty() || ec != std::errc() || end != text.data() + text.size())
+        return std::nullopt;
+    return value;
+}
 
 } // namespace rtprov::core

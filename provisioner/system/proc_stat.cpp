@@ -10,14 +10,6 @@ namespace rtprov::system {
 
 namespace {
 
-template <typename T> std::optional<T> number(std::string_view text) {
-    T value{};
-    auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
-    if (text.empty() || ec != std::errc() || end != text.data() + text.size())
-        return std::nullopt;
-    return value;
-}
-
 std::vector<std::string_view> lines(std::string_view text) {
     std::vector<std::string_view> out;
     while (!text.empty()) {
@@ -39,7 +31,7 @@ std::optional<TaskStat> parse_stat(std::string_view text) {
         return std::nullopt;
     TaskStat stat;
     const std::vector<std::string> head = core::words(text.substr(0, open));
-    auto pid = head.size() == 1 ? number<int>(head[0]) : std::nullopt;
+    auto pid = head.size() == 1 ? core::whole_number<int>(head[0]) : std::nullopt;
     if (!pid)
         return std::nullopt;
     stat.pid = *pid;
@@ -48,11 +40,11 @@ std::optional<TaskStat> parse_stat(std::string_view text) {
     const std::vector<std::string> rest = core::words(text.substr(close + 1));
     if (rest.size() < 41 - 2 || rest[3 - 3].size() != 1)
         return std::nullopt;
-    auto ppid = number<int>(rest[4 - 3]);
-    auto flags = number<unsigned long>(rest[9 - 3]);
-    auto processor = number<int>(rest[39 - 3]);
-    auto rt_priority = number<int>(rest[40 - 3]);
-    auto policy = number<long>(rest[41 - 3]);
+    auto ppid = core::whole_number<int>(rest[4 - 3]);
+    auto flags = core::whole_number<unsigned long>(rest[9 - 3]);
+    auto processor = core::whole_number<int>(rest[39 - 3]);
+    auto rt_priority = core::whole_number<int>(rest[40 - 3]);
+    auto policy = core::whole_number<long>(rest[41 - 3]);
     if (!ppid || !flags || !processor || !rt_priority || !policy)
         return std::nullopt;
     stat.state = rest[3 - 3][0];
@@ -93,8 +85,8 @@ CgroupUnit unit_of_cgroup(std::string_view path) {
         if (!part.ends_with(".service") && !part.ends_with(".scope"))
             continue;
         if (out.unit.starts_with("user@") && out.unit.ends_with(".service"))
-            manager =
-                number<unsigned>(std::string_view(out.unit).substr(5, out.unit.size() - 5 - 8));
+            manager = core::whole_number<unsigned>(
+                std::string_view(out.unit).substr(5, out.unit.size() - 5 - 8));
         out.unit = part;
     }
     out.user = manager;
