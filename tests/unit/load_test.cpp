@@ -115,7 +115,9 @@ TEST_CASE("the file load reads every regular file again and again until stopped"
     CHECK(eventually([&] { return load.files() >= 12; })); // two threads, two passes each
     const auto start = std::chrono::steady_clock::now();
     load.stop();
-    CHECK(std::chrono::steady_clock::now() - start < std::chrono::milliseconds(500));
+    // a bound against a stop that waits for the end of a pass, not a measure of speed:
+    // a loaded machine may take longer than any tight bound
+    CHECK(std::chrono::steady_clock::now() - start < std::chrono::seconds(10));
     const std::uint64_t files = load.files();
     // Whole files only, the link and the FIFO passed over: each a multiple of a pass.
     CHECK(load.bytes() >= files / 3 * 135'000);
