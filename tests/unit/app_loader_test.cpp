@@ -100,9 +100,9 @@ TEST_CASE("app knowledge is read with the same bounds as profiles") {
                                  ":2:8: anchors and aliases ('&name', '*name') are not used in "
                                  "rtprov's YAML; write the value out, or share it with 'extends:'");
     dir.write("apps.yaml", k_head + "    colour: blue\n");
-    CHECK(load_error(dir) == file +
-                                 ":6:5: app 'mpd': unknown key 'colour'; known keys: name, "
-                                 "units, threads, policy, priority, highest_priority, rt_threads, alsa_period, alsa_buffer");
+    CHECK(load_error(dir) == file + ":6:5: app 'mpd': unknown key 'colour'; known keys: name, "
+                                    "units, threads, policy, priority, highest_priority, "
+                                    "rt_threads, alsa_period, alsa_buffer");
     dir.write("apps.yaml", k_head + "    priorty: 40\n");
     CHECK(load_error(dir) ==
           file + ":6:5: app 'mpd': unknown key 'priorty', did you mean 'priority'?");
