@@ -179,6 +179,8 @@ constexpr Table<MissingService, 2> k_missing_services{
     {{"skip", MissingService::skip}, {"write", MissingService::write}}};
 constexpr Table<IrqCpus, 2> k_irq_cpus{
     {{"housekeeping", IrqCpus::housekeeping}, {"reserved", IrqCpus::reserved}}};
+constexpr Table<BufferMode, 3> k_buffer_modes{
+    {{"keep", BufferMode::keep}, {"advise", BufferMode::advise}, {"write", BufferMode::write}}};
 
 template <typename Enum> std::string word_of(Enum value) {
     for (const auto& [word, e] : words(value))
@@ -210,6 +212,9 @@ Words<MissingService> words(MissingService) {
 Words<IrqCpus> words(IrqCpus) {
     return k_irq_cpus;
 }
+Words<BufferMode> words(BufferMode) {
+    return k_buffer_modes;
+}
 
 std::string to_string(BootLoader value) {
     return word_of(value);
@@ -230,6 +235,9 @@ std::string to_string(MissingService value) {
     return word_of(value);
 }
 std::string to_string(IrqCpus value) {
+    return word_of(value);
+}
+std::string to_string(BufferMode value) {
     return word_of(value);
 }
 

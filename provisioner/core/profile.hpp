@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #pragma once
 
+#include "provisioner/core/audio_size.hpp"
 #include "provisioner/core/cpu_list.hpp"
 #include "provisioner/core/origin.hpp"
 #include "provisioner/core/sched_policy.hpp"
@@ -27,6 +28,10 @@ enum class IoClass { none, realtime, best_effort, idle };
 enum class MissingService { skip, write };
 enum class CpuTargetKind { reserved, housekeeping, all, list };
 enum class IrqCpus { housekeeping, reserved }; // where the sound path's IRQs are handled
+// tuning.audio.buffers: what rtprov does with the players' ALSA buffers
+// (docs/audio-buffers.md): leaves them ('keep'), says what the measurement supports
+// ('advise'), or writes it into each player's configuration ('write').
+enum class BufferMode { keep, advise, write };
 
 // Facts about the hardware and its OS image.
 struct BoardMatch {
@@ -97,6 +102,11 @@ struct ServiceTuning {
     std::optional<int> nice;
     IoClass io_class = IoClass::none;
     bool force_priority = false; // allow a unit-wide priority that inverts the app's own
+    // The player's ALSA period and buffer as its stack says them (core/buffer_rule.hpp),
+    // written where it reads them when tuning.audio.buffers is 'write'; nullopt: 'auto',
+    // chosen from the measurement at first boot.
+    std::optional<AudioSize> period;
+    std::optional<AudioSize> buffer;
     MissingService if_missing = MissingService::skip;
     Origin origin; // the service's key
     friend bool operator==(const ServiceTuning&, const ServiceTuning&) = default;
@@ -163,6 +173,7 @@ struct Tuning {
     // unbound workqueues (/sys/devices/virtual/workqueue/cpumask) on the housekeeping cores
     bool housekeeping_workqueues = false;
     SelftestThresholds selftest;
+    BufferMode audio_buffers = BufferMode::advise;
     friend bool operator==(const Tuning&, const Tuning&) = default;
 };
 
@@ -221,6 +232,7 @@ Words<MissingKernelConfig> words(MissingKernelConfig);
 Words<IoClass> words(IoClass);
 Words<MissingService> words(MissingService);
 Words<IrqCpus> words(IrqCpus);
+Words<BufferMode> words(BufferMode);
 
 // Names used in the YAML schema and messages.
 std::string to_string(BootLoader value);
@@ -232,6 +244,7 @@ std::string service_policy_word(const std::optional<SchedPolicy>& policy);
 std::string to_string(IoClass value);
 std::string to_string(MissingService value);
 std::string to_string(IrqCpus value);
+std::string to_string(BufferMode value);
 std::string to_string(const CpuTarget& value);
 
 } // namespace rtprov::core

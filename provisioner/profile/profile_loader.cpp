@@ -148,6 +148,31 @@ schema::Key<core::Profile> irq_priority(std::string_view path, const char* leave
         });
 }
 
+// A player's period or buffer: 'auto' (nullopt) or a size ('25ms', '256frames').
+schema::Key<core::ServiceTuning>
+audio_size_key(const char* name, std::optional<core::AudioSize> core::ServiceTuning::*field) {
+    using S = core::ServiceTuning;
+    return schema::custom<S>(
+        name,
+        [=](schema::Reader& c, const Tree& t, const std::string& shown, S& s) {
+            const std::string* value =
+                c.scalar(t, shown, "'auto' or a size like '25ms' or '256frames'");
+            if (!value)
+                return;
+            if (*value == "auto") {
+                s.*field = std::nullopt;
+                return;
+            }
+            auto size = core::parse_audio_size(*value);
+            if (!size)
+                c.fail(t.origin, "'" + shown + "': " + size.problem + ", or 'auto'");
+            else
+                s.*field = *size;
+        },
+        [=](YAML::Emitter& out, const S& s) { out << (s.*field)->to_string(); },
+        [=](const S& s) { return (s.*field).has_value(); });
+}
+
 const schema::Keys<core::ServiceTuning>& service_keys() {
     using S = core::ServiceTuning;
     using namespace schema;
@@ -188,6 +213,8 @@ const schema::Keys<core::ServiceTuning>& service_keys() {
         number<S>("nice", RTPROV_FIELD(S, nice), -100000, 100000),
         choice<S>("io_class", RTPROV_FIELD(S, io_class)),
         flag<S>("force_priority", RTPROV_FIELD(S, force_priority)),
+        audio_size_key("period", &S::period),
+        audio_size_key("buffer", &S::buffer),
         choice<S>("if_missing", RTPROV_FIELD(S, if_missing)),
     };
     return k_keys;
@@ -314,6 +341,7 @@ const schema::Keys<core::Profile>& profile_keys() {
                 grammar::alsa_pcm_name),
         number<P>("tuning.selftest.audio_min_headroom_percent",
                   RTPROV_FIELD(P, tuning.selftest.audio_min_headroom_percent), 0, 100),
+        choice<P>("tuning.audio.buffers", RTPROV_FIELD(P, tuning.audio_buffers)),
     };
     return k_keys;
 }
