@@ -8,6 +8,7 @@
 #include "provisioner/cli/child_rtprov.hpp"
 #include "provisioner/cli/commands.hpp"
 #include "provisioner/cli/flow_log.hpp"
+#include "provisioner/cli/selftest_render.hpp"
 #include "provisioner/fs/root_lock.hpp"
 #include "provisioner/pipeline/firstboot.hpp"
 #include "provisioner/pipeline/target_root.hpp"
@@ -33,8 +34,14 @@ int run_firstboot(const FirstbootCommand&) {
         true,   true,    pipeline::command_runner(root, true, [](const std::string&) {}),
         rtprov, manager, log,
         utc_now};
-    const pipeline::Firstboot done =
-        pipeline::run_firstboot(machine, {data_dir("profiles"), data_dir("apps"), started});
+    const pipeline::ReadSelftestReport read_report = [](const std::string& host_path) {
+        auto file = fs::read_host_file(host_path, fs::caps::k_report);
+        if (!file)
+            throw Error("'" + host_path + "' is not there");
+        return read_selftest_json(*file, host_path);
+    };
+    const pipeline::Firstboot done = pipeline::run_firstboot(
+        machine, {data_dir("profiles"), data_dir("apps"), started, read_report});
     switch (done.outcome) {
     case pipeline::FirstbootOutcome::already_ran:
         std::cout << "rtprov firstboot: already ran (" << done.state.phase << " at "

@@ -174,7 +174,8 @@ std::string firstboot_text(const target::FirstbootState& f) {
         out += f.phase + " at " + f.updated_at + " (profile " + f.profile + "; " +
                std::to_string(f.reboots) + (f.reboots == 1 ? " reboot" : " reboots") +
                "); kernel command line " + f.cmdline + "; self-test " + f.selftest + "; audit " +
-               f.audit + (f.trial.empty() ? "" : "; trial: " + f.trial) + "; reports in " +
+               f.audit + (f.trial.empty() ? "" : "; trial: " + f.trial) +
+               (f.buffers.empty() ? "" : "; buffers: " + f.buffers) + "; reports in " +
                target::k_firstboot_dir;
     return out + "\n";
 }
@@ -200,7 +201,8 @@ std::string firstboot_json(const target::FirstbootState& f) {
            ", \"reboot_cause\": " + json_string(f.reboot_cause) +
            ", \"cmdline\": " + json_string(f.cmdline) +
            ", \"selftest\": " + json_string(f.selftest) + ", \"audit\": " + json_string(f.audit) +
-           ", \"trial\": " + json_string(f.trial) + ", \"reason\": " + json_string(f.reason) +
+           ", \"trial\": " + json_string(f.trial) + ", \"buffers\": " + json_string(f.buffers) +
+           ", \"reason\": " + json_string(f.reason) +
            ", \"updated_at\": " + json_string(f.updated_at) + "}";
 }
 

@@ -17,9 +17,6 @@ namespace rtprov::cli {
 
 namespace {
 
-// A self-test report: up to a week's late seconds on a few cores.
-constexpr fs::SizeCap k_report_cap{"self-test report", 64u << 20};
-
 // The newest report the history folder holds: its names sort by time
 // (20261203T142638Z.json, then -2, -3 for more in the same second). Only regular files
 // with a real date and time count: a folder, a link or a name like 99999999T999999Z.json
@@ -70,7 +67,7 @@ std::string newest_selftest_prometheus(const fs::Root& root) {
     if (newest.empty())
         return "";
     const std::string file = std::string(k_selftest_history) + "/" + newest;
-    const auto kept = root.read(file, k_report_cap);
+    const auto kept = root.read(file, fs::caps::k_report);
     if (!kept)
         return "";
     return selftest_prometheus(read_selftest_json(kept->content, root.shown(file)));
@@ -108,7 +105,7 @@ int run_report(const ReportCommand& c) {
         throw Error("--html " + rtprov::quoted(c.html_file) +
                     " is the report it would be made from; name another file for the page");
     const fs::Root folder(file.parent_path().string());
-    const auto kept = folder.read("/" + file.filename().string(), k_report_cap);
+    const auto kept = folder.read("/" + file.filename().string(), fs::caps::k_report);
     if (!kept)
         throw Error("cannot read " + rtprov::quoted(file.string()) +
                     ": it does not exist; pass --from "

@@ -27,6 +27,16 @@ const FileState* TargetFacts::file(const std::string& path) const {
     return nullptr;
 }
 
+std::vector<std::string> TargetFacts::listing(const std::string& dir) const {
+    if (auto it = listings.find(dir); it != listings.end())
+        return it->second;
+    if (probed && !probed->count(dir))
+        throw std::logic_error("rtprov planned with the folder '" + dir +
+                               "', which target::probe did not list (a bug in rtprov: the "
+                               "probe must list every folder a planner lists)");
+    return {};
+}
+
 void TargetFacts::record(const std::string& path, std::optional<FileState> state) {
     if (!probed)
         probed.emplace();

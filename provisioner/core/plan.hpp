@@ -77,6 +77,9 @@ struct TargetFacts {
     std::vector<InstalledKernel> kernels;
     std::optional<FirmwarePartition> firmware; // rpi-firmware profiles
     std::vector<std::string> executables;      // of those plan() asks about, the ones present
+    // The names in the folders plan() lists (the players' drop-in folders), sorted; read
+    // through listing(), which holds the planners to what the probe listed.
+    std::map<std::string, std::vector<std::string>> listings;
     std::set<std::string> installed_packages;  // from /var/lib/dpkg/status
     std::set<std::string> units; // systemd units installed ('mpd.service'), of those asked about
     // Command-line keys the applied profile owned (read from it by the caller): a key a
@@ -106,6 +109,9 @@ struct TargetFacts {
     // these facts come from target::probe and it never looked at 'path': a planner that
     // reads a path the probe forgot would otherwise take it for a missing file.
     const FileState* file(const std::string& path) const;
+    // The names in folder 'dir' (empty when there is none). Throws std::logic_error, as
+    // file() does, when these facts come from target::probe and it never listed 'dir'.
+    std::vector<std::string> listing(const std::string& dir) const;
     // What the probe saw at 'path' (nullopt: nothing there).
     void record(const std::string& path, std::optional<FileState> state);
     // The content before rtprov of 'path': its original if rtprov changed it, else now.

@@ -43,6 +43,8 @@ inline constexpr SizeCap k_backup{"rtprov backup archive", 256u << 20};
 inline constexpr SizeCap k_system{"file of /proc or /sys", 16u << 20};
 // Any file rtprov writes or checks for drift (grub.cfg is the largest, ~100 KB).
 inline constexpr SizeCap k_managed{"file rtprov manages", 4u << 20};
+// A self-test's JSON report (a week's run keeps its worst seconds, not every one).
+inline constexpr SizeCap k_report{"self-test report", 64u << 20};
 } // namespace caps
 
 // The file system rtprov works on: an image root offline, or '/' on the running

@@ -10,6 +10,7 @@
 #include "provisioner/pipeline/applied_system.hpp"
 #include "provisioner/pipeline/profile_search.hpp"
 #include "provisioner/pipeline/trial.hpp"
+#include "provisioner/profile/app_loader.hpp"
 #include "provisioner/profile/firstboot_config.hpp"
 #include "provisioner/profile/profile_loader.hpp"
 
@@ -142,6 +143,22 @@ FirstbootOutcome go_on(Machine& machine, const FirstbootData& data, target::Firs
 
     const std::string dir = target::k_firstboot_dir, host_dir = root.host_path(dir);
     stdfs::create_directories(host_dir);
+    // The players' buffers, chosen from what this boot measures and proven by the
+    // underrun test before they are written (docs/audio-buffers.md).
+    const std::vector<core::AppKnowledge> apps = profile::load_apps(data.apps);
+    if (!auto_players(*applied, apps).empty()) {
+        if (!data.read_report) {
+            state.buffers = "not chosen: this rtprov cannot read its self-test reports";
+        } else {
+            BufferChoiceOutcome chosen = choose_player_buffers(
+                machine, *applied, apps, data.read_report, state.profile, config.sets, host_dir,
+                config.selftest_s > 0 ? config.selftest_s : k_buffer_test_s);
+            state.buffers = chosen.summary;
+            core::FileState details;
+            details.content = chosen.details;
+            root.write(dir + "/buffers.txt", details);
+        }
+    }
     state.selftest = "not run";
     if (config.selftest_s > 0) {
         log.progress("self-test");

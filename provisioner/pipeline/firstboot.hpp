@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #pragma once
 
+#include "provisioner/pipeline/buffer_choice.hpp"
 #include "provisioner/pipeline/flow_io.hpp"
 #include "provisioner/target/firstboot_state.hpp"
 
@@ -35,6 +36,9 @@ struct FirstbootData {
     std::string builtin_profiles;
     std::string apps;
     std::chrono::steady_clock::time_point started = std::chrono::steady_clock::now();
+    // Reads the reports of the self-tests the buffers' choice runs (cli's reader); unset:
+    // no choice is made (the state says so).
+    ReadSelftestReport read_report;
 };
 
 // Runs first boot on 'machine' (its root '/', its sysroot the running system), from where

@@ -168,6 +168,17 @@ std::optional<AudioPlan> plan_audio(const AudioRequest& request,
     options.period = app ? *app->alsa_period : core::AudioSize{125, core::AudioSize::Unit::ms};
     options.buffer = app ? *app->alsa_buffer : core::AudioSize{500, core::AudioSize::Unit::ms};
     plan.sizes_from = whose + " defaults" + why;
+    // The setting the profile gives the player (tuning.services.<name>.period, buffer):
+    // what it runs with once written, so what the test plays.
+    if (app && profile)
+        for (const core::ServiceTuning& service : profile->tuning.services)
+            if (core::find_app(apps, service.name, service.unit) == app && service.period &&
+                service.buffer) {
+                options.period = *service.period;
+                options.buffer = *service.buffer;
+                plan.sizes_from =
+                    whose + " setting in the profile (tuning.services." + service.name + ")";
+            }
     if (request.period || request.buffer) {
         plan.sizes_from = request.period && request.buffer ? "--period and --buffer"
                           : request.period                 ? "--period (the buffer four periods)"

@@ -3,6 +3,7 @@
 
 #include "provisioner/boot/boot_plan.hpp"
 #include "provisioner/core/text.hpp"
+#include "provisioner/player/player_plan.hpp"
 #include "provisioner/systemd/systemd_plan.hpp"
 
 #include <algorithm>
@@ -72,6 +73,7 @@ Plan plan(const Profile& profile, const std::string& profile_yaml, const TargetF
         trial.trial_id = trial_id_of(profile_yaml);
     boot::plan_boot(result, profile, cores, facts, trial);
     systemd::plan_systemd(result, profile, cores, facts, apps, trial);
+    player::plan_player_buffers(result, profile, facts, apps);
     systemd::plan_firstboot(result, facts, options);
     // A file that arms a trial (GRUB's environment block, whose next_entry makes the next
     // boot the trial) is written after every other: once it is, the units that judge the

@@ -26,6 +26,7 @@ std::string format_firstboot_state(const FirstbootState& s) {
     line("selftest", s.selftest);
     line("audit", s.audit);
     line("trial", s.trial);
+    line("buffers", s.buffers);
     line("reason", s.reason);
     line("updated_at", s.updated_at);
     return out;
@@ -69,6 +70,8 @@ FirstbootState parse_firstboot_state(const std::string& text, const std::string&
             s.audit = value;
         } else if (key == "trial") {
             s.trial = value;
+        } else if (key == "buffers") {
+            s.buffers = value;
         } else if (key == "reason") {
             s.reason = value;
         } else if (key == "updated_at") {

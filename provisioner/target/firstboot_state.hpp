@@ -28,6 +28,10 @@ struct FirstbootState {
     std::string selftest;     // passed, did not pass, not run, error
     std::string audit;        // passed (warnings allowed), did not pass, error
     std::string trial;        // with a trial: what came of it (rtprov trial status)
+    // tuning.audio.buffers 'write' with 'auto' players: what first boot chose and proved
+    // ('MPD 25ms in 100ms: 0 underruns, margin 2.4'), or why nothing was written; the steps
+    // are in buffers.txt beside the state
+    std::string buffers;
     std::string reason;       // failed: what went wrong and what to do
     std::string updated_at;   // UTC
     friend bool operator==(const FirstbootState&, const FirstbootState&) = default;

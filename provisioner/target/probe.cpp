@@ -6,6 +6,7 @@
 #include "provisioner/boot/kernel_config.hpp"
 #include "provisioner/boot/loader.hpp"
 #include "provisioner/core/os_release.hpp"
+#include "provisioner/player/player_plan.hpp"
 #include "provisioner/systemd/systemd_plan.hpp"
 #include "provisioner/systemd/units.hpp"
 #include "provisioner/target/backup_archive.hpp"
@@ -196,6 +197,33 @@ void probe_originals(const fs::Root& root, core::TargetFacts& facts) {
 
 } // namespace
 
+void probe_players(const fs::Root& root, const std::vector<std::string>& units,
+                   core::TargetFacts& facts) {
+    if (!facts.probed)
+        facts.probed.emplace();
+    for (core::BufferStack stack : {core::BufferStack::mpd, core::BufferStack::squeezelite,
+                                    core::BufferStack::jack, core::BufferStack::pipewire})
+        if (const std::string exe = player::player_program(stack);
+            root.exists(exe) && !facts.has_executable(exe))
+            facts.executables.push_back(exe);
+    const player::ReadFile read = [&](const std::string& path) -> core::Result<std::string> {
+        std::optional<core::FileState> file = root.read(path, fs::caps::k_config);
+        facts.record(path, file);
+        if (!file)
+            return core::Result<std::string>::failed("'" + path + "' is not there", true);
+        return {file->content, "", false};
+    };
+    const player::ListDir list = [&](const std::string& dir) {
+        std::vector<std::string> names =
+            root.is_directory(dir) ? root.list(dir) : std::vector<std::string>{};
+        std::sort(names.begin(), names.end());
+        facts.listings[dir] = names;
+        facts.probed->insert(dir);
+        return names;
+    };
+    player::visit_player_files(read, list, units);
+}
+
 core::TargetFacts probe(const fs::Root& root, const core::Profile& profile, core::TargetMode mode,
                         bool trial) {
     core::TargetFacts facts;
@@ -219,6 +247,12 @@ core::TargetFacts probe(const fs::Root& root, const core::Profile& profile, core
     read_into(root, facts, core::k_pending_regeneration_path);
     boot::loader(profile.board.boot.loader).probe(RootReader(root), profile, facts, trial);
     probe_systemd(root, profile, facts);
+    if (profile.tuning.audio_buffers == core::BufferMode::write) {
+        std::vector<std::string> units;
+        for (const core::ServiceTuning& service : profile.tuning.services)
+            units.push_back(service.unit);
+        probe_players(root, units, facts);
+    }
     probe_originals(root, facts);
     return facts;
 }

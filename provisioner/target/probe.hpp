@@ -16,4 +16,12 @@ namespace rtprov::target {
 core::TargetFacts probe(const fs::Root& root, const core::Profile& profile, core::TargetMode mode,
                         bool trial = false);
 
+// The players' files (player::visit_player_files: MPD's configuration and what it
+// includes, squeezelite's options, PipeWire's and WirePlumber's files, the JACK units
+// among 'units'), the programs that show them installed, and the marks of distros that
+// rebuild them, into 'facts'. probe() calls it when the profile writes the players'
+// buffers. Throws rtprov::Error for a file that is there but cannot be read.
+void probe_players(const fs::Root& root, const std::vector<std::string>& units,
+                   core::TargetFacts& facts);
+
 } // namespace rtprov::target

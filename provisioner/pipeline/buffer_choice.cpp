@@ -1,0 +1,187 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "provisioner/pipeline/buffer_choice.hpp"
+
+#include "provisioner/core/error.hpp"
+#include "provisioner/core/text.hpp"
+#include "provisioner/player/player_plan.hpp"
+
+#include <cstdio>
+
+namespace rtprov::pipeline {
+
+namespace {
+
+std::string ms_text(double us) {
+    char text[32];
+    std::snprintf(text, sizeof text, "%.2f ms", us / 1000.0);
+    return text;
+}
+
+std::string sizes(const core::BufferSetting& s) {
+    return s.period.to_string() + " in " + s.buffer.to_string();
+}
+
+// The app's default setting (the app table's alsa_period and alsa_buffer).
+std::optional<core::BufferSetting> app_default(const core::AppKnowledge& app) {
+    if (!app.alsa_period || !app.alsa_buffer)
+        return std::nullopt;
+    return core::BufferSetting{*app.alsa_period, *app.alsa_buffer};
+}
+
+// What an underrun test that did not pass heard, from its report.
+std::string heard(const ReadSelftestReport& read_report, const std::string& path) {
+    try {
+        const selftest::SelftestReport report = read_report(path);
+        if (!report.audio)
+            return "the underrun test did not run";
+        const selftest::AudioResult& a = report.audio->result;
+        if (!a.stopped_because.empty())
+            return "stopped: " + a.stopped_because;
+        return std::to_string(a.underruns) + (a.underruns == 1 ? " underrun" : " underruns") +
+               (a.min_left_ms < 0 ? std::string()
+                                  : ", at worst " + ms_text(1000.0 * a.min_left_ms) + " left");
+    } catch (const std::exception& e) {
+        return std::string("its report cannot be read: ") + e.what();
+    }
+}
+
+} // namespace
+
+std::vector<const core::ServiceTuning*> auto_players(const AppliedSystem& applied,
+                                                     const std::vector<core::AppKnowledge>& apps) {
+    std::vector<const core::ServiceTuning*> out;
+    if (applied.profile.tuning.audio_buffers != core::BufferMode::write)
+        return out;
+    for (const core::ServiceTuning& service : applied.profile.tuning.services) {
+        const core::AppKnowledge* app = core::find_app(apps, service.name, service.unit);
+        auto stack = app ? core::buffer_stack(app->key) : std::nullopt;
+        if (stack && !service.period && !service.buffer && app_default(*app) &&
+            applied.facts.has_executable(player::player_program(*stack)))
+            out.push_back(&service);
+    }
+    return out;
+}
+
+BufferChoiceOutcome choose_player_buffers(Machine& machine, const AppliedSystem& applied,
+                                          const std::vector<core::AppKnowledge>& apps,
+                                          const ReadSelftestReport& read_report,
+                                          const std::string& profile_name,
+                                          const std::vector<std::string>& sets,
+                                          const std::string& host_dir, unsigned measure_s) {
+    BufferChoiceOutcome out;
+    const std::vector<const core::ServiceTuning*> players = auto_players(applied, apps);
+    if (players.empty())
+        return out;
+    const std::string duration = std::to_string(measure_s);
+    std::vector<std::string> summaries;
+    std::vector<std::string> restart; // the units of the players a setting is written for
+
+    // The measurement: the worst wake-up on the player's cores under load.
+    machine.log.progress("buffers: measuring the worst wake-up under load");
+    const std::string measured = host_dir + "/buffers-measure.json";
+    const int rc =
+        machine.rtprov.run({"selftest", "--duration", duration, "--load", "--json", measured});
+    if (rc == 0 || rc == 3) {
+        try {
+            const selftest::SelftestReport report = read_report(measured);
+            const selftest::Verdict v = selftest::verdict(report);
+            if (v.worst)
+                out.worst_us = v.worst->latency.max_us;
+        } catch (const std::exception& e) {
+            machine.log.warning(std::string("buffers: the measurement cannot be read: ") +
+                                e.what());
+        }
+    }
+    if (!out.worst_us) {
+        out.summary = "not chosen: the measurement gave no wake-up latency (self-test exit " +
+                      std::to_string(rc) + "); nothing written";
+        out.details = out.summary + "\n";
+        return out;
+    }
+    out.details = "worst wake-up under load on the player's cores: " + ms_text(*out.worst_us) +
+                  "; rtprov's margin: a deadline of " + std::to_string(core::k_buffer_margin) +
+                  " x that, " + ms_text(core::k_buffer_margin * *out.worst_us) + "\n";
+
+    for (const core::ServiceTuning* service : players) {
+        const core::AppKnowledge& app = *core::find_app(apps, service->name, service->unit);
+        const core::BufferStack stack = *core::buffer_stack(app.key);
+        const core::BufferSetting upto = *app_default(app);
+        const core::BufferChoice choice = core::choose_buffers(stack, *out.worst_us);
+        if (!choice.setting) {
+            const std::string line = app.name + ": no setting up to the longest rtprov tries "
+                                                "holds the margin; nothing written";
+            out.details += line + "\n";
+            summaries.push_back(line);
+            continue;
+        }
+        std::optional<core::BufferSetting> passed;
+        for (const core::BufferSetting& s : core::buffer_steps(stack, *choice.setting, upto)) {
+            machine.log.progress("buffers: " + app.name + " at " + sizes(s) +
+                                 ", the underrun test under load");
+            const std::string report = host_dir + "/buffers-" + app.key + "-" +
+                                       std::to_string(out.steps.size() + 1) + ".json";
+            BufferStep step{app.name, s, 0, ""};
+            step.exit_code =
+                machine.rtprov.run({"selftest", "--duration", duration, "--load", "--audio",
+                                    "--stop-player", "--period", s.period.to_string(), "--buffer",
+                                    s.buffer.to_string(), "--json", report});
+            step.result = step.exit_code == 0 ? "passed"
+                          : step.exit_code == 3
+                              ? heard(read_report, report)
+                              : "error (self-test exit " + std::to_string(step.exit_code) + ")";
+            out.details += app.name + " " + sizes(s) + " (deadline " +
+                           ms_text(core::buffer_deadline_us(s)) + "): " + step.result + "\n";
+            out.steps.push_back(step);
+            // a passing self-test passes its latency too; an error is no verdict on the size
+            if (step.exit_code == 0) {
+                passed = s;
+                break;
+            }
+            if (step.exit_code != 3)
+                break;
+        }
+        if (!passed) {
+            const std::string line =
+                app.name + ": " +
+                (out.steps.empty() || out.steps.back().exit_code == 3
+                     ? "every setting up to its default " + sizes(upto) + " underran"
+                     : "the underrun test could not run (" + out.steps.back().result + ")") +
+                "; nothing written";
+            summaries.push_back(line);
+            continue;
+        }
+        restart.push_back(service->unit);
+        out.sets.push_back("tuning.services." + service->name +
+                           ".period=" + passed->period.to_string());
+        out.sets.push_back("tuning.services." + service->name +
+                           ".buffer=" + passed->buffer.to_string());
+        char margin[16];
+        std::snprintf(margin, sizeof margin, "%.1f",
+                      core::buffer_deadline_us(*passed) / *out.worst_us);
+        summaries.push_back(app.name + " " + sizes(*passed) + ": 0 underruns, margin " + margin +
+                            " x the worst wake-up " + ms_text(*out.worst_us));
+    }
+    if (!out.sets.empty()) {
+        std::vector<std::string> args = {"apply", "--live", "--profile", profile_name};
+        for (const std::string& set : sets)
+            args.insert(args.end(), {"--set", set});
+        for (const std::string& set : out.sets)
+            args.insert(args.end(), {"--set", set});
+        machine.log.progress("buffers: writing the chosen settings");
+        if (int apply = machine.rtprov.run(args); apply != 0)
+            throw Error("'rtprov apply' of the chosen buffers failed (exit " +
+                        std::to_string(apply) + "); its messages are in the journal");
+        // the players read the setting when they start
+        if (machine.run_command)
+            for (const std::string& unit : restart)
+                if (int restarted = machine.run_command({"systemctl", "try-restart", unit});
+                    restarted != 0)
+                    machine.log.warning("buffers: 'systemctl try-restart " + unit +
+                                        "' failed (exit " + std::to_string(restarted) +
+                                        "): it reads the new setting at its next start");
+    }
+    out.summary = core::join(summaries, "; ");
+    return out;
+}
+
+} // namespace rtprov::pipeline
