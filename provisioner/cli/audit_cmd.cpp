@@ -4,9 +4,12 @@
 #include "provisioner/audit/audit.hpp"
 #include "provisioner/cli/commands.hpp"
 #include "provisioner/cli/json.hpp"
+#include "provisioner/cli/selftest_render.hpp"
 #include "provisioner/core/error.hpp"
 #include "provisioner/core/text.hpp"
 #include "provisioner/pipeline/applied_system.hpp"
+#include "provisioner/pipeline/buffer_choice.hpp"
+#include "provisioner/profile/app_loader.hpp"
 
 #include <ctime>
 #include <filesystem>
@@ -28,7 +31,14 @@ std::string pad(std::string text, std::size_t width) {
 // Each field of the text report is one line (core::one_line): a reason names threads, IRQ
 // handlers, sound cards and files as the system named them, and a thread named
 // "\nresult: passed" must not add a line of its own to the report.
-std::string audit_text(const audit::AuditReport& report, const std::string& profile) {
+// The players' buffers against the newest kept self-test (docs/audio-buffers.md).
+struct PlayersAdvice {
+    std::string measured_at; // the self-test's start; "" when none is kept
+    std::vector<selftest::PlayerAdvice> players;
+};
+
+std::string audit_text(const audit::AuditReport& report, const std::string& profile,
+                       const std::optional<PlayersAdvice>& players) {
     using core::one_line;
     std::string out = "rtprov audit: " +
                       (profile.empty() ? std::string("no profile applied, generic checks only")
@@ -57,6 +67,12 @@ std::string audit_text(const audit::AuditReport& report, const std::string& prof
                    (t.note.empty() ? "" : ": " + one_line(t.note)) + "\n";
         }
     }
+    if (players && players->measured_at.empty())
+        out += "\nplayers' buffers: no self-test is kept to measure them against: run 'rtprov "
+               "selftest'\n";
+    else if (players && !players->players.empty())
+        out += "\nagainst the self-test of " + players->measured_at + ", " +
+               players_text(players->players);
     audit::Status overall = report.overall();
     out += std::string("\nresult: ") +
            (overall == audit::Status::fail   ? "did not pass"
@@ -66,7 +82,8 @@ std::string audit_text(const audit::AuditReport& report, const std::string& prof
     return out;
 }
 
-std::string audit_json(const audit::AuditReport& report, const std::string& profile) {
+std::string audit_json(const audit::AuditReport& report, const std::string& profile,
+                       const std::optional<PlayersAdvice>& players) {
     std::string out = "{\n  " + json_schema("audit") +
                       ",\n  \"profile\": " + (profile.empty() ? "null" : json_string(profile)) +
                       ",\n  \"result\": " + json_string(audit::to_string(report.overall())) +
@@ -96,7 +113,12 @@ std::string audit_json(const audit::AuditReport& report, const std::string& prof
         }
         out += "]}";
     }
-    out += "\n  ]\n}\n";
+    out += "\n  ],\n  \"players_measured_at\": " +
+           (players && !players->measured_at.empty() ? json_string(players->measured_at)
+                                                     : std::string("null")) +
+           ",\n  \"players\": " +
+           players_json(players ? players->players : std::vector<selftest::PlayerAdvice>{}) +
+           "\n}\n";
     return out;
 }
 
@@ -174,7 +196,22 @@ int run_audit(const AuditCommand& c) {
     const audit::Expectation* expectation = applied ? &applied->expected : nullptr;
     audit::AuditReport report = audit::run_audit(view, expectation);
     std::string name = applied ? applied->profile.name : "";
-    std::cout << (c.json ? audit_json(report, name) : audit_text(report, name));
+    // 'advise' (the default) and 'write': the players' buffers against the newest kept
+    // self-test's worst wake-up; 'keep': nothing.
+    std::optional<PlayersAdvice> players;
+    if (!applied || applied->profile.tuning.audio_buffers != core::BufferMode::keep) {
+        players.emplace();
+        if (auto newest = newest_selftest(fs::Root(c.sysroot))) {
+            const selftest::Verdict v = selftest::verdict(*newest);
+            players->measured_at = newest->started_at;
+            if (v.worst)
+                players->players = pipeline::advise_players(
+                    c.sysroot,
+                    applied ? std::optional<core::Profile>(applied->profile) : std::nullopt,
+                    profile::load_apps(data_dir("apps")), v.worst->latency.max_us);
+        }
+    }
+    std::cout << (c.json ? audit_json(report, name, players) : audit_text(report, name, players));
     if (!c.prometheus_file.empty())
         write_file(c.prometheus_file, audit_prometheus(report, name));
     return report.overall() == audit::Status::fail ? k_exit_not_passed : k_exit_ok;

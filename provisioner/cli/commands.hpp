@@ -5,6 +5,7 @@
 #include "provisioner/cli/render.hpp"
 #include "provisioner/fs/root.hpp"
 #include "provisioner/fs/root_lock.hpp"
+#include "provisioner/selftest/report.hpp"
 
 #include <CLI/CLI.hpp>
 
@@ -109,6 +110,9 @@ inline constexpr const char* k_selftest_history = "/var/lib/rtprov/selftest";
 // writes it (for 'status --prometheus'); "" when there is no such folder or no report in
 // it. Throws rtprov::Error naming the folder or file it cannot read.
 std::string newest_selftest_prometheus(const fs::Root& root);
+// The newest report of the self-test history under 'root'; nullopt when there is none
+// (a history that is not a folder is warned about on stderr).
+std::optional<selftest::SelftestReport> newest_selftest(const fs::Root& root);
 
 // 'rtprov selftest': latency run and PI-boost probe on this machine.
 struct SelftestCommand {

@@ -49,28 +49,33 @@ std::string newest_report(const std::string& dir) {
 
 } // namespace
 
-std::string newest_selftest_prometheus(const fs::Root& root) {
+std::optional<selftest::SelftestReport> newest_selftest(const fs::Root& root) {
     const std::string dir = root.host_path(k_selftest_history);
     std::error_code ec;
     const stdfs::file_type type = stdfs::symlink_status(dir, ec).type();
     if (type == stdfs::file_type::not_found)
-        return "";
+        return std::nullopt;
     if (type != stdfs::file_type::directory) {
         // not followed (a link could lead out of the root), but said: the metrics are missing
         std::cerr << "rtprov: warning: " << rtprov::quoted(dir)
                   << " is not a folder (a link, or another kind of file): the newest "
                      "self-test is left out of the textfile; make it the folder 'rtprov "
                      "selftest' keeps its reports in\n";
-        return "";
+        return std::nullopt;
     }
     const std::string newest = newest_report(dir);
     if (newest.empty())
-        return "";
+        return std::nullopt;
     const std::string file = std::string(k_selftest_history) + "/" + newest;
     const auto kept = root.read(file, fs::caps::k_report);
     if (!kept)
-        return "";
-    return selftest_prometheus(read_selftest_json(kept->content, root.shown(file)));
+        return std::nullopt;
+    return read_selftest_json(kept->content, root.shown(file));
+}
+
+std::string newest_selftest_prometheus(const fs::Root& root) {
+    const std::optional<selftest::SelftestReport> newest = newest_selftest(root);
+    return newest ? selftest_prometheus(*newest) : "";
 }
 
 void add_report_options(CLI::App& command, ReportCommand& c) {

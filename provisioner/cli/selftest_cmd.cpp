@@ -11,6 +11,7 @@
 #include "provisioner/core/plan.hpp"
 #include "provisioner/fs/root.hpp"
 #include "provisioner/pipeline/applied_system.hpp"
+#include "provisioner/pipeline/buffer_choice.hpp"
 #include "provisioner/pipeline/selftest_run.hpp"
 #include "provisioner/profile/app_loader.hpp"
 #include "provisioner/selftest/report.hpp"
@@ -530,6 +531,11 @@ int run_selftest(const SelftestCommand& c) {
         report.interrupted = g_interrupted.load();
     }
     selftest::conclude(report);
+    // The players' buffers against this run's worst wake-up on their cores
+    // (docs/audio-buffers.md): advice, not part of the verdict.
+    if (const selftest::Verdict v = selftest::verdict(report); v.worst && !report.interrupted)
+        report.players = pipeline::advise_players(
+            c.sysroot, profile, profile::load_apps(data_dir("apps")), v.worst->latency.max_us);
     if (report.interrupted)
         std::cerr << "rtprov selftest: interrupted; the report holds what was measured\n";
 

@@ -532,6 +532,23 @@ std::string selftest_html(const selftest::SelftestReport& r,
                        std::to_string(c->latency.histogram.limit_us()) +
                        " µs, drawn at the right edge</p>\n";
     }
+    if (!r.players.empty()) {
+        out += "<h2>Players' buffers</h2>\n<table>\n<tr><th>player</th><th>runs with</th><th>set "
+               "in</th><th>holds the margin</th><th>the measurement supports</th><th>the "
+               "setting</th></tr>\n";
+        for (const selftest::PlayerAdvice& pa : r.players)
+            out +=
+                "<tr><td>" + esc(pa.name) + "</td><td>" +
+                (pa.now.empty() ? "not known: " + esc(pa.problem)
+                                : esc(pa.now) + (pa.now_default ? " (its default)" : "")) +
+                "</td><td>" + esc(pa.where) + "</td><td>" +
+                (pa.now_holds ? (*pa.now_holds ? "yes" : "no") : "not known") + "</td><td>" +
+                (pa.supports.empty() ? "none rtprov tries"
+                                     : esc(pa.supports) + " (deadline " + fixed(pa.deadline_ms, 2) +
+                                           " ms, " + fixed(pa.need_ms, 2) + " ms asked)") +
+                "</td><td>" + esc(pa.setting) + "</td></tr>\n";
+        out += "</table>\n";
+    }
     if (r.pi_probe) {
         const selftest::PiProbeResult& pr = r.pi_probe->result;
         out += "<h2>Priority-inheritance probe</h2>\n<p>The SCHED_RR thread waited " +

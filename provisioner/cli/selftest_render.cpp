@@ -3,6 +3,7 @@
 
 #include "provisioner/cli/json.hpp"
 #include "provisioner/cli/render.hpp"
+#include "provisioner/core/buffer_rule.hpp"
 #include "provisioner/core/cpu_list.hpp"
 #include "provisioner/core/error.hpp"
 #include "provisioner/core/sched_policy.hpp"
@@ -541,6 +542,34 @@ std::string latency_verdict(const selftest::SelftestReport& r) {
 
 } // namespace
 
+std::string players_text(const std::vector<selftest::PlayerAdvice>& players) {
+    if (players.empty())
+        return "";
+    std::string out = "players' buffers (docs/audio-buffers.md; the deadline is the buffer "
+                      "less a period, rtprov's margin " +
+                      std::to_string(core::k_buffer_margin) +
+                      " times the worst wake-up on the player's cores):\n";
+    for (const selftest::PlayerAdvice& p : players) {
+        out += "  " + p.name + ": ";
+        if (p.now.empty())
+            out += "its setting is not known (" + p.problem + ")";
+        else
+            out +=
+                "runs with " + p.now + (p.now_default ? " (its default)" : "") + ", set in " +
+                p.where + ": " +
+                (p.now_holds.value_or(false) ? "holds the margin" : "shorter than the margin asks");
+        out += "\n    ";
+        if (p.supports.empty())
+            out += "no setting rtprov tries leaves a deadline of " + fixed(p.need_ms, 2) +
+                   " ms: make the wake-up shorter first\n";
+        else
+            out += "the measurement supports " + p.supports + " and longer (deadline " +
+                   fixed(p.deadline_ms, 2) + " ms, " + fixed(p.need_ms, 2) +
+                   " ms asked): " + p.setting + "\n";
+    }
+    return out;
+}
+
 std::string selftest_text(const selftest::SelftestReport& r) {
     const selftest::RunParameters& p = r.parameters;
     std::string out = "rtprov selftest " + r.started_at + ": " +
@@ -648,6 +677,7 @@ std::string selftest_text(const selftest::SelftestReport& r) {
         out += "interrupted: ended early by a signal; each core measured for the seconds in its "
                "report (measured_s), the rest of the run was not measured\n";
     out += histogram_text(r);
+    out += players_text(r.players);
     out += "verdict: " + verdict_text(r) + "\n";
     out += std::string("result: ") + (r.passed ? "passed" : "did not pass") + "\n";
     return out;
@@ -774,6 +804,25 @@ std::string audio_json(const std::optional<selftest::AudioReport>& audio) {
 
 } // namespace
 
+std::string players_json(const std::vector<selftest::PlayerAdvice>& players) {
+    std::string out = "[";
+    for (std::size_t i = 0; i < players.size(); ++i) {
+        const selftest::PlayerAdvice& pa = players[i];
+        out += std::string(i ? "," : "") + "\n    {\"app\": " + json_string(pa.app) +
+               ", \"name\": " + json_string(pa.name) + ", \"now\": " + json_text_or_null(pa.now) +
+               ", \"now_default\": " + (pa.now_default ? "true" : "false") +
+               ", \"where\": " + json_string(pa.where) +
+               ", \"problem\": " + json_text_or_null(pa.problem) +
+               ", \"now_holds\": " + (pa.now_holds ? (*pa.now_holds ? "true" : "false") : "null") +
+               ", \"supports\": " + json_text_or_null(pa.supports) +
+               ", \"need_ms\": " + thousandths(pa.need_ms) +
+               ", \"deadline_ms\": " + thousandths(pa.deadline_ms) +
+               ", \"setting\": " + json_text_or_null(pa.setting) + "}";
+    }
+    out += players.empty() ? "]" : "\n  ]";
+    return out;
+}
+
 std::string selftest_json(const selftest::SelftestReport& r) {
     const selftest::RunParameters& p = r.parameters;
     std::string out =
@@ -865,6 +914,7 @@ std::string selftest_json(const selftest::SelftestReport& r) {
         out += std::string("], \"passed\": ") + (r.pi_probe->passed ? "true" : "false") + "}";
     }
     out += ",\n  \"audio\": " + audio_json(r.audio);
+    out += ",\n  \"players\": " + players_json(r.players);
     out += std::string(",\n  \"passed\": ") + (r.passed ? "true" : "false") + "\n}\n";
     return out;
 }
@@ -957,6 +1007,19 @@ std::string selftest_prometheus(const selftest::SelftestReport& r) {
                                  "1 when the last self-test's audio test played without an "
                                  "underrun and with the headroom left at every write.") +
                "rtprov_selftest_audio_passed" + device + " " + (a.passed ? "1" : "0") + "\n";
+    }
+    bool held_header = false;
+    for (const selftest::PlayerAdvice& pa : r.players) {
+        if (!pa.now_holds)
+            continue;
+        if (!held_header)
+            out += prometheus_metric(
+                "rtprov_selftest_player_buffer_holds", "gauge",
+                "1 when the player's buffer, as configured, leaves a deadline of rtprov's margin "
+                "times the last self-test's worst wake-up (docs/audio-buffers.md).");
+        held_header = true;
+        out += "rtprov_selftest_player_buffer_holds{app=" + prometheus_label(pa.app) + "} " +
+               (*pa.now_holds ? "1" : "0") + "\n";
     }
     out +=
         prometheus_metric("rtprov_selftest_passed", "gauge", "1 when the last self-test passed.") +

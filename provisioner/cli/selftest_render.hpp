@@ -63,6 +63,10 @@ std::string selftest_json(const selftest::SelftestReport& report);
 // version, a key missing or of the wrong kind, a number out of range, a histogram that
 // does not add up.
 selftest::SelftestReport read_selftest_json(const std::string& text, const std::string& file);
+// The players' buffers against a measured worst wake-up (docs/audio-buffers.md): the
+// self-test's and the audit's lines ("" for none), and their JSON array.
+std::string players_text(const std::vector<selftest::PlayerAdvice>& players);
+std::string players_json(const std::vector<selftest::PlayerAdvice>& players);
 // https://github.com/prometheus/node_exporter#textfile-collector: '# HELP', '# TYPE',
 // then one 'name{labels} value' line per sample.
 std::string selftest_prometheus(const selftest::SelftestReport& report);

@@ -504,6 +504,24 @@ selftest::SelftestReport Reader::report(const JsonValue& root) {
     }
     if (version >= 2)
         r.audio = audio(root);
+    // advice, written since issue 38: absent from the earlier reports of this version
+    if (root.find("players"))
+        for (const JsonValue& player : member(root, "players", Kind::array).items) {
+            selftest::PlayerAdvice a;
+            a.app = text_or_empty(player, "app");
+            a.name = text(player, "name");
+            a.now = text_or_empty(player, "now");
+            a.now_default = flag(player, "now_default");
+            a.where = text(player, "where");
+            a.problem = text_or_empty(player, "problem");
+            if (member(player, "now_holds", Kind::boolean, true).kind != Kind::null)
+                a.now_holds = flag(player, "now_holds");
+            a.supports = text_or_empty(player, "supports");
+            a.need_ms = number(player, "need_ms", 0, k_max_audio_number);
+            a.deadline_ms = number(player, "deadline_ms", 0, k_max_audio_number);
+            a.setting = text_or_empty(player, "setting");
+            r.players.push_back(std::move(a));
+        }
     selftest::conclude(r);
     if (flag(root, "passed") != r.passed)
         fail(*root.find("passed"),

@@ -5,6 +5,9 @@
 #include "provisioner/core/text.hpp"
 #include "provisioner/player/player_plan.hpp"
 
+#include "provisioner/target/probe.hpp"
+
+#include <cmath>
 #include <cstdio>
 
 namespace rtprov::pipeline {
@@ -46,6 +49,50 @@ std::string heard(const ReadSelftestReport& read_report, const std::string& path
 }
 
 } // namespace
+
+std::vector<selftest::PlayerAdvice> advise_players(const std::string& sysroot,
+                                                   const std::optional<core::Profile>& profile,
+                                                   const std::vector<core::AppKnowledge>& apps,
+                                                   double worst_us) {
+    std::vector<selftest::PlayerAdvice> out;
+    if (profile && profile->tuning.audio_buffers == core::BufferMode::keep)
+        return out;
+    core::TargetFacts facts;
+    facts.mode = core::TargetMode::live;
+    try {
+        std::vector<std::string> units;
+        if (profile)
+            for (const core::ServiceTuning& service : profile->tuning.services)
+                units.push_back(service.unit);
+        target::probe_players(fs::Root(sysroot), units, facts);
+    } catch (const std::exception& e) {
+        selftest::PlayerAdvice unread;
+        unread.name = "players";
+        unread.problem = std::string("their configuration cannot be read: ") + e.what();
+        out.push_back(std::move(unread));
+        return out;
+    }
+    for (const player::PlayerAdvice& a : player::advise_players(
+             player::players_now(facts, apps, profile ? &*profile : nullptr), worst_us)) {
+        selftest::PlayerAdvice r;
+        r.app = a.now.app->key;
+        r.name = a.now.app->name;
+        if (a.now.setting)
+            r.now = sizes(*a.now.setting);
+        r.now_default = a.now.from_default;
+        r.where = a.now.where;
+        r.problem = a.now.problem;
+        r.now_holds = a.now_holds;
+        r.need_ms = std::round(a.choice.need_us) / 1000.0;
+        if (a.choice.setting) {
+            r.supports = sizes(*a.choice.setting);
+            r.deadline_ms = std::round(a.choice.deadline_us) / 1000.0;
+            r.setting = player::setting_text(a.now.stack, *a.choice.setting);
+        }
+        out.push_back(std::move(r));
+    }
+    return out;
+}
 
 std::vector<const core::ServiceTuning*> auto_players(const AppliedSystem& applied,
                                                      const std::vector<core::AppKnowledge>& apps) {

@@ -41,6 +41,15 @@ struct BufferChoiceOutcome {
     std::string details;            // buffers.txt: the measurement and each step, a line each
 };
 
+// Each installed player's buffers on the system under 'sysroot' against a measured worst
+// wake-up 'worst_us' (the self-test's and the audit's advice): none when the profile's
+// tuning.audio.buffers is 'keep'. A player whose configuration cannot be read says why;
+// a configuration that cannot be read at all gives one entry saying so.
+std::vector<selftest::PlayerAdvice> advise_players(const std::string& sysroot,
+                                                   const std::optional<core::Profile>& profile,
+                                                   const std::vector<core::AppKnowledge>& apps,
+                                                   double worst_us);
+
 // Reads a report a child 'rtprov selftest --json FILE' wrote (cli's reader).
 using ReadSelftestReport = std::function<selftest::SelftestReport(const std::string& host_path)>;
 

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "provisioner/selftest/report.hpp"
 
+#include "provisioner/core/buffer_rule.hpp"
+
 #include "provisioner/core/text.hpp"
 
 #include <algorithm>
@@ -304,7 +306,9 @@ std::vector<Comparison> compare(const SelftestReport& report,
 
 unsigned safe_period_frames(double worst_us, unsigned rate) {
     for (unsigned frames = k_min_period_frames; frames <= k_max_period_frames; frames *= 2)
-        if (2.0 * worst_us <= 1e6 * frames / rate)
+        if (core::buffer_deadline_us({{frames, core::AudioSize::Unit::frames},
+                                      {2 * frames, core::AudioSize::Unit::frames}},
+                                     rate) >= core::k_buffer_margin * worst_us)
             return frames;
     return 0;
 }

@@ -81,6 +81,23 @@ struct TraceReport {
     std::string kept_trace;           // the file holding the trace's last lines (a stopped run)
 };
 
+// One player's buffers against a measured worst wake-up (pipeline::advise_players).
+struct PlayerAdvice {
+    std::string app;          // 'mpd', the app table's key
+    std::string name;         // 'MPD'
+    std::string now;          // what it runs with, '125ms in 500ms'; "" when not known
+    bool now_default = false; // 'now' is the player's own default: nothing is set
+    std::string where;        // "file:line" of the setting, or the file that would hold it
+    std::string problem;      // why 'now' is not known
+    // 'now' leaves a deadline of at least rtprov's margin times the worst wake-up;
+    // nullopt: 'now' not known
+    std::optional<bool> now_holds;
+    std::string supports;   // the shortest setting the rule allows; "" none it tries does
+    double need_ms = 0;     // the deadline the rule asks for (margin x worst wake-up)
+    double deadline_ms = 0; // the deadline of 'supports' (buffer - period)
+    std::string setting;    // the exact setting that gives 'supports', where the player reads it
+};
+
 // The underrun test judged: what a listener would have heard.
 struct AudioReport {
     AudioResult result; // its times in whole µs (ms to 3 decimals, s to 3); its seconds the
@@ -105,6 +122,10 @@ struct SelftestReport {
     std::vector<CoreReport> cores; // per CPU and idle policy, in the order measured
     std::optional<PiProbeReport> pi_probe;
     std::optional<AudioReport> audio; // the underrun test; nullopt: not run
+    // Each installed player's buffers against this run's worst wake-up
+    // (tuning.audio.buffers 'advise' or 'write'; docs/audio-buffers.md). Advice, not
+    // judged: 'passed' does not follow from it.
+    std::vector<PlayerAdvice> players;
     TraceReport trace;
     // false: a snapshot of a run still going (a soak run's report, rewritten as it goes)
     bool complete = true;

@@ -32,7 +32,9 @@ struct FirstBoot {
     RecordingLog log;
     pipeline::Machine machine = machine_on(root, lock, rtprov, manager, log);
     const pipeline::FirstbootData data{k_source + "/board-profiles",
-                                       k_source + "/board-profiles/apps"};
+                                       k_source + "/board-profiles/apps",
+                                       std::chrono::steady_clock::now(),
+                                       {}};
 
     FirstBoot() {
         sys.write("etc/os-release", "ID=debian\nVERSION_ID=\"13\"\n");
