@@ -112,6 +112,8 @@ if [ -z "${RTPROV_SKIP_TRIXIE:-}" ]; then
     RTPROV_DEB=$deb_amd64 tests/system/ansible_test.sh "$src" || failed+=("ansible")
     step "systemd units checked by Debian 13's systemd"
     tests/system/systemd_test.sh build/ci/bin/rtprov "$src" || failed+=("systemd")
+    step "the players' buffers against Debian 12's and 13's own player packages"
+    tests/system/player_conf_test.sh build/ci/bin/rtprov "$src" || failed+=("player-conf")
     step "booted Debian 13 guests under qemu (live D-Bus path, offline apply)"
     RTPROV_DEB=$deb_amd64 tests/system/guest_test.sh build/ci/bin/rtprov "$src" || failed+=("guest")
     if [ -n "${RTPROV_LONG:-}" ]; then
