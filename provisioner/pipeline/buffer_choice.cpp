@@ -31,20 +31,41 @@ std::optional<core::BufferSetting> app_default(const core::AppKnowledge& app) {
     return core::BufferSetting{*app.alsa_period, *app.alsa_buffer};
 }
 
-// What an underrun test that did not pass heard, from its report.
-std::string heard(const ReadSelftestReport& read_report, const std::string& path) {
+// What one step's underrun test heard: the audio part of its report (a self-test that
+// did not pass on its latency alone still played the setting through).
+void judge_step(BufferStep& step, int rc, const ReadSelftestReport& read_report,
+                const std::string& path) {
+    using Heard = BufferStep::Heard;
+    step.heard = Heard::error;
+    if (rc != 0 && rc != 3) {
+        step.result = "error (self-test exit " + std::to_string(rc) + ")";
+        return;
+    }
     try {
         const selftest::SelftestReport report = read_report(path);
-        if (!report.audio)
-            return "the underrun test did not run";
+        if (!report.audio) {
+            step.result = "error (the underrun test did not run)";
+            return;
+        }
         const selftest::AudioResult& a = report.audio->result;
-        if (!a.stopped_because.empty())
-            return "stopped: " + a.stopped_because;
-        return std::to_string(a.underruns) + (a.underruns == 1 ? " underrun" : " underruns") +
-               (a.min_left_ms < 0 ? std::string()
-                                  : ", at worst " + ms_text(1000.0 * a.min_left_ms) + " left");
+        if (!a.stopped_because.empty()) {
+            step.result = "error (stopped: " + a.stopped_because + ")";
+            return;
+        }
+        const std::string left = a.min_left_ms < 0
+                                     ? std::string()
+                                     : ", at worst " + ms_text(1000.0 * a.min_left_ms) + " left";
+        if (report.audio->passed) {
+            step.heard = Heard::passed;
+            step.result = "passed (0 underruns" + left + ")";
+        } else {
+            step.heard = Heard::underran;
+            step.result = std::to_string(a.underruns) +
+                          (a.underruns == 1 ? " underrun" : " underruns") + left +
+                          (a.underruns ? "" : ", less than the headroom asked");
+        }
     } catch (const std::exception& e) {
-        return std::string("its report cannot be read: ") + e.what();
+        step.result = std::string("error (its report cannot be read: ") + e.what() + ")";
     }
 }
 
@@ -167,30 +188,26 @@ BufferChoiceOutcome choose_player_buffers(Machine& machine, const AppliedSystem&
                                  ", the underrun test under load");
             const std::string report = host_dir + "/buffers-" + app.key + "-" +
                                        std::to_string(out.steps.size() + 1) + ".json";
-            BufferStep step{app.name, s, 0, ""};
-            step.exit_code =
+            BufferStep step{app.name, s, BufferStep::Heard::error, ""};
+            const int played =
                 machine.rtprov.run({"selftest", "--duration", duration, "--load", "--audio",
                                     "--stop-player", "--period", s.period.to_string(), "--buffer",
                                     s.buffer.to_string(), "--json", report});
-            step.result = step.exit_code == 0 ? "passed"
-                          : step.exit_code == 3
-                              ? heard(read_report, report)
-                              : "error (self-test exit " + std::to_string(step.exit_code) + ")";
+            judge_step(step, played, read_report, report);
             out.details += app.name + " " + sizes(s) + " (deadline " +
                            ms_text(core::buffer_deadline_us(s)) + "): " + step.result + "\n";
             out.steps.push_back(step);
-            // a passing self-test passes its latency too; an error is no verdict on the size
-            if (step.exit_code == 0) {
+            if (step.heard == BufferStep::Heard::passed) {
                 passed = s;
                 break;
             }
-            if (step.exit_code != 3)
+            if (step.heard == BufferStep::Heard::error) // no verdict on the size: stop
                 break;
         }
         if (!passed) {
             const std::string line =
                 app.name + ": " +
-                (out.steps.empty() || out.steps.back().exit_code == 3
+                (out.steps.empty() || out.steps.back().heard == BufferStep::Heard::underran
                      ? "every setting up to its default " + sizes(upto) + " underran"
                      : "the underrun test could not run (" + out.steps.back().result + ")") +
                 "; nothing written";

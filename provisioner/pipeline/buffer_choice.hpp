@@ -29,8 +29,11 @@ inline constexpr unsigned k_buffer_test_s = 20;
 struct BufferStep {
     std::string app; // 'MPD'
     core::BufferSetting setting;
-    int exit_code = 0;  // the self-test's: 0 passed, 3 did not pass, else an error
-    std::string result; // 'passed', '3 underruns, at worst 0 ms left', 'error ...'
+    // What its report's audio test says, whatever the latency's verdict: it played
+    // without an underrun and with the headroom left, it did not, or it could not play.
+    enum class Heard { passed, underran, error };
+    Heard heard = Heard::error;
+    std::string result; // 'passed', '3 underruns, at worst 0.00 ms left', 'error ...'
 };
 
 struct BufferChoiceOutcome {
