@@ -56,6 +56,7 @@ echo "# edited" >>"$t/etc/rtprov/profile.yaml"
 mkdir -p "$t/var/lib/rtprov/firstboot"
 printf '%s\n' phase=done profile=x86-debian13 reboots=1 'reboot_cause=isolcpus= not in effect' \
     'cmdline=BOOT_IMAGE=/vmlinuz root=/dev/vda ro' selftest=passed audit=passed \
+    'buffers=MPD 25ms in 100ms: 0 underruns, margin 3.1 x the worst wake-up 16.00 ms' \
     updated_at=2026-12-01T00:00:00Z >"$t/var/lib/rtprov/firstboot/state"
 keep status trial status --root "$t"
 keep status diff status --root "$t" --diff
@@ -104,11 +105,23 @@ stat='700 (mpd) S 1 700 700 0 -1 4194560 0 0 0 0 0 0 0 0 -41 0 1 0 10 0 0 0 0 0 
 echo "$stat" >"$mpd/stat"
 echo "$stat" >"$mpd/task/700/stat"
 printf 'Name:\tmpd\nPPid:\t1\nCpus_allowed_list:\t1\n' >"$mpd/task/700/status"
+# two players: MPD with an ALSA output whose buffer is set, squeezelite whose options
+# cannot be read (a command substitution)
+mkdir -p "$sys/usr/bin" "$sys/etc/default"
+install -m 0755 /dev/null "$sys/usr/bin/mpd"
+install -m 0755 /dev/null "$sys/usr/bin/squeezelite"
+printf 'audio_output {\n\ttype "alsa"\n\tname "DAC"\n\tbuffer_time "200000"\n}\n' >"$sys/etc/mpd.conf"
+printf 'SB_EXTRA_ARGS="$(cat /etc/sl-args)"\n' >"$sys/etc/default/squeezelite"
 keep audit fixture audit --sysroot "$sys"
 keep audit host audit
 "$rtprov" selftest --sysroot "$sys" --cpus 0-1 --duration 1 --pi-probe 1 \
     --history "$work/history" --json "$out/selftest.probe.json" >/dev/null 2>"$work/err"
 check "selftest wrote its JSON report" [ -s "$out/selftest.probe.json" ] || cat "$work/err" >&2
+check "selftest advised on both players" grep -q '"name": "squeezelite"' "$out/selftest.probe.json"
+# the audit against that kept report: the players' advice
+mkdir -p "$sys/var/lib/rtprov/selftest"
+cp "$out/selftest.probe.json" "$sys/var/lib/rtprov/selftest/20261206T000000Z.json"
+keep audit players audit --sysroot "$sys"
 # --trace here: this kernel has no timerlat tracer (the booted guest's PREEMPT_RT one
 # has, and checks its traced report against the document: tests/system/guest_test.sh)
 "$rtprov" selftest --cpus 0 --duration 1 --pi-probe 0 --idle both --history "$work/history" \
