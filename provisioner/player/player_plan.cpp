@@ -185,9 +185,13 @@ void read_squeezelite(PlayerNow& p, const ReadFile& read) {
 }
 
 void read_pipewire(PlayerNow& p, const ReadFile& read, const ListDir& list) {
-    const auto files = pipewire_conf_files(read, list);
-    auto clock = read_pipewire_clock(files, read);
     p.where = k_pipewire_dropin;
+    const auto files = pipewire_conf_files(read, list);
+    if (!files) {
+        p.problem = files.absent ? "PipeWire has no pipewire.conf here" : files.problem;
+        return;
+    }
+    auto clock = read_pipewire_clock(*files, read);
     if (!clock) {
         p.problem = clock.problem;
         return;
@@ -275,7 +279,8 @@ void visit_player_files(const ReadFile& read, const ListDir& list,
                         const std::vector<std::string>& jack_units) {
     (void)read_mpd_config(k_mpd_conf, read);
     (void)read(k_squeezelite_default);
-    (void)read_pipewire_clock(pipewire_conf_files(read, list), read);
+    if (auto files = pipewire_conf_files(read, list))
+        (void)read_pipewire_clock(*files, read);
     (void)read(k_pipewire_dropin);
     (void)wireplumber_format(read, list);
     (void)read(k_wireplumber_dropin);

@@ -13,6 +13,9 @@
 namespace rtprov::player {
 
 // ---- squeezelite: Debian's /etc/default/squeezelite, sourced by /etc/init.d/squeezelite
+// (Debian 12 and 13 ship the same two files and no systemd unit), whose extra options go
+// in SB_EXTRA_ARGS: the init script appends its value, unquoted, to squeezelite's command
+// line.
 inline constexpr const char* k_squeezelite_default = "/etc/default/squeezelite";
 
 struct SqueezeliteAlsa {
@@ -21,15 +24,24 @@ struct SqueezeliteAlsa {
     std::optional<std::string> value; // the -a argument as written ('40:4'); nullopt: none
 };
 
-// The -a option in the options variable of 'text' (the file 'path'). Refused (file:line)
-// where the shell text cannot be read with certainty: a command substitution, an
-// unterminated quote, the variable assigned twice.
+// The -a option in the options variable of 'text' (the file 'path'): the value of the last
+// -a squeezelite reads, found the way its own option loop finds it. Refused (path:line)
+// where it cannot be read with certainty: the file holds anything but 'NAME=value' lines
+// and comments, a quote is never closed, the variable is assigned twice or holds a command
+// substitution, another variable or a file name pattern; or squeezelite would not start
+// with the options (an option it does not know, '-a40:4' joined, '-a' without a value, a
+// word that is neither an option nor a value).
 core::Result<SqueezeliteAlsa> read_squeezelite_alsa(const std::string& text,
                                                     const std::string& path);
 
-// 'text' with -a <buffer_ms>:<periods> in that variable, every other option and byte kept
-// (an -a already there has its first two fields replaced and the others kept; none there
-// is added; a missing assignment is added at the end).
+// 'text' with -a <buffer_ms>:<periods> in that variable, every other byte kept: an -a
+// already there has its first two fields replaced (':format:mmap' kept); without one,
+// ' -a B:P' goes at the end of the value, inside its closing quote; without an
+// assignment, 'SB_EXTRA_ARGS="-a B:P"' is a new line after the last commented-out
+// assignment (Debian's '#SB_EXTRA_ARGS=""', which stays as it is), else at the end.
+// Refused as read_squeezelite_alsa refuses, for an -a value written with quotes or
+// backslashes inside it, and for values squeezelite would read as sizes (buffer_ms 0 or
+// 500 and more, periods 0 or 50 and more).
 core::Result<std::string> set_squeezelite_alsa(const std::string& text, const std::string& path,
                                                unsigned buffer_ms, unsigned periods);
 
@@ -42,16 +54,32 @@ struct PipewireClock {
 
 // The files PipeWire reads for its context.properties, in the order it merges them (the
 // later wins): pipewire.conf from /etc/pipewire, else /usr/share/pipewire, then the
-// drop-ins of /usr/share/pipewire/pipewire.conf.d and /etc/pipewire/pipewire.conf.d by name.
-std::vector<std::string> pipewire_conf_files(const ReadFile& read, const ListDir& list);
+// *.conf drop-ins of /usr/share/pipewire/pipewire.conf.d and /etc/pipewire/pipewire.conf.d,
+// each folder by name, in the order and with the files of the same name left out as the
+// installed version does (it changed in 1.0.4 and 1.5.81: Debian 12's 0.3.65 applies
+// /usr/share's drop-ins after /etc's; the .cpp has the details). The version is read from
+// the first line of the package's pipewire.conf. A user's ~/.config/pipewire, read before
+// and after these, is not looked at. Absent when PipeWire is not installed (neither
+// pipewire.conf); refused when its version cannot be told.
+core::Result<std::vector<std::string>> pipewire_conf_files(const ReadFile& read,
+                                                           const ListDir& list);
 
-// Reads the quantum from those files. Refused (file:line) for SPA-JSON it cannot read.
+// The quantum and min-quantum of the context.properties of those files, each file read
+// whole as SPA-JSON (spa_json.hpp), a later file's key winning, 'null' removing one, a
+// key nested deeper (vm.overrides) not counting. A file that is absent is skipped, as
+// PipeWire does. Refused (path:line) for SPA-JSON it cannot read, a context.properties
+// that is not an object, or a value that is not a whole number or null. In a virtual
+// machine PipeWire raises min-quantum itself (vm.overrides, context.properties.rules),
+// which this does not model.
 core::Result<PipewireClock> read_pipewire_clock(const std::vector<std::string>& files,
                                                 const ReadFile& read);
 
-// rtprov's drop-in for /etc/pipewire/pipewire.conf.d/: 'header' (rtprov's '#' line), then
-// context.properties with default.clock.quantum and default.clock.min-quantum = 'quantum'
-// (a client may not ask for less than the measurement allows).
+// rtprov's drop-in for /etc/pipewire/pipewire.conf.d/: 'header' (rtprov's '#' line; a
+// newline is added when it has none), then context.properties with default.clock.quantum
+// and default.clock.min-quantum = 'quantum' (a client may not ask for less than the
+// measurement allows), and the same min-quantum in a virtual machine, where PipeWire
+// would otherwise raise it to 1024 (vm.overrides = null for 0.3, a context.properties.rules
+// rule for 1.x).
 std::string pipewire_dropin(const std::string& header, unsigned quantum);
 
 // ---- WirePlumber: the ALSA nodes' period size and headroom
@@ -60,34 +88,50 @@ enum class WirePlumberFormat {
     json, // 0.5 (Debian 13): SPA-JSON wireplumber.conf.d/
     lua,  // 0.4 (Debian 12): Lua, which rtprov does not write
 };
-// From the files its package ships: 0.5's /usr/share/wireplumber/wireplumber.conf, 0.4's
-// /usr/share/wireplumber/main.lua.d/.
+// From the files its package ships: 0.4's /usr/share/wireplumber/main.lua.d/ (0.4 ships a
+// wireplumber.conf too, which loads the Lua), else 0.5's
+// /usr/share/wireplumber/wireplumber.conf.
 WirePlumberFormat wireplumber_format(const ReadFile& read, const ListDir& list);
 
-// rtprov's 0.5 drop-in for /etc/wireplumber/wireplumber.conf.d/: monitor.alsa.rules
-// matching every ALSA output node, with api.alsa.period-size and api.alsa.headroom.
+// rtprov's 0.5 drop-in for /etc/wireplumber/wireplumber.conf.d/: 'header', then a
+// monitor.alsa.rules rule matching every ALSA output node (node.name "~alsa_output.*")
+// that updates api.alsa.period-size and api.alsa.headroom. Fragments load /usr/share's
+// first, then /etc's, each folder by name, and a later rule's update wins: this one wins
+// over Debian 13's alsa-vm.conf (1024 and 2048 in a virtual machine). A file of the same
+// name as one in /usr/share hides it: give it a name of its own.
 std::string wireplumber_dropin(const std::string& header, unsigned period_frames,
                                unsigned headroom_frames);
 
 // ---- JACK: the jackd command line of a systemd service
 struct JackCommand {
-    std::string unit_path;         // the unit file holding ExecStart
-    unsigned line = 0;             // of the ExecStart= line
-    std::vector<std::string> argv; // as systemd splits it (its prefixes like '-' or '@' kept
-                                   // out: 'prefix' holds them)
+    std::string unit_path; // the unit file holding ExecStart
+    unsigned line = 0;     // of the ExecStart= line
+    // As systemd splits it (unit_syntax.hpp), the program first, without its prefixes
+    // ('-', '@', ':', '+', '!'), which 'prefix' holds; with '@' the second word is the
+    // name jackd runs as.
+    std::vector<std::string> argv;
     std::string prefix;
-    std::optional<unsigned> period;   // the ALSA driver's -p/--period; nullopt: 1024
-    std::optional<unsigned> nperiods; // -n/--nperiods; nullopt: 2
-    std::optional<unsigned> rate;     // -r/--rate; nullopt: 48000
+    // The ALSA driver's values, the last given of each; one given without a value is the
+    // driver's default. nullopt: not given (the defaults 1024, 2 and 48000).
+    std::optional<unsigned> period;   // -p/--period
+    std::optional<unsigned> nperiods; // -n/--nperiods
+    std::optional<unsigned> rate;     // -r/--rate
 };
 
-// The jackd command of the unit 'text' (file 'path'): its one ExecStart= whose program is
-// jackd with the alsa driver (-d alsa). Refused (file:line) for several ExecStart= lines,
-// another driver, or a command line that does not split.
+// The jackd command of the unit 'text' (file 'path'): its one ExecStart= in [Service] (an
+// empty 'ExecStart=' resets the ones before) whose program is jackd with the ALSA driver:
+// jackd's options (common/Jackdmp.cpp), '-d alsa' in any of its forms ('-dalsa',
+// '--audio-driver=alsa'), then the driver's (-p 256, -p256, --period=256, --period 256).
+// Refused (path:line) for no or several ExecStart= lines, a command line that does not
+// split with certainty (a specifier, a variable, several commands), another program or
+// driver, an option jackd does not know or an abbreviated long one, a word jackd would
+// ignore, or a -p, -n or -r value that is not a whole number.
 core::Result<JackCommand> read_jack_command(const std::string& text, const std::string& path);
 
-// A drop-in ([Service], an empty ExecStart= then the command with -p and -n set) for
-// /etc/systemd/system/<unit>.d/, 'header' first.
+// A drop-in for /etc/systemd/system/<unit>.d/: 'header', then "[Service]", an empty
+// "ExecStart=" and the command with every -p and -n of the driver set in place (their
+// form kept), or "-p P" and "-n N" added right after '-d alsa'; each word written so that
+// systemd splits it back the same. 'command' must come from read_jack_command.
 std::string jack_dropin(const std::string& header, const JackCommand& command, unsigned period,
                         unsigned nperiods);
 

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "provisioner/player/player_plan.hpp"
+#include "provisioner/player/stack_conf.hpp"
 
 #include "provisioner/profile/app_loader.hpp"
 #include "tests/unit/catch.hpp"
