@@ -7,8 +7,9 @@
 // player::split_exec_line and exec_line_word). Invariants:
 //  - squeezelite: what was written reads back with the -a asked for, and writing it again
 //    changes nothing; without an -a, the write is one insertion and every byte of the
-//    input is kept around it; with one whose buffer and periods were plain numbers,
-//    setting them back gives every byte back;
+//    input is kept around it; with one whose buffer and periods were plain numbers
+//    squeezelite reads as ms and a count (below 500 and 50), setting them back gives
+//    every byte back;
 //  - PipeWire: a file read or refused, never more; rtprov's drop-in after it wins;
 //  - JACK: the drop-in reads back as the same command (prefix, rate, the words) with the
 //    period and count asked for, and making it again from that changes nothing; each word
@@ -67,7 +68,7 @@ void squeezelite(const std::string& text) {
         first == std::string::npos ? "" : old.substr(first + 1, second - first - 1);
     const auto number = [](const std::string& s) {
         unsigned v = 0;
-        if (s.empty() || s.size() > 2 || (s.size() > 1 && s[0] == '0'))
+        if (s.empty() || s.size() > 3 || (s.size() > 1 && s[0] == '0'))
             return 0u;
         for (char c : s) {
             if (c < '0' || c > '9')
@@ -78,7 +79,7 @@ void squeezelite(const std::string& text) {
     };
     const unsigned b = number(buffer);
     const unsigned p = number(periods);
-    if (b > 0 && p > 0 && first != std::string::npos) {
+    if (b > 0 && b < 500 && p > 0 && p < 50 && first != std::string::npos) {
         const auto back = set_squeezelite_alsa(*set, k_default, b, p);
         if (!back || *back != text)
             __builtin_trap();
