@@ -10,7 +10,8 @@
 #      run the script tests against that binary there, and make the amd64 package from
 #      that build; system tests in copies of the root with
 #      that package installed (the package judged by lintian and built again to compare
-#      its bytes; the Ansible collection through a chroot), and such a copy booted under qemu
+#      its bytes; the Ansible collection through a chroot), the players' buffers against
+#      Debian 12's and 13's own player packages, and such a copy booted under qemu
 #   4. the image-builder plugins as their tools run them: the arm64 package (cross-built),
 #      then side by side the pi-gen stage under pi-gen's stage contract on an arm64 root
 #      (qemu-user), the rpi-image-gen layer's hook as bdebstrap runs it on such a root, and
