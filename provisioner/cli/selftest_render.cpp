@@ -811,6 +811,7 @@ std::string players_json(const std::vector<selftest::PlayerAdvice>& players) {
         out += std::string(i ? "," : "") + "\n    {\"app\": " + json_string(pa.app) +
                ", \"name\": " + json_string(pa.name) + ", \"now\": " + json_text_or_null(pa.now) +
                ", \"now_default\": " + (pa.now_default ? "true" : "false") +
+               ", \"now_deadline_ms\": " + thousandths(pa.now_deadline_ms) +
                ", \"where\": " + json_string(pa.where) +
                ", \"problem\": " + json_text_or_null(pa.problem) +
                ", \"now_holds\": " + (pa.now_holds ? (*pa.now_holds ? "true" : "false") : "null") +
@@ -1020,6 +1021,21 @@ std::string selftest_prometheus(const selftest::SelftestReport& r) {
         held_header = true;
         out += "rtprov_selftest_player_buffer_holds{app=" + prometheus_label(pa.app) + "} " +
                (*pa.now_holds ? "1" : "0") + "\n";
+    }
+    bool deadline_header = false;
+    for (const selftest::PlayerAdvice& pa : r.players) {
+        if (pa.now.empty())
+            continue;
+        if (!deadline_header)
+            out += prometheus_metric(
+                "rtprov_selftest_player_buffer_deadline_seconds", "gauge",
+                "The time the player's configured buffer leaves it to write again (the buffer "
+                "less a period), with its setting as a label; compare it with the worst "
+                "wake-up (docs/audio-buffers.md).");
+        deadline_header = true;
+        out += "rtprov_selftest_player_buffer_deadline_seconds{app=" + prometheus_label(pa.app) +
+               ",setting=" + prometheus_label(pa.now) + "} " + fixed(pa.now_deadline_ms / 1e3, 6) +
+               "\n";
     }
     out +=
         prometheus_metric("rtprov_selftest_passed", "gauge", "1 when the last self-test passed.") +

@@ -512,6 +512,7 @@ selftest::SelftestReport Reader::report(const JsonValue& root) {
             a.name = text(player, "name");
             a.now = text_or_empty(player, "now");
             a.now_default = flag(player, "now_default");
+            a.now_deadline_ms = number(player, "now_deadline_ms", 0, k_max_audio_number);
             a.where = text(player, "where");
             a.problem = text_or_empty(player, "problem");
             if (member(player, "now_holds", Kind::boolean, true).kind != Kind::null)

@@ -98,8 +98,10 @@ std::vector<selftest::PlayerAdvice> advise_players(const std::string& sysroot,
         selftest::PlayerAdvice r;
         r.app = a.now.app->key;
         r.name = a.now.app->name;
-        if (a.now.setting)
+        if (a.now.setting) {
             r.now = sizes(*a.now.setting);
+            r.now_deadline_ms = std::round(core::buffer_deadline_us(*a.now.setting)) / 1000.0;
+        }
         r.now_default = a.now.from_default;
         r.where = a.now.where;
         r.problem = a.now.problem;

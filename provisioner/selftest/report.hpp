@@ -83,12 +83,13 @@ struct TraceReport {
 
 // One player's buffers against a measured worst wake-up (pipeline::advise_players).
 struct PlayerAdvice {
-    std::string app;          // 'mpd', the app table's key
-    std::string name;         // 'MPD'
-    std::string now;          // what it runs with, '125ms in 500ms'; "" when not known
-    bool now_default = false; // 'now' is the player's own default: nothing is set
-    std::string where;        // "file:line" of the setting, or the file that would hold it
-    std::string problem;      // why 'now' is not known
+    std::string app;            // 'mpd', the app table's key
+    std::string name;           // 'MPD'
+    std::string now;            // what it runs with, '125ms in 500ms'; "" when not known
+    bool now_default = false;   // 'now' is the player's own default: nothing is set
+    double now_deadline_ms = 0; // the deadline 'now' leaves (buffer - period); 0: not known
+    std::string where;          // "file:line" of the setting, or the file that would hold it
+    std::string problem;        // why 'now' is not known
     // 'now' leaves a deadline of at least rtprov's margin times the worst wake-up;
     // nullopt: 'now' not known
     std::optional<bool> now_holds;

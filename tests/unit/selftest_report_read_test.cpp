@@ -392,3 +392,40 @@ TEST_CASE("an audio test that is not one rtprov wrote is refused or kept in boun
                   "\"min_headroom_percent\": 30, \"min_headroom_ms\": 150.000, \"passed\": true")
               .ends_with("'passed' does not follow from the audio test's figures" + tail));
 }
+
+TEST_CASE("the players' advice reads back as written, and a report without it reads too") {
+    SelftestReport r = full_report();
+    PlayerAdvice mpd;
+    mpd.app = "mpd";
+    mpd.name = "MPD";
+    mpd.now = "125ms in 500ms";
+    mpd.now_default = true;
+    mpd.now_deadline_ms = 375;
+    mpd.where = "/etc/mpd.conf";
+    mpd.now_holds = true;
+    mpd.supports = "5ms in 20ms";
+    mpd.need_ms = 1.25;
+    mpd.deadline_ms = 15;
+    mpd.setting = "buffer_time \"20000\" and period_time \"5000\" in the ALSA audio_output of "
+                  "/etc/mpd.conf";
+    PlayerAdvice sl;
+    sl.app = "squeezelite";
+    sl.name = "squeezelite";
+    sl.where = "/etc/default/squeezelite:1";
+    sl.problem = "/etc/default/squeezelite:1: 'SB_EXTRA_ARGS' holds a variable";
+    r.players = {mpd, sl};
+    const std::string json = cli::selftest_json(r);
+    const SelftestReport back = cli::read_selftest_json(json, "r.json");
+    REQUIRE(back.players.size() == 2);
+    CHECK(back.players[0].now_holds == true);
+    CHECK(back.players[0].now_deadline_ms == 375);
+    CHECK_FALSE(back.players[1].now_holds);
+    CHECK(back.players[1].now.empty());
+    CHECK(cli::selftest_json(back) == json);
+    // a report of this version from before the advice: no "players"
+    std::string older = json;
+    const auto at = older.find(",\n  \"players\": [");
+    REQUIRE(at != std::string::npos);
+    older.erase(at, older.find("\n  ]", at) + 4 - at);
+    CHECK(cli::read_selftest_json(older, "old.json").players.empty());
+}
