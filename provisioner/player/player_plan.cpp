@@ -39,6 +39,8 @@ constexpr DistroMark k_distro_marks[] = {
 
 ReadFile facts_reader(const TargetFacts& facts) {
     return [&facts](const std::string& path) -> Result<std::string> {
+        if (auto why = facts.unreadable.find(path); why != facts.unreadable.end())
+            return Result<std::string>::failed(why->second);
         if (const FileState* f = facts.file(path); f && !f->symlink)
             return {f->content, "", false};
         return Result<std::string>::failed("'" + path + "' is not there", true);
@@ -495,6 +497,15 @@ void plan_player_buffers(Plan& plan, const Profile& profile, const TargetFacts& 
     const ListDir list = facts_lister(facts);
     const std::string header = owned_file_header(profile.name);
     const auto distro = regenerating_distro(list);
+    // A file the probe would not read (a folder, over the size limit) is never replaced.
+    const auto change = [&](const std::string& path, FileState next, const std::string& why) {
+        if (auto problem = facts.unreadable.find(path); problem != facts.unreadable.end())
+            plan.findings.push_back({Severity::error, "buffers-unreadable",
+                                     "'" + path + "' is not written: " + problem->second +
+                                         "; rtprov replaces only a file it has read"});
+        else
+            add_file_change(plan, facts, path, std::move(next), why);
+    };
     for (const ServiceTuning& service : profile.tuning.services) {
         const AppKnowledge* app = find_app(apps, service.name, service.unit);
         const auto stack = app ? buffer_stack(app->key) : std::nullopt;
@@ -566,7 +577,7 @@ void plan_player_buffers(Plan& plan, const Profile& profile, const TargetFacts& 
             for (const auto& [path, content] : *edits) {
                 FileState next;
                 next.content = content;
-                add_file_change(plan, facts, path, std::move(next), why);
+                change(path, std::move(next), why);
             }
             if (edits->empty() && facts.file(k_mpd_conf))
                 plan.unchanged.push_back(k_mpd_conf);
@@ -584,7 +595,7 @@ void plan_player_buffers(Plan& plan, const Profile& profile, const TargetFacts& 
             }
             FileState state;
             state.content = *next;
-            add_file_change(plan, facts, k_squeezelite_default, std::move(state), why);
+            change(k_squeezelite_default, std::move(state), why);
             break;
         }
         case BufferStack::pipewire: {
@@ -596,12 +607,12 @@ void plan_player_buffers(Plan& plan, const Profile& profile, const TargetFacts& 
                                          "PipeWire's quantum is not written: " + *why_not});
                 break;
             }
-            add_file_change(plan, facts, k_pipewire_dropin, std::move(dropin), why);
+            change(k_pipewire_dropin, std::move(dropin), why);
             switch (wireplumber_format(read, list)) {
             case WirePlumberFormat::json: {
                 FileState wp;
                 wp.content = wireplumber_dropin(header, q, setting->buffer.value - 2 * q);
-                add_file_change(plan, facts, k_wireplumber_dropin, std::move(wp), why);
+                change(k_wireplumber_dropin, std::move(wp), why);
                 break;
             }
             case WirePlumberFormat::lua:
@@ -632,7 +643,7 @@ void plan_player_buffers(Plan& plan, const Profile& profile, const TargetFacts& 
             FileState dropin;
             dropin.content = jack_dropin(header, *command, setting->period.value,
                                          setting->buffer.value / setting->period.value);
-            add_file_change(plan, facts, jack_dropin_path(service.unit), std::move(dropin), why);
+            change(jack_dropin_path(service.unit), std::move(dropin), why);
             break;
         }
         }

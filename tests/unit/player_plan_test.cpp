@@ -318,3 +318,30 @@ TEST_CASE("write: PipeWire's quantum is refused when a drop-in PipeWire reads la
                    Catch::Matchers::Contains("/etc/pipewire/pipewire.conf.d/70-bad.conf:"));
     }
 }
+
+TEST_CASE("write: a player's file the probe could not read is refused, never replaced",
+          "[player-plan]") {
+    // a 100 MB /etc/default/squeezelite, a folder where rtprov's PipeWire drop-in goes
+    TargetFacts facts =
+        facts_with({}, {"/usr/bin/squeezelite", "/usr/bin/pipewire"}, TargetMode::offline);
+    facts.unreadable[player::k_squeezelite_default] = "'/r/etc/default/squeezelite' is too big";
+    facts.unreadable[player::k_pipewire_dropin] = "'/r/etc/pipewire/x' is a folder";
+    Plan plan;
+    player::plan_player_buffers(plan,
+                                writing({service("squeezelite", ms(5), ms(20)),
+                                         service("pipewire", frames(256), frames(512))}),
+                                facts, apps());
+    CHECK(plan.refused());
+    CHECK_FALSE(change_of(plan, player::k_squeezelite_default));
+    CHECK_FALSE(change_of(plan, player::k_pipewire_dropin));
+    std::vector<std::string> messages;
+    for (const Finding& f : plan.findings)
+        if (f.code == "buffers-unreadable")
+            messages.push_back(f.message);
+    CHECK(messages == std::vector<std::string>{
+                          "'/etc/default/squeezelite' is not written: '/r/etc/default/"
+                          "squeezelite' is too big; rtprov replaces only a file it has read",
+                          "'/etc/pipewire/pipewire.conf.d/60-rtprov.conf' is not written: "
+                          "'/r/etc/pipewire/x' is a folder; rtprov replaces only a file it has "
+                          "read"});
+}
