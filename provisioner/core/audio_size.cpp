@@ -27,6 +27,8 @@ Result<AudioSize> parse_audio_size(const std::string& text) {
         value = value * 10 + std::uint64_t(text[i++] - '0');
     if (i == 0 || (i < text.size() && text[i] >= '0' && text[i] <= '9'))
         return Result<AudioSize>::failed("'" + text + "' is not a period or buffer size: " + rule);
+    if (i < text.size() && (text[i] == '.' || text[i] == ','))
+        return Result<AudioSize>::failed("'" + text + "' is not a whole number: " + rule);
     if (i < text.size() && text[i] == ' ')
         ++i;
     const std::string unit = text.substr(i);

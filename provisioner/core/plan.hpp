@@ -69,6 +69,10 @@ struct TargetFacts {
     // Current state of every path plan() reads or may write; absent when missing. Read
     // through file(), which holds the planners to what the probe read.
     std::map<std::string, FileState> files;
+    // The players' files (target::probe_players) that are there but that rtprov will not
+    // read (a folder, a FIFO, over its size limit, a link out of the root), each with why;
+    // file() has none of them. The other probes refuse such a file outright.
+    std::map<std::string, std::string> unreadable;
     // Every path target::probe looked at, there or not; nullopt for facts made by hand
     // (unit tests), which file() takes as they are.
     std::optional<std::set<std::string>> probed;
@@ -80,7 +84,7 @@ struct TargetFacts {
     // The names in the folders plan() lists (the players' drop-in folders), sorted; read
     // through listing(), which holds the planners to what the probe listed.
     std::map<std::string, std::vector<std::string>> listings;
-    std::set<std::string> installed_packages;  // from /var/lib/dpkg/status
+    std::set<std::string> installed_packages; // from /var/lib/dpkg/status
     std::set<std::string> units; // systemd units installed ('mpd.service'), of those asked about
     // Command-line keys the applied profile owned (read from it by the caller): a key a
     // new profile drops is still rtprov's to take back.

@@ -39,6 +39,8 @@ constexpr DistroMark k_distro_marks[] = {
 
 ReadFile facts_reader(const TargetFacts& facts) {
     return [&facts](const std::string& path) -> Result<std::string> {
+        if (auto why = facts.unreadable.find(path); why != facts.unreadable.end())
+            return Result<std::string>::failed(why->second);
         if (const FileState* f = facts.file(path); f && !f->symlink)
             return {f->content, "", false};
         return Result<std::string>::failed("'" + path + "' is not there", true);
@@ -246,6 +248,58 @@ void read_jack(PlayerNow& p, const ReadFile& read) {
     p.from_default = !command->period && !command->nperiods;
 }
 
+// Why rtprov's PipeWire drop-in, holding 'ours' (its quantum and min-quantum 'q'), would
+// not set what PipeWire runs: a file PipeWire reads after it sets either key again, a
+// max-quantum below 'q' clamps the quantum, or a file cannot be read with certainty.
+// nullopt when it would, or when PipeWire's own configuration is not there.
+std::optional<std::string> pipewire_overridden(const ReadFile& read, const ListDir& list,
+                                               const std::string& ours, unsigned q) {
+    const std::string path = k_pipewire_dropin;
+    const std::string dir = path.substr(0, path.rfind('/'));
+    const std::string name = path.substr(path.rfind('/') + 1);
+    const ReadFile with_ours = [&](const std::string& p) -> Result<std::string> {
+        if (p == path)
+            return {ours, "", false};
+        return read(p);
+    };
+    const ListDir with_ours_listed = [&](const std::string& d) {
+        std::vector<std::string> names = list(d);
+        if (d == dir && std::find(names.begin(), names.end(), name) == names.end()) {
+            names.push_back(name);
+            std::sort(names.begin(), names.end());
+        }
+        return names;
+    };
+    const auto files = pipewire_conf_files(with_ours, with_ours_listed);
+    const std::string fix = ": remove the setting there, or set tuning.audio.buffers to 'advise'";
+    const std::string unread = "; rtprov reads every file PipeWire reads to know that its quantum "
+                               "would be the one PipeWire runs: correct the file, or set "
+                               "tuning.audio.buffers to 'advise'";
+    if (!files)
+        return files.absent ? std::nullopt : std::optional<std::string>(files.problem + unread);
+    if (std::find(files->begin(), files->end(), path) == files->end())
+        return "PipeWire would not read rtprov's '" + path +
+               "': a drop-in of its name in "
+               "/usr/share/pipewire/pipewire.conf.d hides it; remove that file, or set "
+               "tuning.audio.buffers to 'advise'";
+    const auto clock = read_pipewire_clock(*files, with_ours);
+    if (!clock)
+        return clock.problem + unread;
+    for (const char* key : {"default.clock.quantum", "default.clock.min-quantum"}) {
+        const std::string& at = clock->set_at.at(key); // rtprov's drop-in sets both
+        if (at.rfind(path + ":", 0) != 0)
+            return "'" + at + "' sets " + key + " again, and PipeWire reads it after rtprov's '" +
+                   path + "', so rtprov's " + std::to_string(q) +
+                   " would not be what PipeWire runs" + fix;
+    }
+    if (clock->max_quantum && *clock->max_quantum < q)
+        return "'" + clock->set_at.at("default.clock.max-quantum") +
+               "' sets default.clock.max-quantum to " + std::to_string(*clock->max_quantum) +
+               ", below rtprov's " + std::to_string(q) + ", and PipeWire clamps the quantum to it" +
+               fix;
+    return std::nullopt;
+}
+
 std::string unit_for(const AppKnowledge& app, const Profile* profile,
                      const std::vector<AppKnowledge>& apps) {
     if (profile)
@@ -408,6 +462,30 @@ Result<BufferSetting> check_setting(BufferStack stack, const BufferSetting& give
             return R::failed("squeezelite reads a buffer of 500 or more, or 50 or more periods, "
                              "as bytes (-a): give less than 500ms in fewer than 50 periods");
     }
+    if (stack == BufferStack::pipewire) {
+        // The quantum PipeWire runs is not always the one written: it clamps
+        // default.clock.quantum and min-quantum to [4, max-quantum] (max-quantum 2048 by
+        // default; src/pipewire/settings.c, pw_settings_init) and rounds the graph's
+        // quantum down to a power of two (clock.power-of-two-quantum, on by default;
+        // src/pipewire/context.c). A shorter quantum than asked would underrun.
+        const std::uint32_t q = s.period.value;
+        const std::string asked = "a quantum of " + std::to_string(q) + " frames";
+        const std::string fix = ": give a power of two from 4 to 2048 frames ('256frames')";
+        if (q < 4)
+            return R::failed(asked + ", below the 4 frames PipeWire raises it to" + fix);
+        if (q > 2048)
+            return R::failed(asked +
+                             ", above the 2048 frames PipeWire caps it at (its "
+                             "default.clock.max-quantum)" +
+                             fix);
+        if (q & (q - 1)) {
+            std::uint32_t down = 1;
+            while (down * 2 <= q)
+                down *= 2;
+            return R::failed(asked + ", which PipeWire rounds down to " + std::to_string(down) +
+                             " (clock.power-of-two-quantum)" + fix);
+        }
+    }
     return {s, "", false};
 }
 
@@ -419,6 +497,15 @@ void plan_player_buffers(Plan& plan, const Profile& profile, const TargetFacts& 
     const ListDir list = facts_lister(facts);
     const std::string header = owned_file_header(profile.name);
     const auto distro = regenerating_distro(list);
+    // A file the probe would not read (a folder, over the size limit) is never replaced.
+    const auto change = [&](const std::string& path, FileState next, const std::string& why) {
+        if (auto problem = facts.unreadable.find(path); problem != facts.unreadable.end())
+            plan.findings.push_back({Severity::error, "buffers-unreadable",
+                                     "'" + path + "' is not written: " + problem->second +
+                                         "; rtprov replaces only a file it has read"});
+        else
+            add_file_change(plan, facts, path, std::move(next), why);
+    };
     for (const ServiceTuning& service : profile.tuning.services) {
         const AppKnowledge* app = find_app(apps, service.name, service.unit);
         const auto stack = app ? buffer_stack(app->key) : std::nullopt;
@@ -490,7 +577,7 @@ void plan_player_buffers(Plan& plan, const Profile& profile, const TargetFacts& 
             for (const auto& [path, content] : *edits) {
                 FileState next;
                 next.content = content;
-                add_file_change(plan, facts, path, std::move(next), why);
+                change(path, std::move(next), why);
             }
             if (edits->empty() && facts.file(k_mpd_conf))
                 plan.unchanged.push_back(k_mpd_conf);
@@ -508,19 +595,24 @@ void plan_player_buffers(Plan& plan, const Profile& profile, const TargetFacts& 
             }
             FileState state;
             state.content = *next;
-            add_file_change(plan, facts, k_squeezelite_default, std::move(state), why);
+            change(k_squeezelite_default, std::move(state), why);
             break;
         }
         case BufferStack::pipewire: {
             const unsigned q = setting->period.value;
             FileState dropin;
             dropin.content = pipewire_dropin(header, q);
-            add_file_change(plan, facts, k_pipewire_dropin, std::move(dropin), why);
+            if (auto why_not = pipewire_overridden(read, list, dropin.content, q)) {
+                plan.findings.push_back({Severity::error, "buffers-pipewire-overridden",
+                                         "PipeWire's quantum is not written: " + *why_not});
+                break;
+            }
+            change(k_pipewire_dropin, std::move(dropin), why);
             switch (wireplumber_format(read, list)) {
             case WirePlumberFormat::json: {
                 FileState wp;
                 wp.content = wireplumber_dropin(header, q, setting->buffer.value - 2 * q);
-                add_file_change(plan, facts, k_wireplumber_dropin, std::move(wp), why);
+                change(k_wireplumber_dropin, std::move(wp), why);
                 break;
             }
             case WirePlumberFormat::lua:
@@ -551,7 +643,7 @@ void plan_player_buffers(Plan& plan, const Profile& profile, const TargetFacts& 
             FileState dropin;
             dropin.content = jack_dropin(header, *command, setting->period.value,
                                          setting->buffer.value / setting->period.value);
-            add_file_change(plan, facts, jack_dropin_path(service.unit), std::move(dropin), why);
+            change(jack_dropin_path(service.unit), std::move(dropin), why);
             break;
         }
         }

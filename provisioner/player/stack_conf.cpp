@@ -427,15 +427,19 @@ core::Result<PipewireClock> read_pipewire_clock(const std::vector<std::string>& 
                 refuse(file, properties->line, "'context.properties' is not an object ('{ }')");
             for (std::size_t k = 0; k < properties->keys.size(); ++k) {
                 const std::string& key = properties->keys[k];
-                if (key != "default.clock.quantum" && key != "default.clock.min-quantum")
+                if (key != "default.clock.quantum" && key != "default.clock.min-quantum" &&
+                    key != "default.clock.max-quantum")
                     continue;
                 const ClockValue value = clock_value(properties->values[k], key, file);
+                clock.set_at[key] = file + ":" + std::to_string(properties->values[k].line);
                 if (key == "default.clock.quantum") {
                     clock.quantum = value.number;
                     quantum_file = file;
                     quantum_line = properties->values[k].line;
-                } else {
+                } else if (key == "default.clock.min-quantum") {
                     clock.min_quantum = value.number;
+                } else {
+                    clock.max_quantum = value.number;
                 }
             }
         }

@@ -4,6 +4,7 @@
 #include "provisioner/core/result.hpp"
 #include "provisioner/player/read_file.hpp"
 
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -49,7 +50,11 @@ core::Result<std::string> set_squeezelite_alsa(const std::string& text, const st
 struct PipewireClock {
     std::optional<unsigned> quantum;     // default.clock.quantum; nullopt: PipeWire's 1024
     std::optional<unsigned> min_quantum; // default.clock.min-quantum; nullopt: 32
+    std::optional<unsigned> max_quantum; // default.clock.max-quantum; nullopt: 2048
     std::string where; // "file:line" of the quantum that wins, "" when none is set
+    // Each of these three keys ("default.clock.quantum", ...) a file sets: "file:line" of
+    // the last setting, a 'null' included.
+    std::map<std::string, std::string> set_at;
 };
 
 // The files PipeWire reads for its context.properties, in the order it merges them (the
@@ -64,7 +69,7 @@ struct PipewireClock {
 core::Result<std::vector<std::string>> pipewire_conf_files(const ReadFile& read,
                                                            const ListDir& list);
 
-// The quantum and min-quantum of the context.properties of those files, each file read
+// The quantum, min-quantum and max-quantum of the context.properties of those files, each file read
 // whole as SPA-JSON (spa_json.hpp), a later file's key winning, 'null' removing one, a
 // key nested deeper (vm.overrides) not counting. A file that is absent is skipped, as
 // PipeWire does. Refused (path:line) for SPA-JSON it cannot read, a context.properties

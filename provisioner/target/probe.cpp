@@ -207,7 +207,16 @@ void probe_players(const fs::Root& root, const std::vector<std::string>& units,
             root.exists(exe) && !facts.has_executable(exe))
             facts.executables.push_back(exe);
     const player::ReadFile read = [&](const std::string& path) -> core::Result<std::string> {
-        std::optional<core::FileState> file = root.read(path, fs::caps::k_config);
+        std::optional<core::FileState> file;
+        try {
+            file = root.read(path, fs::caps::k_config);
+        } catch (const Error& e) {
+            // Not the whole plan's end: the player's reader names the file (and the include
+            // that led there), and the other players are still read.
+            facts.record(path, std::nullopt);
+            facts.unreadable[path] = e.what();
+            return core::Result<std::string>::failed(e.what());
+        }
         facts.record(path, file);
         if (!file)
             return core::Result<std::string>::failed("'" + path + "' is not there", true);

@@ -558,6 +558,49 @@ check "the Prometheus label is one escaped line" \
 raw=$(grep -c '<script>alert' "$work/evil.html")
 check "the page escapes it" [ "$raw" -eq 0 ]
 
+# -- the players' configuration (issue 38): an MPD include of a folder, a FIFO and a 100 MB
+# file, each refused for MPD alone with the include's file:line, within the bounds, nothing
+# written; a player beside it is still planned
+for target in folder fifo big; do
+    fresh r debian13
+    mkdir -p "$work/r/usr/bin" "$work/r/etc/default"
+    install -m 0755 /dev/null "$work/r/usr/bin/mpd"
+    install -m 0755 /dev/null "$work/r/usr/bin/squeezelite"
+    printf 'audio_output {\n\ttype "alsa"\n}\ninclude "mpd.d/x.conf"\n' >"$work/r/etc/mpd.conf"
+    mkdir -p "$work/r/etc/mpd.d"
+    case $target in
+    folder) mkdir "$work/r/etc/mpd.d/x.conf" ;;
+    fifo) mkfifo "$work/r/etc/mpd.d/x.conf" ;;
+    big) truncate -s 100M "$work/r/etc/mpd.d/x.conf" ;;
+    esac
+    printf 'SB_EXTRA_ARGS="-a 80:4"\n' >"$work/r/etc/default/squeezelite"
+    before=$(tree_sum "$work/r")
+    bounded plan --root "$work/r" --profile x86-debian13 --set board.cpus=4 --json \
+        --set tuning.audio.buffers=write --set tuning.services.mpd.period=25ms \
+        --set tuning.services.mpd.buffer=100ms --set tuning.services.squeezelite.period=5ms \
+        --set tuning.services.squeezelite.buffer=20ms
+    check "mpd.conf including a $target: plan is refused" [ "$rc" -eq 1 ]
+    printf '%s\n' "$out" >"$work/plan.json"
+    check "the refusal is a finding naming the include's file:line, and squeezelite is planned" \
+        python3 - "$target" "$work/plan.json" <<'PY'
+import json, sys
+plan = json.load(open(sys.argv[2]))
+errors = [f for f in plan["findings"] if f["severity"] == "error"]
+assert [f["code"] for f in errors] == ["buffers-mpd-conf"], errors
+assert errors[0]["message"].startswith(
+    "MPD's configuration is not written: /etc/mpd.conf:4: include 'mpd.d/x.conf': cannot read it: "
+), errors
+assert {"folder": "is a folder", "fifo": "is a FIFO", "big": "is 104857600 bytes"}[sys.argv[1]] \
+    in errors[0]["message"], errors
+assert "/etc/default/squeezelite" in [c["path"] for c in plan["changes"]], plan["changes"]
+PY
+    bounded apply --root "$work/r" --profile x86-debian13 --set board.cpus=4 \
+        --set tuning.audio.buffers=write --set tuning.services.mpd.period=25ms \
+        --set tuning.services.mpd.buffer=100ms
+    check "mpd.conf including a $target: apply is refused" [ "$rc" -eq 1 ]
+    check "and nothing was written" [ "$(tree_sum "$work/r")" = "$before" ]
+done
+
 # Two runs at once into one history (started in the same second, as a user starting one
 # in each of two terminals): both reports are kept, and both runs' lines in history.tsv.
 mkdir -p "$work/two"

@@ -38,7 +38,9 @@ TEST_CASE("an audio size without a number, a unit or in range is refused with th
     CHECK(problem("125s") == "'125s' has no unit: " + k_rule);
     CHECK(problem("125  ms") == "'125  ms' has no unit: " + k_rule);
     CHECK(problem("125MS") == "'125MS' has no unit: " + k_rule);
-    CHECK(problem("1.5ms") == "'1.5ms' has no unit: " + k_rule);
+    // a fraction is not a missing unit
+    CHECK(problem("1.5ms") == "'1.5ms' is not a whole number: " + k_rule);
+    CHECK(problem("25,5 ms") == "'25,5 ms' is not a whole number: " + k_rule);
     CHECK(problem("0ms") == "'0ms' is out of range: " + k_rule);
     CHECK(problem("2001ms") == "'2001ms' is out of range: " + k_rule);
     CHECK(problem("1048577frames") == "'1048577frames' is out of range: " + k_rule);

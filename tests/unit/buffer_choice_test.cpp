@@ -4,6 +4,7 @@
 #include "provisioner/profile/app_loader.hpp"
 #include "tests/unit/catch.hpp"
 #include "tests/unit/flow_fakes.hpp"
+#include "tests/unit/temp_dir.hpp"
 
 #include <deque>
 
@@ -213,4 +214,27 @@ TEST_CASE("a step is judged by its audio test, not by the latency's verdict", "[
     REQUIRE(out.steps.size() == 1);
     CHECK(out.steps[0].heard == pipeline::BufferStep::Heard::passed);
     CHECK(has(loop.rtprov.runs.back(), "--set", "tuning.services.mpd.buffer=20ms"));
+}
+
+TEST_CASE("advice: a player file rtprov will not read names its include line, and the other "
+          "players are still advised",
+          "[buffer-choice]") {
+    TempDir sysroot;
+    sysroot.write("usr/bin/mpd", "");
+    sysroot.write("usr/bin/squeezelite", "");
+    sysroot.write("etc/mpd.conf", "audio_output {\n\ttype \"alsa\"\n}\ninclude \"mpd.d\"\n");
+    std::filesystem::create_directories(sysroot.path() + "/etc/mpd.d");
+    sysroot.write("etc/default/squeezelite", "SB_EXTRA_ARGS=\"-a 80:4\"\n");
+    const auto advice = pipeline::advise_players(sysroot.path(), std::nullopt, apps(), 1000);
+    REQUIRE(advice.size() == 2);
+    CHECK(advice[0].name == "MPD");
+    CHECK(advice[0].now.empty());
+    CHECK(advice[0].problem == "/etc/mpd.conf:4: include 'mpd.d': cannot read it: '" +
+                                   sysroot.path() +
+                                   "/etc/mpd.d' is a folder, not a regular file; rtprov reads "
+                                   "and replaces only regular files (nothing was opened or "
+                                   "changed)");
+    CHECK(advice[1].name == "squeezelite");
+    CHECK(advice[1].problem.empty());
+    CHECK(advice[1].now == "20ms in 80ms");
 }

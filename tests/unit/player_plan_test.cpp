@@ -137,6 +137,15 @@ TEST_CASE("write: settings that do not fit the stack are refused with the key", 
     refused(service("squeezelite", ms(15), ms(40)), "/usr/bin/squeezelite", "whole number");
     refused(service("squeezelite", ms(100), ms(600)), "/usr/bin/squeezelite", "bytes");
     refused(service("jackd", frames(256), frames(640)), "/usr/bin/jackd", "whole number");
+    // PipeWire rounds a quantum down to a power of two (clock.power-of-two-quantum) and
+    // clamps it to its max-quantum of 2048 and its floor of 4 (src/pipewire/settings.c):
+    // 1ms is 48 frames, which would run as 32
+    refused(service("pipewire", ms(1), ms(2)), "/usr/bin/pipewire",
+            "a quantum of 48 frames, which PipeWire rounds down to 32");
+    refused(service("pipewire", frames(4096), frames(8192)), "/usr/bin/pipewire",
+            "above the 2048 frames PipeWire caps it at");
+    refused(service("pipewire", frames(2), frames(8)), "/usr/bin/pipewire",
+            "below the 4 frames PipeWire raises it to");
     refused(service("shairport-sync", ms(10), ms(40)), "/usr/bin/shairport-sync",
             "MPD, squeezelite, JACK and PipeWire only");
 }
@@ -235,4 +244,104 @@ TEST_CASE("advise: a configuration that cannot be read says why, never a guess",
     CHECK_THAT(now[0].problem, Catch::Matchers::Contains("/etc/mpd.conf:2"));
     auto advice = player::advise_players(now, 1000);
     CHECK_FALSE(advice[0].now_holds);
+}
+
+TEST_CASE("write: PipeWire's quantum is refused when a drop-in PipeWire reads later sets it "
+          "again",
+          "[player-plan]") {
+    // Debian 13's PipeWire 1.4.2 reads /usr/share's drop-ins, then /etc's, each folder by
+    // name, the later file winning a key: a 70-*.conf comes after rtprov's 60-rtprov.conf.
+    const Profile p = writing({service("pipewire", frames(256), frames(512))});
+    const auto plan_with = [&](const std::string& dir, const std::string& name,
+                               const std::string& content) {
+        TargetFacts facts = facts_with(
+            {{"/usr/share/pipewire/pipewire.conf",
+              "# Daemon config file for PipeWire version \"1.4.2\" #\ncontext.properties = {}\n"},
+             {dir + "/" + name, content}},
+            {"/usr/bin/pipewire"}, TargetMode::offline);
+        facts.listings[dir] = {name};
+        Plan plan;
+        player::plan_player_buffers(plan, p, facts, apps());
+        return plan;
+    };
+    const std::string etc = "/etc/pipewire/pipewire.conf.d";
+    {
+        const Plan plan = plan_with(etc, "70-late.conf",
+                                    "context.properties = {\n default.clock.quantum = 2048\n}\n");
+        CHECK(plan.refused());
+        CHECK(plan.changes.empty());
+        const Finding* f = finding(plan, "buffers-pipewire-overridden");
+        REQUIRE(f);
+        CHECK(f->message ==
+              "PipeWire's quantum is not written: '/etc/pipewire/pipewire.conf.d/70-late.conf:2' "
+              "sets default.clock.quantum again, and PipeWire reads it after rtprov's "
+              "'/etc/pipewire/pipewire.conf.d/60-rtprov.conf', so rtprov's 256 would not be "
+              "what PipeWire runs: remove the setting there, or set tuning.audio.buffers to "
+              "'advise'");
+    }
+    {
+        // a lower floor lets a client ask for less than the measurement allows
+        const Plan plan = plan_with(etc, "99-floor.conf",
+                                    "context.properties = { default.clock.min-quantum = 32 }\n");
+        const Finding* f = finding(plan, "buffers-pipewire-overridden");
+        REQUIRE(f);
+        CHECK_THAT(f->message, Catch::Matchers::Contains("'/etc/pipewire/pipewire.conf.d/"
+                                                         "99-floor.conf:1' sets "
+                                                         "default.clock.min-quantum again"));
+    }
+    {
+        // a max-quantum below the quantum clamps it, wherever it is set
+        const Plan plan = plan_with(etc, "10-max.conf",
+                                    "context.properties = { default.clock.max-quantum = 128 }\n");
+        const Finding* f = finding(plan, "buffers-pipewire-overridden");
+        REQUIRE(f);
+        CHECK_THAT(f->message,
+                   Catch::Matchers::Contains("'/etc/pipewire/pipewire.conf.d/10-max.conf:1' sets "
+                                             "default.clock.max-quantum to 128, below rtprov's "
+                                             "256, and PipeWire clamps the quantum to it"));
+    }
+    {
+        // one read before rtprov's is overridden by it: written
+        const Plan plan = plan_with(etc, "10-early.conf",
+                                    "context.properties = { default.clock.quantum = 2048 }\n");
+        CHECK_FALSE(plan.refused());
+        CHECK(change_of(plan, player::k_pipewire_dropin));
+    }
+    {
+        // a drop-in PipeWire cannot be read with certainty
+        const Plan plan =
+            plan_with(etc, "70-bad.conf", "context.properties = { default.clock.quantum = \n");
+        CHECK(plan.refused());
+        const Finding* f = finding(plan, "buffers-pipewire-overridden");
+        REQUIRE(f);
+        CHECK_THAT(f->message,
+                   Catch::Matchers::Contains("/etc/pipewire/pipewire.conf.d/70-bad.conf:"));
+    }
+}
+
+TEST_CASE("write: a player's file the probe could not read is refused, never replaced",
+          "[player-plan]") {
+    // a 100 MB /etc/default/squeezelite, a folder where rtprov's PipeWire drop-in goes
+    TargetFacts facts =
+        facts_with({}, {"/usr/bin/squeezelite", "/usr/bin/pipewire"}, TargetMode::offline);
+    facts.unreadable[player::k_squeezelite_default] = "'/r/etc/default/squeezelite' is too big";
+    facts.unreadable[player::k_pipewire_dropin] = "'/r/etc/pipewire/x' is a folder";
+    Plan plan;
+    player::plan_player_buffers(plan,
+                                writing({service("squeezelite", ms(5), ms(20)),
+                                         service("pipewire", frames(256), frames(512))}),
+                                facts, apps());
+    CHECK(plan.refused());
+    CHECK_FALSE(change_of(plan, player::k_squeezelite_default));
+    CHECK_FALSE(change_of(plan, player::k_pipewire_dropin));
+    std::vector<std::string> messages;
+    for (const Finding& f : plan.findings)
+        if (f.code == "buffers-unreadable")
+            messages.push_back(f.message);
+    CHECK(messages == std::vector<std::string>{
+                          "'/etc/default/squeezelite' is not written: '/r/etc/default/"
+                          "squeezelite' is too big; rtprov replaces only a file it has read",
+                          "'/etc/pipewire/pipewire.conf.d/60-rtprov.conf' is not written: "
+                          "'/r/etc/pipewire/x' is a folder; rtprov replaces only a file it has "
+                          "read"});
 }
