@@ -550,6 +550,10 @@ std::string players_text(const std::vector<selftest::PlayerAdvice>& players) {
                       std::to_string(core::k_buffer_margin) +
                       " times the worst wake-up on the player's cores):\n";
     for (const selftest::PlayerAdvice& p : players) {
+        if (p.app.empty()) { // the players' files could not be read at all: nothing to advise
+            out += "  " + p.name + ": " + p.problem + "\n";
+            continue;
+        }
         out += "  " + p.name + ": ";
         if (p.now.empty())
             out += "its setting is not known (" + p.problem + ")";
