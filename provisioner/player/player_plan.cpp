@@ -485,6 +485,14 @@ Result<BufferSetting> check_setting(BufferStack stack, const BufferSetting& give
             return R::failed(asked + ", which PipeWire rounds down to " + std::to_string(down) +
                              " (clock.power-of-two-quantum)" + fix);
         }
+        // the rest of the buffer is WirePlumber's api.alsa.headroom: at most
+        // default.clock.quantum-limit (8192 frames, src/pipewire/settings.c), a bound of
+        // rtprov's own, beyond which the device's buffer would be the limit, not the setting
+        if (s.buffer.value - 2 * q > 8192)
+            return R::failed("a buffer of " + given.buffer.to_string() + " leaves " +
+                             std::to_string(s.buffer.value - 2 * q) +
+                             " frames of ALSA headroom beyond two quanta: give at most 8192 "
+                             "(PipeWire's quantum-limit) more than two quanta");
     }
     return {s, "", false};
 }

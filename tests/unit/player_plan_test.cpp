@@ -146,6 +146,7 @@ TEST_CASE("write: settings that do not fit the stack are refused with the key", 
             "above the 2048 frames PipeWire caps it at");
     refused(service("pipewire", frames(2), frames(8)), "/usr/bin/pipewire",
             "below the 4 frames PipeWire raises it to");
+    refused(service("pipewire", frames(256), frames(1048576)), "/usr/bin/pipewire", "headroom");
     refused(service("shairport-sync", ms(10), ms(40)), "/usr/bin/shairport-sync",
             "MPD, squeezelite, JACK and PipeWire only");
 }
