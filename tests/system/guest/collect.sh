@@ -511,7 +511,8 @@ buffers_tests() {
     python3 -c 'import sys, wave
 with wave.open(sys.argv[1], "wb") as w:
     w.setnchannels(2); w.setsampwidth(2); w.setframerate(48000); w.writeframes(bytes(4 * 48000 * 30))' /tmp/rtprov-silence.wav
-    as_listener pw-play --target "$sink" /tmp/rtprov-silence.wav >"$out/pw-play.out" 2>&1 &
+    # a client that asks for 64 frames: the graph runs at PipeWire's min-quantum
+    as_listener pw-play --target "$sink" --latency 64 /tmp/rtprov-silence.wav >"$out/pw-play.out" 2>&1 &
     player=$!
     wait_until 60 pcm_running card0
     fact buffers.pw.playing "$(pcm_state card0)"
