@@ -479,8 +479,9 @@ PY
     check "firstboot: buffers: afterwards WirePlumber suspended its node and the card was closed" \
         is buffers.pw.closed closed
     # the negative direction
-    echo "guest_test: buffers: first boot again under bursts at SCHED_RR 45 on cores $(fact audio.load.rr):" \
+    echo "guest_test: buffers: first boot again, bursts at SCHED_RR 45 from its measurement's end:" \
         "busy $(fact buffers.bursts | sed 's/ / ms of every /') ms" >&2
+    check "firstboot: buffers: first boot again measured, then the bursts started" is buffers.bursts.measured yes
     steps2=$(buffers_steps "$g/firstboot.2" "again, under bursts")
     grep '^buffers=' "$g/firstboot.2/state" | sed 's/^/guest_test: buffers: again, under bursts: /' >&2
     check "firstboot: buffers: the bursts ran at SCHED_RR 45, one on each reserved core" is audio.load.rr "RR 45 2|RR 45 3|"
