@@ -367,9 +367,17 @@ while True:
         bursts+=($!)
     done
     sleep 1
+    # python starts slowly under TCG beside a running test: each at its policy first
+    [ "$1" = rr ] && wait_until 20 bursts_at_rr
     fact "audio.load.$1" "$(for pid in "${bursts[@]}"; do
         echo "$(ps -o cls=,rtprio= -p "$pid" | awk '{ print $1, $2 }') $(sed -n 's/^Cpus_allowed_list:\s*//p' "/proc/$pid/status")"
     done | tr '\n' '|')"
+}
+bursts_at_rr() {
+    local pid
+    for pid in "${bursts[@]}"; do
+        [ "$(ps -o cls= -p "$pid" | tr -d ' ')" = RR ] || return 1
+    done
 }
 stop_bursts() {
     kill "${bursts[@]}" 2>/dev/null
