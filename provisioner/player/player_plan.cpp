@@ -587,8 +587,15 @@ void plan_player_buffers(Plan& plan, const Profile& profile, const TargetFacts& 
                 next.content = content;
                 change(path, std::move(next), why);
             }
-            if (edits->empty() && facts.file(k_mpd_conf))
-                plan.unchanged.push_back(k_mpd_conf);
+            // already as asked: unchanged are the files that hold the ALSA outputs, which
+            // an include may have put beside mpd.conf
+            if (edits->empty())
+                if (auto config = read_mpd_config(k_mpd_conf, read))
+                    for (const MpdOutput& o : config->outputs)
+                        if (o.type == "alsa" &&
+                            std::find(plan.unchanged.begin(), plan.unchanged.end(), o.file) ==
+                                plan.unchanged.end())
+                            plan.unchanged.push_back(o.file);
             break;
         }
         case BufferStack::squeezelite: {

@@ -89,6 +89,28 @@ TEST_CASE("write: MPD's ALSA output gets the profile's period and buffer in plac
     CHECK_FALSE(plan.refused());
 }
 
+TEST_CASE("write: an MPD output already as asked is unchanged in the file that holds it",
+          "[player-plan]") {
+    // Debian's mpd.conf includes /etc/mpd_local.conf, which holds the ALSA output
+    const std::string local = "audio_output {\n"
+                              "\ttype\t\t\"alsa\"\n"
+                              "\tname\t\t\"DAC\"\n"
+                              "\tbuffer_time \"100000\"\n"
+                              "\tperiod_time \"25000\"\n"
+                              "}\n";
+    Plan plan;
+    player::plan_player_buffers(
+        plan, writing({service("mpd", ms(25), ms(100))}),
+        facts_with(
+            {{"/etc/mpd.conf", "music_directory \"/m\"\ninclude_optional \"mpd_local.conf\"\n"},
+             {"/etc/mpd_local.conf", local}},
+            {"/usr/bin/mpd"}, TargetMode::live),
+        apps());
+    CHECK(plan.changes.empty());
+    CHECK(plan.unchanged == std::vector<std::string>{"/etc/mpd_local.conf"});
+    CHECK_FALSE(plan.refused());
+}
+
 TEST_CASE("write: 'auto' offline writes nothing and says first boot chooses", "[player-plan]") {
     Plan plan;
     player::plan_player_buffers(
