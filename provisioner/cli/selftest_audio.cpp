@@ -222,6 +222,9 @@ selftest::AudioResult AudioSession::finish() {
         throw Error("the underrun test: " + m_failure);
     if (!m_result)
         throw Error("the underrun test did not run");
+    // finish() itself stopped it, at the end of the latency run: not an interruption (a
+    // signal is the caller's to say, selftest_cmd's g_interrupted)
+    m_result->interrupted = false;
     selftest::attach_what_ran(*m_result, running);
     return *m_result;
 }

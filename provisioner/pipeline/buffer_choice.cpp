@@ -110,7 +110,8 @@ std::vector<selftest::PlayerAdvice> advise_players(const std::string& sysroot,
         if (a.choice.setting) {
             r.supports = sizes(*a.choice.setting);
             r.deadline_ms = std::round(a.choice.deadline_us) / 1000.0;
-            r.setting = player::setting_text(a.now.stack, *a.choice.setting);
+            r.setting = player::setting_text(a.now.stack, *a.choice.setting,
+                                             a.now.where.substr(0, a.now.where.rfind(':')));
         }
         out.push_back(std::move(r));
     }
@@ -149,8 +150,8 @@ BufferChoiceOutcome choose_player_buffers(Machine& machine, const AppliedSystem&
     // The measurement: the worst wake-up on the player's cores under load.
     machine.log.progress("buffers: measuring the worst wake-up under load");
     const std::string measured = host_dir + "/buffers-measure.json";
-    const int rc =
-        machine.rtprov.run({"selftest", "--duration", duration, "--load", "--json", measured});
+    const int rc = machine.rtprov.run(
+        {"selftest", "--duration", duration, "--load", "--pi-probe", "0", "--json", measured});
     if (rc == 0 || rc == 3) {
         try {
             const selftest::SelftestReport report = read_report(measured);
@@ -192,9 +193,9 @@ BufferChoiceOutcome choose_player_buffers(Machine& machine, const AppliedSystem&
                                        std::to_string(out.steps.size() + 1) + ".json";
             BufferStep step{app.name, s, BufferStep::Heard::error, ""};
             const int played =
-                machine.rtprov.run({"selftest", "--duration", duration, "--load", "--audio",
-                                    "--stop-player", "--period", s.period.to_string(), "--buffer",
-                                    s.buffer.to_string(), "--json", report});
+                machine.rtprov.run({"selftest", "--duration", duration, "--load", "--pi-probe", "0",
+                                    "--audio", "--stop-player", "--period", s.period.to_string(),
+                                    "--buffer", s.buffer.to_string(), "--json", report});
             judge_step(step, played, read_report, report);
             out.details += app.name + " " + sizes(s) + " (deadline " +
                            ms_text(core::buffer_deadline_us(s)) + "): " + step.result + "\n";
@@ -210,7 +211,8 @@ BufferChoiceOutcome choose_player_buffers(Machine& machine, const AppliedSystem&
             const std::string line =
                 app.name + ": " +
                 (out.steps.empty() || out.steps.back().heard == BufferStep::Heard::underran
-                     ? "every setting up to its default " + sizes(upto) + " underran"
+                     ? "every setting up to its default " + sizes(upto) +
+                           " did not pass (underruns, or less left than the headroom asked)"
                      : "the underrun test could not run (" + out.steps.back().result + ")") +
                 "; nothing written";
             summaries.push_back(line);

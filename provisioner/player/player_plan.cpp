@@ -389,13 +389,13 @@ std::vector<PlayerNow> players_now(const TargetFacts& facts, const std::vector<A
     return out;
 }
 
-std::string setting_text(BufferStack stack, const BufferSetting& s) {
+std::string setting_text(BufferStack stack, const BufferSetting& s, const std::string& file) {
     const unsigned rate = k_buffer_rate;
     switch (stack) {
     case BufferStack::mpd:
         return "buffer_time \"" + std::to_string(std::uint64_t(s.buffer.value) * 1000) +
                "\" and period_time \"" + std::to_string(std::uint64_t(s.period.value) * 1000) +
-               "\" in the ALSA audio_output of " + k_mpd_conf;
+               "\" in the ALSA audio_output of " + (file.empty() ? std::string(k_mpd_conf) : file);
     case BufferStack::squeezelite:
         return "-a " + std::to_string(s.buffer.value) + ":" +
                std::to_string(s.period.value ? s.buffer.value / s.period.value : 4) +

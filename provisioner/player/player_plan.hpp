@@ -64,8 +64,10 @@ std::vector<PlayerNow> players_now(const core::TargetFacts& facts,
 
 // The exact setting that gives a player 'setting', said as its own configuration says
 // it: 'buffer_time "100000" and period_time "25000" in the ALSA audio_output of
-// /etc/mpd.conf'.
-std::string setting_text(core::BufferStack stack, const core::BufferSetting& setting);
+// /etc/mpd_local.conf'. 'file': where the player's setting is (PlayerNow::where without
+// its line); "" for the stack's usual file.
+std::string setting_text(core::BufferStack stack, const core::BufferSetting& setting,
+                         const std::string& file = "");
 
 // What a measurement says for one player.
 struct PlayerAdvice {

@@ -32,8 +32,8 @@ struct FirstbootState {
     // ('MPD 25ms in 100ms: 0 underruns, margin 2.4'), or why nothing was written; the steps
     // are in buffers.txt beside the state
     std::string buffers;
-    std::string reason;       // failed: what went wrong and what to do
-    std::string updated_at;   // UTC
+    std::string reason;     // failed: what went wrong and what to do
+    std::string updated_at; // UTC
     friend bool operator==(const FirstbootState&, const FirstbootState&) = default;
 };
 

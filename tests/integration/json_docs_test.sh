@@ -111,6 +111,7 @@ mkdir -p "$sys/usr/bin" "$sys/etc/default"
 install -m 0755 /dev/null "$sys/usr/bin/mpd"
 install -m 0755 /dev/null "$sys/usr/bin/squeezelite"
 printf 'audio_output {\n\ttype "alsa"\n\tname "DAC"\n\tbuffer_time "200000"\n}\n' >"$sys/etc/mpd.conf"
+# shellcheck disable=SC2016 # the command substitution is the file's content
 printf 'SB_EXTRA_ARGS="$(cat /etc/sl-args)"\n' >"$sys/etc/default/squeezelite"
 keep audit fixture audit --sysroot "$sys"
 keep audit host audit

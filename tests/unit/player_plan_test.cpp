@@ -256,6 +256,10 @@ TEST_CASE("advise: what each player runs with and what a worst wake-up supports"
     CHECK_THAT(player::setting_text(BufferStack::mpd, *advice[0].choice.setting),
                Catch::Matchers::Contains("buffer_time \"60000\" and period_time \"15000\""));
     CHECK(player::advise_players(now, 1000)[0].now_holds == true);
+    // the file that holds the output, where it is not mpd.conf itself
+    CHECK_THAT(
+        player::setting_text(BufferStack::mpd, *advice[0].choice.setting, "/etc/mpd_local.conf"),
+        Catch::Matchers::Contains("audio_output of /etc/mpd_local.conf"));
 }
 
 TEST_CASE("advise: a configuration that cannot be read says why, never a guess", "[player-plan]") {
