@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "provisioner/player/shell_assignments.hpp"
+#include "provisioner/player/refusal.hpp"
 
 #include "provisioner/core/text.hpp"
 
@@ -10,18 +11,6 @@
 namespace rtprov::player {
 
 namespace {
-
-struct Refusal : std::runtime_error {
-    using std::runtime_error::runtime_error;
-};
-
-[[noreturn]] void refuse(const std::string& path, unsigned line, const std::string& what) {
-    throw Refusal(path + ":" + std::to_string(line) + ": " + what);
-}
-
-std::string quote(std::string_view text) {
-    return "'" + core::one_line(text) + "'";
-}
 
 // Reads a shell file that must hold only assignments, comments and blank lines: what
 // POSIX sh makes of each assignment, with where each character came from.

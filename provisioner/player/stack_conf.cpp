@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "provisioner/player/stack_conf.hpp"
+#include "provisioner/player/refusal.hpp"
 
 #include "provisioner/core/text.hpp"
 #include "provisioner/player/shell_assignments.hpp"
@@ -15,20 +16,6 @@
 namespace rtprov::player {
 
 namespace {
-
-// A refusal inside a reader, with its whole message; the public functions turn it into a
-// failed Result. Never leaves this file.
-struct Refusal : std::runtime_error {
-    using std::runtime_error::runtime_error;
-};
-
-[[noreturn]] void refuse(const std::string& path, unsigned line, const std::string& what) {
-    throw Refusal(path + ":" + std::to_string(line) + ": " + what);
-}
-
-std::string quote(std::string_view text) {
-    return "'" + core::one_line(text) + "'";
-}
 
 // A header line (or lines) of rtprov's own files, ending in a newline.
 std::string header_lines(const std::string& header) {

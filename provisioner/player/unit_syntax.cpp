@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "provisioner/player/unit_syntax.hpp"
+#include "provisioner/player/refusal.hpp"
 
 #include "provisioner/core/text.hpp"
 
@@ -10,18 +11,6 @@
 #include <stdexcept>
 
 namespace rtprov::player {
-
-namespace {
-
-struct Refusal : std::runtime_error {
-    using std::runtime_error::runtime_error;
-};
-
-[[noreturn]] void refuse(const std::string& path, unsigned line, const std::string& what) {
-    throw Refusal(path + ":" + std::to_string(line) + ": " + what);
-}
-
-} // namespace
 
 std::vector<UnitLine> unit_file_lines(const std::string& text) {
     std::vector<UnitLine> lines;
