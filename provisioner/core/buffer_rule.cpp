@@ -49,6 +49,12 @@ std::string to_string(BufferStack stack) {
     return "";
 }
 
+std::optional<BufferSetting> default_buffers(const AppKnowledge& app) {
+    if (!app.alsa_period || !app.alsa_buffer)
+        return std::nullopt;
+    return BufferSetting{*app.alsa_period, *app.alsa_buffer};
+}
+
 double buffer_deadline_us(const BufferSetting& setting, unsigned rate) {
     const double period = 1e6 * setting.period.frames_at(rate) / rate;
     const double buffer = 1e6 * setting.buffer.frames_at(rate) / rate;

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #pragma once
 
+#include "provisioner/core/app.hpp"
 #include "provisioner/core/audio_size.hpp"
 
 #include <optional>
@@ -34,6 +35,10 @@ struct BufferSetting {
     AudioSize buffer;
     friend bool operator==(const BufferSetting&, const BufferSetting&) = default;
 };
+
+// An app's own default setting, as the app table has it (alsa_period, alsa_buffer);
+// nullopt where the table gives none.
+std::optional<BufferSetting> default_buffers(const AppKnowledge& app);
 
 // The rate frames are counted at where the stack does not say it: PipeWire's
 // default.clock.rate and jackd's -r default, 48000 Hz.

@@ -24,13 +24,6 @@ std::string sizes(const core::BufferSetting& s) {
     return s.period.to_string() + " in " + s.buffer.to_string();
 }
 
-// The app's default setting (the app table's alsa_period and alsa_buffer).
-std::optional<core::BufferSetting> app_default(const core::AppKnowledge& app) {
-    if (!app.alsa_period || !app.alsa_buffer)
-        return std::nullopt;
-    return core::BufferSetting{*app.alsa_period, *app.alsa_buffer};
-}
-
 // What one step's underrun test heard: the audio part of its report (a self-test that
 // did not pass on its latency alone still played the setting through).
 void judge_step(BufferStep& step, int rc, const ReadSelftestReport& read_report,
@@ -126,7 +119,7 @@ std::vector<const core::ServiceTuning*> auto_players(const AppliedSystem& applie
     for (const core::ServiceTuning& service : applied.profile.tuning.services) {
         const core::AppKnowledge* app = core::find_app(apps, service.name, service.unit);
         auto stack = app ? core::buffer_stack(app->key) : std::nullopt;
-        if (stack && !service.period && !service.buffer && app_default(*app) &&
+        if (stack && !service.period && !service.buffer && core::default_buffers(*app) &&
             applied.facts.has_executable(player::player_program(*stack)))
             out.push_back(&service);
     }
@@ -176,7 +169,7 @@ BufferChoiceOutcome choose_player_buffers(Machine& machine, const AppliedSystem&
     for (const core::ServiceTuning* service : players) {
         const core::AppKnowledge& app = *core::find_app(apps, service->name, service->unit);
         const core::BufferStack stack = *core::buffer_stack(app.key);
-        const core::BufferSetting upto = *app_default(app);
+        const core::BufferSetting upto = *core::default_buffers(app);
         const core::BufferChoice choice = core::choose_buffers(stack, *out.worst_us);
         if (!choice.setting) {
             const std::string line = app.name + ": no setting up to the longest rtprov tries "

@@ -70,11 +70,9 @@ std::uint32_t us_to_ms(std::uint32_t us) {
     return (us + 500) / 1000;
 }
 
-// The app's default, as the app table has it; the stack's shape where it has none.
+// The app's default, as the app table has it (players_now takes only apps that have one).
 BufferSetting default_setting(const AppKnowledge& app) {
-    if (app.alsa_period && app.alsa_buffer)
-        return {*app.alsa_period, *app.alsa_buffer};
-    return {ms(125), ms(500)};
+    return *default_buffers(app);
 }
 
 std::string line_of(const std::string& file, unsigned line) {
@@ -364,7 +362,8 @@ std::vector<PlayerNow> players_now(const TargetFacts& facts, const std::vector<A
     std::vector<PlayerNow> out;
     for (const AppKnowledge& app : apps) {
         auto stack = buffer_stack(app.key);
-        if (!stack || !facts.has_executable(player_program(*stack)))
+        // an app the table gives no default sizes has nothing to compare against
+        if (!stack || !default_buffers(app) || !facts.has_executable(player_program(*stack)))
             continue;
         PlayerNow p;
         p.app = &app;
