@@ -222,7 +222,9 @@ TEST_CASE("audio plays to ALSA's null device as a player's thread would") {
     CHECK(live.underruns.load() == 0);
     CHECK(live.player_tid.load() > 0);
     CHECK(live.player_tid.load() != gettid()); // the playing thread's own
-    CHECK(r.played_s == Approx(1.5).margin(0.3));
+    // At least what was asked for, less the first write's start; a loaded machine may wake
+    // the controlling thread late (the playing thread busy-writes at FIFO), so no upper bound.
+    CHECK(r.played_s >= 1.2);
     CHECK(r.cpu_ms > 0);
     CHECK(r.cpus == "");
     CHECK(progress == std::vector<double>{1.0, 1.5});
@@ -238,7 +240,9 @@ TEST_CASE("audio plays to ALSA's null device as a player's thread would") {
     // is always 0), so the thread writes as fast as it can and finds nothing left at every
     // write; the pacing is a real device's (tests/system).
     CHECK(r.min_left_ms == 0);
-    CHECK(r.seconds.size() == 2);
+    // one record per second begun
+    CHECK(r.seconds.size() >= 2);
+    CHECK(static_cast<double>(r.seconds.size()) <= r.played_s + 1.0);
 }
 
 TEST_CASE("the playing thread runs on the CPUs it is given, a tone or silence") {
