@@ -87,7 +87,7 @@ namespace {
 // The boot loader's regeneration commands an earlier apply planned and did not finish
 // (it failed, or rtprov was killed while it ran): rtprov's state lists them as pending.
 std::vector<std::vector<std::string>> unfinished_regeneration(const PlanContext& c) {
-    const Loader& planned = loader(c.profile.board.boot.loader);
+    const Loader& planned = loader_for(c.profile, c.facts);
     std::vector<std::vector<std::string>> out;
     for (const auto& argv : c.facts.pending_commands)
         if (planned.regenerates && planned.regenerates(argv))
@@ -340,7 +340,9 @@ void plan_boot(Plan& plan, const Profile& profile, const std::optional<ResolvedC
     PlanContext c{plan, profile, facts, options, std::move(decision.params), std::move(keys)};
     if (options.trial && refuse_trial(c))
         return;
-    loader(profile.board.boot.loader).plan(c);
+    const Loader& row = loader_for(profile, facts);
+    plan.boot_loader = row.id;
+    row.plan(c);
     plan_packages(c);
 }
 

@@ -7,15 +7,17 @@
 namespace rtprov::boot {
 
 // The rows, one file each.
-const Loader& rpi_firmware_loader(); // boot/rpi_firmware_loader.cpp
-const Loader& grub_loader();         // boot/grub_loader.cpp
-const Loader& systemd_boot_loader(); // boot/systemd_boot_loader.cpp
+const Loader& rpi_firmware_loader();   // boot/rpi_firmware_loader.cpp
+const Loader& grub_loader();           // boot/grub_loader.cpp
+const Loader& systemd_boot_loader();   // boot/systemd_boot_loader.cpp
+const Loader& raspi_firmware_loader(); // boot/raspi_firmware_loader.cpp
 
 std::span<const Loader* const> loaders() {
     static const Loader* const table[] = {
         &rpi_firmware_loader(),
         &grub_loader(),
         &systemd_boot_loader(),
+        &raspi_firmware_loader(),
     };
     return table;
 }
@@ -34,6 +36,17 @@ const Loader* find_loader(std::string_view name) {
         if (l->name() == name)
             return l;
     return nullptr;
+}
+
+const Loader& loader_for(const core::Profile& profile, const TargetReader& reader) {
+    for (const Loader* l : loaders())
+        if (l->flavour_of == profile.board.boot.loader && l->detect && l->detect(reader))
+            return *l;
+    return loader(profile.board.boot.loader);
+}
+
+const Loader& loader_for(const core::Profile& profile, const core::TargetFacts& facts) {
+    return loader(facts.boot_loader.value_or(profile.board.boot.loader));
 }
 
 } // namespace rtprov::boot

@@ -95,6 +95,12 @@ struct TrialBootFlag {
 // One boot loader: a row of the table.
 struct Loader {
     core::BootLoader id{};
+    // A flavour of another loader, found in the target rather than named by the profile:
+    // where a profile names 'flavour_of', this row reads and writes the target instead when
+    // 'detect' finds it there (Debian's raspi-firmware package on a root whose profile
+    // names rpi-firmware). A profile may also name this row itself.
+    std::optional<core::BootLoader> flavour_of{};
+    bool (*detect)(const TargetReader& reader) = nullptr;
     // Reads into 'facts' what plan() reads of this loader's files (TargetFacts::record for
     // each path, there or not) and which of the executables plan() asks about are there;
     // 'trial': also what apply --trial needs. Throws rtprov::Error for what no real system
@@ -141,5 +147,10 @@ std::span<const Loader* const> loaders();
 const Loader& loader(core::BootLoader id);
 // The row named 'name' ("grub"), nullptr for none.
 const Loader* find_loader(std::string_view name);
+// The row that reads and writes the target: a flavour of the profile's loader that its
+// detect() finds there, else the profile's own (target::probe records it in the facts).
+const Loader& loader_for(const core::Profile& profile, const TargetReader& reader);
+// The row the facts were probed with (TargetFacts::boot_loader), else the profile's.
+const Loader& loader_for(const core::Profile& profile, const core::TargetFacts& facts);
 
 } // namespace rtprov::boot

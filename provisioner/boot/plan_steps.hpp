@@ -2,6 +2,7 @@
 #pragma once
 
 #include "provisioner/boot/cmdline.hpp"
+#include "provisioner/boot/rpi_firmware.hpp"
 #include "provisioner/core/plan.hpp"
 
 #include <optional>
@@ -12,6 +13,8 @@
 // each loader's plan, and the steps every loader takes the same way. For the loaders'
 // files (boot/*_loader.cpp); other folders call plan_boot().
 namespace rtprov::boot {
+
+class TargetReader; // boot/loader.hpp
 
 struct PlanContext {
     core::Plan& plan;
@@ -63,5 +66,16 @@ void regenerate(PlanContext& c, std::vector<std::vector<std::string>> argvs,
 // The PREEMPT_RT kernel flavour the profile installs ('rt-amd64' of linux-image-rt-amd64),
 // nullopt without PREEMPT_RT; a package not named linux-image-* is refused.
 std::optional<std::string> rt_flavour_of(PlanContext& c);
+
+// The Raspberry Pi firmware's (boot/rpi_firmware_loader.cpp), which Debian's raspi-firmware
+// row shares: the probe of the boot partition's files (profile.board.boot.firmware_dir, or
+// /boot on old images) into TargetFacts::firmware, and the trial: tryboot.txt, config.txt
+// as it is (with the RT kernel's block when 'rt_image' is given) and cmdline= naming the
+// trial's command line, 'merged_first_line' and the trial's own parameters.
+void probe_firmware_files(const TargetReader& reader, const core::Profile& profile,
+                          core::TargetFacts& facts, bool trial);
+void plan_rpi_trial(PlanContext& c, const std::string& dir, const std::string& config_path,
+                    FirmwareSettings settings, const std::string& merged_first_line,
+                    const std::optional<std::string>& rt_image);
 
 } // namespace rtprov::boot

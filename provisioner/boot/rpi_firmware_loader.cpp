@@ -31,7 +31,10 @@ bool has_real_boot_files(const TargetReader& reader, const std::string& dir) {
     return false;
 }
 
-void probe(const TargetReader& reader, const Profile& profile, TargetFacts& facts, bool) {
+} // namespace
+
+void probe_firmware_files(const TargetReader& reader, const Profile& profile, TargetFacts& facts,
+                          bool) {
     FirmwarePartition fw;
     fw.dir = profile.board.boot.firmware_dir;
     // Old images keep the boot files in /boot (rpi-preseed falls back the same way).
@@ -59,6 +62,8 @@ void probe(const TargetReader& reader, const Profile& profile, TargetFacts& fact
     }
     facts.firmware = fw;
 }
+
+namespace {
 
 // The page size of the PREEMPT_RT kernel beside the board's own, read from their configs
 // in /boot: a Pi 5's kernel (kernel_2712.img, bcm2712_defconfig) has 16 KB pages, and
@@ -108,6 +113,8 @@ void rt_page_size_note(PlanContext& c, const std::string& rt_image) {
                  "kernel8_rt.img from bcm2711_rt_defconfig with 4 KB pages "
                  "(raspberrypi/linux, arch/arm64/configs/)");
 }
+
+} // namespace
 
 // Raspberry Pi trial: config.txt and cmdline.txt stay; tryboot.txt is config.txt as the
 // plain apply would make it, plus cmdline= naming the trial's command line (the merged
@@ -169,6 +176,8 @@ void plan_rpi_trial(PlanContext& c, const std::string& dir, const std::string& c
                 "config.txt as always, the trial never comes up, and rtprov-trial.service "
                 "records that");
 }
+
+namespace {
 
 void plan_rpi(PlanContext& c) {
     const std::optional<FirmwarePartition>& fw = c.facts.firmware;
@@ -313,7 +322,7 @@ void plan_rpi(PlanContext& c) {
 const Loader& rpi_firmware_loader() {
     static const Loader row{
         .id = BootLoader::rpi_firmware,
-        .probe = probe,
+        .probe = probe_firmware_files,
         .plan = plan_rpi,
         // The firmware reads tryboot.txt instead of config.txt for the one boot after
         // 'reboot "0 tryboot"', and clears the flag itself: nothing stays armed.

@@ -58,8 +58,7 @@ void print_applied(const ApplyCommand& c, const pipeline::Planned& p,
     std::cout << "; '" << undo << "' undoes it\n";
     if (c.plan.trial) {
         // A trial may be armed by the reboot into it (the Pi firmware's tryboot).
-        const std::string& argument =
-            boot::loader(p.profile.board.boot.loader).trial_reboot_argument;
+        const std::string& argument = boot::loader(p.plan.boot_loader).trial_reboot_argument;
         std::cout << "trial armed: "
                   << (!argument.empty() ? "reboot into it with: systemctl reboot '" + argument + "'"
                       : live            ? "the next boot, and only that one, is the trial"
@@ -94,7 +93,7 @@ int apply_on(const TargetOptions& o, const ApplyCommand& c, pipeline::TargetSess
     print_findings_to_stderr(p.plan);
     prepare_writes(root, epoch);
     target::ApplyInfo info{p.profile.name, core::sha256_hex(p.profile_yaml), applied_at(epoch),
-                           core::to_string(p.profile.board.boot.loader)};
+                           core::to_string(p.plan.boot_loader)};
     if (c.runtime && !o.live)
         throw CLI::ValidationError("--runtime", "--runtime changes the running system: use it "
                                                 "with --live");

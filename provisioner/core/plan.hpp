@@ -79,6 +79,10 @@ struct TargetFacts {
     // Content before rtprov's first change, for files rtprov changed (from its backup).
     std::map<std::string, std::string> originals;
     std::vector<InstalledKernel> kernels;
+    // The boot loader's row target::probe read the target with (boot::loader_for: the
+    // profile's, or a flavour of it found in the target); nullopt for facts made by hand,
+    // which plan with the profile's.
+    std::optional<BootLoader> boot_loader;
     std::optional<FirmwarePartition> firmware; // rpi-firmware profiles
     std::vector<std::string> executables;      // of those plan() asks about, the ones present
     // The names in the folders plan() lists (the players' drop-in folders), sorted; read
@@ -187,6 +191,8 @@ struct Plan {
     std::vector<Finding> findings;
     std::vector<std::string> packages; // what the target needs installed (plan --packages)
     std::vector<Command> commands;     // run by apply after the files, in order
+    // The boot loader this plan writes for (TargetFacts::boot_loader, else the profile's).
+    BootLoader boot_loader = BootLoader::grub;
     // Commands an earlier apply left pending (TargetFacts::pending_commands) that this
     // plan leaves to first boot instead, in k_pending_regeneration_path: apply takes them
     // off the state's pending list once that file is written.

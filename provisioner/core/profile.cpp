@@ -161,9 +161,10 @@ namespace {
 template <typename Enum, std::size_t N>
 using Table = std::array<std::pair<std::string_view, Enum>, N>;
 
-constexpr Table<BootLoader, 3> k_boot_loaders{{{"rpi-firmware", BootLoader::rpi_firmware},
+constexpr Table<BootLoader, 4> k_boot_loaders{{{"rpi-firmware", BootLoader::rpi_firmware},
                                                {"grub", BootLoader::grub},
-                                               {"systemd-boot", BootLoader::systemd_boot}}};
+                                               {"systemd-boot", BootLoader::systemd_boot},
+                                               {"raspi-firmware", BootLoader::raspi_firmware}}};
 constexpr Table<ReserveMethod, 3> k_reserve_methods{{{"isolcpus", ReserveMethod::isolcpus},
                                                      {"cpuset", ReserveMethod::cpuset},
                                                      {"none", ReserveMethod::none}}};

@@ -20,7 +20,10 @@
 // knows YAML.
 namespace rtprov::core {
 
-enum class BootLoader { rpi_firmware, grub, systemd_boot };
+// raspi_firmware: Debian's raspi-firmware package, whose kernel hook writes the Pi
+// firmware's files itself (boot/raspi_firmware_loader.cpp); found in the target where a
+// profile names rpi_firmware, or named.
+enum class BootLoader { rpi_firmware, grub, systemd_boot, raspi_firmware };
 enum class ReserveMethod { isolcpus, cpuset, none };
 enum class KernelFeature { automatic, on, off }; // auto: only where every kernel has it
 enum class MissingKernelConfig { require, assume };

@@ -51,6 +51,7 @@ std::optional<AppliedSystem> load_applied_system(const std::string& sysroot,
                     "); run 'rtprov plan --live' to see why");
     audit::Expectation expected =
         audit::expect(*profile, *cores, profile::load_apps(apps_dir), facts.kernels);
+    expected.boot_loader = boot::loader_for(*profile, facts).id; // a flavour found in the root
     return AppliedSystem{std::move(*profile), std::move(expected), std::move(facts)};
 }
 
@@ -66,7 +67,7 @@ Missing missing_in_running_kernel(const AppliedSystem& applied, const audit::Sys
         // kernel= in config.txt), not where the loader's row says it is chosen by hand
         // (rtprov does not choose systemd-boot's default entry).
         const bool installed = !applied.expected.rt_kernels.empty();
-        const std::string& by_hand = boot::loader(profile.board.boot.loader).rt_default_by_hand;
+        const std::string& by_hand = boot::loader_for(profile, applied.facts).rt_default_by_hand;
         std::string what = "the PREEMPT_RT kernel (running " +
                            (kernel.kernel_release ? *kernel.kernel_release : "an unknown one") +
                            ")";

@@ -18,7 +18,7 @@ core::TargetFacts probe(const fs::Root& root, const core::Profile& profile, core
             facts.watchdog = sys.exists("/sys/class/watchdog/watchdog0");
         // Whether the firmware reports the flag that tells the trial boot: a node with
         // properties but not that one is a bootloader from before it.
-        if (const auto& flag = boot::loader(profile.board.boot.loader).trial_boot_flag;
+        if (const auto& flag = boot::loader_for(profile, facts).trial_boot_flag;
             trial && flag && sys.exists(flag->node))
             facts.tryboot_supported = sys.exists(flag->node + "/" + flag->property);
     }

@@ -254,7 +254,10 @@ core::TargetFacts probe(const fs::Root& root, const core::Profile& profile, core
 
     read_into(root, facts, core::k_applied_profile_path);
     read_into(root, facts, core::k_pending_regeneration_path);
-    boot::loader(profile.board.boot.loader).probe(RootReader(root), profile, facts, trial);
+    const RootReader reader(root);
+    const boot::Loader& loader = boot::loader_for(profile, reader);
+    facts.boot_loader = loader.id;
+    loader.probe(reader, profile, facts, trial);
     probe_systemd(root, profile, facts);
     if (profile.tuning.audio_buffers == core::BufferMode::write) {
         std::vector<std::string> units;

@@ -149,3 +149,45 @@ TEST_CASE("a loader's probe reads through the reader it is given, not a root") {
                                        "the 64 rtprov reads; is this the right root?");
     }
 }
+
+TEST_CASE("Debian's raspi-firmware is found in the target where the profile names rpi-firmware") {
+    MapReader reader;
+    reader.files = {{"/boot/firmware/cmdline.txt", "console=tty0 root=/dev/mmcblk0p2 rw\n"},
+                    {"/boot/firmware/config.txt", "# Do not modify this file!\n"},
+                    {"/usr/lib/raspi-firmware/start4.elf", ""}};
+    Profile profile;
+    profile.board.boot.loader = BootLoader::rpi_firmware;
+    // Raspberry Pi OS: no hook that writes cmdline.txt.
+    CHECK(boot::loader_for(profile, reader).id == BootLoader::rpi_firmware);
+    reader.files["/etc/kernel/postinst.d/z50-raspi-firmware"] =
+        "#!/bin/sh\ncp \"$latest_kernel\" /boot/firmware/\n";
+    CHECK(boot::loader_for(profile, reader).id == BootLoader::rpi_firmware);
+    // Debian's: it writes cmdline.txt itself.
+    reader.files["/etc/kernel/postinst.d/z50-raspi-firmware"] =
+        "#!/bin/sh\ncat > /boot/firmware/cmdline.txt <<EOF\nrootwait\nEOF\n";
+    const boot::Loader& found = boot::loader_for(profile, reader);
+    CHECK(found.id == BootLoader::raspi_firmware);
+    // A profile for another loader is not moved by it.
+    profile.board.boot.loader = BootLoader::grub;
+    CHECK(boot::loader_for(profile, reader).id == BootLoader::grub);
+
+    reader.files["/etc/initramfs/post-update.d/z50-raspi-firmware"] = "#!/bin/sh\n";
+    reader.files["/etc/default/raspi-extra-cmdline"] = "quiet\n";
+    profile.board.boot.loader = BootLoader::rpi_firmware;
+    TargetFacts facts;
+    found.probe(reader, profile, facts, false);
+    for (const char* path :
+         {"/etc/default/raspi-extra-cmdline", "/boot/firmware/cmdline.txt",
+          "/boot/firmware/config.txt", "/etc/kernel/postinst.d/z50-raspi-firmware"})
+        CHECK(facts.files.count(path));
+    CHECK(facts.has_executable("/etc/initramfs/post-update.d/z50-raspi-firmware"));
+    REQUIRE(facts.firmware);
+    CHECK(facts.firmware->dir == "/boot/firmware");
+    // The facts name the row they were read with, and so does what asks them.
+    facts.boot_loader = found.id;
+    CHECK(boot::loader_for(profile, facts).id == BootLoader::raspi_firmware);
+    CHECK(boot::loader_for(profile, TargetFacts{}).id == BootLoader::rpi_firmware);
+    // Its trial is the Pi firmware's.
+    CHECK(found.trial_reboot_argument == "0 tryboot");
+    CHECK(found.trial_boot_flag);
+}

@@ -335,8 +335,9 @@ TEST_CASE("the trial record is written and read back, and damage is named") {
     CHECK(target::parse_trial_record(utf8, "trial").reason == "self-test: 87 µs");
     std::string lilo = text;
     lilo.replace(lilo.find("loader=grub"), 11, "loader=lilo");
-    CHECK(thrown([&] { target::parse_trial_record(lilo, "trial"); }).find("grub, rpi-firmware") !=
-          std::string::npos);
+    CHECK(thrown([&] {
+              target::parse_trial_record(lilo, "trial");
+          }).find("grub, raspi-firmware, rpi-firmware") != std::string::npos);
     CHECK(thrown([&] {
               target::parse_trial_record(text + "colour=red\n", "/var/lib/rtprov/trial");
           }).find("/var/lib/rtprov/trial:9: unknown key") != std::string::npos);
@@ -351,14 +352,14 @@ TEST_CASE("the trial record is written and read back, and damage is named") {
 
 TEST_CASE("a trial record names a boot loader of the table, and the error names them all") {
     const std::string head = "phase=armed\nid=0123456789ab\nprofile=x86\n";
-    for (const char* loader : {"grub", "rpi-firmware", "systemd-boot"})
+    for (const char* loader : {"grub", "rpi-firmware", "systemd-boot", "raspi-firmware"})
         CHECK(target::parse_trial_record(head + "loader=" + loader + "\n", "t").loader == loader);
     for (const char* loader : {"lilo", "unknown", "GRUB", ""}) {
         INFO(loader);
         CHECK(thrown([&] { target::parse_trial_record(head + "loader=" + loader + "\n", "t"); }) ==
               "t: the trial record names no boot loader rtprov tries boots with ('loader=' grub, "
-              "rpi-firmware or systemd-boot); 'rtprov trial abort' ends the trial and writes a "
-              "new one");
+              "raspi-firmware, rpi-firmware or systemd-boot); 'rtprov trial abort' ends the "
+              "trial and writes a new one");
     }
 }
 

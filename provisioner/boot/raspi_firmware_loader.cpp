@@ -1,0 +1,337 @@
+// SPDX-License-Identifier: Apache-2.0
+// Debian's raspi-firmware package (the Raspberry Pi images of raspi.debian.net, and any
+// Debian-based Pi image that installs it): its kernel hook,
+// /etc/kernel/postinst.d/z50-raspi-firmware, rewrites /boot/firmware/cmdline.txt and
+// config.txt whole on every kernel or initramfs update, the command line as
+//   <consoles> root=<ROOTPART> rw fsck.repair=yes net.ifnames=0 <cma> rootwait $(cat
+//   /etc/default/raspi-extra-cmdline)
+// and config.txt's kernel= as the newest /boot/vmlinuz-* by 'sort -V -r'. An edit of
+// cmdline.txt lasts until the next kernel update, so rtprov writes the hook's source,
+// /etc/default/raspi-extra-cmdline, and runs the hook (through its initramfs post-update
+// wrapper, which calls it as a kernel package's postinst does). The Pi firmware row's
+// probe and trial serve here too: the firmware reads the hook's files as any others.
+#include "provisioner/boot/loader.hpp"
+
+#include "provisioner/boot/plan_steps.hpp"
+#include "provisioner/boot/rpi_firmware.hpp"
+
+#include <algorithm>
+#include <cctype>
+
+namespace rtprov::boot {
+
+using namespace rtprov::core;
+
+const Loader& rpi_firmware_loader(); // boot/rpi_firmware_loader.cpp
+
+namespace {
+
+constexpr const char* k_hook = "/etc/kernel/postinst.d/z50-raspi-firmware";
+// Runs the hook with DEB_MAINT_PARAMS=configure, as update-initramfs does after it made an
+// initramfs: the command rtprov runs, needing no environment of its own.
+constexpr const char* k_rerun = "/etc/initramfs/post-update.d/z50-raspi-firmware";
+constexpr const char* k_extra_cmdline = "/etc/default/raspi-extra-cmdline";
+constexpr const char* k_defaults = "/etc/default/raspi-firmware";
+// The hook writes these paths, whatever the profile's board.boot.firmware_dir says.
+constexpr const char* k_dir = "/boot/firmware";
+constexpr const char* k_cmdline = "/boot/firmware/cmdline.txt";
+constexpr const char* k_config = "/boot/firmware/config.txt";
+
+// Whether the hook writes cmdline.txt itself ('cat >/boot/firmware/cmdline.txt <<EOF' in
+// raspi-firmware 1.20240424+ds-6): a redirection into it, spaces allowed. A hook of the
+// same name that leaves cmdline.txt alone is not this flavour: the firmware row edits
+// cmdline.txt there.
+bool rewrites_cmdline(const std::string& hook) {
+    const std::string target = "/boot/firmware/cmdline.txt";
+    for (std::size_t at = hook.find(target); at != std::string::npos;
+         at = hook.find(target, at + 1)) {
+        std::size_t before = at;
+        while (before > 0 && (hook[before - 1] == ' ' || hook[before - 1] == '\t'))
+            --before;
+        if (before > 0 && hook[before - 1] == '>')
+            return true;
+    }
+    return false;
+}
+
+bool detect(const TargetReader& reader) {
+    auto hook = reader.read(k_hook, ReadCap::config);
+    return hook && rewrites_cmdline(hook->content);
+}
+
+void probe(const TargetReader& reader, const Profile& profile, TargetFacts& facts, bool trial) {
+    Profile at_hook_dir = profile;
+    at_hook_dir.board.boot.firmware_dir = k_dir;
+    probe_firmware_files(reader, at_hook_dir, facts, trial);
+    // The firmware row records cmdline.txt and config.txt only when one of them is there;
+    // the hook makes both, and rollback restores them.
+    for (const char* path : {k_cmdline, k_config})
+        if (!facts.file(path))
+            facts.record(path, reader.read(path, ReadCap::config));
+    facts.record(k_hook, reader.read(k_hook, ReadCap::config));
+    facts.record(k_extra_cmdline, reader.read(k_extra_cmdline, ReadCap::cmdline));
+    facts.record(k_defaults, reader.read(k_defaults, ReadCap::config));
+    if (reader.exists(k_rerun))
+        facts.executables.push_back(k_rerun);
+}
+
+// dpkg's version order (lib/dpkg/version.c verrevcmp), which GNU sort -V follows for
+// names like these (filevercmp): '~' before everything, letters before other characters,
+// runs of digits as numbers. '6.12.57+deb13-rt-arm64' sorts after '6.12.57+deb13-arm64'.
+int order(char c) {
+    if (std::isdigit(static_cast<unsigned char>(c)))
+        return 0;
+    if (std::isalpha(static_cast<unsigned char>(c)))
+        return c;
+    if (c == '~')
+        return -1;
+    return c ? c + 256 : 0;
+}
+
+int compare_versions(const std::string& a, const std::string& b) {
+    std::size_t i = 0;
+    std::size_t j = 0;
+    while (i < a.size() || j < b.size()) {
+        int first_diff = 0;
+        while ((i < a.size() && !std::isdigit(static_cast<unsigned char>(a[i]))) ||
+               (j < b.size() && !std::isdigit(static_cast<unsigned char>(b[j])))) {
+            int ac = i < a.size() ? order(a[i]) : 0;
+            int bc = j < b.size() ? order(b[j]) : 0;
+            if (ac != bc)
+                return ac - bc;
+            ++i;
+            ++j;
+        }
+        while (i < a.size() && a[i] == '0')
+            ++i;
+        while (j < b.size() && b[j] == '0')
+            ++j;
+        while (i < a.size() && j < b.size() && std::isdigit(static_cast<unsigned char>(a[i])) &&
+               std::isdigit(static_cast<unsigned char>(b[j]))) {
+            if (!first_diff)
+                first_diff = a[i] - b[j];
+            ++i;
+            ++j;
+        }
+        if (i < a.size() && std::isdigit(static_cast<unsigned char>(a[i])))
+            return 1;
+        if (j < b.size() && std::isdigit(static_cast<unsigned char>(b[j])))
+            return -1;
+        if (first_diff)
+            return first_diff;
+    }
+    return 0;
+}
+
+bool is_rt(const InstalledKernel& k) {
+    if (k.config) {
+        auto it = k.config->find("CONFIG_PREEMPT_RT");
+        return it != k.config->end() && it->second == "y";
+    }
+    return k.version.find("-rt-") != std::string::npos || k.version.ends_with("-rt");
+}
+
+// The kernel the hook copies and names in config.txt: the newest /boot/vmlinuz-* by
+// version, backups left out as the hook leaves them out.
+const InstalledKernel* hooks_kernel(const std::vector<InstalledKernel>& kernels) {
+    const InstalledKernel* newest = nullptr;
+    for (const InstalledKernel& k : kernels) {
+        if (!k.has_image || k.version.ends_with(".dpkg-bak") || k.version.ends_with(".old-dkms"))
+            continue;
+        if (!newest || compare_versions(k.version, newest->version) > 0)
+            newest = &k;
+    }
+    return newest;
+}
+
+// KERNEL= in /etc/default/raspi-firmware other than "auto": the hook then names that
+// image in config.txt instead of the newest kernel. "" when it is not set so.
+std::string pinned_kernel(const std::string& defaults) {
+    std::string pinned;
+    std::size_t start = 0;
+    while (start < defaults.size()) {
+        std::size_t end = defaults.find('\n', start);
+        std::string line =
+            defaults.substr(start, end == std::string::npos ? std::string::npos : end - start);
+        start = end == std::string::npos ? defaults.size() : end + 1;
+        std::size_t at = line.find_first_not_of(" \t");
+        if (at == std::string::npos || line.compare(at, 7, "KERNEL=") != 0)
+            continue;
+        std::string value = line.substr(at + 7);
+        value.erase(std::remove(value.begin(), value.end(), '"'), value.end());
+        value.erase(std::remove(value.begin(), value.end(), '\''), value.end());
+        while (!value.empty() && std::isspace(static_cast<unsigned char>(value.back())))
+            value.pop_back();
+        pinned = value == "auto" ? "" : value;
+    }
+    return pinned;
+}
+
+// The PREEMPT_RT kernel as the hook chooses it: the newest kernel wins, whatever the
+// profile says.
+void plan_kernel_choice(PlanContext& c) {
+    if (std::string pinned = pinned_kernel(content_of(c.facts, k_defaults)); !pinned.empty()) {
+        warning(c.plan, "raspi-kernel-pinned",
+                std::string(k_defaults) + " sets KERNEL=" + pinned +
+                    ": Debian's raspi-firmware hook names that image in config.txt instead of "
+                    "the newest kernel, and copies no kernel or initramfs, so rtprov cannot "
+                    "tell which kernel boots; set KERNEL=\"auto\" to let it choose the newest");
+        return;
+    }
+    const InstalledKernel* chosen = hooks_kernel(c.facts.kernels);
+    const bool realtime = c.profile.tuning.kernel.realtime;
+    const auto& rt_packages = c.profile.board.kernel.rt_packages;
+    if (realtime && std::none_of(rt_packages.begin(), rt_packages.end(), [](const std::string& p) {
+            return p.rfind("linux-image-rt-", 0) == 0;
+        })) {
+        error(c.plan, "raspi-rt-package",
+              "tuning.kernel.realtime is true, and on Debian's raspi-firmware the PREEMPT_RT "
+              "kernel is Debian's own: set board.kernel.rt_packages to [linux-image-rt-arm64] "
+              "(the profile names " +
+                  (rt_packages.empty() ? std::string("none") : join(rt_packages, " ")) +
+                  ", Raspberry Pi OS's) (nothing was written)");
+        return;
+    }
+    const InstalledKernel* rt = nullptr;
+    for (const InstalledKernel& k : c.facts.kernels)
+        if (k.has_image && is_rt(k) && (!rt || compare_versions(k.version, rt->version) > 0))
+            rt = &k;
+    if (realtime) {
+        if (chosen && is_rt(*chosen)) {
+            info(c.plan, "raspi-rt-kernel",
+                 "Debian's raspi-firmware hook boots the newest kernel by version (sort -V), " +
+                     chosen->version + ": the PREEMPT_RT one");
+        } else if (rt) {
+            error(c.plan, "raspi-rt-not-newest",
+                  "Debian's raspi-firmware hook boots the newest /boot/vmlinuz-* by version "
+                  "(sort -V), " +
+                      chosen->version + ", not the PREEMPT_RT kernel " + rt->version +
+                      ": remove the newer kernel's package (apt purge linux-image-" +
+                      chosen->version + ") or upgrade " + join(rt_packages, " ") +
+                      " so that the RT kernel is the newest, then apply again (nothing was "
+                      "written)");
+        } else if (c.options.install_packages) {
+            info(c.plan, "raspi-rt-kernel",
+                 "Debian's raspi-firmware hook boots the newest kernel by version (sort -V): "
+                 "after " +
+                     join(rt_packages, " ") +
+                     " is installed, 'rtprov status' and the audit show whether that is the "
+                     "PREEMPT_RT one");
+        } else {
+            error(c.plan, "raspi-rt-missing",
+                  "tuning.kernel.realtime is true and no PREEMPT_RT kernel is installed: "
+                  "install " +
+                      join(rt_packages, " ") +
+                      " (Debian's raspi-firmware hook then boots it as the newest kernel) or "
+                      "pass --install-packages (nothing was written)");
+        }
+        return;
+    }
+    if (chosen && is_rt(*chosen))
+        warning(c.plan, "raspi-rt-kernel-wins",
+                "tuning.kernel.realtime is false, but Debian's raspi-firmware hook boots the "
+                "newest /boot/vmlinuz-* by version (sort -V), and that is the PREEMPT_RT "
+                "kernel " +
+                    chosen->version +
+                    ": to boot the generic kernel, remove the RT one (apt purge "
+                    "linux-image-rt-arm64 linux-image-" +
+                    chosen->version + "), which runs the hook again");
+}
+
+void plan_raspi(PlanContext& c) {
+    if (!c.facts.file(k_hook) || !rewrites_cmdline(content_of(c.facts, k_hook))) {
+        error(c.plan, "raspi-firmware-missing",
+              "board.boot.loader is raspi-firmware, but the target has no Debian raspi-firmware "
+              "hook that writes cmdline.txt (" +
+                  std::string(k_hook) +
+                  "): install Debian's raspi-firmware package, or name the loader the image "
+                  "has (rpi-firmware for Raspberry Pi OS) (nothing was written)");
+        return;
+    }
+    if (refuse_unreadable(c, k_extra_cmdline, CmdlineScope::first_line))
+        return;
+    if (CmdlineText lines =
+            parse_cmdline_text(content_of(c.facts, k_extra_cmdline), CmdlineScope::first_line);
+        !parse_cmdline(lines.rest).empty())
+        warning(c.plan, "raspi-extra-cmdline-lines",
+                std::string(k_extra_cmdline) +
+                    " has text after its first line: Debian's raspi-firmware hook copies the "
+                    "whole file into cmdline.txt, and the firmware reads the first line only, "
+                    "so '" +
+                    render_cmdline(parse_cmdline(lines.rest)) +
+                    "' never reaches the kernel; rtprov edits the first line: move the rest "
+                    "onto it");
+    plan_kernel_choice(c);
+    if (c.options.trial) {
+        // The default boot stays as it is: the hook's files and its source. The trial's
+        // command line is the hook's cmdline.txt with rtprov's parameters and the trial's.
+        if (!c.facts.file(k_cmdline)) {
+            error(c.plan, "no-cmdline-txt",
+                  std::string(k_cmdline) +
+                      " does not exist yet: Debian's raspi-firmware hook makes it when a kernel "
+                      "is installed; install one, or apply without --trial (nothing was "
+                      "written)");
+            return;
+        }
+        keep_as_is(c, k_extra_cmdline, "the hook's source, kept during the trial");
+        c.plan.cmdline_edits[k_extra_cmdline] =
+            CmdlineEdit{true, c.keys,
+                        owned_part(parse_cmdline_text(content_of(c.facts, k_extra_cmdline),
+                                                      CmdlineScope::first_line)
+                                       .tokens,
+                                   c.keys)};
+        const std::string merged = merge_into(c, k_cmdline, CmdlineScope::first_line);
+        c.plan.cmdline_edits.erase(k_cmdline);
+        keep_as_is(c, k_cmdline, "the default command line, kept during the trial");
+        plan_rpi_trial(
+            c, k_dir, k_config,
+            parse_config_txt(content_of(c.facts, k_config), c.profile.board.boot.config_filter),
+            merged.substr(0, merged.find('\n')), std::nullopt);
+        return;
+    }
+    FileState extra;
+    extra.content = merge_into(c, k_extra_cmdline, CmdlineScope::first_line);
+    add_file_change(c.plan, c.facts, k_extra_cmdline, std::move(extra),
+                    "kernel parameters Debian's raspi-firmware hook appends to " +
+                        std::string(k_cmdline));
+    // The hook runs when the source changed, and when the command line it made lacks a
+    // parameter (the source was written and the hook never ran since).
+    const std::vector<CmdlineToken> now =
+        parse_cmdline_text(content_of(c.facts, k_cmdline), CmdlineScope::first_line).tokens;
+    const bool lacking = std::any_of(c.params.begin(), c.params.end(), [&](const KernelParam& p) {
+        return not_in_effect(now, p).has_value();
+    });
+    if (changes(c.plan, k_extra_cmdline) || lacking || regeneration_pending(c))
+        regenerate(c, {{k_rerun}}, k_rerun,
+                   std::string(k_cmdline) + " and config.txt (Debian's raspi-firmware hook)",
+                   k_extra_cmdline, {k_cmdline, k_config});
+}
+
+bool regenerates(const std::vector<std::string>& argv) {
+    return argv == std::vector<std::string>{k_rerun};
+}
+
+} // namespace
+
+const Loader& raspi_firmware_loader() {
+    static const Loader row{
+        .id = BootLoader::raspi_firmware,
+        .flavour_of = BootLoader::rpi_firmware,
+        .detect = detect,
+        .probe = probe,
+        .plan = plan_raspi,
+        .regenerates = regenerates,
+        .regenerated = {k_cmdline, k_config},
+        // The trial is the Pi firmware's: tryboot.txt for one boot after 'reboot "0
+        // tryboot"', a file the hook leaves alone.
+        .trial_reboot_argument = rpi_firmware_loader().trial_reboot_argument,
+        .trial_boot_flag = rpi_firmware_loader().trial_boot_flag,
+        .rt_default_fix = "Debian's raspi-firmware hook boots the newest /boot/vmlinuz-* by "
+                          "version: make the RT kernel the newest (remove newer generic "
+                          "kernels), run " +
+                          std::string(k_rerun) + ", then reboot",
+    };
+    return row;
+}
+
+} // namespace rtprov::boot
