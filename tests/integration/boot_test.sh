@@ -361,4 +361,38 @@ run apply --root "$t" --profile x86-debian13 --set board.boot.loader=systemd-boo
 check "an offline --trial for systemd-boot is refused: its one-shot is an EFI variable" \
     grep -q "sdboot-trial-offline\|only the running machine has" <<<"$out$err"
 
+# -- Debian's own Pi image (raspi-firmware): the hook's source, not cmdline.txt ------------
+# A tree shaped like raspi.debian.net's: the hook (a stand-in of this test's own that, like
+# Debian's, writes cmdline.txt itself; tests/system/raspi_firmware_test.sh runs Debian's
+# real package) and what it made.
+fresh deb pi4-trixie
+mkdir -p "$work/deb/etc/default" "$work/deb/etc/kernel/postinst.d" "$work/deb/etc/initramfs/post-update.d"
+printf '#!/bin/sh\ncat >/boot/firmware/cmdline.txt <<EOF\nconsole=tty0 root=LABEL=RASPIROOT rw rootwait $(cat /etc/default/raspi-extra-cmdline)\nEOF\n' \
+    >"$work/deb/etc/kernel/postinst.d/z50-raspi-firmware"
+printf '#!/bin/sh\nDEB_MAINT_PARAMS=configure /etc/kernel/postinst.d/z50-raspi-firmware\n' \
+    >"$work/deb/etc/initramfs/post-update.d/z50-raspi-firmware"
+chmod 755 "$work/deb/etc/kernel/postinst.d/z50-raspi-firmware" \
+    "$work/deb/etc/initramfs/post-update.d/z50-raspi-firmware"
+printf 'console=tty0 root=LABEL=RASPIROOT rw rootwait \n' >"$work/deb/boot/firmware/cmdline.txt"
+echo quiet >"$work/deb/etc/default/raspi-extra-cmdline"
+deb_original=$(tree_sum "$work/deb")
+cmdline_before=$(sha256sum <"$work/deb/boot/firmware/cmdline.txt")
+run plan --root "$work/deb" --profile pi4
+check "on Debian's raspi-firmware the plan writes the hook's source" \
+    grep -q "/etc/default/raspi-extra-cmdline" <<<"$out"
+check "... and runs the hook, not a cmdline.txt edit of its own" \
+    bash -c '! grep -q "^[-+~].*boot/firmware/cmdline.txt" <<<"$1" && grep -q "z50-raspi-firmware" <<<"$1"' _ "$out"
+run apply --root "$work/deb" --profile pi4
+check "apply on Debian's raspi-firmware succeeds" [ "$rc" -eq 0 ]
+check "the hook's source gains rtprov's parameters after what was there" \
+    [ "$(cat "$work/deb/etc/default/raspi-extra-cmdline")" = "quiet isolcpus=managed_irq,domain,3 irqaffinity=0-2 threadirqs" ]
+check "cmdline.txt is the hook's to write: untouched offline" \
+    [ "$(sha256sum <"$work/deb/boot/firmware/cmdline.txt")" = "$cmdline_before" ]
+check "the hook is left to first boot" \
+    grep -qx "/etc/initramfs/post-update.d/z50-raspi-firmware" "$work/deb/var/lib/rtprov/regenerate-boot"
+run status --root "$work/deb"
+check "status after apply on Debian's raspi-firmware: no drift" [ "$rc" -eq 0 ]
+run rollback --root "$work/deb"
+check "rollback restores Debian's Pi tree byte for byte" [ "$(tree_sum "$work/deb")" = "$deb_original" ]
+
 finish

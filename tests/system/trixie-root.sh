@@ -5,7 +5,7 @@
 # tests boot (systemd, Debian's kernel, mpd, mpc, alsa-utils, rt-tests) and what it
 # takes to build rtprov inside it against Debian 13's libraries. Cached by date under
 # $RTPROV_CACHE (default /var/tmp/rtprov-cache); older copies are removed.
-# Usage: trixie-root.sh [--suite trixie|bookworm] [amd64|arm64|rt|fleet|build|lintian|plain|plain-arm64]
+# Usage: trixie-root.sh [--suite trixie|bookworm] [amd64|arm64|raspi|rt|fleet|build|lintian|plain|plain-arm64]
 #   --suite bookworm: the same from Debian 12 (bookworm), for scripts/build-deb.sh --suite
 #   bookworm and tests/system/deb12_test.sh, cached as bookworm-*: amd64 and build are
 #   what building rtprov needs there (GCC 12, Catch2 2, yaml-cpp 0.7, CLI11 2.1,
@@ -26,6 +26,10 @@
 #   which libarchive-dev needs, cannot be installed for two architectures at once.)
 #   lintian: Debian 13's lintian (amd64), which tests/system/package_test.sh runs on the
 #   package beside this machine's.
+#   raspi: Debian's own Raspberry Pi root (arm64, qemu-user): Debian's kernel and its
+#   raspi-firmware package, whose kernel hook writes /boot/firmware/cmdline.txt and
+#   config.txt, for tests/system/raspi_firmware_test.sh; the kernel's .deb stays in apt's
+#   cache for a reinstall.
 #   plain, plain-arm64: a minimal root (mmdebstrap's minbase: apt, no more), the host an
 #   image builder starts from, for installing the package with apt.
 set -euo pipefail
@@ -44,6 +48,12 @@ cache=${RTPROV_CACHE:-/var/tmp/rtprov-cache}
 mirror=${RTPROV_DEBIAN_MIRROR:-http://deb.debian.org/debian}
 if [ "$arch" = arm64 ]; then
   packages=(systemd systemd-sysv udev dbus mpd procps util-linux kmod)
+elif [ "$arch" = raspi ]; then
+  # Debian's own Raspberry Pi root, as raspi.debian.net's images have it: Debian's kernel
+  # and its raspi-firmware (non-free-firmware), whose hook writes /boot/firmware; the
+  # kernel's package is kept in apt's cache for the upgrade test's reinstall
+  packages=(systemd systemd-sysv udev dbus procps util-linux kmod initramfs-tools
+            linux-image-arm64 raspi-firmware)
 elif [ "$arch" = rt ]; then
   packages=(systemd systemd-sysv udev dbus linux-image-rt-amd64 mpd rt-tests procps util-linux
             alsa-utils rtla grub-pc python3 libmount1 libarchive13t64 libyaml-cpp0.8 libsystemd0)
@@ -113,7 +123,7 @@ fi
 # An arm64 root on an amd64 machine: mmdebstrap runs its programs under qemu-user, which
 # binfmt_misc must know (a fresh machine has it neither mounted nor registered; run-all.sh
 # makes this root in the background before the tests that would register it run).
-if [ "$(uname -m)" != aarch64 ] && { [ "$arch" = arm64 ] || [ "$arch" = plain-arm64 ]; }; then
+if [ "$(uname -m)" != aarch64 ] && { [ "$arch" = arm64 ] || [ "$arch" = plain-arm64 ] || [ "$arch" = raspi ]; }; then
   mountpoint -q /proc/sys/fs/binfmt_misc || mount -t binfmt_misc binfmt_misc /proc/sys/fs/binfmt_misc
   update-binfmts --enable qemu-aarch64 2>/dev/null || true
 fi
@@ -136,9 +146,12 @@ architectures=$arch
 [ "$arch" = fleet ] && architectures=amd64
 [ "$arch" = plain ] && architectures=amd64
 [ "$arch" = plain-arm64 ] && architectures=arm64
+[ "$arch" = raspi ] && architectures=arm64
+options=()
+[ "$arch" = raspi ] && options=(--components=main,non-free-firmware --skip=cleanup/apt/cache)
 include=()
 [ ${#packages[@]} = 0 ] || include=(--include="$(IFS=,; echo "${packages[*]}")")
-mmdebstrap --variant=minbase --architectures="$architectures" "${include[@]}" \
+mmdebstrap --variant=minbase --architectures="$architectures" "${include[@]}" "${options[@]}" \
   --dpkgopt='path-exclude=/usr/share/doc/*' --dpkgopt='path-exclude=/usr/share/man/*' \
   --aptopt='APT::Install-Recommends "false"' \
   "$suite" "$root.tmp" "$mirror" >&2

@@ -175,7 +175,7 @@ TEST_CASE("a forged state's path or boot loader that apply never records is refu
         CHECK(error_of(forged("file", path + sha)).find("bad file path") != std::string::npos);
         CHECK(error_of(forged("dir", path)).find("bad folder path") != std::string::npos);
     }
-    for (const char* loader : {"grub", "rpi-firmware", "systemd-boot"})
+    for (const char* loader : {"grub", "rpi-firmware", "systemd-boot", "raspi-firmware"})
         CHECK(error_of(forged("loader", loader)) == "no error");
     for (const char* loader : {"grub%0Aresult:%20passed", "lilo", "Grub"}) {
         INFO(loader);
