@@ -367,8 +367,12 @@ check "an offline --trial for systemd-boot is refused: its one-shot is an EFI va
 # real package) and what it made.
 fresh deb pi4-trixie
 mkdir -p "$work/deb/etc/default" "$work/deb/etc/kernel/postinst.d" "$work/deb/etc/initramfs/post-update.d"
-printf '#!/bin/sh\ncat >/boot/firmware/cmdline.txt <<EOF\nconsole=tty0 root=LABEL=RASPIROOT rw rootwait $(cat /etc/default/raspi-extra-cmdline)\nEOF\n' \
-    >"$work/deb/etc/kernel/postinst.d/z50-raspi-firmware"
+cat >"$work/deb/etc/kernel/postinst.d/z50-raspi-firmware" <<'HOOK'
+#!/bin/sh
+cat >/boot/firmware/cmdline.txt <<EOF
+console=tty0 root=LABEL=RASPIROOT rw rootwait $(cat /etc/default/raspi-extra-cmdline)
+EOF
+HOOK
 printf '#!/bin/sh\nDEB_MAINT_PARAMS=configure /etc/kernel/postinst.d/z50-raspi-firmware\n' \
     >"$work/deb/etc/initramfs/post-update.d/z50-raspi-firmware"
 chmod 755 "$work/deb/etc/kernel/postinst.d/z50-raspi-firmware" \
@@ -380,8 +384,8 @@ cmdline_before=$(sha256sum <"$work/deb/boot/firmware/cmdline.txt")
 run plan --root "$work/deb" --profile pi4
 check "on Debian's raspi-firmware the plan writes the hook's source" \
     grep -q "/etc/default/raspi-extra-cmdline" <<<"$out"
-check "... and runs the hook, not a cmdline.txt edit of its own" \
-    bash -c '! grep -q "^[-+~].*boot/firmware/cmdline.txt" <<<"$1" && grep -q "z50-raspi-firmware" <<<"$1"' _ "$out"
+hook_not_edit() { ! grep -q "^[-+~].*boot/firmware/cmdline.txt" <<<"$out" && grep -q "z50-raspi-firmware" <<<"$out"; }
+check "... and runs the hook, not a cmdline.txt edit of its own" hook_not_edit
 run apply --root "$work/deb" --profile pi4
 check "apply on Debian's raspi-firmware succeeds" [ "$rc" -eq 0 ]
 check "the hook's source gains rtprov's parameters after what was there" \

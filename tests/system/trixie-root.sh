@@ -148,7 +148,7 @@ architectures=$arch
 [ "$arch" = plain-arm64 ] && architectures=arm64
 [ "$arch" = raspi ] && architectures=arm64
 options=()
-[ "$arch" = raspi ] && options=(--components=main,non-free-firmware --skip=cleanup/apt/cache)
+[ "$arch" = raspi ] && options=("--components=main,non-free-firmware" --skip=cleanup/apt/cache)
 include=()
 [ ${#packages[@]} = 0 ] || include=(--include="$(IFS=,; echo "${packages[*]}")")
 mmdebstrap --variant=minbase --architectures="$architectures" "${include[@]}" "${options[@]}" \
