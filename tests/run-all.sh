@@ -15,7 +15,9 @@
 #   4. the image-builder plugins as their tools run them: the arm64 package (cross-built),
 #      then side by side the pi-gen stage under pi-gen's stage contract on an arm64 root
 #      (qemu-user), the rpi-image-gen layer's hook as bdebstrap runs it on such a root, and
-#      the debos example built with debos (amd64 package) and booted from its GRUB
+#      the debos example built with debos (amd64 package) and booted from its GRUB, and
+#      Debian's own Pi root (raspi-firmware's real kernel hook) through apply, a kernel
+#      reinstall and rollback (tests/system/raspi_firmware_test.sh)
 #   5. shellcheck and clang-format over the tree
 # Set RTPROV_SKIP_TRIXIE=1 to leave out steps 3 and 4 (they need the Debian archive).
 # Set RTPROV_LONG=1 for the long tests CI's hour has no room for (README, 'Long tests'):
@@ -55,7 +57,7 @@ if [ -z "${RTPROV_SKIP_TRIXIE:-}" ]; then
     mkdir -p build
     long_roots=()
     [ -z "${RTPROV_LONG:-}" ] || long_roots=(fleet)
-    for flavour in amd64 build lintian rt "${long_roots[@]}" arm64; do
+    for flavour in amd64 build lintian rt "${long_roots[@]}" arm64 raspi; do
         nice -n 10 tests/system/trixie-root.sh "$flavour" >"build/root-$flavour.log" 2>&1 &
     done
 fi
@@ -131,7 +133,7 @@ if [ -z "${RTPROV_SKIP_TRIXIE:-}" ]; then
         # The three image builders' stages side by side: each is mostly one process at a
         # time (apt and dpkg under qemu-user, debos), so on two cores the three take little
         # longer than the longest. Each one's output is shown whole when all have ended.
-        step "the image builders' plugins, side by side: pi-gen, rpi-image-gen, debos"
+        step "the image builders' plugins and Debian's Pi root, side by side: pi-gen, rpi-image-gen, debos, raspi-firmware"
         deb_arm64=$(echo "$src"/build/deb/rtprov_*_arm64.deb)
         RTPROV_DEB_ARM64=$deb_arm64 tests/system/pigen_test.sh build/ci/bin/rtprov "$src" \
             >build/stage-pi-gen.log 2>&1 &
@@ -142,9 +144,13 @@ if [ -z "${RTPROV_SKIP_TRIXIE:-}" ]; then
         RTPROV_DEB=$deb_amd64 tests/system/debos_test.sh build/ci/bin/rtprov "$src" \
             >build/stage-debos.log 2>&1 &
         debos_pid=$!
+        tests/system/raspi_firmware_test.sh build/ci/bin/rtprov "$src" \
+            >build/stage-raspi-firmware.log 2>&1 &
+        raspi_pid=$!
         for stage in "pi-gen:$pigen_pid:pi-gen stage under pi-gen's stage contract (arm64 Debian 13 root, qemu-user)" \
             "rpi-image-gen:$rig_pid:rpi-image-gen layer, its hook run as bdebstrap runs it (arm64 Debian 13 root, qemu-user)" \
-            "debos:$debos_pid:debos example recipe built with debos and booted from its own GRUB"; do
+            "debos:$debos_pid:debos example recipe built with debos and booted from its own GRUB" \
+            "raspi-firmware:$raspi_pid:Debian's raspi-firmware: its real hook under qemu-user, apply, a kernel reinstall, rollback"; do
             IFS=: read -r name pid heading <<<"$stage"
             wait "$pid" && rc=0 || rc=$?
             step "$heading (ended)"

@@ -107,4 +107,30 @@ check "rollback gives back the hook's source as it was" \
     [ "$(cat "$root/etc/default/raspi-extra-cmdline" 2>/dev/null || echo "(none)")" = "$extra_before" ]
 check "rollback gives back the hook's cmdline.txt as it was" [ "$(first_line)" = "$cmdline_made" ]
 echo "raspi_firmware_test: kernel upgrade checked ($(($(date +%s) - started)) s)"
+
+# -- 3. RTPROV_LONG: the PREEMPT_RT kernel installed by apply, and the hook choosing it ---------
+# (Debian's linux-image-rt-arm64 from the archive: a download and an initramfs under
+# qemu-user, minutes more.)
+if [ -n "${RTPROV_LONG:-}" ]; then
+    cp /etc/resolv.conf "$root/etc/resolv.conf"
+    mount -t proc proc "$root/proc"
+    run apply --root "$root" --profile pi4 --set tuning.kernel.realtime=true \
+        --set 'board.kernel.rt_packages=[linux-image-rt-arm64]' --install-packages --regenerate-boot=now
+    umount "$root/proc"
+    check "apply with realtime: true installs Debian's RT kernel and runs the hook" [ "$rc" -eq 0 ]
+    [ "$rc" -eq 0 ] || echo "$out$err"
+    check "the hook's config.txt boots the PREEMPT_RT kernel" \
+        grep -Eq '^kernel=vmlinuz-.*-rt-arm64$' "$root/boot/firmware/config.txt"
+    run plan --root "$root" --profile pi4 --set tuning.kernel.realtime=true \
+        --set 'board.kernel.rt_packages=[linux-image-rt-arm64]'
+    check "plan says the hook boots the PREEMPT_RT kernel" \
+        grep -q "the newest kernel by version (sort -V), .*-rt-arm64: the PREEMPT_RT one" <<<"$out$err"
+    run plan --root "$root" --profile pi4
+    check "with realtime: false, plan says the installed RT kernel would win" \
+        grep -q "that is the PREEMPT_RT kernel" <<<"$out$err"
+    check "the hook's cmdline.txt still carries every parameter" carries_all
+    echo "raspi_firmware_test: PREEMPT_RT kernel checked ($(($(date +%s) - started)) s)"
+else
+    echo "SKIP: the PREEMPT_RT kernel installed on Debian's Pi root (RTPROV_LONG=1 runs it: a download and an initramfs under qemu-user)"
+fi
 finish
