@@ -23,7 +23,8 @@
 # Set RTPROV_LONG=1 for the long tests CI's hour has no room for (README, 'Long tests'):
 # the package built a second time to compare its bytes (package_test.sh), the Debian 12
 # packages built and installed on Debian 12 roots (deb12_test.sh), a guest a fleet manages,
-# reached over ssh only (fleet_test.sh: apt, Ansible with a reboot, node-exporter), and the booted trial
+# reached over ssh only (fleet_test.sh: apt, Ansible with a reboot, node-exporter), Debian's
+# RT kernel package reinstalled with apt after apply (grub_test.sh, a minute), and the booted trial
 # scenarios in the debos test (RTPROV_TRIAL_BOOTS, tests/system/trial_boots.sh: fourteen
 # TCG boots). About 80 minutes more on a 2-core machine.
 set -euo pipefail

@@ -91,6 +91,51 @@ copy_trixie_root() {
     cp -a "$base" "$root"
 }
 
+# as_package ROOT COMMAND...: COMMAND chrooted in the Debian root ROOT the way a package's
+# maintainer script runs on the machine itself: /dev, /sys and a /proc of its own mounted
+# in a private mount namespace, which takes them away when it ends. Neither a PID
+# namespace (there systemd-detect-virt says 'container-other', and Debian's zz-update-grub
+# kernel hook then does nothing) nor ROOT bind-mounted on itself (grub-mkconfig then names
+# the kernels by their paths on this machine).
+as_package() {
+    local root_dir=$1
+    shift
+    # shellcheck disable=SC2016 # expanded by the inner shell
+    unshare --mount --propagation private -- sh -euc '
+        r=$1; shift
+        mount --rbind /dev "$r/dev"
+        mount --rbind /sys "$r/sys"
+        mount -t proc proc "$r/proc"
+        exec chroot "$r" "$@"' sh "$root_dir" "$@"
+}
+
+# kernel_arrives ROOT FROM TO: kernel version TO arrives in the Debian 13 root ROOT as its
+# linux-image package's postinst makes it arrive (Debian's linux source,
+# debian/templates/image.postinst.in: depmod, linux-update-symlinks, then the
+# /etc/kernel/postinst.d hooks through linux-run-hooks with the maintainer script's
+# 'configure'), its files hard links to version FROM's instead of a download. Left out,
+# as neither touches the boot configuration the tests look at: depmod (the modules and
+# so their index are FROM's, hard-linked; 5 to 15 s here) and the initramfs, which is
+# FROM's too (INITRD=No, which Debian's initramfs-tools hook honours; a minute here).
+kernel_arrives() {
+    local r=$1 from=$2 to=$3 f
+    for f in vmlinuz initrd.img config System.map; do
+        [ ! -e "$r/boot/$f-$from" ] || ln -f "$r/boot/$f-$from" "$r/boot/$f-$to"
+    done
+    cp -al "$r/usr/lib/modules/$from" "$r/usr/lib/modules/$to"
+    as_package "$r" sh -ec "linux-update-symlinks install $to /boot/vmlinuz-$to
+        INITRD=No linux-run-hooks image postinst $to /boot/vmlinuz-$to -- configure"
+}
+
+# kernel_leaves ROOT VERSION: kernel_arrives' VERSION removed as its package's removal
+# does it: the files, then its postrm's linux-update-symlinks and /etc/kernel/postrm.d hooks.
+kernel_leaves() {
+    local r=$1 v=$2
+    rm -rf "$r/boot/"*"-$v" "$r/usr/lib/modules/$v"
+    as_package "$r" sh -ec "linux-update-symlinks remove $v /boot/vmlinuz-$v
+        linux-run-hooks image postrm $v /boot/vmlinuz-$v -- remove"
+}
+
 # install_trixie_deb SOURCE_DIR ROOT: installs rtprov into the Debian 13 root ROOT from
 # the amd64 package RTPROV_DEB, or one scripts/build-deb.sh builds (minutes) when it is
 # unset; run-all.sh passes the package 'scripts/build-deb.sh --test amd64' made.
