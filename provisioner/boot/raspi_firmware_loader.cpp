@@ -14,6 +14,7 @@
 
 #include "provisioner/boot/plan_steps.hpp"
 #include "provisioner/boot/rpi_firmware.hpp"
+#include "provisioner/boot/version_sort.hpp"
 
 #include <algorithm>
 #include <cctype>
@@ -75,54 +76,6 @@ void probe(const TargetReader& reader, const Profile& profile, TargetFacts& fact
         facts.executables.push_back(k_rerun);
 }
 
-// dpkg's version order (lib/dpkg/version.c verrevcmp), which GNU sort -V follows for
-// names like these (filevercmp): '~' before everything, letters before other characters,
-// runs of digits as numbers. '6.12.57+deb13-rt-arm64' sorts after '6.12.57+deb13-arm64'.
-int order(char c) {
-    if (std::isdigit(static_cast<unsigned char>(c)))
-        return 0;
-    if (std::isalpha(static_cast<unsigned char>(c)))
-        return c;
-    if (c == '~')
-        return -1;
-    return c ? c + 256 : 0;
-}
-
-int compare_versions(const std::string& a, const std::string& b) {
-    std::size_t i = 0;
-    std::size_t j = 0;
-    while (i < a.size() || j < b.size()) {
-        int first_diff = 0;
-        while ((i < a.size() && !std::isdigit(static_cast<unsigned char>(a[i]))) ||
-               (j < b.size() && !std::isdigit(static_cast<unsigned char>(b[j])))) {
-            int ac = i < a.size() ? order(a[i]) : 0;
-            int bc = j < b.size() ? order(b[j]) : 0;
-            if (ac != bc)
-                return ac - bc;
-            ++i;
-            ++j;
-        }
-        while (i < a.size() && a[i] == '0')
-            ++i;
-        while (j < b.size() && b[j] == '0')
-            ++j;
-        while (i < a.size() && j < b.size() && std::isdigit(static_cast<unsigned char>(a[i])) &&
-               std::isdigit(static_cast<unsigned char>(b[j]))) {
-            if (!first_diff)
-                first_diff = a[i] - b[j];
-            ++i;
-            ++j;
-        }
-        if (i < a.size() && std::isdigit(static_cast<unsigned char>(a[i])))
-            return 1;
-        if (j < b.size() && std::isdigit(static_cast<unsigned char>(b[j])))
-            return -1;
-        if (first_diff)
-            return first_diff;
-    }
-    return 0;
-}
-
 bool is_rt(const InstalledKernel& k) {
     if (k.config) {
         auto it = k.config->find("CONFIG_PREEMPT_RT");
@@ -131,14 +84,14 @@ bool is_rt(const InstalledKernel& k) {
     return k.version.find("-rt-") != std::string::npos || k.version.ends_with("-rt");
 }
 
-// The kernel the hook copies and names in config.txt: the newest /boot/vmlinuz-* by
-// version, backups left out as the hook leaves them out.
+// The kernel the hook copies and names in config.txt: the last /boot/vmlinuz-* by
+// 'sort -V', backups left out as the hook leaves them out (grep -E -v '\.(dpkg-bak|old-dkms)$').
 const InstalledKernel* hooks_kernel(const std::vector<InstalledKernel>& kernels) {
     const InstalledKernel* newest = nullptr;
     for (const InstalledKernel& k : kernels) {
         if (!k.has_image || k.version.ends_with(".dpkg-bak") || k.version.ends_with(".old-dkms"))
             continue;
-        if (!newest || compare_versions(k.version, newest->version) > 0)
+        if (!newest || compare_kernel_versions(k.version, newest->version) > 0)
             newest = &k;
     }
     return newest;
@@ -194,7 +147,7 @@ void plan_kernel_choice(PlanContext& c) {
     }
     const InstalledKernel* rt = nullptr;
     for (const InstalledKernel& k : c.facts.kernels)
-        if (k.has_image && is_rt(k) && (!rt || compare_versions(k.version, rt->version) > 0))
+        if (k.has_image && is_rt(k) && (!rt || compare_kernel_versions(k.version, rt->version) > 0))
             rt = &k;
     if (realtime) {
         if (chosen && is_rt(*chosen)) {
