@@ -12,12 +12,13 @@
 // probe and trial serve here too: the firmware reads the hook's files as any others.
 #include "provisioner/boot/loader.hpp"
 
+#include "provisioner/boot/grub.hpp"
 #include "provisioner/boot/plan_steps.hpp"
 #include "provisioner/boot/rpi_firmware.hpp"
 #include "provisioner/boot/version_sort.hpp"
 
 #include <algorithm>
-#include <cctype>
+#include <optional>
 
 namespace rtprov::boot {
 
@@ -97,35 +98,36 @@ const InstalledKernel* hooks_kernel(const std::vector<InstalledKernel>& kernels)
     return newest;
 }
 
-// KERNEL= in /etc/default/raspi-firmware other than "auto": the hook then names that
-// image in config.txt instead of the newest kernel. "" when it is not set so.
-std::string pinned_kernel(const std::string& defaults) {
-    std::string pinned;
-    std::size_t start = 0;
-    while (start < defaults.size()) {
-        std::size_t end = defaults.find('\n', start);
-        std::string line =
-            defaults.substr(start, end == std::string::npos ? std::string::npos : end - start);
-        start = end == std::string::npos ? defaults.size() : end + 1;
-        std::size_t at = line.find_first_not_of(" \t");
-        if (at == std::string::npos || line.compare(at, 7, "KERNEL=") != 0)
-            continue;
-        std::string value = line.substr(at + 7);
-        value.erase(std::remove(value.begin(), value.end(), '"'), value.end());
-        value.erase(std::remove(value.begin(), value.end(), '\''), value.end());
-        while (!value.empty() && std::isspace(static_cast<unsigned char>(value.back())))
-            value.pop_back();
-        pinned = value == "auto" ? "" : value;
-    }
-    return pinned;
+// KERNEL= in /etc/default/raspi-firmware, which the hook sources ('. /etc/default/raspi-firmware')
+// after its own KERNEL="auto": the last assignment as the shell makes it, read as
+// /etc/default/grub is (boot/grub.hpp); "auto" when it is not set. Other than "auto" (""
+// too), the hook names that image in config.txt instead of the newest kernel. nullopt when
+// only running the shell could tell.
+std::optional<std::string> kernel_setting(const std::string& defaults) {
+    const std::vector<ShellAssignment> found = shell_assignments(defaults, "KERNEL");
+    if (found.empty())
+        return "auto";
+    const ShellAssignment& last = found.back();
+    if (last.opaque || last.appends)
+        return std::nullopt;
+    return last.value;
 }
 
 // The PREEMPT_RT kernel as the hook chooses it: the newest kernel wins, whatever the
 // profile says.
 void plan_kernel_choice(PlanContext& c) {
-    if (std::string pinned = pinned_kernel(content_of(c.facts, k_defaults)); !pinned.empty()) {
+    const std::optional<std::string> pinned = kernel_setting(content_of(c.facts, k_defaults));
+    if (!pinned) {
         warning(c.plan, "raspi-kernel-pinned",
-                std::string(k_defaults) + " sets KERNEL=" + pinned +
+                std::string(k_defaults) +
+                    " sets KERNEL= to what only running the shell can tell: Debian's "
+                    "raspi-firmware hook sources it, and rtprov cannot tell which kernel boots; "
+                    "set KERNEL=\"auto\" to let the hook choose the newest");
+        return;
+    }
+    if (*pinned != "auto") {
+        warning(c.plan, "raspi-kernel-pinned",
+                std::string(k_defaults) + " sets KERNEL='" + *pinned + "'" +
                     ": Debian's raspi-firmware hook names that image in config.txt instead of "
                     "the newest kernel, and copies no kernel or initramfs, so rtprov cannot "
                     "tell which kernel boots; set KERNEL=\"auto\" to let it choose the newest");

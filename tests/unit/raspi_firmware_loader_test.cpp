@@ -225,3 +225,33 @@ TEST_CASE("a trial on Debian's raspi-firmware leaves the hook's files and source
           std::string::npos);
     CHECK_FALSE(plan.cmdline_edits.count(k_cmdline));
 }
+
+TEST_CASE("KERNEL= in the hook's defaults is read as the shell that sources it reads it") {
+    Profile rt = pi4();
+    rt.tuning.kernel.realtime = true;
+    rt.board.kernel.rt_packages = {"linux-image-rt-arm64"};
+    TargetFacts facts = debian_pi();
+    facts.kernels.push_back(kernel("6.12.57+deb13-rt-arm64", true));
+    const auto pinned = [&](const std::string& defaults) {
+        facts.files["/etc/default/raspi-firmware"].content = defaults;
+        const Plan plan = plan_of(rt, facts, now());
+        const Finding* f = finding(plan, "raspi-kernel-pinned");
+        return f ? f->message : std::string();
+    };
+    // The hook's own default, and the comments of the file Debian ships.
+    CHECK(pinned("#KERNEL=\"auto\"\n# KERNEL=vmlinuz-6.1.0-31-arm64\n").empty());
+    CHECK(pinned("KERNEL=\"auto\" # the default\n").empty());
+    CHECK(pinned("KERNEL='auto'\n").empty());
+    // Set, however it is written: the last one wins, as in sh.
+    CHECK(pinned("export KERNEL=u-boot.bin\n").find("KERNEL='u-boot.bin'") != std::string::npos);
+    CHECK(pinned("  KERNEL=\"u-boot.bin\"\n").find("KERNEL='u-boot.bin'") != std::string::npos);
+    CHECK(pinned("KERNEL=u-boot.bin\nKERNEL=auto\n").empty());
+    CHECK(pinned("KERNEL=auto\nKERNEL=u-boot.bin\n").find("KERNEL='u-boot.bin'") !=
+          std::string::npos);
+    CHECK(pinned("KERNEL=\"\"\n").find("KERNEL=''") != std::string::npos); // not "auto"
+    // What only the shell can tell is not guessed.
+    CHECK(pinned("KERNEL=$(ls /boot/vmlinuz-* | head -1)\n").find("only running the shell") !=
+          std::string::npos);
+    // Not KERNEL: KERNEL_ARCH and a name that ends in KERNEL.
+    CHECK(pinned("KERNEL_ARCH=arm64\nMY_KERNEL=x\n").empty());
+}
