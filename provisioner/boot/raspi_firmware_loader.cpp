@@ -19,6 +19,7 @@
 
 #include <algorithm>
 #include <optional>
+#include <string_view>
 
 namespace rtprov::boot {
 
@@ -39,18 +40,43 @@ constexpr const char* k_dir = "/boot/firmware";
 constexpr const char* k_cmdline = "/boot/firmware/cmdline.txt";
 constexpr const char* k_config = "/boot/firmware/config.txt";
 
+// Whether 'at' in the shell text 'text' is in a comment: a '#' that starts a word earlier
+// on its line, outside quotes.
+bool in_comment(const std::string& text, std::size_t at) {
+    const std::size_t line = text.rfind('\n', at);
+    char quote = 0;
+    for (std::size_t k = line == std::string::npos ? 0 : line + 1; k < at; ++k) {
+        const char ch = text[k];
+        if (quote) {
+            quote = ch == quote ? 0 : quote;
+        } else if (ch == '\'' || ch == '"') {
+            quote = ch;
+        } else if (ch == '#' && (k == 0 || std::string_view(" \t\n;&|(").find(text[k - 1]) !=
+                                               std::string_view::npos)) {
+            return true;
+        }
+    }
+    return false;
+}
+
 // Whether the hook writes cmdline.txt itself ('cat >/boot/firmware/cmdline.txt <<EOF' in
-// raspi-firmware 1.20240424+ds-6): a redirection into it, spaces allowed. A hook of the
-// same name that leaves cmdline.txt alone is not this flavour: the firmware row edits
-// cmdline.txt there.
+// raspi-firmware 1.20240424+ds-6): a redirection into that file (spaces and a quote
+// allowed; not into cmdline.txt.bak), outside comments. A hook of the same name that leaves
+// cmdline.txt alone is not this flavour: the firmware row edits cmdline.txt there.
 bool rewrites_cmdline(const std::string& hook) {
     const std::string target = "/boot/firmware/cmdline.txt";
     for (std::size_t at = hook.find(target); at != std::string::npos;
          at = hook.find(target, at + 1)) {
+        const std::size_t end = at + target.size();
+        if (end < hook.size() &&
+            std::string_view(" \t\n;&|)'\"").find(hook[end]) == std::string_view::npos)
+            continue;
         std::size_t before = at;
+        if (before > 0 && (hook[before - 1] == '"' || hook[before - 1] == '\''))
+            --before;
         while (before > 0 && (hook[before - 1] == ' ' || hook[before - 1] == '\t'))
             --before;
-        if (before > 0 && hook[before - 1] == '>')
+        if (before > 0 && hook[before - 1] == '>' && !in_comment(hook, before - 1))
             return true;
     }
     return false;

@@ -255,3 +255,22 @@ TEST_CASE("KERNEL= in the hook's defaults is read as the shell that sources it r
     // Not KERNEL: KERNEL_ARCH and a name that ends in KERNEL.
     CHECK(pinned("KERNEL_ARCH=arm64\nMY_KERNEL=x\n").empty());
 }
+
+TEST_CASE("a hook is Debian's only where it redirects into cmdline.txt outside a comment") {
+    Profile profile = pi4();
+    profile.board.boot.loader = BootLoader::raspi_firmware;
+    TargetFacts facts = debian_pi();
+    const auto found = [&](const std::string& hook) {
+        facts.files[k_hook].content = hook;
+        return !finding(plan_of(profile, facts, now()), "raspi-firmware-missing");
+    };
+    CHECK(found(k_hook_text));
+    CHECK(found("#!/bin/sh\ncat > \"/boot/firmware/cmdline.txt\" <<EOF\nrootwait\nEOF\n"));
+    CHECK(found("#!/bin/sh\necho '#' >/boot/firmware/cmdline.txt\n"));
+    // Mentioned, not written: in a comment, or a backup beside it.
+    CHECK_FALSE(found("#!/bin/sh\n# Debian's: cat >/boot/firmware/cmdline.txt <<EOF\n"
+                      "cp \"$latest_kernel\" /boot/firmware/\n"));
+    CHECK_FALSE(found("#!/bin/sh\ncp /x/a /boot/firmware/ # then >/boot/firmware/cmdline.txt\n"));
+    CHECK_FALSE(
+        found("#!/bin/sh\ncat /boot/firmware/cmdline.txt >/boot/firmware/cmdline.txt.bak\n"));
+}
