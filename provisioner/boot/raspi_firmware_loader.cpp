@@ -59,6 +59,21 @@ bool in_comment(const std::string& text, std::size_t at) {
     return false;
 }
 
+// 'text' without its comment lines ('#' first): what the hook copies after cmdline.txt's
+// first line that a reader could take for parameters.
+std::string uncommented(const std::string& text) {
+    std::string out;
+    for (std::size_t start = 0; start < text.size();) {
+        std::size_t end = text.find('\n', start);
+        end = end == std::string::npos ? text.size() : end + 1;
+        const std::size_t first = text.find_first_not_of(" \t", start);
+        if (first >= end || text[first] != '#')
+            out.append(text, start, end - start);
+        start = end;
+    }
+    return out;
+}
+
 // Whether the hook writes cmdline.txt itself ('cat >/boot/firmware/cmdline.txt <<EOF' in
 // raspi-firmware 1.20240424+ds-6): a redirection into that file (spaces and a quote
 // allowed; not into cmdline.txt.bak), outside comments. A hook of the same name that leaves
@@ -231,15 +246,16 @@ void plan_raspi(PlanContext& c) {
     }
     if (refuse_unreadable(c, k_extra_cmdline, CmdlineScope::first_line))
         return;
-    if (CmdlineText lines =
-            parse_cmdline_text(content_of(c.facts, k_extra_cmdline), CmdlineScope::first_line);
-        !parse_cmdline(lines.rest).empty())
+    if (const std::vector<CmdlineToken> after = parse_cmdline(uncommented(
+            parse_cmdline_text(content_of(c.facts, k_extra_cmdline), CmdlineScope::first_line)
+                .rest));
+        !after.empty())
         warning(c.plan, "raspi-extra-cmdline-lines",
                 std::string(k_extra_cmdline) +
                     " has text after its first line: Debian's raspi-firmware hook copies the "
                     "whole file into cmdline.txt, and the firmware reads the first line only, "
                     "so '" +
-                    render_cmdline(parse_cmdline(lines.rest)) +
+                    render_cmdline(after) +
                     "' never reaches the kernel; rtprov edits the first line: move the rest "
                     "onto it");
     plan_kernel_choice(c);
@@ -272,6 +288,12 @@ void plan_raspi(PlanContext& c) {
     }
     FileState extra;
     extra.content = merge_into(c, k_extra_cmdline, CmdlineScope::first_line);
+    // A source rtprov creates (Debian's images have none) carries rtprov's mark on its
+    // second line, as the trial's command-line file does: rollback removes only a created
+    // file with the mark (target/journal.cpp). The hook copies it into cmdline.txt after
+    // the first line, which the firmware does not read.
+    if (!c.facts.file(k_extra_cmdline))
+        extra.content += "\n" + owned_file_header(c.profile.name);
     add_file_change(c.plan, c.facts, k_extra_cmdline, std::move(extra),
                     "kernel parameters Debian's raspi-firmware hook appends to " +
                         std::string(k_cmdline));

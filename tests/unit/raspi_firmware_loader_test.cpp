@@ -77,7 +77,10 @@ TEST_CASE("on Debian's raspi-firmware rtprov writes the hook's source and runs t
     CHECK_FALSE(change(plan, k_cmdline));
     CHECK_FALSE(change(plan, k_config));
     REQUIRE(change(plan, k_extra));
-    CHECK(change(plan, k_extra)->next.content == "isolcpus=managed_irq,domain,3 irqaffinity=0-2");
+    // Created (Debian's images have none): rtprov's mark on the second line, after the
+    // parameters, so that rollback can remove it.
+    CHECK(change(plan, k_extra)->next.content ==
+          "isolcpus=managed_irq,domain,3 irqaffinity=0-2\n" + owned_file_header("pi4"));
     CHECK(plan.cmdline_edits.at(k_extra).part ==
           std::vector<std::string>{"isolcpus=managed_irq,domain,3", "irqaffinity=0-2"});
     REQUIRE(plan.commands.size() == 1);
@@ -273,4 +276,29 @@ TEST_CASE("a hook is Debian's only where it redirects into cmdline.txt outside a
     CHECK_FALSE(found("#!/bin/sh\ncp /x/a /boot/firmware/ # then >/boot/firmware/cmdline.txt\n"));
     CHECK_FALSE(
         found("#!/bin/sh\ncat /boot/firmware/cmdline.txt >/boot/firmware/cmdline.txt.bak\n"));
+}
+
+TEST_CASE("the hook's source rtprov created is read back as it was written") {
+    Plan plan = plan_of(pi4(), debian_pi(), now());
+    REQUIRE(change(plan, k_extra));
+    const std::string written = change(plan, k_extra)->next.content;
+    CHECK(written.rfind("isolcpus=managed_irq,domain,3 irqaffinity=0-2\n# Written by rtprov from "
+                        "profile 'pi4'",
+                        0) == 0);
+    // Applied, and the hook ran: '$(cat)' drops the final newline, and the firmware reads
+    // the first line of what it made.
+    TargetFacts facts = debian_pi(written);
+    facts.files[k_cmdline].content =
+        k_made.substr(0, k_made.size() - 1) + written.substr(0, written.size() - 1) + "\n";
+    plan = plan_of(pi4(), facts, now());
+    CHECK_FALSE(change(plan, k_extra));
+    CHECK(plan.commands.empty());
+    CHECK_FALSE(finding(plan, "raspi-extra-cmdline-lines")); // the mark is no parameter
+    // A comment of the user's after the first line is none either; a parameter is.
+    plan = plan_of(pi4(), debian_pi("quiet\n  # splash is for the desktop\n"), now());
+    CHECK_FALSE(finding(plan, "raspi-extra-cmdline-lines"));
+    plan = plan_of(pi4(), debian_pi("quiet\n# x\nsplash\n"), now());
+    REQUIRE(finding(plan, "raspi-extra-cmdline-lines"));
+    CHECK(finding(plan, "raspi-extra-cmdline-lines")->message.find("so 'splash' never") !=
+          std::string::npos);
 }
