@@ -126,12 +126,16 @@ bool is_rt(const InstalledKernel& k) {
     return k.version.find("-rt-") != std::string::npos || k.version.ends_with("-rt");
 }
 
-// The kernel the hook copies and names in config.txt: the last /boot/vmlinuz-* by
-// 'sort -V', backups left out as the hook leaves them out (grep -E -v '\.(dpkg-bak|old-dkms)$').
-const InstalledKernel* hooks_kernel(const std::vector<InstalledKernel>& kernels) {
+// The newest of 'kernels' the hook could boot ('only': those it takes), by 'sort -V' as
+// the hook orders /boot/vmlinuz-*, backups left out as it leaves them out
+// (grep -E -v '\.(dpkg-bak|old-dkms)$'). With every kernel, the one the hook copies and
+// names in config.txt.
+const InstalledKernel* newest_for_hook(const std::vector<InstalledKernel>& kernels,
+                                       bool (*only)(const InstalledKernel&)) {
     const InstalledKernel* newest = nullptr;
     for (const InstalledKernel& k : kernels) {
-        if (!k.has_image || k.version.ends_with(".dpkg-bak") || k.version.ends_with(".old-dkms"))
+        if (!k.has_image || k.version.ends_with(".dpkg-bak") || k.version.ends_with(".old-dkms") ||
+            (only && !only(k)))
             continue;
         if (!newest || compare_kernel_versions(k.version, newest->version) > 0)
             newest = &k;
@@ -174,7 +178,7 @@ void plan_kernel_choice(PlanContext& c) {
                     "tell which kernel boots; set KERNEL=\"auto\" to let it choose the newest");
         return;
     }
-    const InstalledKernel* chosen = hooks_kernel(c.facts.kernels);
+    const InstalledKernel* chosen = newest_for_hook(c.facts.kernels, nullptr);
     const bool realtime = c.profile.tuning.kernel.realtime;
     const auto& rt_packages = c.profile.board.kernel.rt_packages;
     if (realtime && std::none_of(rt_packages.begin(), rt_packages.end(), [](const std::string& p) {
@@ -188,10 +192,7 @@ void plan_kernel_choice(PlanContext& c) {
                   ", Raspberry Pi OS's) (nothing was written)");
         return;
     }
-    const InstalledKernel* rt = nullptr;
-    for (const InstalledKernel& k : c.facts.kernels)
-        if (k.has_image && is_rt(k) && (!rt || compare_kernel_versions(k.version, rt->version) > 0))
-            rt = &k;
+    const InstalledKernel* rt = newest_for_hook(c.facts.kernels, is_rt);
     if (realtime) {
         if (chosen && is_rt(*chosen)) {
             info(c.plan, "raspi-rt-kernel",

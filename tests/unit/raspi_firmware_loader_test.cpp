@@ -302,3 +302,17 @@ TEST_CASE("the hook's source rtprov created is read back as it was written") {
     CHECK(finding(plan, "raspi-extra-cmdline-lines")->message.find("so 'splash' never") !=
           std::string::npos);
 }
+
+TEST_CASE("an RT kernel's backup the hook skips is no RT kernel it could boot") {
+    Profile rt = pi4();
+    rt.tuning.kernel.realtime = true;
+    rt.board.kernel.rt_packages = {"linux-image-rt-arm64"};
+    TargetFacts facts = debian_pi();
+    InstalledKernel backup = kernel("6.12.57+deb13-rt-arm64.dpkg-bak", false);
+    backup.config.reset(); // only the image: RT by its name
+    facts.kernels.push_back(backup);
+    const Plan plan = plan_of(rt, facts, now());
+    // Not 'remove the newer generic kernel': there is no RT kernel to boot.
+    CHECK_FALSE(finding(plan, "raspi-rt-not-newest"));
+    CHECK(finding(plan, "raspi-rt-missing"));
+}
