@@ -422,4 +422,25 @@ check "rollback removes the source rtprov created" [ "$rc" -eq 0 ]
 check "rollback restores a Debian Pi tree without the source byte for byte" \
     [ "$(tree_sum "$work/deb2")" = "$deb2_original" ]
 
+
+# The hook's source a link to a file elsewhere in the root: the hook's 'cat' and rtprov
+# both read through it, and a second apply keeps what the first wrote there.
+fresh deb3 pi4-trixie
+mkdir -p "$work/deb3/etc/kernel/postinst.d" "$work/deb3/etc/initramfs/post-update.d" "$work/deb3/etc/default"
+cp -a "$work/deb/etc/kernel/postinst.d/z50-raspi-firmware" "$work/deb3/etc/kernel/postinst.d/"
+cp -a "$work/deb/etc/initramfs/post-update.d/z50-raspi-firmware" "$work/deb3/etc/initramfs/post-update.d/"
+echo quiet >"$work/deb3/etc/site-cmdline"
+ln -s /etc/site-cmdline "$work/deb3/etc/default/raspi-extra-cmdline"
+deb3_original=$(tree_sum "$work/deb3")
+run apply --root "$work/deb3" --profile pi4
+run apply --root "$work/deb3" --profile pi4
+check "a second apply through a linked source has nothing to change" \
+    grep -q "^nothing to change" <<<"$out"
+check "... and the linked file still carries rtprov's parameters" \
+    [ "$(cat "$work/deb3/etc/site-cmdline")" = "quiet isolcpus=managed_irq,domain,3 irqaffinity=0-2 threadirqs" ]
+check "... and the link is still a link" [ -L "$work/deb3/etc/default/raspi-extra-cmdline" ]
+run rollback --root "$work/deb3"
+check "rollback through a linked source restores the tree byte for byte" \
+    [ "$(tree_sum "$work/deb3")" = "$deb3_original" ]
+
 finish
