@@ -316,3 +316,26 @@ TEST_CASE("an RT kernel's backup the hook skips is no RT kernel it could boot") 
     CHECK_FALSE(finding(plan, "raspi-rt-not-newest"));
     CHECK(finding(plan, "raspi-rt-missing"));
 }
+
+TEST_CASE(
+    "a trial after an apply takes the hook's cmdline.txt with rtprov's old values as rtprov's") {
+    // Applied with isolcpus 3 before: the source and the hook's cmdline.txt hold it.
+    const std::string ours = "isolcpus=managed_irq,domain,3 irqaffinity=0-2";
+    TargetFacts facts = debian_pi(ours + "\n" + owned_file_header("pi4"));
+    facts.files[k_cmdline].content = k_made.substr(0, k_made.size() - 1) + ours + "\n";
+    facts.originals[k_cmdline] = k_made; // the hook's, before rtprov
+    facts.previous_owned_keys = {"isolcpus", "irqaffinity"};
+    facts.mode = TargetMode::live;
+    Profile two = pi4();
+    two.tuning.cores.housekeeping = CpuList::range(0, 1);
+    two.tuning.cores.reserved = CpuList::range(2, 3);
+    PlanOptions trial = now();
+    trial.trial = true;
+    trial.trial_id = "abc";
+    const Plan plan = plan_of(two, facts, trial);
+    INFO(plan.findings.size());
+    CHECK_FALSE(finding(plan, "foreign-value"));
+    REQUIRE(change(plan, "/boot/firmware/rtprov-trial-cmdline.txt"));
+    const std::string& line = change(plan, "/boot/firmware/rtprov-trial-cmdline.txt")->next.content;
+    CHECK(line.find("isolcpus=managed_irq,domain,3 ") == std::string::npos);
+}
