@@ -235,6 +235,31 @@ void plan_kernel_choice(PlanContext& c) {
                     chosen->version + "), which runs the hook again");
 }
 
+// The first line of 'text'.
+std::string first_line_of(const std::string& text) {
+    return text.substr(0, text.find('\n'));
+}
+
+// The command line the hook will write with the source 'next': its own part (cmdline.txt's
+// first line, less the source's first line it ends in) and the source's first line. As the
+// Pi firmware row warns for cmdline.txt (rpi_firmware.hpp: the firmware takes at most 1024
+// characters and prepends its own).
+void warn_long_line(PlanContext& c, const std::string& next) {
+    const std::string made = first_line_of(content_of(c.facts, k_cmdline));
+    if (made.empty())
+        return; // no kernel yet: the hook's part is unknown
+    const std::string old = first_line_of(content_of(c.facts, k_extra_cmdline));
+    const std::size_t own = made.ends_with(old) ? made.size() - old.size() : made.size();
+    const std::size_t length = own + first_line_of(next).size();
+    if (length > k_cmdline_warn_length)
+        warning(c.plan, "cmdline-long",
+                "the command line Debian's raspi-firmware hook writes into " +
+                    std::string(k_cmdline) + " from " + k_extra_cmdline + " will be " +
+                    std::to_string(length) +
+                    " characters; the firmware takes at most 1024 and prepends its own, so "
+                    "parameters at the end may be lost");
+}
+
 void plan_raspi(PlanContext& c) {
     if (!c.facts.file(k_hook) || !rewrites_cmdline(content_of(c.facts, k_hook))) {
         error(c.plan, "raspi-firmware-missing",
@@ -295,6 +320,7 @@ void plan_raspi(PlanContext& c) {
     // the first line, which the firmware does not read.
     if (!c.facts.file(k_extra_cmdline))
         extra.content += "\n" + owned_file_header(c.profile.name);
+    warn_long_line(c, extra.content);
     add_file_change(c.plan, c.facts, k_extra_cmdline, std::move(extra),
                     "kernel parameters Debian's raspi-firmware hook appends to " +
                         std::string(k_cmdline));

@@ -339,3 +339,14 @@ TEST_CASE(
     const std::string& line = change(plan, "/boot/firmware/rtprov-trial-cmdline.txt")->next.content;
     CHECK(line.find("isolcpus=managed_irq,domain,3 ") == std::string::npos);
 }
+
+TEST_CASE("a command line the hook would make too long for the firmware is warned of") {
+    Plan plan = plan_of(pi4(), debian_pi("quiet\n"), now());
+    CHECK_FALSE(finding(plan, "cmdline-long"));
+    // 98 characters of the hook's own, 850 of the source's, 46 of rtprov's parameters.
+    plan = plan_of(pi4(), debian_pi("x.y=" + std::string(846, 'a') + "\n"), now());
+    REQUIRE(finding(plan, "cmdline-long"));
+    INFO(finding(plan, "cmdline-long")->message);
+    CHECK(finding(plan, "cmdline-long")->message.find("will be 994 characters") !=
+          std::string::npos);
+}
