@@ -12,11 +12,14 @@
 // probe and trial serve here too: the firmware reads the hook's files as any others.
 #include "provisioner/boot/loader.hpp"
 
+#include "provisioner/boot/grub.hpp"
 #include "provisioner/boot/plan_steps.hpp"
 #include "provisioner/boot/rpi_firmware.hpp"
+#include "provisioner/boot/version_sort.hpp"
 
 #include <algorithm>
-#include <cctype>
+#include <optional>
+#include <string_view>
 
 namespace rtprov::boot {
 
@@ -37,18 +40,58 @@ constexpr const char* k_dir = "/boot/firmware";
 constexpr const char* k_cmdline = "/boot/firmware/cmdline.txt";
 constexpr const char* k_config = "/boot/firmware/config.txt";
 
+// Whether 'at' in the shell text 'text' is in a comment: a '#' that starts a word earlier
+// on its line, outside quotes.
+bool in_comment(const std::string& text, std::size_t at) {
+    const std::size_t line = text.rfind('\n', at);
+    char quote = 0;
+    for (std::size_t k = line == std::string::npos ? 0 : line + 1; k < at; ++k) {
+        const char ch = text[k];
+        if (quote) {
+            quote = ch == quote ? 0 : quote;
+        } else if (ch == '\'' || ch == '"') {
+            quote = ch;
+        } else if (ch == '#' && (k == 0 || std::string_view(" \t\n;&|(").find(text[k - 1]) !=
+                                               std::string_view::npos)) {
+            return true;
+        }
+    }
+    return false;
+}
+
+// 'text' without its comment lines ('#' first): what the hook copies after cmdline.txt's
+// first line that a reader could take for parameters.
+std::string uncommented(const std::string& text) {
+    std::string out;
+    for (std::size_t start = 0; start < text.size();) {
+        std::size_t end = text.find('\n', start);
+        end = end == std::string::npos ? text.size() : end + 1;
+        const std::size_t first = text.find_first_not_of(" \t", start);
+        if (first >= end || text[first] != '#')
+            out.append(text, start, end - start);
+        start = end;
+    }
+    return out;
+}
+
 // Whether the hook writes cmdline.txt itself ('cat >/boot/firmware/cmdline.txt <<EOF' in
-// raspi-firmware 1.20240424+ds-6): a redirection into it, spaces allowed. A hook of the
-// same name that leaves cmdline.txt alone is not this flavour: the firmware row edits
-// cmdline.txt there.
+// raspi-firmware 1.20240424+ds-6): a redirection into that file (spaces and a quote
+// allowed; not into cmdline.txt.bak), outside comments. A hook of the same name that leaves
+// cmdline.txt alone is not this flavour: the firmware row edits cmdline.txt there.
 bool rewrites_cmdline(const std::string& hook) {
     const std::string target = "/boot/firmware/cmdline.txt";
     for (std::size_t at = hook.find(target); at != std::string::npos;
          at = hook.find(target, at + 1)) {
+        const std::size_t end = at + target.size();
+        if (end < hook.size() &&
+            std::string_view(" \t\n;&|)'\"").find(hook[end]) == std::string_view::npos)
+            continue;
         std::size_t before = at;
+        if (before > 0 && (hook[before - 1] == '"' || hook[before - 1] == '\''))
+            --before;
         while (before > 0 && (hook[before - 1] == ' ' || hook[before - 1] == '\t'))
             --before;
-        if (before > 0 && hook[before - 1] == '>')
+        if (before > 0 && hook[before - 1] == '>' && !in_comment(hook, before - 1))
             return true;
     }
     return false;
@@ -75,54 +118,6 @@ void probe(const TargetReader& reader, const Profile& profile, TargetFacts& fact
         facts.executables.push_back(k_rerun);
 }
 
-// dpkg's version order (lib/dpkg/version.c verrevcmp), which GNU sort -V follows for
-// names like these (filevercmp): '~' before everything, letters before other characters,
-// runs of digits as numbers. '6.12.57+deb13-rt-arm64' sorts after '6.12.57+deb13-arm64'.
-int order(char c) {
-    if (std::isdigit(static_cast<unsigned char>(c)))
-        return 0;
-    if (std::isalpha(static_cast<unsigned char>(c)))
-        return c;
-    if (c == '~')
-        return -1;
-    return c ? c + 256 : 0;
-}
-
-int compare_versions(const std::string& a, const std::string& b) {
-    std::size_t i = 0;
-    std::size_t j = 0;
-    while (i < a.size() || j < b.size()) {
-        int first_diff = 0;
-        while ((i < a.size() && !std::isdigit(static_cast<unsigned char>(a[i]))) ||
-               (j < b.size() && !std::isdigit(static_cast<unsigned char>(b[j])))) {
-            int ac = i < a.size() ? order(a[i]) : 0;
-            int bc = j < b.size() ? order(b[j]) : 0;
-            if (ac != bc)
-                return ac - bc;
-            ++i;
-            ++j;
-        }
-        while (i < a.size() && a[i] == '0')
-            ++i;
-        while (j < b.size() && b[j] == '0')
-            ++j;
-        while (i < a.size() && j < b.size() && std::isdigit(static_cast<unsigned char>(a[i])) &&
-               std::isdigit(static_cast<unsigned char>(b[j]))) {
-            if (!first_diff)
-                first_diff = a[i] - b[j];
-            ++i;
-            ++j;
-        }
-        if (i < a.size() && std::isdigit(static_cast<unsigned char>(a[i])))
-            return 1;
-        if (j < b.size() && std::isdigit(static_cast<unsigned char>(b[j])))
-            return -1;
-        if (first_diff)
-            return first_diff;
-    }
-    return 0;
-}
-
 bool is_rt(const InstalledKernel& k) {
     if (k.config) {
         auto it = k.config->find("CONFIG_PREEMPT_RT");
@@ -131,54 +126,59 @@ bool is_rt(const InstalledKernel& k) {
     return k.version.find("-rt-") != std::string::npos || k.version.ends_with("-rt");
 }
 
-// The kernel the hook copies and names in config.txt: the newest /boot/vmlinuz-* by
-// version, backups left out as the hook leaves them out.
-const InstalledKernel* hooks_kernel(const std::vector<InstalledKernel>& kernels) {
+// The newest of 'kernels' the hook could boot ('only': those it takes), by 'sort -V' as
+// the hook orders /boot/vmlinuz-*, backups left out as it leaves them out
+// (grep -E -v '\.(dpkg-bak|old-dkms)$'). With every kernel, the one the hook copies and
+// names in config.txt.
+const InstalledKernel* newest_for_hook(const std::vector<InstalledKernel>& kernels,
+                                       bool (*only)(const InstalledKernel&)) {
     const InstalledKernel* newest = nullptr;
     for (const InstalledKernel& k : kernels) {
-        if (!k.has_image || k.version.ends_with(".dpkg-bak") || k.version.ends_with(".old-dkms"))
+        if (!k.has_image || k.version.ends_with(".dpkg-bak") || k.version.ends_with(".old-dkms") ||
+            (only && !only(k)))
             continue;
-        if (!newest || compare_versions(k.version, newest->version) > 0)
+        if (!newest || compare_kernel_versions(k.version, newest->version) > 0)
             newest = &k;
     }
     return newest;
 }
 
-// KERNEL= in /etc/default/raspi-firmware other than "auto": the hook then names that
-// image in config.txt instead of the newest kernel. "" when it is not set so.
-std::string pinned_kernel(const std::string& defaults) {
-    std::string pinned;
-    std::size_t start = 0;
-    while (start < defaults.size()) {
-        std::size_t end = defaults.find('\n', start);
-        std::string line =
-            defaults.substr(start, end == std::string::npos ? std::string::npos : end - start);
-        start = end == std::string::npos ? defaults.size() : end + 1;
-        std::size_t at = line.find_first_not_of(" \t");
-        if (at == std::string::npos || line.compare(at, 7, "KERNEL=") != 0)
-            continue;
-        std::string value = line.substr(at + 7);
-        value.erase(std::remove(value.begin(), value.end(), '"'), value.end());
-        value.erase(std::remove(value.begin(), value.end(), '\''), value.end());
-        while (!value.empty() && std::isspace(static_cast<unsigned char>(value.back())))
-            value.pop_back();
-        pinned = value == "auto" ? "" : value;
-    }
-    return pinned;
+// KERNEL= in /etc/default/raspi-firmware, which the hook sources ('. /etc/default/raspi-firmware')
+// after its own KERNEL="auto": the last assignment as the shell makes it, read as
+// /etc/default/grub is (boot/grub.hpp); "auto" when it is not set. Other than "auto" (""
+// too), the hook names that image in config.txt instead of the newest kernel. nullopt when
+// only running the shell could tell.
+std::optional<std::string> kernel_setting(const std::string& defaults) {
+    const std::vector<ShellAssignment> found = shell_assignments(defaults, "KERNEL");
+    if (found.empty())
+        return "auto";
+    const ShellAssignment& last = found.back();
+    if (last.opaque || last.appends)
+        return std::nullopt;
+    return last.value;
 }
 
 // The PREEMPT_RT kernel as the hook chooses it: the newest kernel wins, whatever the
 // profile says.
 void plan_kernel_choice(PlanContext& c) {
-    if (std::string pinned = pinned_kernel(content_of(c.facts, k_defaults)); !pinned.empty()) {
+    const std::optional<std::string> pinned = kernel_setting(content_of(c.facts, k_defaults));
+    if (!pinned) {
         warning(c.plan, "raspi-kernel-pinned",
-                std::string(k_defaults) + " sets KERNEL=" + pinned +
+                std::string(k_defaults) +
+                    " sets KERNEL= to what only running the shell can tell: Debian's "
+                    "raspi-firmware hook sources it, and rtprov cannot tell which kernel boots; "
+                    "set KERNEL=\"auto\" to let the hook choose the newest");
+        return;
+    }
+    if (*pinned != "auto") {
+        warning(c.plan, "raspi-kernel-pinned",
+                std::string(k_defaults) + " sets KERNEL='" + *pinned + "'" +
                     ": Debian's raspi-firmware hook names that image in config.txt instead of "
                     "the newest kernel, and copies no kernel or initramfs, so rtprov cannot "
                     "tell which kernel boots; set KERNEL=\"auto\" to let it choose the newest");
         return;
     }
-    const InstalledKernel* chosen = hooks_kernel(c.facts.kernels);
+    const InstalledKernel* chosen = newest_for_hook(c.facts.kernels, nullptr);
     const bool realtime = c.profile.tuning.kernel.realtime;
     const auto& rt_packages = c.profile.board.kernel.rt_packages;
     if (realtime && std::none_of(rt_packages.begin(), rt_packages.end(), [](const std::string& p) {
@@ -192,10 +192,7 @@ void plan_kernel_choice(PlanContext& c) {
                   ", Raspberry Pi OS's) (nothing was written)");
         return;
     }
-    const InstalledKernel* rt = nullptr;
-    for (const InstalledKernel& k : c.facts.kernels)
-        if (k.has_image && is_rt(k) && (!rt || compare_versions(k.version, rt->version) > 0))
-            rt = &k;
+    const InstalledKernel* rt = newest_for_hook(c.facts.kernels, is_rt);
     if (realtime) {
         if (chosen && is_rt(*chosen)) {
             info(c.plan, "raspi-rt-kernel",
@@ -238,6 +235,31 @@ void plan_kernel_choice(PlanContext& c) {
                     chosen->version + "), which runs the hook again");
 }
 
+// The first line of 'text'.
+std::string first_line_of(const std::string& text) {
+    return text.substr(0, text.find('\n'));
+}
+
+// The command line the hook will write with the source 'next': its own part (cmdline.txt's
+// first line, less the source's first line it ends in) and the source's first line. As the
+// Pi firmware row warns for cmdline.txt (rpi_firmware.hpp: the firmware takes at most 1024
+// characters and prepends its own).
+void warn_long_line(PlanContext& c, const std::string& next) {
+    const std::string made = first_line_of(content_of(c.facts, k_cmdline));
+    if (made.empty())
+        return; // no kernel yet: the hook's part is unknown
+    const std::string old = first_line_of(content_of(c.facts, k_extra_cmdline));
+    const std::size_t own = made.ends_with(old) ? made.size() - old.size() : made.size();
+    const std::size_t length = own + first_line_of(next).size();
+    if (length > k_cmdline_warn_length)
+        warning(c.plan, "cmdline-long",
+                "the command line Debian's raspi-firmware hook writes into " +
+                    std::string(k_cmdline) + " from " + k_extra_cmdline + " will be " +
+                    std::to_string(length) +
+                    " characters; the firmware takes at most 1024 and prepends its own, so "
+                    "parameters at the end may be lost");
+}
+
 void plan_raspi(PlanContext& c) {
     if (!c.facts.file(k_hook) || !rewrites_cmdline(content_of(c.facts, k_hook))) {
         error(c.plan, "raspi-firmware-missing",
@@ -250,15 +272,16 @@ void plan_raspi(PlanContext& c) {
     }
     if (refuse_unreadable(c, k_extra_cmdline, CmdlineScope::first_line))
         return;
-    if (CmdlineText lines =
-            parse_cmdline_text(content_of(c.facts, k_extra_cmdline), CmdlineScope::first_line);
-        !parse_cmdline(lines.rest).empty())
+    if (const std::vector<CmdlineToken> after = parse_cmdline(uncommented(
+            parse_cmdline_text(content_of(c.facts, k_extra_cmdline), CmdlineScope::first_line)
+                .rest));
+        !after.empty())
         warning(c.plan, "raspi-extra-cmdline-lines",
                 std::string(k_extra_cmdline) +
                     " has text after its first line: Debian's raspi-firmware hook copies the "
                     "whole file into cmdline.txt, and the firmware reads the first line only, "
                     "so '" +
-                    render_cmdline(parse_cmdline(lines.rest)) +
+                    render_cmdline(after) +
                     "' never reaches the kernel; rtprov edits the first line: move the rest "
                     "onto it");
     plan_kernel_choice(c);
@@ -291,6 +314,13 @@ void plan_raspi(PlanContext& c) {
     }
     FileState extra;
     extra.content = merge_into(c, k_extra_cmdline, CmdlineScope::first_line);
+    // A source rtprov creates (Debian's images have none) carries rtprov's mark on its
+    // second line, as the trial's command-line file does: rollback removes only a created
+    // file with the mark (target/journal.cpp). The hook copies it into cmdline.txt after
+    // the first line, which the firmware does not read.
+    if (!c.facts.file(k_extra_cmdline))
+        extra.content += "\n" + owned_file_header(c.profile.name);
+    warn_long_line(c, extra.content);
     add_file_change(c.plan, c.facts, k_extra_cmdline, std::move(extra),
                     "kernel parameters Debian's raspi-firmware hook appends to " +
                         std::string(k_cmdline));

@@ -84,6 +84,21 @@ std::string managed_path(const fs::Root& root, const std::string& path, bool sym
     return symlink ? root.resolve_parent(path) : root.resolve(path);
 }
 
+// Where the managed entry of 'path', which a plan leaves unchanged, lives: a symlink on
+// disk is the entry itself where rtprov made the link ('state' names it), else the file it
+// leads to, which rtprov wrote through it (a Debian Pi's /etc/default/raspi-extra-cmdline
+// linked elsewhere).
+std::string unchanged_path(const fs::Root& root, const State& state, const std::string& path) {
+    auto entry = root.read_entry(path, fs::caps::k_managed);
+    const bool symlink = entry && entry->symlink;
+    std::string link = managed_path(root, path, symlink);
+    if (!symlink || std::any_of(state.files.begin(), state.files.end(),
+                                [&](const ManagedFile& f) { return f.path == link; }))
+        return link;
+    core::Result<std::string> target = root.try_resolve(path);
+    return target ? std::move(*target.value) : link;
+}
+
 void write_state(fs::Root& root, const State& state) {
     root.write(k_state_file, private_file(serialize_state(state)));
 }
@@ -296,10 +311,8 @@ std::vector<ManagedFile> stale_entries(const fs::Root& root, const State& state,
     for (const core::FileChange& change : plan.changes)
         wanted.insert(managed_path(root, change.path, change.next.symlink));
     for (const std::vector<std::string>* paths : {&plan.unchanged, &plan.kept})
-        for (const std::string& path : *paths) {
-            auto entry = root.read_entry(path, fs::caps::k_managed);
-            wanted.insert(managed_path(root, path, entry && entry->symlink));
-        }
+        for (const std::string& path : *paths)
+            wanted.insert(unchanged_path(root, state, path));
     std::vector<ManagedFile> stale;
     for (const ManagedFile& file : state.files)
         if (!file.generated && !wanted.count(file.path))
@@ -469,8 +482,7 @@ ApplyResult apply_plan(fs::Root& root, const fs::RootLock&, const core::Plan& pl
     // Files already as planned: what is on disk is what rtprov means to be there. This
     // also settles the checksums a killed apply recorded but never wrote.
     for (const std::string& path : plan.unchanged) {
-        auto entry = root.read_entry(path, fs::caps::k_managed);
-        std::string resolved = managed_path(root, path, entry && entry->symlink);
+        std::string resolved = unchanged_path(root, next, path);
         auto file = std::find_if(next.files.begin(), next.files.end(),
                                  [&](const ManagedFile& f) { return f.path == resolved; });
         if (file == next.files.end())

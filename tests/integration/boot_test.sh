@@ -399,4 +399,48 @@ check "status after apply on Debian's raspi-firmware: no drift" [ "$rc" -eq 0 ]
 run rollback --root "$work/deb"
 check "rollback restores Debian's Pi tree byte for byte" [ "$(tree_sum "$work/deb")" = "$deb_original" ]
 
+
+# Debian's images ship no /etc/default/raspi-extra-cmdline (the package does not): rtprov
+# creates it, with its mark after the parameters so that rollback may remove it.
+fresh deb2 pi4-trixie
+mkdir -p "$work/deb2/etc/kernel/postinst.d" "$work/deb2/etc/initramfs/post-update.d"
+cp -a "$work/deb/etc/kernel/postinst.d/z50-raspi-firmware" "$work/deb2/etc/kernel/postinst.d/"
+cp -a "$work/deb/etc/initramfs/post-update.d/z50-raspi-firmware" "$work/deb2/etc/initramfs/post-update.d/"
+printf 'console=tty0 root=LABEL=RASPIROOT rw rootwait \n' >"$work/deb2/boot/firmware/cmdline.txt"
+deb2_original=$(tree_sum "$work/deb2")
+run apply --root "$work/deb2" --profile pi4
+check "apply creates the hook's source where the image has none" [ "$rc" -eq 0 ]
+check "... the parameters on its first line, which the hook's \$(cat) puts on cmdline.txt's" \
+    [ "$(head -n 1 "$work/deb2/etc/default/raspi-extra-cmdline")" = "isolcpus=managed_irq,domain,3 irqaffinity=0-2 threadirqs" ]
+run apply --root "$work/deb2" --profile pi4
+check "a second apply on Debian's raspi-firmware has nothing to change" \
+    grep -q "^nothing to change" <<<"$out"
+run status --root "$work/deb2"
+check "status after apply with a created source: no drift" [ "$rc" -eq 0 ]
+run rollback --root "$work/deb2"
+check "rollback removes the source rtprov created" [ "$rc" -eq 0 ]
+check "rollback restores a Debian Pi tree without the source byte for byte" \
+    [ "$(tree_sum "$work/deb2")" = "$deb2_original" ]
+
+
+# The hook's source a link to a file elsewhere in the root: the hook's 'cat' and rtprov
+# both read through it, and a second apply keeps what the first wrote there.
+fresh deb3 pi4-trixie
+mkdir -p "$work/deb3/etc/kernel/postinst.d" "$work/deb3/etc/initramfs/post-update.d" "$work/deb3/etc/default"
+cp -a "$work/deb/etc/kernel/postinst.d/z50-raspi-firmware" "$work/deb3/etc/kernel/postinst.d/"
+cp -a "$work/deb/etc/initramfs/post-update.d/z50-raspi-firmware" "$work/deb3/etc/initramfs/post-update.d/"
+echo quiet >"$work/deb3/etc/site-cmdline"
+ln -s /etc/site-cmdline "$work/deb3/etc/default/raspi-extra-cmdline"
+deb3_original=$(tree_sum "$work/deb3")
+run apply --root "$work/deb3" --profile pi4
+run apply --root "$work/deb3" --profile pi4
+check "a second apply through a linked source has nothing to change" \
+    grep -q "^nothing to change" <<<"$out"
+check "... and the linked file still carries rtprov's parameters" \
+    [ "$(cat "$work/deb3/etc/site-cmdline")" = "quiet isolcpus=managed_irq,domain,3 irqaffinity=0-2 threadirqs" ]
+check "... and the link is still a link" [ -L "$work/deb3/etc/default/raspi-extra-cmdline" ]
+run rollback --root "$work/deb3"
+check "rollback through a linked source restores the tree byte for byte" \
+    [ "$(tree_sum "$work/deb3")" = "$deb3_original" ]
+
 finish

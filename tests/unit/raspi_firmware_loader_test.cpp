@@ -77,7 +77,10 @@ TEST_CASE("on Debian's raspi-firmware rtprov writes the hook's source and runs t
     CHECK_FALSE(change(plan, k_cmdline));
     CHECK_FALSE(change(plan, k_config));
     REQUIRE(change(plan, k_extra));
-    CHECK(change(plan, k_extra)->next.content == "isolcpus=managed_irq,domain,3 irqaffinity=0-2");
+    // Created (Debian's images have none): rtprov's mark on the second line, after the
+    // parameters, so that rollback can remove it.
+    CHECK(change(plan, k_extra)->next.content ==
+          "isolcpus=managed_irq,domain,3 irqaffinity=0-2\n" + owned_file_header("pi4"));
     CHECK(plan.cmdline_edits.at(k_extra).part ==
           std::vector<std::string>{"isolcpus=managed_irq,domain,3", "irqaffinity=0-2"});
     REQUIRE(plan.commands.size() == 1);
@@ -224,4 +227,126 @@ TEST_CASE("a trial on Debian's raspi-firmware leaves the hook's files and source
     CHECK(change(plan, "/boot/firmware/tryboot.txt")->next.content.find("kernel=vmlinuz-6.12.57") !=
           std::string::npos);
     CHECK_FALSE(plan.cmdline_edits.count(k_cmdline));
+}
+
+TEST_CASE("KERNEL= in the hook's defaults is read as the shell that sources it reads it") {
+    Profile rt = pi4();
+    rt.tuning.kernel.realtime = true;
+    rt.board.kernel.rt_packages = {"linux-image-rt-arm64"};
+    TargetFacts facts = debian_pi();
+    facts.kernels.push_back(kernel("6.12.57+deb13-rt-arm64", true));
+    const auto pinned = [&](const std::string& defaults) {
+        facts.files["/etc/default/raspi-firmware"].content = defaults;
+        const Plan plan = plan_of(rt, facts, now());
+        const Finding* f = finding(plan, "raspi-kernel-pinned");
+        return f ? f->message : std::string();
+    };
+    // The hook's own default, and the comments of the file Debian ships.
+    CHECK(pinned("#KERNEL=\"auto\"\n# KERNEL=vmlinuz-6.1.0-31-arm64\n").empty());
+    CHECK(pinned("KERNEL=\"auto\" # the default\n").empty());
+    CHECK(pinned("KERNEL='auto'\n").empty());
+    // Set, however it is written: the last one wins, as in sh.
+    CHECK(pinned("export KERNEL=u-boot.bin\n").find("KERNEL='u-boot.bin'") != std::string::npos);
+    CHECK(pinned("  KERNEL=\"u-boot.bin\"\n").find("KERNEL='u-boot.bin'") != std::string::npos);
+    CHECK(pinned("KERNEL=u-boot.bin\nKERNEL=auto\n").empty());
+    CHECK(pinned("KERNEL=auto\nKERNEL=u-boot.bin\n").find("KERNEL='u-boot.bin'") !=
+          std::string::npos);
+    CHECK(pinned("KERNEL=\"\"\n").find("KERNEL=''") != std::string::npos); // not "auto"
+    // What only the shell can tell is not guessed.
+    CHECK(pinned("KERNEL=$(ls /boot/vmlinuz-* | head -1)\n").find("only running the shell") !=
+          std::string::npos);
+    // Not KERNEL: KERNEL_ARCH and a name that ends in KERNEL.
+    CHECK(pinned("KERNEL_ARCH=arm64\nMY_KERNEL=x\n").empty());
+}
+
+TEST_CASE("a hook is Debian's only where it redirects into cmdline.txt outside a comment") {
+    Profile profile = pi4();
+    profile.board.boot.loader = BootLoader::raspi_firmware;
+    TargetFacts facts = debian_pi();
+    const auto found = [&](const std::string& hook) {
+        facts.files[k_hook].content = hook;
+        return !finding(plan_of(profile, facts, now()), "raspi-firmware-missing");
+    };
+    CHECK(found(k_hook_text));
+    CHECK(found("#!/bin/sh\ncat > \"/boot/firmware/cmdline.txt\" <<EOF\nrootwait\nEOF\n"));
+    CHECK(found("#!/bin/sh\necho '#' >/boot/firmware/cmdline.txt\n"));
+    // Mentioned, not written: in a comment, or a backup beside it.
+    CHECK_FALSE(found("#!/bin/sh\n# Debian's: cat >/boot/firmware/cmdline.txt <<EOF\n"
+                      "cp \"$latest_kernel\" /boot/firmware/\n"));
+    CHECK_FALSE(found("#!/bin/sh\ncp /x/a /boot/firmware/ # then >/boot/firmware/cmdline.txt\n"));
+    CHECK_FALSE(
+        found("#!/bin/sh\ncat /boot/firmware/cmdline.txt >/boot/firmware/cmdline.txt.bak\n"));
+}
+
+TEST_CASE("the hook's source rtprov created is read back as it was written") {
+    Plan plan = plan_of(pi4(), debian_pi(), now());
+    REQUIRE(change(plan, k_extra));
+    const std::string written = change(plan, k_extra)->next.content;
+    CHECK(written.rfind("isolcpus=managed_irq,domain,3 irqaffinity=0-2\n# Written by rtprov from "
+                        "profile 'pi4'",
+                        0) == 0);
+    // Applied, and the hook ran: '$(cat)' drops the final newline, and the firmware reads
+    // the first line of what it made.
+    TargetFacts facts = debian_pi(written);
+    facts.files[k_cmdline].content =
+        k_made.substr(0, k_made.size() - 1) + written.substr(0, written.size() - 1) + "\n";
+    plan = plan_of(pi4(), facts, now());
+    CHECK_FALSE(change(plan, k_extra));
+    CHECK(plan.commands.empty());
+    CHECK_FALSE(finding(plan, "raspi-extra-cmdline-lines")); // the mark is no parameter
+    // A comment of the user's after the first line is none either; a parameter is.
+    plan = plan_of(pi4(), debian_pi("quiet\n  # splash is for the desktop\n"), now());
+    CHECK_FALSE(finding(plan, "raspi-extra-cmdline-lines"));
+    plan = plan_of(pi4(), debian_pi("quiet\n# x\nsplash\n"), now());
+    REQUIRE(finding(plan, "raspi-extra-cmdline-lines"));
+    CHECK(finding(plan, "raspi-extra-cmdline-lines")->message.find("so 'splash' never") !=
+          std::string::npos);
+}
+
+TEST_CASE("an RT kernel's backup the hook skips is no RT kernel it could boot") {
+    Profile rt = pi4();
+    rt.tuning.kernel.realtime = true;
+    rt.board.kernel.rt_packages = {"linux-image-rt-arm64"};
+    TargetFacts facts = debian_pi();
+    InstalledKernel backup = kernel("6.12.57+deb13-rt-arm64.dpkg-bak", false);
+    backup.config.reset(); // only the image: RT by its name
+    facts.kernels.push_back(backup);
+    const Plan plan = plan_of(rt, facts, now());
+    // Not 'remove the newer generic kernel': there is no RT kernel to boot.
+    CHECK_FALSE(finding(plan, "raspi-rt-not-newest"));
+    CHECK(finding(plan, "raspi-rt-missing"));
+}
+
+TEST_CASE(
+    "a trial after an apply takes the hook's cmdline.txt with rtprov's old values as rtprov's") {
+    // Applied with isolcpus 3 before: the source and the hook's cmdline.txt hold it.
+    const std::string ours = "isolcpus=managed_irq,domain,3 irqaffinity=0-2";
+    TargetFacts facts = debian_pi(ours + "\n" + owned_file_header("pi4"));
+    facts.files[k_cmdline].content = k_made.substr(0, k_made.size() - 1) + ours + "\n";
+    facts.originals[k_cmdline] = k_made; // the hook's, before rtprov
+    facts.previous_owned_keys = {"isolcpus", "irqaffinity"};
+    facts.mode = TargetMode::live;
+    Profile two = pi4();
+    two.tuning.cores.housekeeping = CpuList::range(0, 1);
+    two.tuning.cores.reserved = CpuList::range(2, 3);
+    PlanOptions trial = now();
+    trial.trial = true;
+    trial.trial_id = "abc";
+    const Plan plan = plan_of(two, facts, trial);
+    INFO(plan.findings.size());
+    CHECK_FALSE(finding(plan, "foreign-value"));
+    REQUIRE(change(plan, "/boot/firmware/rtprov-trial-cmdline.txt"));
+    const std::string& line = change(plan, "/boot/firmware/rtprov-trial-cmdline.txt")->next.content;
+    CHECK(line.find("isolcpus=managed_irq,domain,3 ") == std::string::npos);
+}
+
+TEST_CASE("a command line the hook would make too long for the firmware is warned of") {
+    Plan plan = plan_of(pi4(), debian_pi("quiet\n"), now());
+    CHECK_FALSE(finding(plan, "cmdline-long"));
+    // 98 characters of the hook's own, 850 of the source's, 46 of rtprov's parameters.
+    plan = plan_of(pi4(), debian_pi("x.y=" + std::string(846, 'a') + "\n"), now());
+    REQUIRE(finding(plan, "cmdline-long"));
+    INFO(finding(plan, "cmdline-long")->message);
+    CHECK(finding(plan, "cmdline-long")->message.find("will be 994 characters") !=
+          std::string::npos);
 }
