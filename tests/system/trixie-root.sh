@@ -53,6 +53,9 @@ elif [ "$arch" = fleet ]; then
             libmount1 libblkid1 libarchive13t64 libyaml-cpp0.8 libsystemd0)
 elif [ "$arch" = lintian ]; then
   packages=(lintian)
+elif [ "$arch" = mkosi ]; then
+  packages=(mkosi systemd-boot-efi systemd-repart systemd-ukify python3-pefile dosfstools mtools
+            e2fsprogs cpio zstd apt dpkg-dev)
 elif [ "$arch" = plain ] || [ "$arch" = plain-arm64 ]; then
   packages=()
 elif [ "$suite" = bookworm ] && [ "$arch" = amd64 ]; then
@@ -133,6 +136,7 @@ architectures=$arch
 [ "$arch" = build ] && architectures=amd64,arm64
 [ "$arch" = rt ] && architectures=amd64
 [ "$arch" = lintian ] && architectures=amd64
+[ "$arch" = mkosi ] && architectures=amd64
 [ "$arch" = fleet ] && architectures=amd64
 [ "$arch" = plain ] && architectures=amd64
 [ "$arch" = plain-arm64 ] && architectures=arm64
