@@ -5,7 +5,7 @@
 # tests boot (systemd, Debian's kernel, mpd, mpc, alsa-utils, rt-tests) and what it
 # takes to build rtprov inside it against Debian 13's libraries. Cached by date under
 # $RTPROV_CACHE (default /var/tmp/rtprov-cache); older copies are removed.
-# Usage: trixie-root.sh [--suite trixie|bookworm] [amd64|arm64|rt|fleet|build|lintian|plain|plain-arm64]
+# Usage: trixie-root.sh [--suite trixie|bookworm] [amd64|arm64|rt|fleet|build|lintian|mkosi|plain|plain-arm64]
 #   --suite bookworm: the same from Debian 12 (bookworm), for scripts/build-deb.sh --suite
 #   bookworm and tests/system/deb12_test.sh, cached as bookworm-*: amd64 and build are
 #   what building rtprov needs there (GCC 12, Catch2 2, yaml-cpp 0.7, CLI11 2.1,
@@ -26,6 +26,11 @@
 #   which libarchive-dev needs, cannot be installed for two architectures at once.)
 #   lintian: Debian 13's lintian (amd64), which tests/system/package_test.sh runs on the
 #   package beside this machine's.
+#   mkosi: the build host tests/system/mkosi_test.sh runs Debian 13's mkosi (25.3) in: mkosi,
+#   and what it takes from the host to make a bootable disk without loop devices:
+#   systemd-repart, ukify (systemd-ukify, python3-pefile), mkfs.vfat and mtools for the
+#   ESP, mkfs.ext4 for the root, cpio and zstd for the initrd; systemd-boot-efi for
+#   bootctl's files. The image's own packages come from the archive when mkosi builds.
 #   plain, plain-arm64: a minimal root (mmdebstrap's minbase: apt, no more), the host an
 #   image builder starts from, for installing the package with apt.
 set -euo pipefail
