@@ -192,3 +192,5 @@ done
 "$rtprov" apply --root "$BUILDROOT" "$@" --regenerate-boot never
 "$rtprov" status --root "$BUILDROOT"
 say "/etc/kernel/cmdline: $(cat "$BUILDROOT/etc/kernel/cmdline")"
+say "mkosi makes the boot entries from it next (rtprov's warning about entries not" \
+    "regenerated is for kernel-install, which mkosi does not use)"
