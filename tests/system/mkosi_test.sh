@@ -334,8 +334,23 @@ check "from a UKI mkosi made (entry '$(fact entry)', stub '$(fact stub)')" boote
 
 # What rtprov plans for this image before rtprov: the image in an overlay, rolled back,
 # then planned with the example's profile and sets; the planned /etc/kernel/cmdline.
+# The image as the box sees it: mkosi moved /boot (Debian's kernel, its config) into the
+# ESP, which systemd mounts on /boot (the Discoverable Partitions Specification), and
+# rtprov plans the parameters from that kernel's config (nohz_full= needs NO_HZ_FULL):
+# the ESP's files, not its folders (the UKI), copied into the overlay's /boot with mtools.
 mount -t overlay overlay -o "lowerdir=$work/mnt,upperdir=$work/ov/upper,workdir=$work/ov/work,redirect_dir=on" \
     "$work/ov/root"
+esp_start=$(sfdisk --json "$img" | python3 -c '
+import json, sys
+for p in json.load(sys.stdin)["partitiontable"]["partitions"]:
+    if p["type"].upper() == "C12A7328-F81F-11D2-BA4B-00A0C93EC93B":
+        print(p["start"])')
+export MTOOLS_SKIP_CHECK=1 # mtools' geometry check is for floppies
+esp="$img@@$((esp_start * 512))"
+mapfile -t esp_files < <(mdir -b -i "$esp" ::/ 2>/dev/null | grep -v '/$')
+check "the ESP holds the kernel's config ($(printf '%s ' "${esp_files[@]#::/}"))" \
+    grep -q '^::/config-' <(printf '%s\n' "${esp_files[@]}")
+mcopy -n -i "$esp" "${esp_files[@]}" "$work/ov/root/boot/"
 fbyaml=$work/mnt/etc/rtprov/firstboot.yaml
 check "firstboot.yaml is rtprov's own, for profile x86-debian13" \
     grep -q "^# Written by rtprov from profile 'x86-debian13'" "$fbyaml"
