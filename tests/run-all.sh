@@ -24,7 +24,7 @@
 # reached over ssh only (fleet_test.sh: apt, Ansible with a reboot, node-exporter), the booted trial
 # scenarios in the debos test (RTPROV_TRIAL_BOOTS, tests/system/trial_boots.sh: fourteen
 # TCG boots), and the mkosi example built by Debian 13's mkosi and booted under UEFI
-# (mkosi_test.sh, about 15 minutes). About 95 minutes more on a 2-core machine.
+# (mkosi_test.sh, about 10 minutes). About 95 minutes more on a 2-core machine.
 set -euo pipefail
 src=$(dirname "$(dirname "$(realpath "$0")")")
 cd "$src"

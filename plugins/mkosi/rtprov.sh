@@ -131,7 +131,7 @@ if [ "$stage" = postinst ]; then
         "'scripts/build-deb.sh ${DISTRIBUTION_ARCHITECTURE:-amd64} DIR' and give its path in" \
         "Environment=RTPROV_DEB=PATH"
     [ -f "$deb" ] || fail "RTPROV_DEB '$deb' does not exist (relative paths start at the" \
-        "folder mkosi runs in: $(pwd); mkosi's sandbox shows the build host's /usr, /etc and" \
+        "folder mkosi runs in: $(pwd); mkosi's sandbox shows the build host's /usr and" \
         "that folder, so keep the .deb in it)"
     package=$(dpkg-deb --field "$deb" Package 2>/dev/null) ||
         fail "RTPROV_DEB '$deb' is not a Debian package"
