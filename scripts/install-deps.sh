@@ -28,6 +28,8 @@ if [ "$what" = test ]; then
     # its image-partition action, dosfstools for FAT partitions; mtools fills a FAT
     # partition of a disk image without mounting it (the --image test's Pi OS image).
     packages+=(debos parted dosfstools fdisk mtools)
+    # The mkosi test (RTPROV_LONG) boots its disk under UEFI: OVMF, qemu's firmware.
+    packages+=(ovmf)
     # selftest_test.sh: promtool (Prometheus' linter) checks the textfile rtprov writes;
     # headless chromium, driven by Debian's selenium and chromedriver, loads the HTML
     # report (drawn charts, no console error, no request); w3m reads it as text

@@ -24,9 +24,11 @@
 # the package built a second time to compare its bytes (package_test.sh), the Debian 12
 # packages built and installed on Debian 12 roots (deb12_test.sh), a guest a fleet manages,
 # reached over ssh only (fleet_test.sh: apt, Ansible with a reboot, node-exporter), Debian's
-# RT kernel package reinstalled with apt after apply (grub_test.sh, a minute), and the booted trial
+# RT kernel package reinstalled with apt after apply (grub_test.sh, a minute), the booted trial
 # scenarios in the debos test (RTPROV_TRIAL_BOOTS, tests/system/trial_boots.sh: fourteen
-# TCG boots). About 80 minutes more on a 2-core machine.
+# TCG boots), and the mkosi example built by Debian 13's mkosi and booted under UEFI
+# (mkosi_test.sh, about 10 minutes), and Debian's RT kernel on Debian's Pi root
+# (raspi_firmware_test.sh). About 95 minutes more on a 2-core machine.
 set -euo pipefail
 src=$(dirname "$(dirname "$(realpath "$0")")")
 cd "$src"
@@ -57,7 +59,7 @@ scripts/install-deps.sh test
 if [ -z "${RTPROV_SKIP_TRIXIE:-}" ]; then
     mkdir -p build
     long_roots=()
-    [ -z "${RTPROV_LONG:-}" ] || long_roots=(fleet)
+    [ -z "${RTPROV_LONG:-}" ] || long_roots=(fleet mkosi)
     for flavour in amd64 build lintian rt "${long_roots[@]}" arm64 raspi; do
         nice -n 10 tests/system/trixie-root.sh "$flavour" >"build/root-$flavour.log" 2>&1 &
     done
@@ -162,6 +164,8 @@ if [ -z "${RTPROV_SKIP_TRIXIE:-}" ]; then
     if [ -n "${RTPROV_LONG:-}" ]; then
         step "Debian 12 packages (amd64, arm64) built, installed and run on Debian 12 roots"
         RTPROV_DEB13=$deb_amd64 tests/system/deb12_test.sh "$src" || failed+=("deb12")
+        step "the mkosi example built by Debian 13's mkosi and booted under UEFI (systemd-boot, UKI)"
+        RTPROV_DEB=$deb_amd64 tests/system/mkosi_test.sh build/ci/bin/rtprov "$src" || failed+=("mkosi")
     fi
 fi
 

@@ -15,7 +15,8 @@ for file in bin/rtprov share/rtprov/profiles/pi4.yaml share/rtprov/profiles/x86-
     share/man/man1/rtprov.1.gz share/doc/rtprov/ARCHITECTURE.md share/doc/rtprov/profile-format.md \
     share/doc/rtprov/firstboot.md share/doc/rtprov/plugin-contract.md share/doc/rtprov/design/journal.md \
     lib/systemd/system/rtprov-firstboot.service \
-    lib/systemd/system/rtprov-status.service lib/systemd/system/rtprov-status.timer; do
+    lib/systemd/system/rtprov-status.service lib/systemd/system/rtprov-status.timer \
+    lib/systemd/system-preset/80-rtprov.preset; do
     check "installed $file" [ -f "$prefix/$file" ]
 done
 listing=$("$prefix/bin/rtprov" profiles 2>&1)

@@ -125,7 +125,8 @@ dpkg-deb -c "$deb" | awk '{print $6}' >"$work/contents"
 for path in ./usr/bin/rtprov ./usr/share/doc/rtprov/copyright ./usr/share/doc/rtprov/changelog.gz \
     ./usr/share/man/man1/rtprov.1.gz ./usr/share/bash-completion/completions/rtprov \
     ./usr/share/doc/rtprov/examples/firstboot.yaml ./usr/share/lintian/overrides/rtprov \
-    ./usr/lib/systemd/system/rtprov-status.service ./usr/lib/systemd/system/rtprov-status.timer; do
+    ./usr/lib/systemd/system/rtprov-status.service ./usr/lib/systemd/system/rtprov-status.timer \
+    ./usr/lib/systemd/system-preset/80-rtprov.preset; do
     check "the package has $path" grep -qx "$path" "$work/contents"
 done
 check "the package has no uncompressed manual page" [ -z "$(grep -E '^\./usr/share/man/.*[^z]$' "$work/contents" | grep -v '/$')" ]

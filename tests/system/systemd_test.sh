@@ -50,4 +50,16 @@ chroot "$root" systemctl --root=/ enable rtprov-sched-features.service \
     rtprov-firstboot.service >/dev/null 2>&1
 check "the enable links equal what Debian 13's 'systemctl --root enable' makes" [ "$(links)" = "$ours" ]
 echo "systemd_test: $ours" >&2
+
+# The packaged units stay off through 'systemctl preset-all' (image builders run it on the
+# image root: mkosi, after its post-installation scripts), as the package ships them: by
+# its preset file. Debian has no preset that disables by default, so without it
+# preset-all enables every unit with an [Install] section, first boot and the timer too.
+find "$root/etc/systemd/system" -type l -name 'rtprov*' -delete
+install -D -m 0644 "$src/packaging/80-rtprov.preset" "$root/usr/lib/systemd/system-preset/80-rtprov.preset"
+chroot "$root" systemctl --root=/ preset-all >/dev/null 2>&1
+for unit in rtprov-firstboot.service rtprov-status.timer; do
+    check "systemctl preset-all leaves $unit disabled (80-rtprov.preset)" \
+        [ "$(chroot "$root" systemctl --root=/ is-enabled "$unit" 2>/dev/null)" = disabled ]
+done
 finish
