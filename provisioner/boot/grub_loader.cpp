@@ -6,7 +6,9 @@
 
 #include "provisioner/boot/boot_plan.hpp"
 #include "provisioner/boot/grub.hpp"
+#include "provisioner/boot/kernel_config.hpp"
 #include "provisioner/boot/plan_steps.hpp"
+#include "provisioner/boot/version_sort.hpp"
 #include "provisioner/core/error.hpp"
 
 #include <algorithm>
@@ -159,6 +161,28 @@ void plan_grub_trial(PlanContext& c, const std::optional<std::string>& rt_flavou
                    k_grub_trial_script, produces_of({"update-grub"}));
 }
 
+// Without PREEMPT_RT in the profile rtprov sets no GRUB_TOP_LEVEL, so the default entry is
+// grub-mkconfig's first: the newest /boot/vmlinuz-* by version (10_linux: version_sort -r,
+// *.dpkg-* files left out), and an RT kernel of the same version sorts after the generic
+// one ('6.12.117+deb13-rt-amd64' after '6.12.117+deb13-amd64'). Says so when that is an
+// RT kernel: installed by hand, or left by an earlier profile.
+void warn_rt_kernel_first(PlanContext& c) {
+    const InstalledKernel* first = nullptr;
+    for (const InstalledKernel& k : c.facts.kernels)
+        if (k.has_image && k.version.find(".dpkg-") == std::string::npos &&
+            (!first || compare_kernel_versions(k.version, first->version) > 0))
+            first = &k;
+    if (first && is_preempt_rt(*first))
+        warning(c.plan, "grub-rt-kernel-first",
+                "tuning.kernel.realtime is false, but GRUB's default entry is the newest "
+                "kernel by version (grub-mkconfig, 10_linux), and that is the PREEMPT_RT "
+                "kernel " +
+                    first->version +
+                    ": to boot the generic kernel, remove the RT one (apt purge "
+                    "linux-image-" +
+                    first->version + "), or choose the entry with GRUB_DEFAULT");
+}
+
 void plan_grub(PlanContext& c) {
     // grub-mkconfig's 10_linux gives every entry "${GRUB_CMDLINE_LINUX}
     // ${GRUB_CMDLINE_LINUX_DEFAULT}" (recovery: GRUB_CMDLINE_LINUX only): a value there
@@ -249,6 +273,8 @@ void plan_grub(PlanContext& c) {
         }
     }
     std::optional<std::string> rt_flavour = rt_flavour_of(c);
+    if (!c.profile.tuning.kernel.realtime)
+        warn_rt_kernel_first(c);
     if (c.options.trial) {
         plan_grub_trial(c, rt_flavour);
         return;

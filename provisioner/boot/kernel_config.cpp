@@ -55,4 +55,12 @@ FeatureSupport kernel_support(const std::vector<core::InstalledKernel>& kernels,
     return result;
 }
 
+bool is_preempt_rt(const core::InstalledKernel& kernel) {
+    if (kernel.config) {
+        auto it = kernel.config->find("CONFIG_PREEMPT_RT");
+        return it != kernel.config->end() && it->second == "y";
+    }
+    return kernel.version.find("-rt-") != std::string::npos || kernel.version.ends_with("-rt");
+}
+
 } // namespace rtprov::boot

@@ -18,6 +18,10 @@ namespace rtprov::boot {
 // '# CONFIG_X is not set' lines and comments are left out.
 std::map<std::string, std::string> parse_kernel_config(const std::string& text);
 
+// Whether 'kernel' is a PREEMPT_RT one: CONFIG_PREEMPT_RT=y in its config, or, without a
+// config, an '-rt-' flavour in its version (Debian's '6.12.57+deb13-rt-arm64').
+bool is_preempt_rt(const core::InstalledKernel& kernel);
+
 // Whether every kernel that may boot has a config option set to 'y'.
 enum class Support { yes, no, unknown };
 

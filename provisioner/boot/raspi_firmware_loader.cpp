@@ -13,6 +13,7 @@
 #include "provisioner/boot/loader.hpp"
 
 #include "provisioner/boot/grub.hpp"
+#include "provisioner/boot/kernel_config.hpp"
 #include "provisioner/boot/plan_steps.hpp"
 #include "provisioner/boot/rpi_firmware.hpp"
 #include "provisioner/boot/version_sort.hpp"
@@ -118,14 +119,6 @@ void probe(const TargetReader& reader, const Profile& profile, TargetFacts& fact
         facts.executables.push_back(k_rerun);
 }
 
-bool is_rt(const InstalledKernel& k) {
-    if (k.config) {
-        auto it = k.config->find("CONFIG_PREEMPT_RT");
-        return it != k.config->end() && it->second == "y";
-    }
-    return k.version.find("-rt-") != std::string::npos || k.version.ends_with("-rt");
-}
-
 // The newest of 'kernels' the hook could boot ('only': those it takes), by 'sort -V' as
 // the hook orders /boot/vmlinuz-*, backups left out as it leaves them out
 // (grep -E -v '\.(dpkg-bak|old-dkms)$'). With every kernel, the one the hook copies and
@@ -192,9 +185,9 @@ void plan_kernel_choice(PlanContext& c) {
                   ", Raspberry Pi OS's) (nothing was written)");
         return;
     }
-    const InstalledKernel* rt = newest_for_hook(c.facts.kernels, is_rt);
+    const InstalledKernel* rt = newest_for_hook(c.facts.kernels, is_preempt_rt);
     if (realtime) {
-        if (chosen && is_rt(*chosen)) {
+        if (chosen && is_preempt_rt(*chosen)) {
             info(c.plan, "raspi-rt-kernel",
                  "Debian's raspi-firmware hook boots the newest kernel by version (sort -V), " +
                      chosen->version + ": the PREEMPT_RT one");
@@ -224,7 +217,7 @@ void plan_kernel_choice(PlanContext& c) {
         }
         return;
     }
-    if (chosen && is_rt(*chosen))
+    if (chosen && is_preempt_rt(*chosen))
         warning(c.plan, "raspi-rt-kernel-wins",
                 "tuning.kernel.realtime is false, but Debian's raspi-firmware hook boots the "
                 "newest /boot/vmlinuz-* by version (sort -V), and that is the PREEMPT_RT "

@@ -111,6 +111,11 @@ echo "grub_test: top-level entry: ${first#"${first%%[![:space:]]*}"}" >&2
 check "rollback after the RT install succeeds" [ $? -eq 0 ]
 check "rollback puts grub.cfg back as it was before rtprov (here: none)" [ ! -e "$cfg" ]
 check "rollback removes the drop-in" [ ! -e "$root/etc/default/grub.d/90-rtprov.cfg" ]
+# The RT kernel stays installed: without PREEMPT_RT in the profile, GRUB would still boot
+# it first (its version sorts after the generic one's), and the plan says so.
+"$rtprov" plan "${args[@]}" >"$work/out" 2>&1
+check "plan without PREEMPT_RT names the RT kernel GRUB would boot first" \
+    grep -q "GRUB's default entry is the newest kernel by version (grub-mkconfig, 10_linux), and that is the PREEMPT_RT" "$work/out"
 
 # 3. A trial (apply --trial): the RT kernel (installed above, which rollback leaves) and
 # the parameters go to the entry 'rtprov-trial' only, which GRUB's next_entry boots once;
