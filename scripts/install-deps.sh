@@ -28,6 +28,8 @@ if [ "$what" = test ]; then
     # its image-partition action, dosfstools for FAT partitions; mtools fills a FAT
     # partition of a disk image without mounting it (the --image test's Pi OS image).
     packages+=(debos parted dosfstools fdisk mtools)
+    # The vmdb2 test (long tests): qemu-system-arm boots the arm64 build host vmdb2 runs in
+    packages+=(qemu-system-arm)
     # selftest_test.sh: promtool (Prometheus' linter) checks the textfile rtprov writes;
     # headless chromium, driven by Debian's selenium and chromedriver, loads the HTML
     # report (drawn charts, no console error, no request); w3m reads it as text

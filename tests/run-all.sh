@@ -23,7 +23,10 @@
 # packages built and installed on Debian 12 roots (deb12_test.sh), a guest a fleet manages,
 # reached over ssh only (fleet_test.sh: apt, Ansible with a reboot, node-exporter), and the booted trial
 # scenarios in the debos test (RTPROV_TRIAL_BOOTS, tests/system/trial_boots.sh: fourteen
-# TCG boots). About 80 minutes more on a 2-core machine.
+# TCG boots), and the vmdb2 example recipe (a Raspberry Pi 4 image shaped like Debian's)
+# built by Debian 13's vmdb2 in an arm64 build host under qemu-system-aarch64, with its
+# kernel reinstalled after rtprov applied (vmdb2_test.sh). About 80 minutes more on a
+# 2-core machine, and the vmdb2 build.
 set -euo pipefail
 src=$(dirname "$(dirname "$(realpath "$0")")")
 cd "$src"
@@ -54,7 +57,7 @@ scripts/install-deps.sh test
 if [ -z "${RTPROV_SKIP_TRIXIE:-}" ]; then
     mkdir -p build
     long_roots=()
-    [ -z "${RTPROV_LONG:-}" ] || long_roots=(fleet)
+    [ -z "${RTPROV_LONG:-}" ] || long_roots=(fleet vmdb2-arm64)
     for flavour in amd64 build lintian rt "${long_roots[@]}" arm64; do
         nice -n 10 tests/system/trixie-root.sh "$flavour" >"build/root-$flavour.log" 2>&1 &
     done
@@ -151,6 +154,10 @@ if [ -z "${RTPROV_SKIP_TRIXIE:-}" ]; then
             cat "build/stage-$name.log"
             [ "$rc" -eq 0 ] || failed+=("$name")
         done
+    fi
+    if [ -n "${RTPROV_LONG:-}" ] && [ -n "$debs_ok" ]; then
+        step "the vmdb2 example recipe (Debian's Raspberry Pi 4 layout) built by Debian 13's vmdb2 in an arm64 build host (qemu-system-aarch64), its kernel reinstalled after rtprov"
+        RTPROV_DEB_ARM64=$deb_arm64 tests/system/vmdb2_test.sh build/ci/bin/rtprov "$src" || failed+=("vmdb2")
     fi
     if [ -n "${RTPROV_LONG:-}" ]; then
         step "Debian 12 packages (amd64, arm64) built, installed and run on Debian 12 roots"
