@@ -30,6 +30,8 @@ if [ "$what" = test ]; then
     packages+=(debos parted dosfstools fdisk mtools)
     # The mkosi test (RTPROV_LONG) boots its disk under UEFI: OVMF, qemu's firmware.
     packages+=(ovmf)
+    # The vmdb2 test (long tests): qemu-system-arm boots the arm64 build host vmdb2 runs in
+    packages+=(qemu-system-arm)
     # selftest_test.sh: promtool (Prometheus' linter) checks the textfile rtprov writes;
     # headless chromium, driven by Debian's selenium and chromedriver, loads the HTML
     # report (drawn charts, no console error, no request); w3m reads it as text

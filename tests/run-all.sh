@@ -26,9 +26,12 @@
 # reached over ssh only (fleet_test.sh: apt, Ansible with a reboot, node-exporter), Debian's
 # RT kernel package reinstalled with apt after apply (grub_test.sh, a minute), the booted trial
 # scenarios in the debos test (RTPROV_TRIAL_BOOTS, tests/system/trial_boots.sh: fourteen
-# TCG boots), and the mkosi example built by Debian 13's mkosi and booted under UEFI
-# (mkosi_test.sh, about 10 minutes), and Debian's RT kernel on Debian's Pi root
-# (raspi_firmware_test.sh). About 95 minutes more on a 2-core machine.
+# TCG boots), the mkosi example built by Debian 13's mkosi and booted under UEFI
+# (mkosi_test.sh, about 10 minutes), Debian's RT kernel on Debian's Pi root
+# (raspi_firmware_test.sh), and the vmdb2 example recipe (a Raspberry Pi 4 image shaped like
+# Debian's) built by Debian 13's vmdb2 in an arm64 build host under qemu-system-aarch64,
+# with its kernel reinstalled after rtprov applied (vmdb2_test.sh). About 95 minutes more
+# on a 2-core machine, and the vmdb2 build.
 set -euo pipefail
 src=$(dirname "$(dirname "$(realpath "$0")")")
 cd "$src"
@@ -59,7 +62,7 @@ scripts/install-deps.sh test
 if [ -z "${RTPROV_SKIP_TRIXIE:-}" ]; then
     mkdir -p build
     long_roots=()
-    [ -z "${RTPROV_LONG:-}" ] || long_roots=(fleet mkosi)
+    [ -z "${RTPROV_LONG:-}" ] || long_roots=(fleet mkosi vmdb2-arm64)
     for flavour in amd64 build lintian rt "${long_roots[@]}" arm64 raspi; do
         nice -n 10 tests/system/trixie-root.sh "$flavour" >"build/root-$flavour.log" 2>&1 &
     done
@@ -160,6 +163,10 @@ if [ -z "${RTPROV_SKIP_TRIXIE:-}" ]; then
             cat "build/stage-$name.log"
             [ "$rc" -eq 0 ] || failed+=("$name")
         done
+    fi
+    if [ -n "${RTPROV_LONG:-}" ] && [ -n "$debs_ok" ]; then
+        step "the vmdb2 example recipe (Debian's Raspberry Pi 4 layout) built by Debian 13's vmdb2 in an arm64 build host (qemu-system-aarch64), its kernel reinstalled after rtprov"
+        RTPROV_DEB_ARM64=$deb_arm64 tests/system/vmdb2_test.sh build/ci/bin/rtprov "$src" || failed+=("vmdb2")
     fi
     if [ -n "${RTPROV_LONG:-}" ]; then
         step "Debian 12 packages (amd64, arm64) built, installed and run on Debian 12 roots"

@@ -5,7 +5,7 @@
 # tests boot (systemd, Debian's kernel, mpd, mpc, alsa-utils, rt-tests) and what it
 # takes to build rtprov inside it against Debian 13's libraries. Cached by date under
 # $RTPROV_CACHE (default /var/tmp/rtprov-cache); older copies are removed.
-# Usage: trixie-root.sh [--suite trixie|bookworm] [amd64|arm64|raspi|rt|fleet|build|lintian|mkosi|plain|plain-arm64]
+# Usage: trixie-root.sh [--suite trixie|bookworm] [amd64|arm64|raspi|rt|fleet|build|lintian|mkosi|plain|plain-arm64|vmdb2-arm64]
 #   --suite bookworm: the same from Debian 12 (bookworm), for scripts/build-deb.sh --suite
 #   bookworm and tests/system/deb12_test.sh, cached as bookworm-*: amd64 and build are
 #   what building rtprov needs there (GCC 12, Catch2 2, yaml-cpp 0.7, CLI11 2.1,
@@ -37,6 +37,10 @@
 #   bootctl's files. The image's own packages come from the archive when mkosi builds.
 #   plain, plain-arm64: a minimal root (mmdebstrap's minbase: apt, no more), the host an
 #   image builder starts from, for installing the package with apt.
+#   vmdb2-arm64: an arm64 build host booted under qemu-system-aarch64 that runs Debian's
+#   vmdb2 natively (tests/system/vmdb2_test.sh): systemd, Debian's arm64 kernel (whose
+#   device-mapper and vfat the test machines' kernel lacks), vmdb2 and the tools its
+#   steps call, iproute2 for the guest's network, and rtprov's runtime libraries.
 set -euo pipefail
 suite=trixie
 if [ "${1:-}" = --suite ]; then
@@ -73,6 +77,10 @@ elif [ "$arch" = mkosi ]; then
             e2fsprogs cpio zstd apt dpkg-dev)
 elif [ "$arch" = plain ] || [ "$arch" = plain-arm64 ]; then
   packages=()
+elif [ "$arch" = vmdb2-arm64 ]; then
+  packages=(systemd systemd-sysv udev linux-image-arm64 vmdb2 debootstrap qemu-utils parted
+            kpartx dosfstools zerofree e2fsprogs iproute2 ca-certificates
+            libmount1 libarchive13t64 libyaml-cpp0.8 libsystemd0)
 elif [ "$suite" = bookworm ] && [ "$arch" = amd64 ]; then
   # what building and testing rtprov needs (Debian 12: GCC 12, Catch2 2, yaml-cpp 0.7,
   # CLI11 2.1); the appliance's packages (kernel, GRUB, mpd) are trixie's only
@@ -131,7 +139,7 @@ fi
 # An arm64 root on an amd64 machine: mmdebstrap runs its programs under qemu-user, which
 # binfmt_misc must know (a fresh machine has it neither mounted nor registered; run-all.sh
 # makes this root in the background before the tests that would register it run).
-if [ "$(uname -m)" != aarch64 ] && { [ "$arch" = arm64 ] || [ "$arch" = plain-arm64 ] || [ "$arch" = raspi ]; }; then
+if [ "$(uname -m)" != aarch64 ] && { [ "$arch" = arm64 ] || [ "$arch" = plain-arm64 ] || [ "$arch" = raspi ] || [ "$arch" = vmdb2-arm64 ]; }; then
   mountpoint -q /proc/sys/fs/binfmt_misc || mount -t binfmt_misc binfmt_misc /proc/sys/fs/binfmt_misc
   update-binfmts --enable qemu-aarch64 2>/dev/null || true
 fi
@@ -158,6 +166,7 @@ architectures=$arch
 [ "$arch" = raspi ] && architectures=arm64
 options=()
 [ "$arch" = raspi ] && options=("--components=main,non-free-firmware" --skip=cleanup/apt/cache)
+[ "$arch" = vmdb2-arm64 ] && architectures=arm64
 include=()
 [ ${#packages[@]} = 0 ] || include=(--include="$(IFS=,; echo "${packages[*]}")")
 mmdebstrap --variant=minbase --architectures="$architectures" "${include[@]}" "${options[@]}" \
