@@ -8,7 +8,6 @@
 #include "provisioner/boot/grub.hpp"
 #include "provisioner/boot/kernel_config.hpp"
 #include "provisioner/boot/plan_steps.hpp"
-#include "provisioner/boot/version_sort.hpp"
 #include "provisioner/core/error.hpp"
 
 #include <algorithm>
@@ -167,11 +166,9 @@ void plan_grub_trial(PlanContext& c, const std::optional<std::string>& rt_flavou
 // one ('6.12.117+deb13-rt-amd64' after '6.12.117+deb13-amd64'). Says so when that is an
 // RT kernel: installed by hand, or left by an earlier profile.
 void warn_rt_kernel_first(PlanContext& c) {
-    const InstalledKernel* first = nullptr;
-    for (const InstalledKernel& k : c.facts.kernels)
-        if (k.has_image && k.version.find(".dpkg-") == std::string::npos &&
-            (!first || compare_kernel_versions(k.version, first->version) > 0))
-            first = &k;
+    const InstalledKernel* first = newest_kernel(c.facts.kernels, [](const InstalledKernel& k) {
+        return k.version.find(".dpkg-") == std::string::npos;
+    });
     if (first && is_preempt_rt(*first))
         warning(c.plan, "grub-rt-kernel-first",
                 "tuning.kernel.realtime is false, but GRUB's default entry is the newest "

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "provisioner/boot/kernel_config.hpp"
 
+#include "provisioner/boot/version_sort.hpp"
+
 #include <algorithm>
 #include <string_view>
 
@@ -53,6 +55,17 @@ FeatureSupport kernel_support(const std::vector<core::InstalledKernel>& kernels,
     else
         result.support = Support::yes;
     return result;
+}
+
+const core::InstalledKernel*
+newest_kernel(const std::vector<core::InstalledKernel>& kernels,
+              const std::function<bool(const core::InstalledKernel&)>& takes) {
+    const core::InstalledKernel* newest = nullptr;
+    for (const core::InstalledKernel& k : kernels)
+        if (k.has_image && takes(k) &&
+            (!newest || compare_kernel_versions(k.version, newest->version) > 0))
+            newest = &k;
+    return newest;
 }
 
 bool is_preempt_rt(const core::InstalledKernel& kernel) {

@@ -3,6 +3,7 @@
 
 #include "provisioner/core/plan.hpp"
 
+#include <functional>
 #include <map>
 #include <string>
 #include <vector>
@@ -21,6 +22,13 @@ std::map<std::string, std::string> parse_kernel_config(const std::string& text);
 // Whether 'kernel' is a PREEMPT_RT one: CONFIG_PREEMPT_RT=y in its config, or, without a
 // config, an '-rt-' flavour in its version (Debian's '6.12.57+deb13-rt-arm64').
 bool is_preempt_rt(const core::InstalledKernel& kernel);
+
+// The newest kernel with an image in /boot that 'takes' accepts, by 'sort -V' on its
+// version (boot/version_sort.hpp), as a boot loader's script picks it; nullptr for none.
+// 'takes' is the script's own rule for the names it skips (backups, other flavours).
+const core::InstalledKernel*
+newest_kernel(const std::vector<core::InstalledKernel>& kernels,
+              const std::function<bool(const core::InstalledKernel&)>& takes);
 
 // Whether every kernel that may boot has a config option set to 'y'.
 enum class Support { yes, no, unknown };

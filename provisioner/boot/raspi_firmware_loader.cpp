@@ -16,7 +16,6 @@
 #include "provisioner/boot/kernel_config.hpp"
 #include "provisioner/boot/plan_steps.hpp"
 #include "provisioner/boot/rpi_firmware.hpp"
-#include "provisioner/boot/version_sort.hpp"
 
 #include <algorithm>
 #include <optional>
@@ -125,15 +124,10 @@ void probe(const TargetReader& reader, const Profile& profile, TargetFacts& fact
 // names in config.txt.
 const InstalledKernel* newest_for_hook(const std::vector<InstalledKernel>& kernels,
                                        bool (*only)(const InstalledKernel&)) {
-    const InstalledKernel* newest = nullptr;
-    for (const InstalledKernel& k : kernels) {
-        if (!k.has_image || k.version.ends_with(".dpkg-bak") || k.version.ends_with(".old-dkms") ||
-            (only && !only(k)))
-            continue;
-        if (!newest || compare_kernel_versions(k.version, newest->version) > 0)
-            newest = &k;
-    }
-    return newest;
+    return newest_kernel(kernels, [only](const InstalledKernel& k) {
+        return !k.version.ends_with(".dpkg-bak") && !k.version.ends_with(".old-dkms") &&
+               (!only || only(k));
+    });
 }
 
 // KERNEL= in /etc/default/raspi-firmware, which the hook sources ('. /etc/default/raspi-firmware')
