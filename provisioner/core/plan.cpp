@@ -94,4 +94,9 @@ std::string trial_id_of(const std::string& profile_yaml) {
     return sha256_hex(profile_yaml).substr(0, 12);
 }
 
+unsigned health_timeout_s(const SelftestThresholds& limits) {
+    const unsigned run = std::min(limits.duration_s, k_health_selftest_max_s);
+    return run * (limits.audio ? 2 : 1) + 120;
+}
+
 } // namespace rtprov::core

@@ -233,6 +233,22 @@ inline constexpr const char* k_firstboot_config_path = "/etc/rtprov/firstboot.ya
 inline constexpr unsigned k_trial_deadline_s = 900;
 inline constexpr unsigned k_trial_selftest_max_s = 600;
 
+// The health gate (docs/update-gate.md): 'rtprov health', the verdict on the running
+// system that update frameworks read, run at boot by rtprov-health.service, which
+// boot-complete.target requires; its verdict and reports are kept in k_health_dir.
+inline constexpr const char* k_health_unit = "rtprov-health.service";
+inline constexpr const char* k_health_dir = "/var/lib/rtprov/health";
+// The gate's self-test runs the profile's selftest.duration_s, at most this long (a soak
+// run of hours is no gate at boot); the trial's check runs the same gate.
+inline constexpr unsigned k_health_selftest_max_s = k_trial_selftest_max_s;
+// How long 'rtprov health' may take with these limits before it stops and reports that it
+// could not judge in time: the latency run, the underrun test of as long when the profile
+// asks for it, and 120 s for the audit, the children's start and the player's stop and
+// start. rtprov-health.service's TimeoutStartSec= is k_health_unit_slack_s more, so that
+// rtprov tells its own timeout before systemd kills it.
+unsigned health_timeout_s(const SelftestThresholds& limits);
+inline constexpr unsigned k_health_unit_slack_s = 60;
+
 // Marker for the first-boot flow: the boot configuration still has to be regenerated;
 // it holds the commands, one per line.
 inline constexpr const char* k_pending_regeneration_path = "/var/lib/rtprov/regenerate-boot";
