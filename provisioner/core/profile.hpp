@@ -177,6 +177,9 @@ struct Tuning {
     bool housekeeping_workqueues = false;
     SelftestThresholds selftest;
     BufferMode audio_buffers = BufferMode::advise;
+    // rtprov-health.service, required by boot-complete.target: 'rtprov health' gates
+    // every boot, and the update frameworks that wait for that target (docs/update-gate.md)
+    bool health_gate = false;
     friend bool operator==(const Tuning&, const Tuning&) = default;
 };
 

@@ -342,6 +342,7 @@ const schema::Keys<core::Profile>& profile_keys() {
         number<P>("tuning.selftest.audio_min_headroom_percent",
                   RTPROV_FIELD(P, tuning.selftest.audio_min_headroom_percent), 0, 100),
         choice<P>("tuning.audio.buffers", RTPROV_FIELD(P, tuning.audio_buffers)),
+        flag<P>("tuning.health_gate", RTPROV_FIELD(P, tuning.health_gate)),
     };
     return k_keys;
 }

@@ -321,6 +321,22 @@ TEST_CASE("tuning.selftest.max_missed_per_mille is read, range-checked and writt
           "t.yaml:3:27: 'tuning.selftest.max_missed_per_mille' is 1001, outside 0-1000");
 }
 
+TEST_CASE("tuning.health_gate is off by default, read, refused when not a bool, written back") {
+    TempDir dir;
+    dir.write("t.yaml", "tuning:\n  health_gate: true\n");
+    CHECK_FALSE(load_profile("pi4", {{k_builtin, "built-in"}}).tuning.health_gate);
+    core::Profile p = load_profile("t", {{dir.path(), "test"}});
+    CHECK(p.tuning.health_gate);
+    CHECK(profile::to_yaml(p).find("  health_gate: true\n") != std::string::npos);
+    CHECK(profile::parse_profile(profile::to_yaml(p), "profile.yaml").tuning.health_gate);
+    CHECK_FALSE(load_profile("t", {{dir.path(), "test"}}, {{"tuning.health_gate=false"}})
+                    .tuning.health_gate);
+    CHECK(error_for(dir, "tuning:\n  health_gate: sometimes\n") ==
+          "t.yaml:2:16: 'tuning.health_gate' must be true or false, not 'sometimes'");
+    CHECK(error_for(dir, "tuning:\n  health_gates: true\n") ==
+          "t.yaml:2:3: unknown key 'health_gates', did you mean 'health_gate'?");
+}
+
 TEST_CASE("a problem that spans keys points at the value to change, from a file or --set") {
     TempDir dir;
     CHECK(error_for(dir, "board:\n  cpus: 4\ntuning:\n  reserve_method: isolcpus\n"
