@@ -316,6 +316,25 @@ void plan_systemd(Plan& plan, const Profile& profile, const std::optional<Resolv
                      "a Pi's bcm2835_wdt is built in), or keep a hand near the power switch"});
         needs_rtprov = true;
     }
+    if (t.health_gate) {
+        // Enabled as 'systemctl enable' does with the unit's [Install]: RequiredBy= makes
+        // boot-complete.target require the gate, so systemd-bless-boot.service and RAUC's
+        // rauc-mark-good.service, which wait for the target, wait for the verdict and do not
+        // run when it fails; WantedBy= runs it on every boot, also where nothing pulls the
+        // target in (Mender's state script reads its state then).
+        const std::string unit_path = std::string(k_unit_dir) + "/" + core::k_health_unit;
+        add_file_change(plan, facts, unit_path,
+                        text_file(render_health_unit(profile.name, rtprov, t.selftest)),
+                        "the health gate of every boot (rtprov health), before "
+                        "boot-complete.target, within " +
+                            std::to_string(core::health_timeout_s(t.selftest)) + " s");
+        for (const char* link_dir : k_health_link_dirs)
+            add_file_change(plan, facts,
+                            std::string(k_unit_dir) + "/" + link_dir + "/" + core::k_health_unit,
+                            symlink_to(unit_path),
+                            "enables " + std::string(core::k_health_unit) + " (" + link_dir + ")");
+        needs_rtprov = true;
+    }
     if (needs_rtprov && !facts.has_executable(rtprov))
         finding(plan, Severity::warning, "rtprov-missing",
                 "rtprov's units run " + rtprov +

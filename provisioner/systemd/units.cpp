@@ -175,4 +175,36 @@ std::string render_trial_watchdog(const std::string& profile_name) {
            std::to_string(k_trial_watchdog_s) + "s\n";
 }
 
+std::string render_health_unit(const std::string& profile_name, const std::string& rtprov_path,
+                               const core::SelftestThresholds& limits) {
+    const unsigned gate_s = core::health_timeout_s(limits);
+    // The order of a boot check (docs/AUTOMATIC_BOOT_ASSESSMENT.md in systemd's source,
+    // "How to adapt this scheme"): before boot-complete.target, which requires it; the
+    // target pulls in the check, never the other way. After multi-user.target, as systemd's
+    // own systemd-boot-check-no-failures.service is, so that the player is up, and after
+    // first boot and the trial's check, whose verdicts come first. No cycle: the target
+    // has no order against multi-user.target (systemd.special(7)), and a target does not
+    // add After= on a unit it wants that is ordered after it (systemd.target(5)).
+    // A oneshot has no start timeout by default (systemd.service(5), TimeoutStartSec=).
+    return header(profile_name, "the health gate: boot-complete.target, and all that waits for "
+                                "it, waits for rtprov's verdict") +
+           "[Unit]\n"
+           "Description=rtprov: health gate of the boot (self-test and audit against the "
+           "applied profile)\n"
+           "Documentation=man:rtprov(1) file:/usr/share/doc/rtprov/update-gate.md\n"
+           "After=multi-user.target " +
+           core::k_firstboot_unit + " " + core::k_trial_unit +
+           "\nBefore=boot-complete.target\n\n"
+           "[Service]\n"
+           "Type=oneshot\n"
+           "RemainAfterExit=yes\n"
+           "ExecStart=" +
+           rtprov_path + " health --boot --timeout " + std::to_string(gate_s) +
+           "\nTimeoutStartSec=" + std::to_string(gate_s + core::k_health_unit_slack_s) +
+           "s\n\n"
+           "[Install]\n"
+           "RequiredBy=boot-complete.target\n"
+           "WantedBy=multi-user.target\n";
+}
+
 } // namespace rtprov::systemd

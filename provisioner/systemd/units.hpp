@@ -39,6 +39,10 @@ inline constexpr const char* k_irqbalance_unit = "irqbalance.service";
 inline constexpr const char* k_trial_watchdog_dropin =
     "/etc/systemd/system.conf.d/60-rtprov-trial.conf";
 inline constexpr unsigned k_trial_watchdog_s = 60;
+// Where 'systemctl enable' links the health gate (core::k_health_unit), from its
+// [Install] RequiredBy=boot-complete.target and WantedBy=multi-user.target.
+inline constexpr const char* k_health_link_dirs[] = {"boot-complete.target.requires",
+                                                     "multi-user.target.wants"};
 
 // '/etc/systemd/system/<unit>.d/60-rtprov.conf'
 std::string dropin_path(const std::string& unit);
@@ -104,5 +108,16 @@ std::string render_trial_deadline_target(const std::string& profile_name);
 std::string render_trial_watchdog(const std::string& profile_name);
 
 std::string render_governor_unit(const std::string& profile_name, const std::string& governor);
+
+// rtprov-health.service (tuning.health_gate; docs/update-gate.md): 'rtprov health --boot'
+// once the boot, first boot and the trial's check are done, ordered before
+// boot-complete.target, which requires it, and wanted by multi-user.target so that it runs
+// on every boot. Its start timeout (a oneshot has none by default) is the gate's own limit
+// from the profile's self-test ('limits', core::health_timeout_s), which the command gets
+// as --timeout, and core::k_health_unit_slack_s more, so that rtprov says it ran out of
+// time before systemd kills it. packaging/rtprov-health.service is this unit for the
+// default limits.
+std::string render_health_unit(const std::string& profile_name, const std::string& rtprov_path,
+                               const core::SelftestThresholds& limits);
 
 } // namespace rtprov::systemd

@@ -154,6 +154,12 @@ void probe_systemd(const fs::Root& root, const core::Profile& profile, core::Tar
             std::string(systemd::k_unit_dir) + "/" + wanted_by + ".wants/" + unit;
         facts.record(link, root.read_entry(link, fs::caps::k_config));
     }
+    read_into(root, facts, std::string(systemd::k_unit_dir) + "/" + core::k_health_unit);
+    for (const char* link_dir : systemd::k_health_link_dirs) {
+        const std::string link =
+            std::string(systemd::k_unit_dir) + "/" + link_dir + "/" + core::k_health_unit;
+        facts.record(link, root.read_entry(link, fs::caps::k_config));
+    }
     read_into(root, facts, std::string(systemd::k_unit_dir) + "/" + core::k_trial_deadline_target);
     read_into(root, facts, systemd::k_trial_watchdog_dropin);
     // First boot (systemd::plan_firstboot): its configuration, its enable link, and the

@@ -203,6 +203,28 @@ check "pasted into a shell, it rolls that root back" [ "$(tree_sum "$odd")" = "$
 check "and runs nothing of the root's name" [ ! -e "$work/pwned" ]
 rm -rf "$odd"
 
+# -- the health gate: tuning.health_gate ----------------------------------------------------
+# rtprov-health.service and the two links 'systemctl enable' makes from its [Install]
+# (docs/update-gate.md), each in a folder the apply creates; rollback takes out all of it.
+fresh r debian13
+original=$(tree_sum "$work/r")
+gate=/etc/systemd/system/rtprov-health.service
+required=/etc/systemd/system/boot-complete.target.requires/rtprov-health.service
+wanted=/etc/systemd/system/multi-user.target.wants/rtprov-health.service
+run apply --root "$work/r" --profile x86-debian13 --set board.cpus=4 --set tuning.health_gate=true \
+    --set tuning.selftest.duration_s=20
+check "apply with tuning.health_gate succeeds" [ "$rc" -eq 0 ] || echo "$err" >&2
+check "  writing the gate's unit and its two enable links" has_lines "$out" "wrote $gate" "wrote $required" "wrote $wanted"
+check "  the unit runs the gate within the profile's limits" \
+    grep -qx "ExecStart=/usr/bin/rtprov health --boot --timeout 140" "$work/r$gate"
+check "  and systemd's limit is a minute more" grep -qx "TimeoutStartSec=200s" "$work/r$gate"
+check "  the links point to it" \
+    [ "$(readlink "$work/r$required")" = "$gate" ] && [ "$(readlink "$work/r$wanted")" = "$gate" ]
+run rollback --root "$work/r"
+check "rollback after apply with the health gate succeeds" [ "$rc" -eq 0 ] || echo "$err" >&2
+check "  and takes the unit, the links and boot-complete.target.requires out, byte for byte" \
+    [ "$(tree_sum "$work/r")" = "$original" ]
+
 # -- profiles -----------------------------------------------------------------------------
 fresh r pi4-trixie
 mkdir -p "$work/r/etc/rtprov/profiles"

@@ -47,11 +47,12 @@ TEST_CASE("every planner reads only what the probe read, for each built-in profi
         fs::Root root(root_path);
         for (const char* profile_name : {"pi4", "x86-debian13"})
             for (bool realtime : {false, true}) {
-                core::Profile p =
-                    builtin(profile_name, {"board.cpus=4", std::string("tuning.kernel."
-                                                                       "realtime=") +
-                                                               (realtime ? "true" : "false")});
-                INFO(name << " with " << profile_name << ", realtime " << realtime);
+                // the optional units too: the health gate with the realtime kernel
+                const char* on = realtime ? "true" : "false";
+                core::Profile p = builtin(
+                    profile_name, {"board.cpus=4", std::string("tuning.kernel.realtime=") + on,
+                                   std::string("tuning.health_gate=") + on});
+                INFO(name << " with " << profile_name << ", realtime and health gate " << realtime);
                 core::TargetFacts facts = target::probe(root, p, core::TargetMode::offline);
                 REQUIRE(facts.probed);
                 for (core::Regenerate regenerate :

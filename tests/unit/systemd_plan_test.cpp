@@ -2,6 +2,7 @@
 #include "provisioner/systemd/systemd_plan.hpp"
 
 #include "provisioner/profile/app_loader.hpp"
+#include "provisioner/systemd/units.hpp"
 #include "tests/unit/catch.hpp"
 
 using namespace rtprov;
@@ -178,6 +179,42 @@ TEST_CASE("the RT_PUSH_IPI guard is a unit and its enable link") {
     CHECK(link->next.content == "/etc/systemd/system/rtprov-sched-features.service");
     CHECK_FALSE(has(plan, "rtprov-missing"));
     CHECK(has(plan_for(p, with_unit("mpd.service")), "rtprov-missing"));
+}
+
+TEST_CASE("tuning.health_gate: the gate's unit, required by boot-complete.target, run at boot") {
+    const std::string unit = "/etc/systemd/system/rtprov-health.service";
+    const std::string required = "/etc/systemd/system/boot-complete.target.requires/"
+                                 "rtprov-health.service";
+    const std::string wanted = "/etc/systemd/system/multi-user.target.wants/rtprov-health.service";
+    Profile p = with_mpd();
+    TargetFacts facts = with_unit("mpd.service");
+    facts.executables = {"/usr/bin/rtprov"};
+    Plan off = plan_for(p, facts);
+    for (const FileChange& c : off.changes)
+        CHECK(c.path.find("rtprov-health") == std::string::npos);
+
+    p.tuning.health_gate = true;
+    p.tuning.selftest.duration_s = 30;
+    p.tuning.selftest.audio = true;
+    Plan plan = plan_for(p, facts);
+    CHECK(content(plan, unit) ==
+          systemd::render_health_unit("x86", "/usr/bin/rtprov", p.tuning.selftest));
+    CHECK(content(plan, unit)
+              .find("\nExecStart=/usr/bin/rtprov health --boot --timeout 180\n"
+                    "TimeoutStartSec=240s\n") != std::string::npos);
+    for (const std::string& link : {required, wanted}) {
+        const FileChange* c = change(plan, link);
+        REQUIRE(c);
+        CHECK(c->next.symlink);
+        CHECK(c->next.content == unit);
+    }
+    CHECK_FALSE(has(plan, "rtprov-missing"));
+    CHECK_FALSE(plan.refused());
+    // It runs rtprov at boot: a target without it is told.
+    CHECK(has(plan_for(p, with_unit("mpd.service")), "rtprov-missing"));
+    facts.executables = {"/usr/local/bin/rtprov"};
+    CHECK(content(plan_for(p, facts), unit).find("ExecStart=/usr/local/bin/rtprov health ") !=
+          std::string::npos);
 }
 
 TEST_CASE("an isolated cpuset partition is a unit of its own, with the cpuset method only") {

@@ -53,3 +53,39 @@ TEST_CASE("the RT_PUSH_IPI unit runs rtprov sched-features early at every boot")
     CHECK(unit.find("Type=oneshot\n") != std::string::npos);
     CHECK(unit.find("[Install]\nWantedBy=sysinit.target\n") != std::string::npos);
 }
+
+TEST_CASE("the health gate is a oneshot after the boot, before boot-complete.target, in time") {
+    CHECK(render_health_unit("p", "/usr/bin/rtprov", core::SelftestThresholds{}) ==
+          "# Written by rtprov from profile 'p'. Do not edit; change the profile and run "
+          "rtprov.\n"
+          "# the health gate: boot-complete.target, and all that waits for it, waits for "
+          "rtprov's verdict\n"
+          "[Unit]\n"
+          "Description=rtprov: health gate of the boot (self-test and audit against the "
+          "applied profile)\n"
+          "Documentation=man:rtprov(1) file:/usr/share/doc/rtprov/update-gate.md\n"
+          "After=multi-user.target rtprov-firstboot.service rtprov-trial.service\n"
+          "Before=boot-complete.target\n"
+          "\n"
+          "[Service]\n"
+          "Type=oneshot\n"
+          "RemainAfterExit=yes\n"
+          "ExecStart=/usr/bin/rtprov health --boot --timeout 130\n"
+          "TimeoutStartSec=190s\n"
+          "\n"
+          "[Install]\n"
+          "RequiredBy=boot-complete.target\n"
+          "WantedBy=multi-user.target\n");
+    // The gate's own limit follows the profile's self-test; systemd's is a minute more.
+    core::SelftestThresholds limits;
+    limits.duration_s = 60;
+    limits.audio = true;
+    std::string unit = render_health_unit("p", "/usr/local/bin/rtprov", limits);
+    CHECK(unit.find("\nExecStart=/usr/local/bin/rtprov health --boot --timeout 240\n"
+                    "TimeoutStartSec=300s\n") != std::string::npos);
+    // A soak-length self-test is cut to the gate's longest run.
+    limits.duration_s = core::k_max_selftest_duration_s;
+    limits.audio = false;
+    CHECK(render_health_unit("p", "/usr/bin/rtprov", limits)
+              .find("--timeout 720\nTimeoutStartSec=780s\n") != std::string::npos);
+}
