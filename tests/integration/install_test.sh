@@ -16,6 +16,7 @@ for file in bin/rtprov share/rtprov/profiles/pi4.yaml share/rtprov/profiles/x86-
     share/doc/rtprov/firstboot.md share/doc/rtprov/plugin-contract.md share/doc/rtprov/design/journal.md \
     lib/systemd/system/rtprov-firstboot.service \
     lib/systemd/system/rtprov-status.service lib/systemd/system/rtprov-status.timer \
+    lib/systemd/system/rtprov-health.service \
     lib/systemd/system-preset/80-rtprov.preset; do
     check "installed $file" [ -f "$prefix/$file" ]
 done

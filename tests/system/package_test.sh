@@ -126,6 +126,7 @@ for path in ./usr/bin/rtprov ./usr/share/doc/rtprov/copyright ./usr/share/doc/rt
     ./usr/share/man/man1/rtprov.1.gz ./usr/share/bash-completion/completions/rtprov \
     ./usr/share/doc/rtprov/examples/firstboot.yaml ./usr/share/lintian/overrides/rtprov \
     ./usr/lib/systemd/system/rtprov-status.service ./usr/lib/systemd/system/rtprov-status.timer \
+    ./usr/lib/systemd/system/rtprov-health.service \
     ./usr/lib/systemd/system-preset/80-rtprov.preset; do
     check "the package has $path" grep -qx "$path" "$work/contents"
 done

@@ -2,6 +2,7 @@
 #include "provisioner/systemd/units.hpp"
 
 #include "tests/unit/catch.hpp"
+#include "tests/unit/temp_dir.hpp"
 
 using namespace rtprov;
 using namespace rtprov::systemd;
@@ -88,4 +89,35 @@ TEST_CASE("the health gate is a oneshot after the boot, before boot-complete.tar
     limits.audio = false;
     CHECK(render_health_unit("p", "/usr/bin/rtprov", limits)
               .find("--timeout 720\nTimeoutStartSec=780s\n") != std::string::npos);
+}
+
+namespace {
+
+// 'text' without its comment lines: what systemd reads of a unit file.
+std::string without_comments(const std::string& text) {
+    std::string out;
+    std::size_t at = 0;
+    while (at < text.size()) {
+        std::size_t end = text.find('\n', at);
+        end = end == std::string::npos ? text.size() : end + 1;
+        if (text[at] != '#')
+            out += text.substr(at, end - at);
+        at = end;
+    }
+    return out;
+}
+
+} // namespace
+
+TEST_CASE("the packaged rtprov-health.service is the unit apply writes for the default limits") {
+    // One text, two places: the package's for 'systemctl enable', the apply's for
+    // tuning.health_gate. Built-in profiles keep the default self-test (10 s, no audio).
+    const std::string packaged = TempDir::read_host_file(std::string(RTPROV_SOURCE_DIR) +
+                                                         "/packaging/rtprov-health.service");
+    CHECK(without_comments(packaged) ==
+          without_comments(render_health_unit("p", "/usr/bin/rtprov", core::SelftestThresholds{})));
+    CHECK(packaged.rfind("# SPDX-License-Identifier: Apache-2.0\n", 0) == 0);
+    // The comparison sees a difference in any setting.
+    CHECK(without_comments(packaged) !=
+          without_comments(render_health_unit("p", "/usr/local/bin/rtprov", {})));
 }
