@@ -14,6 +14,7 @@ check "cmake --install succeeds" cmake --install "$build" --prefix "$prefix" >/d
 for file in bin/rtprov share/rtprov/profiles/pi4.yaml share/rtprov/profiles/x86-debian13.yaml \
     share/man/man1/rtprov.1.gz share/doc/rtprov/ARCHITECTURE.md share/doc/rtprov/profile-format.md \
     share/doc/rtprov/firstboot.md share/doc/rtprov/plugin-contract.md share/doc/rtprov/design/journal.md \
+    share/doc/rtprov/update-gate.md \
     lib/systemd/system/rtprov-firstboot.service \
     lib/systemd/system/rtprov-status.service lib/systemd/system/rtprov-status.timer \
     lib/systemd/system/rtprov-health.service \
