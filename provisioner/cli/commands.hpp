@@ -3,6 +3,7 @@
 
 #include "provisioner/cli/environment.hpp"
 #include "provisioner/cli/render.hpp"
+#include "provisioner/core/plan.hpp"
 #include "provisioner/fs/root.hpp"
 #include "provisioner/fs/root_lock.hpp"
 #include "provisioner/selftest/report.hpp"
@@ -105,7 +106,7 @@ int run_hold_cpu_dma_latency();
 int run_cpuset_partition(const CpusetPartitionCommand& c);
 
 // Where selftest keeps its reports and history (--history); report and status read them.
-inline constexpr const char* k_selftest_history = "/var/lib/rtprov/selftest";
+inline constexpr const char* k_selftest_history = core::k_selftest_history_dir;
 // The newest self-test report kept in ROOT's history folder as 'selftest --prometheus'
 // writes it (for 'status --prometheus'); "" when there is no such folder or no report in
 // it. Throws rtprov::Error naming the folder or file it cannot read.

@@ -51,6 +51,10 @@ enum class FlowEvent {
     firstboot_done,
     trial_committed,
     trial_fell_back,
+    health_healthy, // 'rtprov health': each verdict (pipeline/health.hpp)
+    health_not_healthy,
+    health_could_not_judge,
+    health_reboot, // --boot: a reboot asked for: the boot loader tries again or falls back
 };
 
 // The journal's priorities (syslog's numbers).
