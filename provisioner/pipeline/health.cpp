@@ -59,6 +59,25 @@ std::string failing_lines(const std::string& path, std::size_t max) {
     return out;
 }
 
+// What the self-test's text report 'path' says failed: its own one-line judgement of
+// the latency and the underrun test ('verdict: ...') and each part that failed (the
+// PI-boost probe's line ends ': FAIL'); the lines that mention a failure or a limit gone
+// over (failing_lines) when it has neither.
+std::string selftest_failures(const std::string& path, std::size_t max) {
+    std::ifstream in(path);
+    std::string line, out;
+    std::size_t n = 0;
+    while (n < max && std::getline(in, line)) {
+        if (line.rfind("verdict: ", 0) == 0)
+            line.erase(0, 9);
+        else if (line.size() < 6 || line.compare(line.size() - 6, 6, ": FAIL") != 0)
+            continue;
+        out += (out.empty() ? "" : "; ") + line;
+        ++n;
+    }
+    return out.empty() ? failing_lines(path, max) : out;
+}
+
 // The checks that failed in the audit's JSON report 'path' under 'root' ('id (subject):
 // reason'), at most 'max'; "" when it cannot be read as one (an audit that failed to run).
 std::string failed_checks(const fs::Root& root, const std::string& path, std::size_t max) {
@@ -378,7 +397,7 @@ Health judge_health(Machine& machine, const HealthRequest& request) {
     if (readable && keeps) {
         for (const std::string& why :
              {child_reason("self-test", health.selftest,
-                           failing_lines(host_dir + "/selftest.txt", k_reason_lines)),
+                           selftest_failures(host_dir + "/selftest.txt", k_reason_lines)),
               child_reason("audit", health.audit,
                            failed_checks(machine.root, dir + "/audit.json", k_reason_lines))})
             if (!why.empty())

@@ -208,6 +208,25 @@ TEST_CASE("a system that does not pass is not healthy, and the reasons quote bot
                                           0) == 0);
 }
 
+TEST_CASE("the self-test's reason is its own verdict and the parts that failed") {
+    Box box;
+    box.rtprov.codes = {{"selftest", 3}};
+    box.rtprov.output = {
+        {"selftest",
+         "CPU  role  idle  cycles  missed  over  result\n"
+         "  1  reserved  default  9901  99  9901  FAIL\n"
+         "(µs; 'over': samples above the limit)\n"
+         "PI-boost probe: 4 SCHED_OTHER workers ...; waited 20000 µs at worst: FAIL\n"
+         "CPU 1, idle default: over its limit of 1 µs or missing wake-ups in 2 of 1 s\n"
+         "verdict: not safe for audio yet: CPU 1 (reserved, idle default) woke 3413 µs late\n"
+         "result: did not pass\n"}};
+    const pipeline::Health health = box.run();
+    CHECK(health.reasons ==
+          std::vector<std::string>{"self-test did not pass: PI-boost probe: 4 SCHED_OTHER "
+                                   "workers ...; waited 20000 µs at worst: FAIL; not safe for "
+                                   "audio yet: CPU 1 (reserved, idle default) woke 3413 µs late"});
+}
+
 TEST_CASE("a child that errs, dies or cannot start leaves the gate unable to judge") {
     SECTION("an error, with a pass beside it") {
         Box box;
