@@ -201,6 +201,19 @@ struct TrialCommand {
 void add_trial_options(CLI::App& command, TrialCommand& c);
 int run_trial(const TrialCommand& c);
 
+// 'rtprov health': the verdict on the running system that update frameworks read
+// (pipeline::run_health); its exit code is pipeline::health_exit_code's.
+struct HealthCommand {
+    CLI::App* app = nullptr;
+    std::string sysroot = "/";
+    bool json = false;
+    std::string prometheus_file; // --prometheus FILE
+    unsigned timeout_s = 0;      // --timeout; given or not: app->count("--timeout")
+    bool boot = false;           // --boot: as rtprov-health.service runs it
+};
+void add_health_options(CLI::App& command, HealthCommand& c);
+int run_health(const HealthCommand& c);
+
 // 'rtprov irq-tune': what rtprov-irq-tune@.service runs (live::tune_irqs), or with
 // --restore what 'rollback --live' puts back (live::restore_irqs).
 struct IrqTuneCommand {

@@ -85,6 +85,31 @@ void TrialLog::warning(const std::string& message) {
     std::cerr << "rtprov: warning: " << message << "\n";
 }
 
+// The verdict, once, as a structured entry: the command prints its own report (text or
+// JSON) on stdout, which under rtprov-health.service is the journal too.
+void HealthLog::event(pipeline::FlowEvent event, pipeline::Priority priority,
+                      const std::string& text, const std::string& field) {
+    std::vector<std::string> fields = {"MESSAGE=rtprov health: " + core::one_line(text),
+                                       std::string("MESSAGE_ID=") + message_id(event),
+                                       priority_field(priority)};
+    if (!field.empty())
+        fields.push_back(field);
+    systemd::journal_send(fields);
+}
+
+// What runs now, for 'systemctl status rtprov-health' (sd_notify STATUS=).
+void HealthLog::progress(const std::string& status) {
+    systemd::notify("rtprov health: " + status);
+}
+
+void HealthLog::line(const std::string& text) {
+    std::cerr << "rtprov health: " << text << "\n";
+}
+
+void HealthLog::warning(const std::string& message) {
+    std::cerr << "rtprov: warning: " << message << "\n";
+}
+
 // A step worth finding later: the status line, and a structured journal entry with its
 // id (docs/firstboot.md); printed too only where stdout is not the journal, so the
 // journal has it once. The message is one line (core::one_line) in the journal as on
