@@ -45,23 +45,36 @@ bool ended(pid_t pid) {
            info.si_pid == pid;
 }
 
-// Waits until 'pid' ends, or until 'deadline', when it is sent SIGTERM, and SIGKILL
-// k_term_grace later. True when it was stopped so. The clock is the steady one, and so
-// is poll(2)'s timeout (CLOCK_MONOTONIC): setting the wall clock moves neither.
-bool wait_for(pid_t pid, const pipeline::Deadline& deadline) {
+// How a child with a deadline ended.
+enum class Wait {
+    ended,     // by itself
+    stopped,   // at the deadline, by SIGTERM or SIGKILL
+    abandoned, // not even by SIGKILL (a process stuck in the kernel): left behind, unreaped
+};
+
+// Waits until 'pid' ends, or until 'deadline', when it is sent SIGTERM, SIGKILL
+// k_term_grace later, and when that has not ended it k_term_grace later still, it is
+// left behind: the flow goes on and says the time ran out rather than hang with it. The
+// clock is the steady one, and so is poll(2)'s timeout (CLOCK_MONOTONIC): setting the
+// wall clock moves neither.
+Wait wait_for(pid_t pid, const pipeline::Deadline& deadline) {
     const int pidfd = pidfd_of(pid);
     bool terminated = false, killed = false;
-    Clock::time_point kill_at{};
+    Clock::time_point next{}; // SIGKILL, then giving up
+    Wait how = Wait::ended;
     while (!ended(pid)) {
         const Clock::time_point now = Clock::now();
         if (deadline && !terminated && now >= *deadline) {
             ::kill(pid, SIGTERM);
             terminated = true;
-            kill_at = now + k_term_grace;
-        }
-        if (terminated && !killed && now >= kill_at) {
+            next = now + k_term_grace;
+        } else if (terminated && !killed && now >= next) {
             ::kill(pid, SIGKILL);
             killed = true;
+            next = now + k_term_grace;
+        } else if (killed && now >= next) {
+            how = Wait::abandoned;
+            break;
         }
         // until the next step, at most 100 ms without a pidfd to wake on
         long long wait_ms = pidfd >= 0 ? -1 : 100;
@@ -72,14 +85,14 @@ bool wait_for(pid_t pid, const pipeline::Deadline& deadline) {
         };
         if (deadline && !terminated)
             until(*deadline);
-        else if (terminated && !killed)
-            until(kill_at);
+        else if (terminated)
+            until(next);
         pollfd fd{pidfd, POLLIN, 0};
         ::poll(&fd, pidfd >= 0 ? 1 : 0, static_cast<int>(std::min(wait_ms, 60'000LL)));
     }
     if (pidfd >= 0)
         ::close(pidfd);
-    return terminated;
+    return how == Wait::abandoned ? how : terminated ? Wait::stopped : Wait::ended;
 }
 
 } // namespace
@@ -118,12 +131,14 @@ int run_rtprov(int lock_fd, const std::vector<std::string>& args, const std::str
         execv("/proc/self/exe", argv.data());
         _exit(127);
     }
-    const bool stopped = wait_for(pid, deadline);
+    const Wait how = wait_for(pid, deadline);
+    if (how == Wait::abandoned)
+        return pipeline::k_child_timed_out;
     int status = 0;
     while (waitpid(pid, &status, 0) < 0)
         if (errno != EINTR)
             throw Error("lost track of rtprov " + args.front());
-    if (stopped)
+    if (how == Wait::stopped)
         return pipeline::k_child_timed_out;
     return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
 }

@@ -35,8 +35,9 @@ class RtprovRunner {
     // Runs 'rtprov ARGS'; its stdout goes to the host file 'stdout_path' when given.
     // Returns its exit code (128+N for a signal), or k_child_timed_out when it was still
     // running at 'deadline': it is then sent SIGTERM (a self-test ends early and starts a
-    // player it stopped again), and SIGKILL when it has not ended a few seconds later.
-    // Throws rtprov::Error when it cannot run.
+    // player it stopped again), SIGKILL when it has not ended a few seconds later, and is
+    // left behind when even that does not end it (stuck in the kernel). Throws
+    // rtprov::Error when it cannot run.
     virtual int run(const std::vector<std::string>& args, const std::string& stdout_path = "",
                     const Deadline& deadline = std::nullopt) = 0;
 };
