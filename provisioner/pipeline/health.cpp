@@ -6,6 +6,7 @@
 #include "provisioner/core/sha256.hpp"
 #include "provisioner/core/text.hpp"
 #include "provisioner/pipeline/applied_system.hpp"
+#include "provisioner/pipeline/boot_counting.hpp"
 #include "provisioner/system/sysroot.hpp"
 
 #include <algorithm>
@@ -25,13 +26,6 @@ constexpr int k_not_passed = 3;
 
 // How many failing lines of each child's report a reason quotes.
 constexpr std::size_t k_reason_lines = 4;
-
-// The EFI variable systemd-boot sets for an entry with a boot counter: its path on the
-// ESP, which systemd-bless-boot.service renames once the boot is good (systemd's
-// "Automatic Boot Assessment"; systemd-bless-boot.service(8)). efivarfs names a variable
-// NAME-VENDORGUID.
-constexpr const char* k_boot_count_variable =
-    "/sys/firmware/efi/efivars/LoaderBootCountPath-4a67b082-0a4c-41cf-b6c7-440b29bb8c4f";
 
 // The entry whose tries were spent and for which the gate asked a reboot once, without the
 // counter ("debian"): the loader booting it again means there is nothing to fall back to.
@@ -153,49 +147,20 @@ HealthChild run_child(Machine& machine, const std::string& name,
     return child;
 }
 
-// The entry with its counter taken out of its name ("debian+0-3.conf": "debian.conf").
-std::string without_counter(const std::string& entry) {
-    const std::size_t slash = entry.find_last_of("/\\");
-    const std::size_t start = slash == std::string::npos ? 0 : slash + 1;
-    std::size_t dot = entry.rfind('.');
-    if (dot == std::string::npos || dot < start)
-        dot = entry.size();
-    const std::size_t plus = entry.rfind('+', dot);
-    if (plus == std::string::npos || plus < start || !tries_left(entry))
-        return entry;
-    return entry.substr(0, plus) + entry.substr(dot);
-}
-
-// The path an efivarfs file of systemd's loader interface holds: 4 bytes of attributes,
-// then a NUL-terminated UTF-16LE string (systemd's BOOT_LOADER_INTERFACE). A character
-// outside ASCII is '?': the name is for messages and for telling entries apart.
-std::string efi_string(const std::string& bytes) {
-    std::string out;
-    for (std::size_t i = 4; i + 1 < bytes.size(); i += 2) {
-        const unsigned c = static_cast<unsigned char>(bytes[i]) |
-                           (static_cast<unsigned>(static_cast<unsigned char>(bytes[i + 1])) << 8);
-        if (c == 0)
-            break;
-        out += c < 0x80 && c >= 0x20 ? static_cast<char>(c) : '?';
-    }
-    return out;
-}
-
 // --boot on a verdict that is not healthy: whether this boot is counted, and whether to
 // ask a reboot (run_health asks it). An entry whose tries are spent gets one reboot,
 // recorded in k_spent_entry beside the reports; where that cannot be recorded, none.
 HealthBoot decide_boot(Machine& machine, const std::string& dir) {
     HealthBoot boot;
-    const system::SysRoot sys(machine.sysroot);
-    boot.counted = sys.exists(k_boot_count_variable);
+    const CountedBoot counted = counted_boot(machine.sysroot);
+    boot.counted = counted.counted;
+    boot.entry = counted.entry;
     if (!boot.counted) {
         boot.why = "not rebooted: the boot loader does not count tries of this boot's entry "
                    "(no LoaderBootCountPath EFI variable), so a reboot would start the same "
                    "system again; the exit code keeps boot-complete.target from being reached";
         return boot;
     }
-    if (system::Fact<std::string> bytes = sys.text(k_boot_count_variable); bytes)
-        boot.entry = efi_string(*bytes);
     const std::string shown = boot.entry.empty() ? "this boot's entry" : rtprov::quoted(boot.entry);
     if (!machine.running) {
         boot.why = "not rebooted: not the running system";
@@ -284,27 +249,6 @@ HealthVerdict health_verdict(std::optional<int> selftest, std::optional<int> aud
         return HealthVerdict::could_not_judge;
     return *selftest == k_passed && *audit == k_passed ? HealthVerdict::healthy
                                                        : HealthVerdict::not_healthy;
-}
-
-std::optional<unsigned> tries_left(const std::string& entry) {
-    const std::size_t slash = entry.find_last_of("/\\");
-    const std::string name = entry.substr(slash == std::string::npos ? 0 : slash + 1);
-    const std::size_t dot = name.rfind('.');
-    const std::string stem = name.substr(0, dot == std::string::npos ? name.size() : dot);
-    const std::size_t plus = stem.rfind('+');
-    if (plus == std::string::npos)
-        return std::nullopt;
-    const std::string counter = stem.substr(plus + 1);
-    const std::size_t dash = counter.find('-');
-    const std::string left = counter.substr(0, dash);
-    const std::string done = dash == std::string::npos ? "0" : counter.substr(dash + 1);
-    auto digits = [](const std::string& s) {
-        return !s.empty() && s.size() <= 9 &&
-               std::all_of(s.begin(), s.end(), [](char c) { return c >= '0' && c <= '9'; });
-    };
-    if (!digits(left) || !digits(done))
-        return std::nullopt;
-    return static_cast<unsigned>(std::stoul(left));
 }
 
 Health judge_health(Machine& machine, const HealthRequest& request) {

@@ -124,9 +124,4 @@ void reboot_if_decided(Machine& machine, const Health& health);
 // (docs/json.md, rtprov.health).
 std::string health_json(const Health& health);
 
-// The 'tries left' of a boot loader entry's name with a boot counter
-// ("debian+2-1.conf": 2; "+0-3": 0; UAPI.1 Boot Loader Specification, "Boot counting"),
-// nullopt when the name has none. Pure.
-std::optional<unsigned> tries_left(const std::string& entry);
-
 } // namespace rtprov::pipeline

@@ -461,16 +461,3 @@ TEST_CASE("--boot on an entry whose tries are spent reboots once, then not again
     CHECK(box.run_boot().boot->reboot);
     CHECK(box.manager.reboots.size() == 2);
 }
-
-TEST_CASE("a boot counter is read from an entry's name as the Boot Loader Specification has it") {
-    using pipeline::tries_left;
-    CHECK(tries_left("/loader/entries/debian+3.conf") == 3u);
-    CHECK(tries_left("/loader/entries/debian-6.12.57+deb13-amd64+2-1.conf") == 2u);
-    CHECK(tries_left("\\EFI\\Linux\\debian+0-7.efi") == 0u);
-    CHECK(tries_left("/loader/entries/rtprov-trial+0.conf") == 0u);
-    CHECK_FALSE(tries_left("/loader/entries/debian.conf"));
-    CHECK_FALSE(tries_left("/loader/entries/debian-6.12.57+deb13-amd64.conf"));
-    CHECK_FALSE(tries_left("/loader/entries/debian+x-1.conf"));
-    CHECK_FALSE(tries_left("/loader/entries/debian+1-.conf"));
-    CHECK_FALSE(tries_left(""));
-}
