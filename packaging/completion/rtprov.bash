@@ -35,6 +35,7 @@ _rtprov_options()
     'trial status') echo --help --json --prometheus --root --sysroot ;;
     'trial check') echo --help --prometheus --root --sysroot ;;
     'trial commit' | 'trial abort') echo --help --root --sysroot ;;
+    health) echo --help --json --prometheus --timeout --boot --sysroot ;;
     irq-tune)
         echo --help --restore --sound-priority --sound-cpus --sound-name --other-priority \
             --timer-priority --workqueue-cpus --state
@@ -49,7 +50,7 @@ _rtprov_subcommands()
     case $1 in
     '')
         echo profiles plan apply status rollback sched-features hold-cpu-dma-latency \
-            cpuset-partition selftest report audit firstboot trial irq-tune
+            cpuset-partition selftest report audit firstboot trial health irq-tune
         ;;
     profiles) echo show ;;
     trial) echo status check commit abort ;;
@@ -64,7 +65,8 @@ _rtprov_takes_value()
         --duration | --summary | --interval | --priority | --idle | --stop-above | \
         --pi-probe | --prometheus | --html | --history | --sysroot | --from | \
         --sound-priority | --sound-cpus | --sound-name | --other-priority | \
-        --timer-priority | --workqueue-cpus | --state | --firstboot-set | --period | --buffer)
+        --timer-priority | --workqueue-cpus | --state | --firstboot-set | --period | --buffer | \
+        --timeout)
         return 0
         ;;
     --json) [[ $1 == selftest ]] ;; # a FILE there, a flag elsewhere

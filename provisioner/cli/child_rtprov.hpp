@@ -11,16 +11,19 @@ namespace rtprov::cli {
 // Runs this rtprov binary with 'args'; its stdout goes to 'stdout_path' when given. The
 // child gets the root lock the caller holds ('lock_fd', kept open across exec and named
 // in RTPROV_ROOT_LOCK_FD), so its apply runs under that lock instead of finding the root
-// locked. Returns its exit code (128+N for a signal).
+// locked. Returns its exit code (128+N for a signal), or pipeline::k_child_timed_out when
+// it was still running at 'deadline' and was stopped (SIGTERM, then SIGKILL).
 int run_rtprov(int lock_fd, const std::vector<std::string>& args,
-               const std::string& stdout_path = "");
+               const std::string& stdout_path = "", const pipeline::Deadline& deadline = {});
 
-// The children of first boot and a trial's check: this binary, run under 'lock'.
+// The children of first boot, a trial's check and the health gate: this binary, run under
+// 'lock'.
 class ChildRtprov final : public pipeline::RtprovRunner {
   public:
     explicit ChildRtprov(const fs::RootLock& lock) : m_lock_fd(lock.fd()) {}
-    int run(const std::vector<std::string>& args, const std::string& stdout_path) override {
-        return run_rtprov(m_lock_fd, args, stdout_path);
+    int run(const std::vector<std::string>& args, const std::string& stdout_path,
+            const pipeline::Deadline& deadline) override {
+        return run_rtprov(m_lock_fd, args, stdout_path, deadline);
     }
 
   private:

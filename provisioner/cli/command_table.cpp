@@ -62,6 +62,12 @@ const Command k_commands[] = {
      "(run at boot by rtprov-trial.service), commit, abort",
      [](CLI::App& c, Invocation& a) { add_trial_options(c, a.trial); },
      [](const Invocation& a) { return run_trial(a.trial); }},
+    {"health",
+     "The verdict on this running system for an update framework: self-test and audit "
+     "against the applied profile, bounded in time; exit 0 healthy, 3 not healthy, 1 could "
+     "not judge (run at boot by rtprov-health.service with --boot)",
+     [](CLI::App& c, Invocation& a) { add_health_options(c, a.health); },
+     [](const Invocation& a) { return run_health(a.health); }},
     {"irq-tune",
      "Set the IRQ threads' priorities and the sound IRQs' CPUs as the profile "
      "laid them out (run by rtprov-irq-tune@.service at boot and for each sound "

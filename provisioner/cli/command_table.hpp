@@ -25,6 +25,7 @@ struct Invocation {
     AuditCommand audit;
     FirstbootCommand firstboot;
     TrialCommand trial;
+    HealthCommand health;
     IrqTuneCommand irq_tune;
 };
 

@@ -3,6 +3,7 @@
 
 #include "provisioner/cli/environment.hpp"
 #include "provisioner/cli/render.hpp"
+#include "provisioner/core/plan.hpp"
 #include "provisioner/fs/root.hpp"
 #include "provisioner/fs/root_lock.hpp"
 #include "provisioner/selftest/report.hpp"
@@ -105,7 +106,7 @@ int run_hold_cpu_dma_latency();
 int run_cpuset_partition(const CpusetPartitionCommand& c);
 
 // Where selftest keeps its reports and history (--history); report and status read them.
-inline constexpr const char* k_selftest_history = "/var/lib/rtprov/selftest";
+inline constexpr const char* k_selftest_history = core::k_selftest_history_dir;
 // The newest self-test report kept in ROOT's history folder as 'selftest --prometheus'
 // writes it (for 'status --prometheus'); "" when there is no such folder or no report in
 // it. Throws rtprov::Error naming the folder or file it cannot read.
@@ -199,6 +200,19 @@ struct TrialCommand {
 };
 void add_trial_options(CLI::App& command, TrialCommand& c);
 int run_trial(const TrialCommand& c);
+
+// 'rtprov health': the verdict on the running system that update frameworks read
+// (pipeline::run_health); its exit code is pipeline::health_exit_code's.
+struct HealthCommand {
+    CLI::App* app = nullptr;
+    std::string sysroot = "/";
+    bool json = false;
+    std::string prometheus_file; // --prometheus FILE
+    unsigned timeout_s = 0;      // --timeout; given or not: app->count("--timeout")
+    bool boot = false;           // --boot: as rtprov-health.service runs it
+};
+void add_health_options(CLI::App& command, HealthCommand& c);
+int run_health(const HealthCommand& c);
 
 // 'rtprov irq-tune': what rtprov-irq-tune@.service runs (live::tune_irqs), or with
 // --restore what 'rollback --live' puts back (live::restore_irqs).

@@ -22,7 +22,7 @@ static_assert(int(pipeline::Priority::error) == LOG_ERR &&
 namespace {
 
 // Journal message ids (journalctl MESSAGE_ID=...), documented in docs/firstboot.md
-// (first boot) and rtprov(1) (the trial).
+// (first boot) and rtprov(1) (the trial, the health gate).
 constexpr const char* k_id_failed = "e6c8a0f2b4d64a8c1e3f5b7d9a2c4e6f";
 
 std::string priority_field(pipeline::Priority priority) {
@@ -56,6 +56,14 @@ const char* message_id(pipeline::FlowEvent event) {
         return "2b8e4f6a1c3d4e5f9a7b8c0d1e2f3a4b";
     case pipeline::FlowEvent::trial_fell_back:
         return "9c1d3e5f7a2b4c6d8e0f1a3b5c7d9e2f";
+    case pipeline::FlowEvent::health_healthy:
+        return "cdfcab7aab7d4f30b6470c62aa602fd7";
+    case pipeline::FlowEvent::health_not_healthy:
+        return "9106d2d07f0a494f9fec96e0f1221bd0";
+    case pipeline::FlowEvent::health_could_not_judge:
+        return "e7abbb05435e4851b10003e8e7635cd6";
+    case pipeline::FlowEvent::health_reboot:
+        return "d3897e4c69e14ed0a357dfec1dedfa85";
     }
     return "";
 }
@@ -74,6 +82,31 @@ void TrialLog::line(const std::string& text) {
 }
 
 void TrialLog::warning(const std::string& message) {
+    std::cerr << "rtprov: warning: " << message << "\n";
+}
+
+// The verdict, once, as a structured entry: the command prints its own report (text or
+// JSON) on stdout, which under rtprov-health.service is the journal too.
+void HealthLog::event(pipeline::FlowEvent event, pipeline::Priority priority,
+                      const std::string& text, const std::string& field) {
+    std::vector<std::string> fields = {"MESSAGE=rtprov health: " + core::one_line(text),
+                                       std::string("MESSAGE_ID=") + message_id(event),
+                                       priority_field(priority)};
+    if (!field.empty())
+        fields.push_back(field);
+    systemd::journal_send(fields);
+}
+
+// What runs now, for 'systemctl status rtprov-health' (sd_notify STATUS=).
+void HealthLog::progress(const std::string& status) {
+    systemd::notify("rtprov health: " + status);
+}
+
+void HealthLog::line(const std::string& text) {
+    std::cerr << "rtprov health: " << text << "\n";
+}
+
+void HealthLog::warning(const std::string& message) {
     std::cerr << "rtprov: warning: " << message << "\n";
 }
 

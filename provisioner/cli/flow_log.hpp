@@ -26,6 +26,19 @@ class TrialLog final : public pipeline::FlowLog {
     bool failed(const std::string&) override { return false; }
 };
 
+// 'rtprov health': the verdict a structured journal entry with its id (the command prints
+// the report itself, on stdout, where --json keeps only JSON); progress for 'systemctl
+// status' (sd_notify STATUS=); lines and warnings on stderr.
+class HealthLog final : public pipeline::FlowLog {
+  public:
+    void event(pipeline::FlowEvent event, pipeline::Priority priority, const std::string& message,
+               const std::string& field) override;
+    void progress(const std::string& status) override;
+    void line(const std::string& text) override;
+    void warning(const std::string& message) override;
+    bool failed(const std::string&) override { return false; }
+};
+
 // 'rtprov firstboot', run by rtprov-firstboot.service, whose stdout and stderr are the
 // journal: each step once there (a structured entry, printed only where stdout is not
 // the journal), its progress for 'systemctl status' (sd_notify STATUS=) and on stdout.

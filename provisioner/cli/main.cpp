@@ -22,10 +22,12 @@ using cli::k_exit_failed;
 using cli::k_exit_usage;
 
 const char* const k_exit_codes = R"(Exit codes:
-  0  success (for plan: the plan was made, whether or not it changes anything)
-  1  failure, or a plan with refusals; the message says why and what to do
+  0  success (for plan: the plan was made, whether or not it changes anything; for
+     health: healthy)
+  1  failure, or a plan with refusals; the message says why and what to do; for
+     health: could not judge (a child's error, the time ran out, the verdict not kept)
   2  wrong usage (unknown option, missing --root)
-  3  selftest or audit ran and did not pass (the report says which part and why);
+  3  selftest, audit or health ran and did not pass (the report says which part and why);
      status found drift: a managed file changed by hand or missing, a command of the
      last apply that did not finish (pending: update-grub), or an apply or rollback
      that stopped half way (status --diff shows what changed)

@@ -9,11 +9,12 @@
 #include <utility>
 #include <vector>
 
-// Reading JSON (RFC 8259): rtprov reads back only what it wrote itself (a kept self-test
-// report), but that file may have been edited or forged, so the reader is strict and
-// bounded: UTF-8 only, nesting at most k_max_json_depth, at most 'max_values' values, no
-// member name twice in an object, numbers that fit a double, and every problem named by
-// line and column. Pure.
+// Reading JSON (RFC 8259), and the two pieces every JSON rtprov writes is made of (a
+// string literal, the schema members). rtprov reads back only what it wrote itself (a
+// kept self-test report), but that file may have been edited or forged, so the reader is
+// strict and bounded: UTF-8 only, nesting at most k_max_json_depth, at most 'max_values'
+// values, no member name twice in an object, numbers that fit a double, and every problem
+// named by line and column. Pure.
 //
 // Why not a library: Debian has JSON libraries (nlohmann-json, jsoncpp), but rtprov only
 // needs to read its own reports back, the limits above are what make that safe, and a
@@ -56,5 +57,19 @@ JsonParse parse_json(std::string_view text, std::size_t max_values = 1u << 22);
 // The kind's name in messages: "null", "true or false", "a number", "a string", "a list",
 // "an object".
 std::string_view describe(JsonValue::Kind kind);
+
+// A JSON string literal for 'text' (RFC 8259 escapes). Valid UTF-8 passes through; a
+// byte that is not part of valid UTF-8 (a file's old content may hold any bytes) is
+// written as the code point of the same number, so the output stays valid JSON.
+std::string json_string(std::string_view text);
+
+// The first two members of every --json object rtprov prints or keeps: which output it
+// is ("rtprov.plan", "rtprov.status", ...) and the version of its keys. docs/json.md
+// documents each output and the promise: within a version keys are only added; a key
+// removed, renamed or given another type bumps the version.
+inline std::string json_schema(std::string_view kind, int version = 1) {
+    return "\"schema\": \"rtprov." + std::string(kind) +
+           "\", \"schema_version\": " + std::to_string(version);
+}
 
 } // namespace rtprov::core

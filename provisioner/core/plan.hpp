@@ -249,6 +249,9 @@ inline constexpr unsigned k_health_selftest_max_s = k_trial_selftest_max_s;
 unsigned health_timeout_s(const SelftestThresholds& limits);
 inline constexpr unsigned k_health_unit_slack_s = 60;
 
+// Where 'rtprov selftest' keeps every report and its history (--history).
+inline constexpr const char* k_selftest_history_dir = "/var/lib/rtprov/selftest";
+
 // Marker for the first-boot flow: the boot configuration still has to be regenerated;
 // it holds the commands, one per line.
 inline constexpr const char* k_pending_regeneration_path = "/var/lib/rtprov/regenerate-boot";

@@ -6,7 +6,9 @@
 #include "provisioner/pipeline/apply.hpp"
 #include "provisioner/target/journal.hpp"
 
+#include <chrono>
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -16,6 +18,14 @@
 // fakes and a fixed clock.
 namespace rtprov::pipeline {
 
+// When a child must have ended, on the steady clock (CLOCK_MONOTONIC: a wall clock that
+// jumps neither ends a run early nor stretches it); none: it runs until it ends.
+using Deadline = std::optional<std::chrono::steady_clock::time_point>;
+
+// What RtprovRunner::run returns for a child still running at its deadline, which it
+// then stopped: never an exit code (those are 0 to 255, and 128+N for a signal).
+inline constexpr int k_child_timed_out = -1;
+
 // Runs rtprov commands as children ('rtprov apply --live', 'selftest', 'audit'), each
 // under the lock the flow holds, so that its output reaches the unit's journal as on a
 // terminal and each step is one an admin runs by hand.
@@ -23,12 +33,17 @@ class RtprovRunner {
   public:
     virtual ~RtprovRunner() = default;
     // Runs 'rtprov ARGS'; its stdout goes to the host file 'stdout_path' when given.
-    // Returns its exit code (128+N for a signal). Throws rtprov::Error when it cannot run.
-    virtual int run(const std::vector<std::string>& args, const std::string& stdout_path = "") = 0;
+    // Returns its exit code (128+N for a signal), or k_child_timed_out when it was still
+    // running at 'deadline': it is then sent SIGTERM (a self-test ends early and starts a
+    // player it stopped again), SIGKILL when it has not ended a few seconds later, and is
+    // left behind when even that does not end it (stuck in the kernel). Throws
+    // rtprov::Error when it cannot run.
+    virtual int run(const std::vector<std::string>& args, const std::string& stdout_path = "",
+                    const Deadline& deadline = std::nullopt) = 0;
 };
 
 // Steps worth finding later, each with its own journal message id (documented in
-// rtprov(1) and docs/firstboot.md).
+// rtprov(1), and first boot's in docs/firstboot.md).
 enum class FlowEvent {
     firstboot_start,
     firstboot_applied,
@@ -37,6 +52,10 @@ enum class FlowEvent {
     firstboot_done,
     trial_committed,
     trial_fell_back,
+    health_healthy, // 'rtprov health': each verdict (pipeline/health.hpp)
+    health_not_healthy,
+    health_could_not_judge,
+    health_reboot, // --boot: a reboot asked for: the boot loader tries again or falls back
 };
 
 // The journal's priorities (syslog's numbers).

@@ -4,40 +4,32 @@
 #include "provisioner/core/error.hpp"
 #include "provisioner/core/plan.hpp"
 #include "provisioner/core/text.hpp"
-#include "provisioner/pipeline/applied_system.hpp"
+#include "provisioner/pipeline/health.hpp"
 #include "provisioner/system/sysroot.hpp"
 
 #include <algorithm>
-#include <cctype>
-#include <filesystem>
-#include <fstream>
-
-namespace stdfs = std::filesystem;
+#include <cstdlib>
 
 namespace rtprov::pipeline {
 
 namespace {
 
-// The exit codes of the children (rtprov(1)): 0 passed, 3 ran and did not pass.
-constexpr int k_passed = 0;
-constexpr int k_not_passed = 3;
+// What a trial boot's check leaves the commit, after the gate: the plain apply and its
+// boot regeneration (update-grub, kernel-install).
+constexpr unsigned k_trial_commit_s = 120;
 
-// The lines of a report that say what failed, at most 'max' of them.
-std::string failing_lines(const std::string& path, std::size_t max) {
-    std::ifstream in(path);
-    std::string line, out;
-    std::size_t n = 0;
-    while (n < max && std::getline(in, line)) {
-        std::string lower = line;
-        for (char& ch : lower)
-            ch = char(std::tolower(static_cast<unsigned char>(ch)));
-        if (lower.find("fail") == std::string::npos && lower.find("over") == std::string::npos)
-            continue;
-        std::size_t start = line.find_first_not_of(" \t");
-        out += (out.empty() ? "" : "; ") + line.substr(start == std::string::npos ? 0 : start);
-        ++n;
-    }
-    return out;
+// How long the trial boot's check may judge: rtprov-trial-deadline.target's job timeout
+// (core::k_trial_deadline_s) counts from the start of the boot and reboots into the
+// default when it runs out, so the gate ends before it, leaving the commit its time.
+// /proc/uptime says how much of it the boot took (a little more than the job has run);
+// nullopt where it cannot be read (the gate's own bound then holds alone).
+std::optional<unsigned> trial_time_left(const std::string& sysroot) {
+    system::Fact<std::string> uptime = system::SysRoot(sysroot).value("/proc/uptime");
+    if (!uptime)
+        return std::nullopt;
+    const double up = std::strtod(uptime->c_str(), nullptr);
+    const double left = double(core::k_trial_deadline_s) - up - k_trial_commit_s;
+    return left > 0 ? static_cast<unsigned>(left) : 0u;
 }
 
 void end_trial(Machine& machine, target::TrialRecord record, const std::string& phase,
@@ -190,27 +182,18 @@ TrialCheck check_trial(Machine& machine, TrialView& view) {
         throw UsageError("--root",
                          "a trial boot is checked on the running system: run 'rtprov trial "
                          "check' without --root and --sysroot");
+    // The health gate's judgement (pipeline/health.hpp): one verdict rule for both.
     target::TrialRecord record = *seen.record;
-    const std::string dir = core::k_trial_reports_dir, host_dir = root.host_path(dir);
-    stdfs::create_directories(host_dir);
-    int selftest = machine.rtprov.run(
-        selftest_command(machine.sysroot, {"--json", host_dir + "/selftest.json"}),
-        host_dir + "/selftest.txt");
-    int audit = machine.rtprov.run({"audit"}, host_dir + "/audit.txt");
-    auto word = [](int rc) {
-        return rc == k_passed ? "passed" : rc == k_not_passed ? "did not pass" : "error";
-    };
-    record.selftest = word(selftest);
-    record.audit = word(audit);
-    if (selftest == k_passed && audit == k_passed)
+    HealthRequest gate;
+    gate.reports_dir = core::k_trial_reports_dir;
+    gate.at_most_s = trial_time_left(machine.sysroot);
+    const Health health = judge_health(machine, gate);
+    record.selftest = health.selftest.outcome;
+    record.audit = health.audit.outcome;
+    if (health.verdict == HealthVerdict::healthy)
         return commit(machine, record);
-    std::string why;
-    if (selftest != k_passed)
-        why = "self-test " + record.selftest + ": " + failing_lines(host_dir + "/selftest.txt", 4);
-    if (audit != k_passed)
-        why += (why.empty() ? "" : "; ") + std::string("audit ") + record.audit + ": " +
-               failing_lines(host_dir + "/audit.txt", 4);
-    end_trial(machine, record, "fell-back", why + " (reports in " + dir + ")");
+    const std::string why = core::join(health.reasons, "; ");
+    end_trial(machine, record, "fell-back", why + " (reports in " + gate.reports_dir + ")");
     machine.log.event(FlowEvent::trial_fell_back, Priority::warning,
                       "fell back: " + why + "; rebooting into the default boot configuration");
     machine.manager.reboot("");

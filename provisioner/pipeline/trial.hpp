@@ -56,10 +56,13 @@ enum class TrialCheck {
 // 'trial check', run by rtprov-trial.service at every boot while a trial is recorded. On
 // a boot that is not the trial's, the trial is disarmed, then recorded as fallen back
 // (a kill in between leaves it armed, and the next boot records it again). On the trial
-// boot (only where 'machine.running', else UsageError), the self-test and the audit run
-// as children, their output kept in core::k_trial_reports_dir; both passed: committed by
-// a plain 'apply --live' of the applied profile; else recorded, told, and a reboot asked
-// for. 'view' is set to what this boot was to the trial before the check.
+// boot (only where 'machine.running', else UsageError), the health gate judges it
+// (judge_health: the self-test and the audit as children, their reports and verdict kept
+// in core::k_trial_reports_dir, within the gate's time bound and before the trial's
+// deadline target would reboot, leaving the commit its time); healthy: committed by a
+// plain 'apply --live' of the applied profile; else (not healthy, or could not judge)
+// recorded with the gate's reasons, told, and a reboot asked for. 'view' is set to what
+// this boot was to the trial before the check.
 TrialCheck check_trial(Machine& machine, TrialView& view);
 
 // 'trial commit': the trial boot's configuration made the default now (committed or

@@ -22,8 +22,8 @@ struct TrialRecord {
     std::string armed_boot; // the boot id apply --live ran in; "" offline (the next boot
                             // of the image is the trial)
     std::string reason;     // fell-back, aborted: why, with the numbers
-    std::string selftest;   // the trial boot's: passed, did not pass, error, not run
-    std::string audit;      // the trial boot's: passed, did not pass, error, not run
+    std::string selftest;   // the trial boot's: passed, did not pass, error, timed out, not run
+    std::string audit;      // the trial boot's: passed, did not pass, error, timed out, not run
     std::string updated_at; // UTC
     friend bool operator==(const TrialRecord&, const TrialRecord&) = default;
 };

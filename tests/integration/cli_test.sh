@@ -316,6 +316,33 @@ check "an unknown command is a usage error" [ "$rc" -eq 2 ]
 run apply --root "$work/r" --profile pi4 --runtime
 check "--runtime without --live is a usage error" [ "$rc" -eq 2 ]
 
+# -- health: its help and usage errors (its runs on fixture trees: health_test.sh) ----------
+run --help
+check "rtprov --help lists health" grep -Eq '^  health +The verdict on this running system' <<<"$out"
+run health --help
+for option in --json --prometheus --timeout --boot --sysroot; do
+    check "health --help names $option" grep -q -- "$option" <<<"$out"
+done
+check "health --help names its exit codes" \
+    grep -q 'exit 0 healthy, 3 not healthy, 1 could not judge' <<<"$(tr -s ' \n' ' ' <<<"$out")"
+run health --timeout 0
+check "health --timeout 0 is a usage error (exit 2)" [ "$rc" -eq 2 ]
+run health --frobnicate
+check "an unknown option of health is a usage error (exit 2)" [ "$rc" -eq 2 ]
+mkdir -p "$work/tree"
+run health --boot --sysroot "$work/tree"
+check "health --boot with --sysroot is a usage error (exit 2)" [ "$rc" -eq 2 ]
+check "which says why" [ "$err" = \
+    "rtprov: error: --boot: reboots this machine, so it judges this machine: leave out --sysroot" ]
+run health --sysroot "$work/tree"
+check "health on a folder that is no running system's root fails (exit 1)" [ "$rc" -eq 1 ]
+check "and says why" grep -q "is not the root of a running system" <<<"$err"
+check "before it runs or writes anything" [ ! -e "$work/tree/var" ]
+run health --prometheus "$work/no-such-dir/h.prom"
+check "health refuses a textfile in a folder that does not exist (exit 1), before it runs" \
+    [ "$rc" -eq 1 ]
+check "and says what to do" grep -q "does not exist; create it first" <<<"$err"
+
 # A corrupted state file: clear error, nothing touched.
 fresh r pi4-trixie
 "$rtprov" apply --root "$work/r" --profile pi4 >/dev/null

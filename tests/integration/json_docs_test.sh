@@ -3,7 +3,7 @@
 # docs/json.md lists exactly the keys of every --json output, with their types. This
 # makes each output in the states that fill it (a plan with findings and commands, a
 # status with drift and a trial, an audit with thread tables, a self-test with the probe,
-# and their empty cases) and json_docs_check.py holds them against the document both
+# the health gate's verdicts, and their empty cases) and json_docs_check.py holds them against the document both
 # ways: every key seen is documented with that type, every documented key is seen.
 # Usage: json_docs_test.sh RTPROV SOURCE_DIR
 set -uo pipefail
@@ -86,9 +86,11 @@ keep plan applied plan --root "$t" --profile x86-debian13 --set board.cpus=4
 # an audit and a self-test against a system tree holding an applied profile
 sys=$work/sys
 cp -a "$src/tests/fixtures/roots/debian13" "$sys"
-# a limit of 1 µs on the reserved CPU 1: every second of its run is late
+# a limit of 1 µs on the reserved CPU 1: every second of its run is late; the health
+# gate's self-test runs 1 s
 "$rtprov" apply --root "$sys" --profile x86-debian13 --set board.cpus=2 \
-    --set tuning.selftest.max_latency_us.reserved=1 >/dev/null 2>&1
+    --set tuning.selftest.max_latency_us.reserved=1 --set tuning.selftest.duration_s=1 \
+    >/dev/null 2>&1
 mkdir -p "$sys/sys/devices/system/cpu" "$sys/proc/sys/kernel" "$sys/sys/kernel/debug/sched"
 echo 0-1 >"$sys/sys/devices/system/cpu/online"
 echo 0-1 >"$sys/sys/devices/system/cpu/present"
@@ -131,6 +133,14 @@ check "selftest without the probe wrote its JSON report" [ -s "$out/selftest.nop
     cat "$work/err" >&2
 check "the kept report is the same document, named without colons" \
     bash -c "ls '$work/history' | grep -Eqx '[0-9]{8}T[0-9]{6}Z(-[0-9]+)?\.json'"
+
+# the health gate: a verdict against the profile with both children's exit codes, and one
+# without a profile that ran out of time (the self-test stopped: no exit code)
+keep health profile health --sysroot "$sys"
+mkdir -p "$work/bare/sys/devices/system/cpu" "$work/bare/proc/sys/kernel/random"
+echo 0-1 >"$work/bare/sys/devices/system/cpu/online"
+echo 'root=/dev/vda ro' >"$work/bare/proc/cmdline"
+keep health timeout health --sysroot "$work/bare" --timeout 1
 
 check "docs/json.md documents every key of every output, and only those" \
     python3 "$src/tests/integration/json_docs_check.py" "$src/docs/json.md" "$out"/*.json

@@ -23,7 +23,8 @@ const std::vector<core::AppKnowledge>& apps() {
 // run; 'apply' with 'apply_code'.
 class ScriptedRtprov final : public pipeline::RtprovRunner {
   public:
-    int run(const std::vector<std::string>& args, const std::string&) override {
+    int run(const std::vector<std::string>& args, const std::string&,
+            const pipeline::Deadline&) override {
         runs.push_back(args);
         if (args.front() == "apply")
             return apply_code;

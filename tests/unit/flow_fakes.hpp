@@ -21,15 +21,18 @@ using namespace rtprov;
 struct Run {
     std::vector<std::string> args;
     std::string stdout_path;
+    pipeline::Deadline deadline;
 };
 
-// Answers each 'rtprov VERB ...' with the exit code set for VERB (0 unless set); writes
-// the output set for VERB to the stdout file it is given; 'effect' runs for VERB first
-// (a child apply that writes the applied profile).
+// Answers each 'rtprov VERB ...' with the exit code set for VERB (0 unless set; a
+// pipeline::k_child_timed_out: it ran past its deadline); writes the output set for VERB
+// to the stdout file it is given; 'effect' runs for VERB first (a child apply that writes
+// the applied profile).
 class FakeRtprov final : public pipeline::RtprovRunner {
   public:
-    int run(const std::vector<std::string>& args, const std::string& stdout_path) override {
-        runs.push_back({args, stdout_path});
+    int run(const std::vector<std::string>& args, const std::string& stdout_path,
+            const pipeline::Deadline& deadline) override {
+        runs.push_back({args, stdout_path, deadline});
         const std::string& verb = args.front();
         if (auto effect = effects.find(verb); effect != effects.end())
             effect->second();

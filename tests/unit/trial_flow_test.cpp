@@ -128,13 +128,23 @@ TEST_CASE("a trial boot that passes the self-test and the audit is committed by 
     pipeline::Machine machine = flow.machine();
     pipeline::TrialView seen;
     CHECK(pipeline::check_trial(machine, seen) == pipeline::TrialCheck::committed);
-    const std::string reports = trial.dir.path() + core::k_trial_reports_dir;
+    // The health gate's children (pipeline/health.cpp), on the test's tree as the sysroot.
+    const std::string tree = trial.dir.path(), reports = tree + core::k_trial_reports_dir;
     REQUIRE(flow.rtprov.runs.size() == 3);
-    CHECK(flow.rtprov.runs[0].args ==
-          std::vector<std::string>{"selftest", "--json", reports + "/selftest.json"});
+    CHECK(flow.rtprov.runs[0].args == std::vector<std::string>{"selftest", "--duration", "10",
+                                                               "--json", reports + "/selftest.json",
+                                                               "--sysroot", tree, "--history",
+                                                               tree + "/var/lib/rtprov/selftest"});
     CHECK(flow.rtprov.runs[0].stdout_path == reports + "/selftest.txt");
-    CHECK(flow.rtprov.runs[1].args == std::vector<std::string>{"audit"});
-    CHECK(flow.rtprov.runs[1].stdout_path == reports + "/audit.txt");
+    CHECK(flow.rtprov.runs[1].args ==
+          std::vector<std::string>{"audit", "--json", "--sysroot", tree});
+    CHECK(flow.rtprov.runs[1].stdout_path == reports + "/.audit.json.tmp");
+    CHECK(std::filesystem::exists(reports + "/audit.json"));
+    CHECK(std::filesystem::exists(reports + "/verdict.json"));
+    // Without /proc/uptime, the gate's own bound: the profile's (none: the defaults).
+    REQUIRE(flow.rtprov.runs[0].deadline);
+    CHECK(*flow.rtprov.runs[0].deadline - std::chrono::steady_clock::now() <=
+          std::chrono::seconds(core::health_timeout_s({})));
     CHECK(flow.rtprov.runs[2].args == std::vector<std::string>{"apply", "--live", "--profile",
                                                                "/etc/rtprov/profile.yaml",
                                                                "--regenerate-boot=now"});
@@ -166,13 +176,59 @@ TEST_CASE("a trial boot that does not pass falls back, names what failed and reb
     CHECK(now.selftest == "did not pass");
     CHECK(now.audit == "error");
     const std::string why = "self-test did not pass: CPU 2: over its limit of 500 us; audit "
-                            "error: FAIL threads   mpd.service runs on 0-3";
+                            "error (exit 1)";
     CHECK(now.reason == why + " (reports in /var/lib/rtprov/trial-reports)");
     REQUIRE(flow.log.events.size() == 1);
     CHECK(flow.log.events[0].event == pipeline::FlowEvent::trial_fell_back);
     CHECK(flow.log.events[0].message ==
           "fell back: " + why + "; rebooting into the default boot configuration");
     CHECK(flow.manager.reboots == std::vector<std::string>{""});
+}
+
+TEST_CASE("a trial boot judges before its deadline target would reboot, leaving the commit time") {
+    // 900 s from the start of the boot (rtprov-trial-deadline.target), 120 s of it the
+    // commit's: at 700 s up, the gate has 80 s; at 800 s, none, and nothing is judged.
+    ArmedTrial trial(k_trial_boot);
+    trial.dir.write("proc/uptime", "700.25 1300.50\n");
+    Flow flow(trial);
+    pipeline::Machine machine = flow.machine();
+    pipeline::TrialView seen;
+    CHECK(pipeline::check_trial(machine, seen) == pipeline::TrialCheck::committed);
+    REQUIRE(flow.rtprov.runs.size() == 3);
+    REQUIRE(flow.rtprov.runs[0].deadline);
+    const auto left = *flow.rtprov.runs[0].deadline - std::chrono::steady_clock::now();
+    CHECK(left <= std::chrono::seconds(79));
+    CHECK(left > std::chrono::seconds(70));
+
+    ArmedTrial late(k_trial_boot);
+    late.dir.write("proc/uptime", "800.00 1500.00\n");
+    Flow late_flow(late);
+    pipeline::Machine late_machine = late_flow.machine();
+    CHECK(pipeline::check_trial(late_machine, seen) == pipeline::TrialCheck::fell_back);
+    CHECK(late_flow.rtprov.runs.empty());
+    const target::TrialRecord now = late.now();
+    CHECK(now.phase == "fell-back");
+    CHECK(now.selftest == "not run");
+    CHECK(now.audit == "not run");
+    CHECK(now.reason == "timed out after 0 s; self-test did not run; audit did not run (reports "
+                        "in /var/lib/rtprov/trial-reports)");
+    CHECK(late_flow.manager.reboots == std::vector<std::string>{""});
+}
+
+TEST_CASE("a trial boot the gate cannot judge in time falls back, and says so") {
+    ArmedTrial trial(k_trial_boot);
+    Flow flow(trial);
+    flow.rtprov.codes = {{"selftest", pipeline::k_child_timed_out}};
+    pipeline::Machine machine = flow.machine();
+    pipeline::TrialView seen;
+    CHECK(pipeline::check_trial(machine, seen) == pipeline::TrialCheck::fell_back);
+    CHECK(flow.rtprov.verbs() == std::vector<std::string>{"selftest"}); // no audit, no commit
+    const target::TrialRecord now = trial.now();
+    CHECK(now.selftest == "timed out");
+    CHECK(now.audit == "not run");
+    CHECK(now.reason == "timed out after " + std::to_string(core::health_timeout_s({})) +
+                            " s; self-test was still running at the deadline and was stopped; "
+                            "audit did not run (reports in /var/lib/rtprov/trial-reports)");
 }
 
 TEST_CASE("a trial boot whose commit fails is recorded as such, and the box stays up") {
