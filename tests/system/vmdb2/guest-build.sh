@@ -41,13 +41,13 @@ echo $(($(date +%s) - started)) >"$out/vmdb2.seconds"
 # read_image SUFFIX: of the image mounted at $mnt, the boot files and what the image's rtprov says of it.
 mnt=/mnt/image
 read_image() {
-    cp "$mnt/boot/firmware/cmdline.txt" "$out/cmdline.$2"
-    cp "$mnt/boot/firmware/config.txt" "$out/config.$2"
-    rtprov status --root "$mnt" >"$out/status.$2" 2>&1
-    echo $? >"$out/status.$2.rc"
+    cp "$mnt/boot/firmware/cmdline.txt" "$out/cmdline.$1"
+    cp "$mnt/boot/firmware/config.txt" "$out/config.$1"
+    rtprov status --root "$mnt" >"$out/status.$1" 2>&1
+    echo $? >"$out/status.$1.rc"
     local args=(--profile "$profile") kv
     for kv in $sets; do args+=(--set "$kv"); done
-    rtprov plan --root "$mnt" "${args[@]}" --firstboot >"$out/plan.$2" 2>&1
+    rtprov plan --root "$mnt" "${args[@]}" --firstboot >"$out/plan.$1" 2>&1
 }
 # attach IMG: its partitions as vmdb2 maps them (kpartx), mounted at $mnt.
 attach() {
