@@ -312,13 +312,21 @@ base=$(cat "$t/base-entry" 2>/dev/null)
 mapfile -t final_entries < <(esp_entries)
 echo "health_gate_test: the ESP's entries after the last boot: ${final_entries[*]}" >&2
 
-# Each qemu run is one boot; the boots the guest recorded carry its number. The record's
-# boot numbers and qemu's runs agree when no boot panicked before its record started.
-entry_of=() # by the guest's boot number: the entry systemd-boot chose (LoaderEntrySelected)
-for g in $(seq 1 "$recorded"); do entry_of[g]=$(rec "boot-$g.start" entry); done
+# Each qemu run is one boot. Which entry it booted: the kernel prints its command line
+# first thing, where systemd-boot put the entry's initrds (initrd=\debian\VERSION\...),
+# so even a boot that panicked before its record says it; the version's suffix tells the
+# image's entry (none), the failing update (.update1) and the passing one (.update2). The
+# guest's number for the boot, when its record started, is on the console too.
+booted_version=() guest_boot=()
+for n in $(seq 1 "$boots"); do
+    booted_version[n]=$(grep -am1 'Command line:' "$work/console.$n.log" |
+        grep -o 'initrd=[^ ]*' | tail -n 1 | tr '\134' / | awk -F/ '{ print $(NF - 1) }')
+    guest_boot[n]=$(grep -ao 'health-test: boot [0-9]* started' "$work/console.$n.log" | head -n 1 | cut -d' ' -f3)
+done
+recorded=$(cat "$t/boots" 2>/dev/null || echo 0)
 panics=0
 for n in $(seq 1 "$boots"); do [ -z "${panicked[$n]}" ] || panics=$((panics + 1)); done
-check "every boot was recorded ($recorded of $boots; $panics kernel panics under TCG)" \
+check "every boot that did not panic was recorded ($recorded of $boots; $panics kernel panics under TCG)" \
     [ "$recorded" = "$((boots - panics))" ]
 
 # The rtprov parameters: what the image's /etc/kernel/cmdline has beyond the command line
@@ -337,7 +345,10 @@ lacks_params() { local p; for p in "${params[@]}"; do [[ " $1 " != *" $p "* ]] |
 same_id() { [ -n "$1" ] && { [ "$1" = "$2" ] || [ "$1.conf" = "$2" ]; }; }
 reached() { [ "$(unit_field "$1" unit.boot_complete ActiveState)" = active ]; }
 not_reached() { [ "$(unit_field "$1" unit.boot_complete ActiveState)" != active ]; }
-mark_good_ran() { [ "$(rec "$1" unit.mark_good | cut -d' ' -f1-3)" = "ActiveState=active SubState=exited Result=success" ]; }
+mark_good_ran() {
+    succeeded "$1" unit.mark_good && [ "$(unit_field "$1" unit.mark_good ActiveState)/$(unit_field "$1" unit.mark_good SubState)" = active/exited ]
+}
+bless_pulled_in() { [ -n "$(rec "boot-$1.start" generated_bless)" ]; }
 gate_required() { [ "$(rec "$1" enabled)" = enabled ] && [[ " $(rec "$1" requires) " == *" $gate "* ]]; }
 gate_in_deps() { [[ " $(rec "$1" deps) " == *" $gate "* ]]; }
 gate_failed_rebooting() {
@@ -347,8 +358,8 @@ installed() { [ "$(rec "$1" rc)" = 0 ] && [[ " $(rec "$1" entries) " == *"$2"* ]
 entry_file_is() { grep -q "$2" <<<"$(rec "$1" entries)"; }
 gate_passed() { succeeded "$1" unit.gate && reached "$1"; }
 passing_boot() { has_params "$(rec "$1" cmdline)" && gate_passed "$1" && mark_good_ran "$1"; }
-first_boot() { same_id "$base" "${built_entries[0]}" && [ "${entry_of[1]}" = "$base" ] && [ "$(rec boot-1.start counted)" = no ]; }
-fell_back() { [ "${entry_of[$1]}" = "$base" ] && [ "$(rec "boot-$1.start" counted)" = no ] && [ -f "$t/fallback.facts" ]; }
+first_boot() { same_id "$base" "${built_entries[0]}" && [ "${guest_boot[1]}" = 1 ] && [ "$(rec boot-1.start counted)" = no ]; }
+fell_back() { [ "$(rec "boot-$1.start" entry)" = "$base" ] && [ "$(rec "boot-$1.start" counted)" = no ] && [ -f "$t/fallback.facts" ]; }
 counted_as() { [ "$(rec "boot-$1.start" counted)" = yes ] && entry_file_is "boot-$1.start" "$2"; }
 blessed() { succeeded "$1" unit.bless && blessed_file "$1"; }
 blessed_file() { [[ " $(rec "$1" entries) " == *".update2.conf "* && " $(rec "$1" entries) " != *".update2+"* ]]; }
@@ -362,13 +373,15 @@ except (OSError, ValueError) as e:
     print("  verdict.json:", e)
     sys.exit(1)
 print("  verdict:", v.get("verdict"), "reasons:", "; ".join(v.get("reasons") or []))
+if isinstance(v.get("boot"), dict) and v["boot"].get("why"):
+    print("  boot:", v["boot"]["why"])
 same_boot = v.get("boot_id", "").replace("-", "") == sys.argv[2].replace("-", "")
 sys.exit(0 if same_boot and v.get("verdict") == sys.argv[3] else 1)
 PY
 }
 
 # A. Boot 1, the image's own entry.
-check "boot 1: the image's own entry ('$base', built as ${built_entries[0]}), not counted" \
+check "boot 1: the image's own entry ('$base', built as ${built_entries[0]}; ${booted_version[1]}), not counted" \
     first_boot
 check "  the gate ($gate) is enabled and boot-complete.target requires it" gate_required setup.facts ||
     echo "  is-enabled '$(rec setup.facts enabled)', Requires '$(rec setup.facts requires)'"
@@ -385,25 +398,34 @@ check "  /etc/kernel/cmdline given back byte for byte right after" [ "$(rec upda
 check "  under a version that sorts newer ($(rec update1.log compare))" \
     grep -q ' < .*\.update1$' <<<"$(rec update1.log compare)"
 
-# Which boot was which: by the entry the boot loader chose.
-bad_boots=() base_boots=() good_boots=()
-for g in $(seq 1 "$recorded"); do
-    case ${entry_of[g]} in
-    *.update1*) bad_boots+=("$g") ;;
-    *.update2*) good_boots+=("$g") ;;
-    "$base") base_boots+=("$g") ;;
+# Which boot was which, by the entry systemd-boot booted.
+bad_runs=() base_runs=() good_runs=()
+for n in $(seq 1 "$boots"); do
+    case ${booted_version[n]} in
+    *.update1) bad_runs+=("$n") ;;
+    *.update2) good_runs+=("$n") ;;
+    ?*) base_runs+=("$n") ;;
     esac
 done
-panic_note=""
-[ "$panics" = 0 ] || panic_note=" (and $panics boot(s) that panicked under TCG before their record)"
-check "the failing update was booted $tries times, its tries: guest boots ${bad_boots[*]}$panic_note" \
-    [ "${#bad_boots[@]}" = "$tries" ]
+runs_note() { # RUN...: "2, 3 (2 panicked)"
+    local n p="" list=""
+    for n in "$@"; do
+        list+="${list:+, }$n"
+        [ -z "${panicked[$n]}" ] || p+="${p:+, }$n"
+    done
+    echo "${list:-none}${p:+ ($p panicked under TCG: a try spent all the same)}"
+}
+check "the failing update was booted $tries times, its tries: boots $(runs_note "${bad_runs[@]}")" \
+    [ "${#bad_runs[@]}" = "$tries" ]
 i=0
-for g in "${bad_boots[@]}"; do
+for n in "${bad_runs[@]}"; do
     i=$((i + 1))
+    g=${guest_boot[n]}
+    [ -n "$g" ] || continue # panicked before its record
     r=boot-$g.stop
-    check "boot $g: the failing update, counted by systemd-boot (LoaderBootCountPath '$(rec "boot-$g.start" count_path)')" \
+    check "boot $n: the failing update, counted by systemd-boot (LoaderBootCountPath '$(rec "boot-$g.start" count_path)')" \
         [ "$(rec "boot-$g.start" counted)" = yes ]
+    check "  systemd-bless-boot-generator pulled systemd-bless-boot in ($(rec "boot-$g.start" generated_bless))" bless_pulled_in "$g"
     check "  its entry renamed by systemd-boot for try $i: $(rec "boot-$g.start" entries)" \
         entry_file_is "boot-$g.start" "\.update1+$((tries - i))-$i\.conf"
     check "  without rtprov's parameters on /proc/cmdline" lacks_params "$(rec "boot-$g.start" cmdline)"
@@ -413,7 +435,7 @@ for g in "${bad_boots[@]}"; do
     check "  systemd-bless-boot never ran" never_ran "$r" unit.bless || echo "  $(rec "$r" unit.bless)"
     check "  rauc-mark-good.service never ran ($(unit_field "$r" unit.mark_good ActiveState))" never_ran "$r" unit.mark_good ||
         echo "  $(rec "$r" unit.mark_good)"
-    echo "health_gate_test: boot $g, systemd: $(rec "$r" dependency_failed)" >&2
+    [ -z "$(rec "$r" dependency_failed)" ] || echo "health_gate_test: boot $n, systemd: $(rec "$r" dependency_failed)" >&2
     check "  'systemctl list-dependencies boot-complete.target' shows the gate" gate_in_deps "$r"
     check "  the test's step did not run on it (the box was left alone)" never_ran "$r" unit.step
     if [ -z "$standin" ]; then
@@ -422,24 +444,32 @@ for g in "${bad_boots[@]}"; do
     fi
 done
 
-fallback=$((${bad_boots[-1]:-0} + 1))
-check "boot $fallback, after the update's last try: systemd-boot fell back on the image's entry, not counted" \
-    fell_back "$fallback" ||
-    echo "  entry '${entry_of[fallback]}', counted '$(rec "boot-$fallback.start" counted)'"
+n=$((${bad_runs[-1]:-0} + 1))
+fallback=${guest_boot[n]:-0}
+check "boot $n, after the update's last try: systemd-boot fell back on the image's entry (${booted_version[n]:-?}), not counted" \
+    fell_back "$fallback" || echo "  entry '$(rec "boot-$fallback.start" entry)', counted '$(rec "boot-$fallback.start" counted)'"
 check "  the failing update's entry has no tries left: $(rec "boot-$fallback.start" entries)" \
     entry_file_is "boot-$fallback.start" "\.update1+0-$tries\.conf"
-check "  with rtprov's parameters; the gate passed, rauc-mark-good ran" \
-    passing_boot fallback.facts ||
+check "  with rtprov's parameters; the gate passed, rauc-mark-good ran" passing_boot fallback.facts ||
     echo "  gate: $(rec fallback.facts unit.gate); mark-good: $(rec fallback.facts unit.mark_good)"
 check "the passing update installed with tries (+$tries)" \
     installed update2.log ".update2+$tries.conf " || sed 's/^/  | /' "$t/update2.log"
 
-check "the passing update booted once, and was blessed on that boot: guest boot(s) ${good_boots[*]}" \
-    [ "${#good_boots[@]}" = 1 ]
-g=${good_boots[-1]:-0}
-check "boot $g: the passing update, counted ($(rec "boot-$g.start" entries))" \
-    counted_as "$g" "\.update2+1-1\.conf"
+# The passing update: blessed on its first boot that came up (a boot that panicked under
+# TCG before it spends a try, as it would on a box).
+n=${good_runs[-1]:-0}
+k=${#good_runs[@]}
+g=${guest_boot[n]:-0}
+first_up() { # the passing update's boots before the last all panicked; the last came up
+    local m
+    [ "$k" -ge 1 ] && [ -n "${guest_boot[n]}" ] || return 1
+    for m in "${good_runs[@]:0:k-1}"; do [ -n "${panicked[$m]}" ] || return 1; done
+}
+check "the passing update came up on its first boot that did not panic: boots $(runs_note "${good_runs[@]}")" first_up
+check "boot $n: the passing update, counted, try $k ($(rec "boot-$g.start" entries))" \
+    counted_as "$g" "\.update2+$((tries - k))-$k\.conf"
 check "  with rtprov's parameters on /proc/cmdline" has_params "$(rec "boot-$g.start" cmdline)"
+check "  systemd-bless-boot-generator pulled systemd-bless-boot in ($(rec "boot-$g.start" generated_bless))" bless_pulled_in "$g"
 check "  the gate passed, boot-complete.target reached" gate_passed blessed.facts ||
     echo "  gate: $(rec blessed.facts unit.gate) | $(rec blessed.facts gate_log)"
 check "  systemd-bless-boot ran and blessed it: the counter left the file name ($(rec blessed.facts entries))" \
@@ -460,7 +490,7 @@ fi
 
 # B. RAUC's boot loader backend: mark-good reached it on the passing boots only.
 marked=$(grep -o '^boot [0-9]*: set-state A good' "$t/rauc-backend.log" 2>/dev/null | cut -d' ' -f2 | tr -d : | tr '\n' ' ')
-passing=$(printf '%s ' 1 "$fallback" "${good_boots[@]}")
+passing=$(printf '%s ' 1 "$fallback" "$g")
 check "RAUC marked slot A good on the boots whose gate passed and on no other ($marked; passing: $passing)" \
     [ "$marked" = "$passing" ] || cat "$t/rauc-backend.log"
 
@@ -485,9 +515,9 @@ umount "$work/ov/root"
 # The numbers.
 for n in $(seq 1 "$boots"); do printf 'boot %s: %s s%s; ' "$n" "${took[$n]}" "${panicked[$n]:+ (panic)}"; done >&2
 echo >&2
-echo "health_gate_test: boots: $boots in all; the image's entry ${#base_boots[@]} (guest boots ${base_boots[*]})," \
-    "the failing update ${#bad_boots[@]} (${bad_boots[*]}; tries $tries, then the fallback)," \
-    "the passing update ${#good_boots[@]} (${good_boots[*]}, blessed)${panic_note}" >&2
+echo "health_gate_test: boots: $boots in all; the image's entry ${#base_runs[@]} (boots $(runs_note "${base_runs[@]}"))," \
+    "the failing update ${#bad_runs[@]} (boots $(runs_note "${bad_runs[@]}"); tries $tries, then the fallback)," \
+    "the passing update ${#good_runs[@]} (boots $(runs_note "${good_runs[@]}"), blessed)" >&2
 echo "health_gate_test: gate $gate${standin:+ (STAND-IN: harness debugging only, nothing of the real gate tested)};" \
     "build $build_s s, boots $boots_s s, in all $(($(date +%s) - started)) s" >&2
 umount "$work/mnt"

@@ -24,9 +24,14 @@ loader_vendor=4a67b082-0a4c-41cf-b6c7-440b29bb8c4f
 gate=$(cat "$lib/gate")
 
 say() { echo "health-test: $*"; }
+# kv KEY VALUE: one line of a record (printf: a command line holds backslashes, which
+# dash's echo would read as escapes)
+kv() { printf '%s=%s\n' "$1" "$2"; }
 # efivar NAME: a variable of the boot loader interface, without its attributes and NULs
+# (read whole with cat: efivarfs files do not take tail's seek past the attributes)
 efivar() {
-    tail -c +5 "/sys/firmware/efi/efivars/$1-$loader_vendor" 2>/dev/null | tr -d '\0'
+    # shellcheck disable=SC2002
+    cat "/sys/firmware/efi/efivars/$1-$loader_vendor" 2>/dev/null | tail -c +5 | tr -d '\0'
 }
 counted() { [ -e "/sys/firmware/efi/efivars/LoaderBootCountPath-$loader_vendor" ] && echo yes || echo no; }
 boot_path() { bootctl --print-boot-path 2>/dev/null || echo /boot; }
@@ -40,26 +45,26 @@ boot_number() { cat "$dir/boots" 2>/dev/null || echo 0; }
 
 # facts: what the boot loader chose, and where the gate and the units it holds back are
 facts() {
-    echo "boot=$(boot_number)"
-    echo "boot_id=$(cat /proc/sys/kernel/random/boot_id)"
-    echo "cmdline=$(cat /proc/cmdline)"
-    echo "entry=$(efivar LoaderEntrySelected)"
-    echo "counted=$(counted)"
-    echo "count_path=$(efivar LoaderBootCountPath)"
-    echo "entries=$(entries)"
-    echo "gate=$gate"
-    echo "unit.gate=$(unit_state "$gate")"
-    echo "unit.boot_complete=$(unit_state boot-complete.target)"
-    echo "unit.bless=$(unit_state systemd-bless-boot.service)"
-    echo "unit.mark_good=$(unit_state rauc-mark-good.service)"
-    echo "unit.step=$(unit_state health-test.service)"
-    echo "requires=$(systemctl show -P Requires boot-complete.target)"
-    echo "deps=$(systemctl list-dependencies --plain --no-pager boot-complete.target 2>&1 | tr -s ' \n' ' ')"
-    echo "dependency_failed=$(journalctl -b _PID=1 -o cat --no-pager | grep 'Dependency failed for' | oneline)"
-    echo "ordering_cycles=$(journalctl -b _PID=1 -o cat --no-pager | grep -c 'ordering cycle')"
-    echo "gate_log=$(journalctl -b -o cat --no-pager -u "$gate" | tail -n 8 | oneline)"
-    echo "mark_good_log=$(journalctl -b -o cat --no-pager -u rauc-mark-good.service | tail -n 4 | oneline)"
-    echo "failed=$(systemctl list-units --failed --plain --no-legend | awk '{ printf "%s ", $1 }')"
+    kv boot "$(boot_number)"
+    kv boot_id "$(cat /proc/sys/kernel/random/boot_id)"
+    kv cmdline "$(cat /proc/cmdline)"
+    kv entry "$(efivar LoaderEntrySelected)"
+    kv counted "$(counted)"
+    kv count_path "$(efivar LoaderBootCountPath)"
+    kv entries "$(entries)"
+    kv gate "$gate"
+    kv unit.gate "$(unit_state "$gate")"
+    kv unit.boot_complete "$(unit_state boot-complete.target)"
+    kv unit.bless "$(unit_state systemd-bless-boot.service)"
+    kv unit.mark_good "$(unit_state rauc-mark-good.service)"
+    kv unit.step "$(unit_state health-test.service)"
+    kv requires "$(systemctl show -P Requires boot-complete.target)"
+    kv deps "$(systemctl list-dependencies --plain --no-pager boot-complete.target 2>&1 | tr -s ' \n' ' ')"
+    kv dependency_failed "$(journalctl -b _PID=1 -o cat --no-pager | grep 'Dependency failed for' | oneline)"
+    kv ordering_cycles "$(journalctl -b _PID=1 -o cat --no-pager | grep -c 'ordering cycle')"
+    kv gate_log "$(journalctl -b -o cat --no-pager -u "$gate" | tail -n 8 | oneline)"
+    kv mark_good_log "$(journalctl -b -o cat --no-pager -u rauc-mark-good.service | tail -n 4 | oneline)"
+    kv failed "$(systemctl list-units --failed --plain --no-legend | awk '{ printf "%s ", $1 }')"
 }
 
 start() {
@@ -68,15 +73,15 @@ start() {
     echo "$n" >"$dir/boots"
     efivarfs=$(findmnt -n -o FSTYPE /sys/firmware/efi/efivars)
     {
-        echo "boot=$n"
-        echo "boot_id=$(cat /proc/sys/kernel/random/boot_id)"
-        echo "efivarfs=$efivarfs"
-        echo "cmdline=$(cat /proc/cmdline)"
-        echo "entry=$(efivar LoaderEntrySelected)"
-        echo "counted=$(counted)"
-        echo "count_path=$(efivar LoaderBootCountPath)"
-        echo "entries=$(entries)"
-        echo "generated_bless=$(find /run/systemd/generator* -name systemd-bless-boot.service 2>/dev/null | tr '\n' ' ')"
+        kv boot "$n"
+        kv boot_id "$(cat /proc/sys/kernel/random/boot_id)"
+        kv efivarfs "$efivarfs"
+        kv cmdline "$(cat /proc/cmdline)"
+        kv entry "$(efivar LoaderEntrySelected)"
+        kv counted "$(counted)"
+        kv count_path "$(efivar LoaderBootCountPath)"
+        kv entries "$(entries)"
+        kv generated_bless "$(find /run/systemd/generator* -name systemd-bless-boot.service 2>/dev/null | tr '\n' ' ')"
     } >"$dir/boot-$n.start"
     sync
     say "boot $n started: entry '$(efivar LoaderEntrySelected)', counted by systemd-boot: $(counted), efivarfs '$efivarfs'"
@@ -86,7 +91,7 @@ stop() {
     n=$(boot_number)
     {
         facts
-        echo "shutdown_jobs=$(systemctl list-jobs --no-legend --no-pager | awk '{ print $2 }' | grep -E '^(reboot|poweroff)\.target$' | tr '\n' ' ')"
+        kv shutdown_jobs "$(systemctl list-jobs --no-legend --no-pager | awk '{ print $2 }' | grep -E '^(reboot|poweroff)\.target$' | tr '\n' ' ')"
     } >"$dir/boot-$n.stop.tmp"
     mv "$dir/boot-$n.stop.tmp" "$dir/boot-$n.stop"
     [ -f /var/lib/rtprov/health/verdict.json ] && cp /var/lib/rtprov/health/verdict.json "$dir/boot-$n.verdict.json"
@@ -103,8 +108,8 @@ install_update() {
     linux=$(awk '$1 == "linux" { print $2 }' "$base_conf")
     initrds=$(awk -v boot="$(boot_path)" '$1 == "initrd" { printf "%s%s ", boot, $2 }' "$base_conf")
     {
-        echo "base_kver=$kver"
-        echo "compare=$(systemd-analyze compare-versions "$kver" "$1" 2>/dev/null)"
+        kv base_kver "$kver"
+        kv compare "$(systemd-analyze compare-versions "$kver" "$1" 2>/dev/null)"
     } >>"$2"
     # shellcheck disable=SC2086 # one initrd a word
     kernel-install --verbose add "$1" "$(boot_path)$linux" $initrds >>"$2" 2>&1
@@ -124,11 +129,11 @@ step() {
     setup)
         facts >"$dir/setup.facts"
         {
-            echo "enabled=$(systemctl is-enabled "$gate" 2>&1)"
-            echo "boot_path=$(boot_path)"
-            echo "inspect=$(kernel-install inspect 2>&1 | oneline)"
-            echo "rauc_status=$(rauc status 2>&1 | oneline)"
-            echo "audit_rc=$(rtprov audit >/dev/null 2>&1; echo $?)"
+            kv enabled "$(systemctl is-enabled "$gate" 2>&1)"
+            kv boot_path "$(boot_path)"
+            kv inspect "$(kernel-install inspect 2>&1 | oneline)"
+            kv rauc_status "$(rauc status 2>&1 | oneline)"
+            kv audit_rc "$(rtprov audit >/dev/null 2>&1; echo $?)"
         } >>"$dir/setup.facts"
         set -- "$(boot_path)"/loader/entries/*.conf
         if [ $# != 1 ] || [ ! -f "$1" ]; then
@@ -145,20 +150,20 @@ step() {
         echo 2 >/etc/kernel/tries
         cat "$lib/cmdline.lost-tuning" >/etc/kernel/cmdline
         install_update "$(awk '$1 == "version" { print $2 }' "$1").update1" "$dir/update1.log"
-        echo "rc=$?" >>"$dir/update1.log"
+        kv rc "$?" >>"$dir/update1.log"
         cat "$dir/cmdline.rtprov" >/etc/kernel/cmdline
-        echo "cmdline_restored=$(cmp -s /etc/kernel/cmdline "$dir/cmdline.rtprov" && echo yes || echo no)" >>"$dir/update1.log"
-        echo "entries=$(entries)" >>"$dir/update1.log"
+        kv cmdline_restored "$(cmp -s /etc/kernel/cmdline "$dir/cmdline.rtprov" && echo yes || echo no)" >>"$dir/update1.log"
+        kv entries "$(entries)" >>"$dir/update1.log"
         next await-fallback reboot
         ;;
     await-fallback)
         if [ "$(counted)" = no ] && [ "$(efivar LoaderEntrySelected)" = "$(cat "$dir/base-entry")" ]; then
             facts >"$dir/fallback.facts"
-            echo "audit_rc=$(rtprov audit >/dev/null 2>&1; echo $?)" >>"$dir/fallback.facts"
+            kv audit_rc "$(rtprov audit >/dev/null 2>&1; echo $?)" >>"$dir/fallback.facts"
             # The same update with rtprov's command line: /etc/kernel/cmdline as rtprov wrote it.
             install_update "$(awk '$1 == "version" { print $2 }' "$(cat "$dir/base-entry-file")").update2" "$dir/update2.log"
-            echo "rc=$?" >>"$dir/update2.log"
-            echo "entries=$(entries)" >>"$dir/update2.log"
+            kv rc "$?" >>"$dir/update2.log"
+            kv entries "$(entries)" >>"$dir/update2.log"
             next await-blessed reboot
         else
             facts >"$dir/unexpected.facts"
@@ -169,11 +174,11 @@ step() {
     await-blessed)
         facts >"$dir/blessed.facts"
         {
-            echo "bless_status=$(/usr/lib/systemd/systemd-bless-boot status 2>&1)"
-            echo "bootctl_list=$(bootctl list --no-pager 2>&1 | oneline)"
-            echo "rauc_status=$(rauc status 2>&1 | oneline)"
-            echo "audit_rc=$(rtprov audit >/dev/null 2>&1; echo $?)"
-            echo "status_rc=$(rtprov status >/dev/null 2>&1; echo $?)"
+            kv bless_status "$(/usr/lib/systemd/systemd-bless-boot status 2>&1)"
+            kv bootctl_list "$(bootctl list --no-pager 2>&1 | oneline)"
+            kv rauc_status "$(rauc status 2>&1 | oneline)"
+            kv audit_rc "$(rtprov audit >/dev/null 2>&1; echo $?)"
+            kv status_rc "$(rtprov status --live >/dev/null 2>&1; echo $?)"
         } >>"$dir/blessed.facts"
         next 'done' poweroff
         ;;
