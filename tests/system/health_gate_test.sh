@@ -307,7 +307,6 @@ unit_field() { rec "$1" "$2" | tr ' ' '\n' | grep -m1 "^$3=" | cut -d= -f2-; }
 ran() { [ "$(unit_field "$1" "$2" ExecMainStartTimestampMonotonic)" -gt 0 ] 2>/dev/null; }
 never_ran() { [ "$(unit_field "$1" "$2" ExecMainStartTimestampMonotonic)" = 0 ]; }
 succeeded() { ran "$1" "$2" && [ "$(unit_field "$1" "$2" Result)" = success ] && [ "$(unit_field "$1" "$2" ExecMainStatus)" = 0 ]; }
-recorded=$(cat "$t/boots" 2>/dev/null || echo 0)
 base=$(cat "$t/base-entry" 2>/dev/null)
 mapfile -t final_entries < <(esp_entries)
 echo "health_gate_test: the ESP's entries after the last boot: ${final_entries[*]}" >&2
@@ -444,7 +443,8 @@ for n in "${bad_runs[@]}"; do
     fi
 done
 
-n=$((${bad_runs[-1]:-0} + 1))
+n=1
+[ "${#bad_runs[@]}" = 0 ] || n=$((bad_runs[-1] + 1))
 fallback=${guest_boot[n]:-0}
 check "boot $n, after the update's last try: systemd-boot fell back on the image's entry (${booted_version[n]:-?}), not counted" \
     fell_back "$fallback" || echo "  entry '$(rec "boot-$fallback.start" entry)', counted '$(rec "boot-$fallback.start" counted)'"
@@ -457,7 +457,8 @@ check "the passing update installed with tries (+$tries)" \
 
 # The passing update: blessed on its first boot that came up (a boot that panicked under
 # TCG before it spends a try, as it would on a box).
-n=${good_runs[-1]:-0}
+n=0
+[ "${#good_runs[@]}" = 0 ] || n=${good_runs[-1]}
 k=${#good_runs[@]}
 g=${guest_boot[n]:-0}
 first_up() { # the passing update's boots before the last all panicked; the last came up
