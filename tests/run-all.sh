@@ -31,9 +31,9 @@
 # (raspi_firmware_test.sh), the vmdb2 example recipe (a Raspberry Pi 4 image shaped like
 # Debian's) built by Debian 13's vmdb2 in an arm64 build host under qemu-system-aarch64,
 # with its kernel reinstalled after rtprov applied (vmdb2_test.sh), and the health gate
-# booted (health_gate_test.sh, about 20 minutes: a mkosi image under UEFI whose update that
+# booted (health_gate_test.sh, about 10 minutes: a mkosi image under UEFI whose update that
 # fails rtprov-health.service falls back after its tries and whose update that passes is
-# blessed, RAUC's good-marking held back by the gate). About 115 minutes more on a 2-core
+# blessed, RAUC's good-marking held back by the gate). About 105 minutes more on a 2-core
 # machine, and the vmdb2 build.
 set -euo pipefail
 src=$(dirname "$(dirname "$(realpath "$0")")")

@@ -31,7 +31,8 @@
 # host reads the records from the disk's root partition, the entries' file names from the
 # ESP, and counts the boots each entry got. RAUC's part stops at the good-marking: a full
 # A/B slot update is not made here (one slot, a boot loader backend that records calls).
-# Usage: health_gate_test.sh RTPROV SOURCE_DIR   (root; about 30 minutes under TCG)
+# Usage: health_gate_test.sh RTPROV SOURCE_DIR   (root; 8 minutes on 2 idle cores, 16 beside
+#   another TCG guest: the build, then five boots)
 #   RTPROV_DEB=FILE          use this .deb instead of building one (build-deb.sh: minutes);
 #                            it must have 'rtprov health' and rtprov-health.service
 #   RTPROV_DEBIAN_MIRROR     the Debian archive (default http://deb.debian.org/debian)
