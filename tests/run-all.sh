@@ -28,10 +28,13 @@
 # scenarios in the debos test (RTPROV_TRIAL_BOOTS, tests/system/trial_boots.sh: fourteen
 # TCG boots), the mkosi example built by Debian 13's mkosi and booted under UEFI
 # (mkosi_test.sh, about 10 minutes), Debian's RT kernel on Debian's Pi root
-# (raspi_firmware_test.sh), and the vmdb2 example recipe (a Raspberry Pi 4 image shaped like
+# (raspi_firmware_test.sh), the vmdb2 example recipe (a Raspberry Pi 4 image shaped like
 # Debian's) built by Debian 13's vmdb2 in an arm64 build host under qemu-system-aarch64,
-# with its kernel reinstalled after rtprov applied (vmdb2_test.sh). About 95 minutes more
-# on a 2-core machine, and the vmdb2 build.
+# with its kernel reinstalled after rtprov applied (vmdb2_test.sh), and the health gate
+# booted (health_gate_test.sh, about 10 minutes: a mkosi image under UEFI whose update that
+# fails rtprov-health.service falls back after its tries and whose update that passes is
+# blessed, RAUC's good-marking held back by the gate). About 105 minutes more on a 2-core
+# machine, and the vmdb2 build.
 set -euo pipefail
 src=$(dirname "$(dirname "$(realpath "$0")")")
 cd "$src"
@@ -173,6 +176,8 @@ if [ -z "${RTPROV_SKIP_TRIXIE:-}" ]; then
         RTPROV_DEB13=$deb_amd64 tests/system/deb12_test.sh "$src" || failed+=("deb12")
         step "the mkosi example built by Debian 13's mkosi and booted under UEFI (systemd-boot, UKI)"
         RTPROV_DEB=$deb_amd64 tests/system/mkosi_test.sh build/ci/bin/rtprov "$src" || failed+=("mkosi")
+        step "the health gate booted (mkosi image, UEFI, systemd-boot): an update that fails rtprov-health.service falls back after its tries, one that passes is blessed; RAUC's good-marking waits for the gate"
+        RTPROV_DEB=$deb_amd64 tests/system/health_gate_test.sh build/ci/bin/rtprov "$src" || failed+=("health-gate")
     fi
 fi
 
