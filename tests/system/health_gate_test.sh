@@ -126,7 +126,10 @@ fi
 version=$(dpkg-deb --field "$deb" Version)
 debname=$(basename "$deb")
 deb_has_gate=""
-dpkg-deb -c "$deb" | grep -q ' \./usr/lib/systemd/system/rtprov-health\.service$' && deb_has_gate=1
+# The listing read whole first: 'grep -q' stops reading at its match, and under pipefail
+# dpkg-deb's broken pipe would make a package with the gate look like one without.
+listing=$(dpkg-deb -c "$deb")
+grep -q ' \./usr/lib/systemd/system/rtprov-health\.service$' <<<"$listing" && deb_has_gate=1
 if [ -n "$standin" ]; then
     gate=health-standin.service
     echo "health_gate_test: RTPROV_HEALTH_STANDIN=1: the harness with a test-only stand-in of" \
