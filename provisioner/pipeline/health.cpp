@@ -293,12 +293,18 @@ Health judge_health(Machine& machine, const HealthRequest& request) {
 
     // A fresh folder of reports: the last run's are gone before anything runs.
     const std::string& dir = request.reports_dir;
-    const std::string host_dir = machine.root.host_path(dir);
+    // The children write their reports by host path: the folder as the root resolves it
+    // (a symlink in a --sysroot tree resolved inside the tree, as verdict.json's write
+    // is), so that they land beside the verdict and never outside the tree.
+    std::string host_dir = machine.root.host_path(dir);
+    std::string history_dir = machine.root.host_path(core::k_selftest_history_dir);
     bool keeps = true;
     try {
         machine.root.make_directories(dir);
         for (const char* report : k_reports)
             machine.root.remove_file(dir + "/" + report);
+        host_dir = machine.root.host_path(machine.root.resolve(dir));
+        history_dir = machine.root.host_path(machine.root.resolve(core::k_selftest_history_dir));
     } catch (const std::exception& e) {
         keeps = false;
         problems.push_back("the reports cannot be kept in " + dir + ": " + e.what());
@@ -310,8 +316,7 @@ Health judge_health(Machine& machine, const HealthRequest& request) {
         std::vector<std::string> audit_args = {"audit", "--json"};
         if (machine.sysroot != "/") {
             // a copied tree: the system read from it, the history kept in it
-            rest.insert(rest.end(), {"--sysroot", machine.sysroot, "--history",
-                                     machine.root.host_path(core::k_selftest_history_dir)});
+            rest.insert(rest.end(), {"--sysroot", machine.sysroot, "--history", history_dir});
             audit_args.insert(audit_args.end(), {"--sysroot", machine.sysroot});
         }
         machine.log.progress("self-test, " + std::to_string(duration) + " s");
