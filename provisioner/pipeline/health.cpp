@@ -155,6 +155,18 @@ HealthBoot decide_boot(Machine& machine, const std::string& dir) {
     const CountedBoot counted = counted_boot(machine.sysroot);
     boot.counted = counted.counted;
     boot.entry = counted.entry;
+    const unsigned left = tries_left(boot.entry).value_or(0); // 0: spent, or no counter
+    if (!boot.counted || left > 0) {
+        // Not the entry whose tries were spent booted again: that episode is over (the
+        // loader fell back, or a later update counts its own tries), and an entry of the
+        // same name spent later gets its one reboot too.
+        try {
+            machine.root.remove_file(dir + "/" + k_spent_entry);
+        } catch (const std::exception& e) {
+            machine.log.warning(std::string("cannot remove ") + dir + "/" + k_spent_entry + ": " +
+                                e.what() + ", ignoring");
+        }
+    }
     if (!boot.counted) {
         boot.why = "not rebooted: the boot loader does not count tries of this boot's entry "
                    "(no LoaderBootCountPath EFI variable), so a reboot would start the same "
@@ -166,11 +178,10 @@ HealthBoot decide_boot(Machine& machine, const std::string& dir) {
         boot.why = "not rebooted: not the running system";
         return boot;
     }
-    const std::optional<unsigned> left = tries_left(boot.entry);
-    if (left && *left > 0) {
+    if (left > 0) {
         boot.reboot = true;
         boot.why = "rebooting: the boot loader counts tries of " + shown + " (" +
-                   std::to_string(*left) +
+                   std::to_string(left) +
                    " left): it tries the entry again, and once its tries are spent falls "
                    "back to another";
         return boot;
