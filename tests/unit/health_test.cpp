@@ -485,3 +485,21 @@ TEST_CASE("--boot: an episode of spent tries ends with a boot that is counted wi
     CHECK(spent.boot->reboot);
     CHECK(box.manager.reboots.size() == before + 1);
 }
+
+TEST_CASE("--boot: an entry booted again with the same tries left after the gate's reboot is "
+          "not rebooted again: a loader that does not count them would loop") {
+    Box box;
+    box.rtprov.codes = {{"selftest", 3}};
+    box.dir.write(k_efivar, efi_variable("/loader/entries/debian+2-1.conf"));
+    CHECK(box.run_boot().boot->reboot);
+    // the same name, the same count: the try was not counted (a stale or forged variable,
+    // a loader that does not rename the entry)
+    pipeline::Health again = box.run_boot();
+    CHECK_FALSE(again.boot->reboot);
+    CHECK(again.boot->why.rfind("not rebooted again: ", 0) == 0);
+    CHECK(box.manager.reboots.size() == 1);
+    // counted on: the next try gets its reboot
+    box.dir.write(k_efivar, efi_variable("/loader/entries/debian+1-2.conf"));
+    CHECK(box.run_boot().boot->reboot);
+    CHECK(box.manager.reboots.size() == 2);
+}
