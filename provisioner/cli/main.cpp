@@ -11,6 +11,7 @@
 
 #include <CLI/CLI.hpp>
 
+#include <cstdio>
 #include <iostream>
 #include <vector>
 
@@ -116,10 +117,20 @@ int main(int argc, char** argv) {
     // Whatever run() throws, from the command or from setting CLI11 up (a mistake in the
     // command table, std::bad_alloc), is an error message and exit code 1, never an
     // exception out of main (std::terminate: an abort and a core dump).
+    int rc = k_exit_failed;
     try {
-        return run(argc, argv);
+        rc = run(argc, argv);
     } catch (const std::exception& e) {
         std::cerr << "rtprov: error: " << e.what() << "\n";
         return k_exit_failed;
     }
+    // A report that did not reach standard output (a full disk under '>', as the health
+    // gate keeps the audit's) is not a pass: the exit code says so, not only the bytes.
+    std::cout.flush();
+    if (!std::cout || std::fflush(stdout) != 0) {
+        std::cerr << "rtprov: error: cannot write standard output: what was printed is "
+                     "incomplete; make room where it goes\n";
+        return k_exit_failed;
+    }
+    return rc;
 }

@@ -31,6 +31,21 @@ constexpr std::size_t k_reason_lines = 4;
 // counter ("debian"): the loader booting it again means there is nothing to fall back to.
 constexpr const char* k_spent_entry = "spent-entry";
 
+// The entry, with its counter ("debian+2-1"), for which the gate last asked a reboot with
+// tries left: the loader booting it again under the same name did not count the try
+// (systemd-boot renames the entry before it boots it), and another reboot would be a loop.
+constexpr const char* k_tried_entry = "tried-entry";
+
+// Removes the record 'name' in 'dir'; a record that cannot be removed is warned of.
+void remove_record(Machine& machine, const std::string& dir, const char* name) {
+    try {
+        machine.root.remove_file(dir + "/" + name);
+    } catch (const std::exception& e) {
+        machine.log.warning(std::string("cannot remove ") + dir + "/" + name + ": " + e.what() +
+                            ", ignoring");
+    }
+}
+
 // The reports of one run, in the reports folder.
 constexpr const char* k_reports[] = {"verdict.json", "selftest.txt", "selftest.json", "audit.json",
                                      ".audit.json.tmp"};
@@ -155,7 +170,15 @@ HealthBoot decide_boot(Machine& machine, const std::string& dir) {
     const CountedBoot counted = counted_boot(machine.sysroot);
     boot.counted = counted.counted;
     boot.entry = counted.entry;
+    const unsigned left = tries_left(boot.entry).value_or(0); // 0: spent, or no counter
+    if (!boot.counted || left > 0) {
+        // Not the entry whose tries were spent booted again: that episode is over (the
+        // loader fell back, or a later update counts its own tries), and an entry of the
+        // same name spent later gets its one reboot too.
+        remove_record(machine, dir, k_spent_entry);
+    }
     if (!boot.counted) {
+        remove_record(machine, dir, k_tried_entry);
         boot.why = "not rebooted: the boot loader does not count tries of this boot's entry "
                    "(no LoaderBootCountPath EFI variable), so a reboot would start the same "
                    "system again; the exit code keeps boot-complete.target from being reached";
@@ -166,11 +189,29 @@ HealthBoot decide_boot(Machine& machine, const std::string& dir) {
         boot.why = "not rebooted: not the running system";
         return boot;
     }
-    const std::optional<unsigned> left = tries_left(boot.entry);
-    if (left && *left > 0) {
+    if (left > 0) {
+        const std::string tried = dir + "/" + k_tried_entry;
+        try {
+            if (auto was = machine.root.read(tried, fs::caps::k_config);
+                was && was->content == boot.entry + "\n") {
+                boot.why = "not rebooted again: the boot loader booted " + shown +
+                           " again after the reboot the gate asked for without counting the "
+                           "try (the entry's name, with its tries, is the same); a reboot now "
+                           "would be a loop";
+                return boot;
+            }
+            core::FileState state;
+            state.content = boot.entry + "\n";
+            machine.root.write(tried, state);
+        } catch (const std::exception& e) {
+            boot.why = "not rebooted: the reboot for " + shown + " cannot be recorded (" +
+                       e.what() +
+                       "), so a boot that did not count it could not be told from a loop";
+            return boot;
+        }
         boot.reboot = true;
         boot.why = "rebooting: the boot loader counts tries of " + shown + " (" +
-                   std::to_string(*left) +
+                   std::to_string(left) +
                    " left): it tries the entry again, and once its tries are spent falls "
                    "back to another";
         return boot;
@@ -293,12 +334,18 @@ Health judge_health(Machine& machine, const HealthRequest& request) {
 
     // A fresh folder of reports: the last run's are gone before anything runs.
     const std::string& dir = request.reports_dir;
-    const std::string host_dir = machine.root.host_path(dir);
+    // The children write their reports by host path: the folder as the root resolves it
+    // (a symlink in a --sysroot tree resolved inside the tree, as verdict.json's write
+    // is), so that they land beside the verdict and never outside the tree.
+    std::string host_dir = machine.root.host_path(dir);
+    std::string history_dir = machine.root.host_path(core::k_selftest_history_dir);
     bool keeps = true;
     try {
         machine.root.make_directories(dir);
         for (const char* report : k_reports)
             machine.root.remove_file(dir + "/" + report);
+        host_dir = machine.root.host_path(machine.root.resolve(dir));
+        history_dir = machine.root.host_path(machine.root.resolve(core::k_selftest_history_dir));
     } catch (const std::exception& e) {
         keeps = false;
         problems.push_back("the reports cannot be kept in " + dir + ": " + e.what());
@@ -310,8 +357,7 @@ Health judge_health(Machine& machine, const HealthRequest& request) {
         std::vector<std::string> audit_args = {"audit", "--json"};
         if (machine.sysroot != "/") {
             // a copied tree: the system read from it, the history kept in it
-            rest.insert(rest.end(), {"--sysroot", machine.sysroot, "--history",
-                                     machine.root.host_path(core::k_selftest_history_dir)});
+            rest.insert(rest.end(), {"--sysroot", machine.sysroot, "--history", history_dir});
             audit_args.insert(audit_args.end(), {"--sysroot", machine.sysroot});
         }
         machine.log.progress("self-test, " + std::to_string(duration) + " s");
@@ -373,12 +419,9 @@ Health judge_health(Machine& machine, const HealthRequest& request) {
     }
     if (health.verdict == HealthVerdict::healthy &&
         request.on_failure == OnFailure::reboot_if_counted) {
-        try { // a healthy boot ends an episode of spent tries
-            machine.root.remove_file(dir + "/" + k_spent_entry);
-        } catch (const std::exception& e) {
-            machine.log.warning(std::string("cannot remove ") + dir + "/" + k_spent_entry + ": " +
-                                e.what() + ", ignoring");
-        }
+        // a healthy boot ends an episode of tries
+        remove_record(machine, dir, k_spent_entry);
+        remove_record(machine, dir, k_tried_entry);
     }
     return health;
 }

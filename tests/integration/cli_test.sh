@@ -377,6 +377,13 @@ for args in "--version" "profiles" "plan --root $work/r --profile x86-debian13";
     run_loading $args
     check "rtprov $args succeeds and loads nothing more ('$loaded')" [ "$rc:$loaded" = "0:" ]
 done
+# Standard output that cannot be written (a full disk under a redirect): not a success
+# (the health gate judges its audit by the exit code, its report by the bytes)
+if [ -w /dev/full ]; then
+    "$rtprov" profiles >/dev/full 2>"$work/err"
+    check "a report that cannot be written to standard output fails (exit 1)" [ $? -eq 1 ]
+    check "  saying so" grep -qF "rtprov: error: cannot write standard output" "$work/err"
+fi
 fresh r pi4-trixie
 run_loading plan --root "$work/r" --profile pi4
 check "plan on a Pi root whose fstab names a boot partition loads libmount only ('$loaded')" \

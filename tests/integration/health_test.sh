@@ -121,6 +121,21 @@ for _ in $(seq 50); do
 done
 check "and its self-test ends with it" not selftest_of "$bare"
 
+# A reports folder that is a symlink out of the tree (an absolute link, as a copied image
+# may hold): resolved inside the tree, as every write of rtprov to a tree is; the
+# children's reports are kept beside the verdict, and nothing is written on this machine.
+outside=$work/outside
+mkdir -p "$outside"
+rm -r "$bare/var/lib/rtprov/health"
+ln -s "$outside" "$bare/var/lib/rtprov/health"
+"$rtprov" health --sysroot "$bare" --timeout 2 >/dev/null 2>&1
+check "a reports folder linked out of the tree: nothing written out of it" \
+    [ -z "$(ls -A "$outside")" ]
+check "  the children's reports kept beside the verdict, in the tree" \
+    kept "$bare$outside" verdict.json selftest.txt selftest.json
+rm "$bare/var/lib/rtprov/health"
+mkdir "$bare/var/lib/rtprov/health"
+
 # Reports that cannot be kept: never a pass, and nothing measured.
 rm -r "$bare/var/lib/rtprov/health"
 echo 'not a folder' >"$bare/var/lib/rtprov/health"

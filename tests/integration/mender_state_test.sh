@@ -94,6 +94,17 @@ for code in 3 1 2 124; do
         check "  exit $code named as no judgement" grep -qF "could not judge the system (exit $code); rolling back" <<<"$err"
     fi
 done
+# Run under 'sh -e' (a framework or a wrapper that sources it so): a failing 'rtprov
+# health' must not end the script with its own code, which Mender reserves (3) or reads
+# as a retry (21), nor skip the message.
+for code in 3 1; do
+    : >"$FAKE_LOG"
+    FAKE_ENABLED_RC=1 FAKE_ACTIVE=inactive FAKE_RESULT=success FAKE_RTPROV_RC=$code \
+        PATH="$fakes:$PATH" sh -e "$script" >"$work/out" 2>"$work/err" </dev/null
+    rc=$?
+    check "under sh -e, rtprov health exits $code: roll back (1)" [ "$rc" -eq 1 ]
+    check "  saying why" grep -qF "(exit $code); rolling back" "$work/err"
+done
 rm "$fakes/rtprov"
 state 1 inactive success 0
 check "not enabled and no rtprov on the new system: roll back (1)" [ "$rc" -eq 1 ] &&

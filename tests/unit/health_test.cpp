@@ -461,3 +461,45 @@ TEST_CASE("--boot on an entry whose tries are spent reboots once, then not again
     CHECK(box.run_boot().boot->reboot);
     CHECK(box.manager.reboots.size() == 2);
 }
+
+TEST_CASE("--boot: an episode of spent tries ends with a boot that is counted with tries left, "
+          "or not counted, healthy or not") {
+    Box box;
+    box.rtprov.codes = {{"selftest", 3}};
+    // an update's entry spent: its one reboot, recorded
+    box.dir.write(k_efivar, efi_variable("/EFI/Linux/debian+0-3.efi"));
+    CHECK(box.run_boot().boot->reboot);
+    SECTION("the loader fell back to a blessed entry that fails its gate too") {
+        std::filesystem::remove(box.dir.path() + "/" + k_efivar);
+        CHECK_FALSE(box.run_boot().boot->reboot);
+    }
+    SECTION("a later update's entry, counted with tries left, fails") {
+        box.dir.write(k_efivar, efi_variable("/EFI/Linux/debian+1-2.efi"));
+        CHECK(box.run_boot().boot->reboot);
+    }
+    const std::size_t before = box.manager.reboots.size();
+    // the later update's entry (the same name without its counter) spent: its own one
+    // reboot, not refused as if the loader had booted the first one again
+    box.dir.write(k_efivar, efi_variable("/EFI/Linux/debian+0-3.efi"));
+    pipeline::Health spent = box.run_boot();
+    CHECK(spent.boot->reboot);
+    CHECK(box.manager.reboots.size() == before + 1);
+}
+
+TEST_CASE("--boot: an entry booted again with the same tries left after the gate's reboot is "
+          "not rebooted again: a loader that does not count them would loop") {
+    Box box;
+    box.rtprov.codes = {{"selftest", 3}};
+    box.dir.write(k_efivar, efi_variable("/loader/entries/debian+2-1.conf"));
+    CHECK(box.run_boot().boot->reboot);
+    // the same name, the same count: the try was not counted (a stale or forged variable,
+    // a loader that does not rename the entry)
+    pipeline::Health again = box.run_boot();
+    CHECK_FALSE(again.boot->reboot);
+    CHECK(again.boot->why.rfind("not rebooted again: ", 0) == 0);
+    CHECK(box.manager.reboots.size() == 1);
+    // counted on: the next try gets its reboot
+    box.dir.write(k_efivar, efi_variable("/loader/entries/debian+1-2.conf"));
+    CHECK(box.run_boot().boot->reboot);
+    CHECK(box.manager.reboots.size() == 2);
+}
