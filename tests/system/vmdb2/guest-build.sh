@@ -88,3 +88,8 @@ if [ "$(cat "$out/vmdb2.rc")" = 0 ]; then
 fi
 echo finished >"$out/done"
 sync
+# Off now, /work unmounted first: the unit's SuccessAction=poweroff-force was seen to
+# leave this guest running after a successful build (the kernel's last line the unmount
+# of /work, then nothing for 8 minutes), where the host waits for qemu to end.
+cd /
+umount /work && systemctl poweroff --force --force
