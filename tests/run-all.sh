@@ -11,7 +11,9 @@
 #      that build; system tests in copies of the root with
 #      that package installed (the package judged by lintian and built again to compare
 #      its bytes; the Ansible collection through a chroot), the players' buffers against
-#      Debian 12's and 13's own player packages, and such a copy booted under qemu
+#      Debian 12's and 13's own player packages, Mender's state script run by Debian 13's
+#      Mender client (standalone, chrooted: commit, rollback, retry later), and such a copy
+#      booted under qemu
 #   4. the image-builder plugins as their tools run them: the arm64 package (cross-built),
 #      then side by side the pi-gen stage under pi-gen's stage contract on an arm64 root
 #      (qemu-user), the rpi-image-gen layer's hook as bdebstrap runs it on such a root, and
@@ -66,7 +68,7 @@ if [ -z "${RTPROV_SKIP_TRIXIE:-}" ]; then
     mkdir -p build
     long_roots=()
     [ -z "${RTPROV_LONG:-}" ] || long_roots=(fleet mkosi vmdb2-arm64)
-    for flavour in amd64 build lintian rt "${long_roots[@]}" arm64 raspi; do
+    for flavour in amd64 build lintian rt mender "${long_roots[@]}" arm64 raspi; do
         nice -n 10 tests/system/trixie-root.sh "$flavour" >"build/root-$flavour.log" 2>&1 &
     done
 fi
@@ -124,6 +126,8 @@ if [ -z "${RTPROV_SKIP_TRIXIE:-}" ]; then
     RTPROV_DEB=$deb_amd64 tests/system/ansible_test.sh "$src" || failed+=("ansible")
     step "systemd units checked by Debian 13's systemd"
     tests/system/systemd_test.sh build/ci/bin/rtprov "$src" || failed+=("systemd")
+    step "Mender's state script run by Debian 13's Mender client (standalone, chrooted): commit, rollback, retry later"
+    tests/system/mender_test.sh "$src" || failed+=("mender")
     step "the players' buffers against Debian 12's and 13's own player packages"
     tests/system/player_conf_test.sh build/ci/bin/rtprov "$src" || failed+=("player-conf")
     step "booted Debian 13 guests under qemu (live D-Bus path, offline apply)"

@@ -5,7 +5,7 @@
 # tests boot (systemd, Debian's kernel, mpd, mpc, alsa-utils, rt-tests) and what it
 # takes to build rtprov inside it against Debian 13's libraries. Cached by date under
 # $RTPROV_CACHE (default /var/tmp/rtprov-cache); older copies are removed.
-# Usage: trixie-root.sh [--suite trixie|bookworm] [amd64|arm64|raspi|rt|fleet|build|lintian|mkosi|plain|plain-arm64|vmdb2-arm64]
+# Usage: trixie-root.sh [--suite trixie|bookworm] [amd64|arm64|raspi|rt|fleet|build|lintian|mender|mkosi|plain|plain-arm64|vmdb2-arm64]
 #   --suite bookworm: the same from Debian 12 (bookworm), for scripts/build-deb.sh --suite
 #   bookworm and tests/system/deb12_test.sh, cached as bookworm-*: amd64 and build are
 #   what building rtprov needs there (GCC 12, Catch2 2, yaml-cpp 0.7, CLI11 2.1,
@@ -30,6 +30,9 @@
 #   raspi-firmware package, whose kernel hook writes /boot/firmware/cmdline.txt and
 #   config.txt, for tests/system/raspi_firmware_test.sh; the kernel's .deb stays in apt's
 #   cache for a reinstall.
+#   mender: Debian 13's Mender client (mender-client, 3.4) and mender-artifact, which
+#   tests/system/mender_test.sh runs in a chroot: an Artifact with rtprov's state script,
+#   installed and committed or rolled back by the real client, in standalone mode.
 #   mkosi: the build host tests/system/mkosi_test.sh runs Debian 13's mkosi (25.3) in: mkosi,
 #   and what it takes from the host to make a bootable disk without loop devices:
 #   systemd-repart, ukify (systemd-ukify, python3-pefile), mkfs.vfat and mtools for the
@@ -72,6 +75,8 @@ elif [ "$arch" = fleet ]; then
             libmount1 libblkid1 libarchive13t64 libyaml-cpp0.8 libsystemd0)
 elif [ "$arch" = lintian ]; then
   packages=(lintian)
+elif [ "$arch" = mender ]; then
+  packages=(mender-client mender-artifact)
 elif [ "$arch" = mkosi ]; then
   packages=(mkosi systemd-boot-efi systemd-repart systemd-ukify python3-pefile dosfstools mtools
             e2fsprogs cpio zstd apt dpkg-dev)
@@ -160,6 +165,7 @@ architectures=$arch
 [ "$arch" = rt ] && architectures=amd64
 [ "$arch" = lintian ] && architectures=amd64
 [ "$arch" = mkosi ] && architectures=amd64
+[ "$arch" = mender ] && architectures=amd64
 [ "$arch" = fleet ] && architectures=amd64
 [ "$arch" = plain ] && architectures=amd64
 [ "$arch" = plain-arm64 ] && architectures=arm64
