@@ -21,7 +21,18 @@ if [ "$(id -u)" != 0 ] || ! [ -e /dev/loop-control ]; then
     skip_test "--image needs root and loop devices"
 fi
 
-leaks() { losetup -a | grep -F "$work" || grep -F "/run/rtprov/image" /proc/mounts; }
+# The test's own 'mount -o loop' (partition_tree, the hand edits) leaves a loop device
+# that the kernel detaches when the last user is gone, and under load that can come a
+# moment after umount returns (seen once in CI on a loaded machine: the test's own
+# 'debian.img' loop, no sizelimit, listed right after its umount). So the loop devices
+# get up to 10 s to go; one that rtprov left attached stays, and is still found.
+leaks() {
+    for _ in 1 2 3 4 5 6 7 8 9 10; do
+        losetup -a | grep -qF "$work" || break
+        sleep 1
+    done
+    losetup -a | grep -F "$work" || grep -F "/run/rtprov/image" /proc/mounts
+}
 no_leaks() { ! leaks; }
 # No session's mount folder is left on this host: each was in a tmpfs of its namespace's
 # own (and none of the image-PID folders of rtprov before it).
