@@ -78,8 +78,15 @@ check "the boot has no ordering cycle with the gate and a mark-good unit after b
 # waits for multi-user.target (meta-rauc added DefaultDependencies=no for this in 2024).
 mark_good ""
 chroot "$root" systemd-analyze verify --man=no default.target >"$work/verify" 2>&1
+# systemd names the cycle from whichever of its units it met first (the mark-good unit,
+# multi-user.target, first boot's unit when it is enabled), so the check is that there is
+# one and that the mark-good unit is in it.
+cycle_through_mark_good() {
+    grep -qi "ordering cycle" "$work/verify" &&
+        grep -Eq "(cycle on|dependency on) test-mark-good\.service/start" "$work/verify"
+}
 check "  a mark-good unit with default dependencies is reported as a cycle through the gate" \
-    grep -q "Found ordering cycle on test-mark-good.service/start" "$work/verify" || cat "$work/verify" >&2
+    cycle_through_mark_good || cat "$work/verify" >&2
 chroot "$root" systemctl --root=/ disable test-mark-good.service >/dev/null 2>&1
 rm "$root/etc/systemd/system/test-mark-good.service"
 
